@@ -1,0 +1,48 @@
+//! Liveness, readiness, metrics and the API document.
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+use super::AppState;
+
+/// The OpenAPI 3.1 document of every /v1 route, embedded at build time.
+pub const OPENAPI_YAML: &str = include_str!("../../docs/contracts/openapi.yaml");
+
+/// `GET /healthz`: the process is up and serving.
+pub async fn healthz() -> Json<serde_json::Value> {
+    Json(json!({ "status": "ok" }))
+}
+
+/// `GET /readyz`: the database answers and its schema is current.
+pub async fn readyz(State(state): State<AppState>) -> Response {
+    if state.store.is_current().await {
+        Json(json!({ "status": "ready" })).into_response()
+    } else {
+        super::error::ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not_ready",
+            "database is not open or its migrations are not current",
+        )
+        .into_response()
+    }
+}
+
+/// `GET /metrics`: Prometheus text exposition.
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+/// `GET /v1/openapi.yaml`.
+pub async fn openapi() -> Response {
+    ([(header::CONTENT_TYPE, "application/yaml")], OPENAPI_YAML).into_response()
+}

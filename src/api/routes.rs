@@ -1,0 +1,71 @@
+//! The route table: each route is added with its method, path and permission, and the
+//! table is kept so tests (and the OpenAPI drift check) can walk every route.
+
+use axum::handler::Handler;
+use axum::http::Method;
+use axum::routing::{on, MethodFilter};
+use axum::Router;
+
+use super::access::{guard, Permission};
+use super::AppState;
+
+/// One registered route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteSpec {
+    pub method: Method,
+    pub path: &'static str,
+    pub permission: Permission,
+}
+
+/// A router that records what it registers.
+pub struct RouteTable {
+    state: AppState,
+    router: Router<AppState>,
+    specs: Vec<RouteSpec>,
+}
+
+impl RouteTable {
+    pub fn new(state: AppState) -> Self {
+        RouteTable {
+            state,
+            router: Router::new(),
+            specs: Vec::new(),
+        }
+    }
+
+    /// Registers `handler` for `method path`, guarded by `permission`.
+    pub fn add<H, T>(
+        mut self,
+        method: Method,
+        path: &'static str,
+        permission: Permission,
+        handler: H,
+    ) -> Self
+    where
+        H: Handler<T, AppState>,
+        T: 'static,
+    {
+        let filter =
+            MethodFilter::try_from(method.clone()).expect("only standard methods are routed");
+        let layer = axum::middleware::from_fn_with_state((self.state.clone(), permission), guard);
+        self.router = self
+            .router
+            .route(path, on(filter, handler).route_layer(layer));
+        self.specs.push(RouteSpec {
+            method,
+            path,
+            permission,
+        });
+        self
+    }
+
+    /// The recorded routes.
+    pub fn specs(&self) -> &[RouteSpec] {
+        &self.specs
+    }
+
+    /// The finished router and its table.
+    pub fn finish(self) -> (Router<AppState>, Vec<RouteSpec>) {
+        (self.router, self.specs)
+    }
+}

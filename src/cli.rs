@@ -1,0 +1,209 @@
+//! The command line: parsing (clap) and dispatch. Exit codes: 0 success, 1 runtime
+//! failure, 2 bad usage, bad config or bad input (with a one-line reason on stderr).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{Config, Mode, Overrides};
+
+/// kerf rightsizes Kubernetes workloads.
+#[derive(Debug, Parser)]
+#[command(name = "kerf", version, about, disable_help_subcommand = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// TOML config file (env KERF_CONFIG).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Data directory (env KERF_DATA_DIR).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Listen address, e.g. 127.0.0.1:8080 (env KERF_LISTEN).
+    #[arg(long, global = true, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the hub: HTTP API, UI, store.
+    Serve,
+    /// Apply pending database migrations (a copy is taken first).
+    Migrate {
+        /// Only show applied and pending migrations.
+        #[arg(long)]
+        status: bool,
+    },
+    /// Copy the database with SQLite's online backup (safe while serving).
+    Backup {
+        /// Destination file; must not exist.
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
+    },
+    /// Check or print the effective configuration.
+    Config {
+        #[command(subcommand)]
+        action: ConfigAction,
+    },
+    /// Exit 0 when the local server answers /readyz with 200.
+    Healthcheck,
+    /// Print the version.
+    Version,
+    /// API tokens.
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+    /// Registered clusters.
+    Clusters {
+        #[command(subcommand)]
+        action: ClusterAction,
+    },
+    /// Analyze a resource-analysis-input/v2 JSON snapshot offline.
+    Analyze {
+        /// Policy JSON; omitted fields take their defaults.
+        #[arg(long, value_name = "POLICY.json")]
+        policy: Option<PathBuf>,
+        /// Indent the output.
+        #[arg(long)]
+        pretty: bool,
+        /// Input JSON file, or - for stdin.
+        #[arg(value_name = "INPUT.json", default_value = "-")]
+        input: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Validate the configuration and the files it names.
+    Check,
+    /// Print the effective configuration (secrets redacted).
+    Print,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenAction {
+    /// Create an API token and print it once.
+    Create {
+        /// A name saying who or what uses it.
+        #[arg(long)]
+        name: String,
+        /// Fleet role; only `admin` can be bootstrapped offline.
+        #[arg(long, default_value = "admin")]
+        role: String,
+        /// Days until it expires (default: never).
+        #[arg(long, value_name = "DAYS")]
+        expires_in_days: Option<u32>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClusterAction {
+    /// Register a cluster and print its agent token once.
+    Create {
+        /// Cluster name: lower-case letters, digits and '-', at most 63 characters.
+        name: String,
+    },
+    /// List registered clusters.
+    List,
+}
+
+/// A failure with the exit code it maps to.
+#[derive(Debug)]
+pub struct Exit {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Exit {
+    pub fn usage(message: impl std::fmt::Display) -> Self {
+        Exit {
+            code: 2,
+            message: message.to_string(),
+        }
+    }
+
+    pub fn runtime(message: impl std::fmt::Display) -> Self {
+        Exit {
+            code: 1,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Runs the parsed command.
+pub fn run(cli: Cli) -> Result<(), Exit> {
+    if let Command::Analyze {
+        policy,
+        pretty,
+        input,
+    } = &cli.command
+    {
+        return crate::commands::analyze(policy.as_deref(), *pretty, input);
+    }
+    if matches!(cli.command, Command::Version) {
+        println!("kerf {}{}", env!("CARGO_PKG_VERSION"), features());
+        return Ok(());
+    }
+    let overrides = Overrides {
+        config_file: cli.global.config.clone(),
+        data_dir: cli.global.data_dir.clone(),
+        listen: cli.global.listen,
+    };
+    let config = Config::load(&overrides, std::env::vars()).map_err(Exit::usage)?;
+    crate::telemetry::init(&config.log);
+    match cli.command {
+        Command::Serve => serve(config),
+        Command::Migrate { status } => crate::commands::migrate(&config, status),
+        Command::Backup { to } => crate::commands::backup(&config, &to),
+        Command::Config { action } => crate::commands::config(&config, action),
+        Command::Healthcheck => crate::commands::healthcheck(&config),
+        Command::Token { action } => crate::commands::token(&config, action),
+        Command::Clusters { action } => crate::commands::clusters(&config, action),
+        Command::Version | Command::Analyze { .. } => Ok(()),
+    }
+}
+
+fn features() -> &'static str {
+    if cfg!(feature = "agent") {
+        " (features: agent)"
+    } else {
+        " (features: none)"
+    }
+}
+
+fn serve(config: Config) -> Result<(), Exit> {
+    match config.mode {
+        Mode::Hub => {}
+        Mode::AllInOne | Mode::Agent => {
+            return Err(Exit::usage(format!(
+                "mode {:?} needs the kerf agent, which this version does not include yet; set mode = \"hub\"",
+                match config.mode {
+                    Mode::AllInOne => "all-in-one",
+                    _ => "agent",
+                }
+            )))
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(Exit::runtime)?;
+    runtime
+        .block_on(crate::server::run(config))
+        .map_err(|e| match e {
+            crate::server::ServeError::Store(crate::store::StoreError::TooNew { .. }) => {
+                Exit::usage(e)
+            }
+            crate::server::ServeError::Tls(_) => Exit::usage(e),
+            _ => Exit::runtime(e),
+        })
+}

@@ -1,0 +1,408 @@
+//! The one typed boot configuration and where its values come from.
+//!
+//! Precedence, lowest first: built-in defaults < TOML file (`--config` / `KERF_CONFIG`)
+//! < environment `KERF_<SECTION>__<KEY>` (top-level keys: `KERF_<KEY>`) < command-line
+//! flags. Unknown keys are errors wherever they come from. Boot config is read-only at
+//! runtime; what users change in the UI is data in the database.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Environment variables that are not config keys (they steer the loader or logging).
+const RESERVED_ENV: &[&str] = &["KERF_CONFIG", "KERF_LOG", "KERF_BLESS", "KERF_TEST_BIN"];
+
+/// What this process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Hub only: API, UI, store, scheduler. Agents connect over HTTPS.
+    Hub,
+    /// Hub plus the in-process agent for the cluster the pod runs in.
+    AllInOne,
+    /// Agent only, talking to a remote hub.
+    Agent,
+}
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The whole boot configuration. `config/kerf.example.toml` lists every key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `hub`, `all-in-one` or `agent`.
+    pub mode: Mode,
+    /// Address the HTTP API and UI listen on. Port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Directory holding the database, backups and keys.
+    pub data_dir: PathBuf,
+    pub log: LogConfig,
+    pub tls: TlsConfig,
+    pub http: HttpConfig,
+    pub store: StoreConfig,
+}
+
+/// `[log]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    /// Filter directives (tracing `EnvFilter` syntax); `KERF_LOG` overrides it.
+    pub level: String,
+    /// `text` or `json`.
+    pub format: LogFormat,
+}
+
+/// `[tls]`: both files set enables HTTPS through rustls.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// PEM certificate chain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cert_file: Option<PathBuf>,
+    /// PEM private key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_file: Option<PathBuf>,
+}
+
+/// `[http]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Largest request body accepted, in bytes (event batches are capped at 1 MiB anyway).
+    pub max_body_bytes: usize,
+    /// Seconds in-flight requests get to finish after SIGTERM.
+    pub shutdown_grace_seconds: u64,
+}
+
+/// `[store]`
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreConfig {
+    /// Read-only SQLite connections kept open beside the one writer.
+    pub readers: usize,
+    /// Milliseconds a connection waits on a lock before failing.
+    pub busy_timeout_ms: u64,
+}
+
+/// Problems with the configuration. Each names the key or file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config file {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("environment variable {var}: {message}")]
+    Env { var: String, message: String },
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+/// Values given on the command line; `None` leaves the lower layers alone.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    pub config_file: Option<PathBuf>,
+    pub data_dir: Option<PathBuf>,
+    pub listen: Option<SocketAddr>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mode: Mode::Hub,
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir: PathBuf::from("kerf-data"),
+            log: LogConfig {
+                level: "info".into(),
+                format: LogFormat::Text,
+            },
+            tls: TlsConfig::default(),
+            http: HttpConfig {
+                max_body_bytes: 1024 * 1024,
+                shutdown_grace_seconds: 20,
+            },
+            store: StoreConfig {
+                readers: 4,
+                busy_timeout_ms: 5000,
+            },
+        }
+    }
+}
+
+impl Config {
+    /// Loads defaults, then the file, then `env`, then `overrides`, and validates.
+    pub fn load(
+        overrides: &Overrides,
+        env: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Config, ConfigError> {
+        let env: Vec<(String, String)> = env.into_iter().collect();
+        let mut tree = toml::Value::try_from(Config::default())
+            .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+        let file = overrides.config_file.clone().or_else(|| {
+            env.iter()
+                .find(|(k, _)| k == "KERF_CONFIG")
+                .map(|(_, v)| PathBuf::from(v))
+        });
+        if let Some(path) = &file {
+            merge(&mut tree, read_file(path)?);
+        }
+        for (var, value) in &env {
+            apply_env(&mut tree, var, value)?;
+        }
+        let mut config: Config = tree
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Invalid(e.message().trim().to_string()))?;
+        if let Some(dir) = &overrides.data_dir {
+            config.data_dir = dir.clone();
+        }
+        if let Some(listen) = overrides.listen {
+            config.listen = listen;
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks that cannot be expressed by types alone.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match (&self.tls.cert_file, &self.tls.key_file) {
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(ConfigError::Invalid(
+                    "tls.cert_file and tls.key_file must be set together".into(),
+                ))
+            }
+            _ => {}
+        }
+        if self.store.readers == 0 || self.store.readers > 64 {
+            return Err(ConfigError::Invalid(
+                "store.readers must be between 1 and 64".into(),
+            ));
+        }
+        if self.http.max_body_bytes < 1024 {
+            return Err(ConfigError::Invalid(
+                "http.max_body_bytes must be at least 1024".into(),
+            ));
+        }
+        if self.data_dir.as_os_str().is_empty() {
+            return Err(ConfigError::Invalid("data_dir must not be empty".into()));
+        }
+        Ok(())
+    }
+
+    /// True when HTTPS is configured.
+    pub fn tls_enabled(&self) -> bool {
+        self.tls.cert_file.is_some()
+    }
+
+    /// The SQLite database file inside the data dir.
+    pub fn database_path(&self) -> PathBuf {
+        self.data_dir.join("kerf.db")
+    }
+
+    /// The effective configuration as TOML. Holds no secrets today; secret keys will be
+    /// printed as `***` by their `Secret` type.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render: {e}\n"))
+    }
+}
+
+fn read_file(path: &Path) -> Result<toml::Value, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.message().trim().to_string(),
+        })?;
+    Ok(toml::Value::Table(table))
+}
+
+/// Deep-merges `upper` into `base`; tables merge, everything else replaces.
+fn merge(base: &mut toml::Value, upper: toml::Value) {
+    match (base, upper) {
+        (toml::Value::Table(b), toml::Value::Table(u)) => {
+            for (k, v) in u {
+                match b.get_mut(&k) {
+                    Some(existing) => merge(existing, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, u) => *b = u,
+    }
+}
+
+/// Applies `KERF_SECTION__KEY=value`. The value is read as a TOML literal when it parses
+/// as one of the key's current type (number, bool), else as a string.
+fn apply_env(tree: &mut toml::Value, var: &str, value: &str) -> Result<(), ConfigError> {
+    let Some(rest) = var.strip_prefix("KERF_") else {
+        return Ok(());
+    };
+    if RESERVED_ENV.contains(&var) {
+        return Ok(());
+    }
+    let path: Vec<String> = rest.split("__").map(|p| p.to_ascii_lowercase()).collect();
+    let env_err = |message: String| ConfigError::Env {
+        var: var.to_string(),
+        message,
+    };
+    let mut node = tree;
+    for (i, key) in path.iter().enumerate() {
+        let table = node
+            .as_table_mut()
+            .ok_or_else(|| env_err(format!("{key} is not a section")))?;
+        if !table.contains_key(key) {
+            let known = i == path.len() - 1 && is_optional_key(&path);
+            if !known {
+                return Err(env_err(format!("unknown config key {}", path.join("."))));
+            }
+            table.insert(key.clone(), toml::Value::String(value.to_string()));
+            return Ok(());
+        }
+        let child = table.get_mut(key).expect("presence checked above");
+        if i == path.len() - 1 {
+            *child = typed_like(child, value).map_err(env_err)?;
+            return Ok(());
+        }
+        node = child;
+    }
+    Ok(())
+}
+
+/// Keys that default to absent and so are missing from the default tree.
+fn is_optional_key(path: &[String]) -> bool {
+    matches!(
+        path.iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["tls", "cert_file"] | ["tls", "key_file"]
+    )
+}
+
+fn typed_like(current: &toml::Value, raw: &str) -> Result<toml::Value, String> {
+    Ok(match current {
+        toml::Value::Integer(_) => toml::Value::Integer(
+            raw.parse()
+                .map_err(|_| format!("expected an integer, got {raw:?}"))?,
+        ),
+        toml::Value::Float(_) => toml::Value::Float(
+            raw.parse()
+                .map_err(|_| format!("expected a number, got {raw:?}"))?,
+        ),
+        toml::Value::Boolean(_) => toml::Value::Boolean(
+            raw.parse()
+                .map_err(|_| format!("expected true or false, got {raw:?}"))?,
+        ),
+        toml::Value::Table(_) | toml::Value::Array(_) => {
+            return Err("is a section; set its keys with KERF_<SECTION>__<KEY>".into())
+        }
+        _ => toml::Value::String(raw.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_listen_on_loopback_in_hub_mode() {
+        let c = Config::load(&Overrides::default(), env(&[])).expect("defaults load");
+        assert_eq!(c.mode, Mode::Hub);
+        assert!(c.listen.ip().is_loopback());
+        assert_eq!(c.http.max_body_bytes, 1024 * 1024);
+    }
+
+    #[test]
+    fn env_overrides_file_and_flags_override_env() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("k.toml");
+        std::fs::write(&file, "listen = \"127.0.0.1:9000\"\n[store]\nreaders = 2\n").unwrap();
+        let o = Overrides {
+            config_file: Some(file),
+            listen: Some("127.0.0.1:9100".parse().unwrap()),
+            ..Default::default()
+        };
+        let c = Config::load(
+            &o,
+            env(&[
+                ("KERF_STORE__READERS", "3"),
+                ("KERF_LISTEN", "127.0.0.1:9001"),
+            ]),
+        )
+        .expect("loads");
+        assert_eq!(c.store.readers, 3);
+        assert_eq!(c.listen.port(), 9100);
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_from_file_and_env() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("k.toml");
+        std::fs::write(&file, "[http]\nmax_bodyy = 1\n").unwrap();
+        let o = Overrides {
+            config_file: Some(file),
+            ..Default::default()
+        };
+        let err = Config::load(&o, env(&[])).unwrap_err().to_string();
+        assert!(err.contains("max_bodyy"), "{err}");
+        let err = Config::load(&Overrides::default(), env(&[("KERF_HTTP__NOPE", "1")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("KERF_HTTP__NOPE") && err.contains("http.nope"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn env_values_must_match_the_key_type() {
+        let err = Config::load(
+            &Overrides::default(),
+            env(&[("KERF_STORE__READERS", "many")]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("expected an integer"), "{err}");
+    }
+
+    #[test]
+    fn tls_needs_both_files() {
+        let err = Config::load(
+            &Overrides::default(),
+            env(&[("KERF_TLS__CERT_FILE", "/x.pem")]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("tls.cert_file and tls.key_file"), "{err}");
+    }
+
+    #[test]
+    fn example_config_lists_every_key_with_its_default() {
+        let example = include_str!("../config/kerf.example.toml");
+        let parsed: Config = toml::from_str(example).expect("example parses as a full config");
+        let mut expected = Config::default();
+        expected.tls = parsed.tls.clone();
+        assert_eq!(parsed, expected, "example config drifted from the defaults");
+    }
+}

@@ -1,0 +1,8 @@
+//! Workload audit events of the events contract: the vocabulary (`wellknown`) and the
+//! validation of agent batches. Storage lives in `store`, HTTP in `api`.
+
+pub mod quantity;
+pub mod validate;
+pub mod wellknown;
+
+pub use validate::{validate_batch, BatchError, ItemError, ValidEvent, MAX_BATCH_ITEMS};

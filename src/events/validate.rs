@@ -1,0 +1,477 @@
+//! Validation of an agent's event batch against the events contract. A batch is
+//! accepted whole or refused whole; a refusal names every bad item by index, id and field
+//! so the sender can drop exactly those and resend the rest.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+use super::quantity::is_quantity;
+use super::wellknown as wk;
+
+/// Most items in one batch.
+pub const MAX_BATCH_ITEMS: usize = 1000;
+
+/// One problem with one item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ItemError {
+    pub index: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub field: String,
+    pub reason: String,
+}
+
+/// Why a batch was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    #[error("body is not valid JSON: {0}")]
+    Json(String),
+    #[error("body must be a JSON array of events")]
+    NotArray,
+    #[error("batch has {0} items; at most 1000 are accepted per request")]
+    TooMany(usize),
+    #[error("{} invalid item(s); nothing was stored", .0.len())]
+    Items(Vec<ItemError>),
+}
+
+/// An event that passed validation, with the columns the store indexes.
+#[derive(Debug, Clone)]
+pub struct ValidEvent {
+    /// Canonical (lower-case, hyphenated) UUID.
+    pub id: String,
+    pub event_type: String,
+    pub reason: String,
+    pub time_ms: i64,
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    pub recommendation_id: Option<String>,
+    /// The event as compact JSON (with the canonical id), returned by the audit API.
+    pub payload: String,
+}
+
+const FIELDS: &[&str] = &[
+    "id",
+    "type",
+    "time",
+    "workload",
+    "reason",
+    "recommendationID",
+    "strategy",
+    "resources",
+    "containers",
+    "message",
+    "details",
+];
+
+/// Parses and validates a batch body.
+pub fn validate_batch(body: &[u8]) -> Result<Vec<ValidEvent>, BatchError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| BatchError::Json(e.to_string()))?;
+    let Value::Array(items) = value else {
+        return Err(BatchError::NotArray);
+    };
+    if items.len() > MAX_BATCH_ITEMS {
+        return Err(BatchError::TooMany(items.len()));
+    }
+    let mut out = Vec::with_capacity(items.len());
+    let mut errors = Vec::new();
+    for (index, item) in items.into_iter().enumerate() {
+        match validate_item(index, item) {
+            Ok(ev) => out.push(ev),
+            Err(mut errs) => errors.append(&mut errs),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(BatchError::Items(errors))
+    }
+}
+
+struct Check {
+    index: usize,
+    id: Option<String>,
+    errors: Vec<ItemError>,
+}
+
+impl Check {
+    fn fail(&mut self, field: &str, reason: impl Into<String>) {
+        self.errors.push(ItemError {
+            index: self.index,
+            id: self.id.clone(),
+            field: field.to_string(),
+            reason: reason.into(),
+        });
+    }
+
+    fn string<'a>(
+        &mut self,
+        obj: &'a Map<String, Value>,
+        field: &str,
+        required: bool,
+    ) -> Option<&'a str> {
+        match obj.get(field) {
+            None | Some(Value::Null) => {
+                if required {
+                    self.fail(field, "is required");
+                }
+                None
+            }
+            Some(Value::String(s)) if s.is_empty() && required => {
+                self.fail(field, "must not be empty");
+                None
+            }
+            Some(Value::String(s)) => Some(s),
+            Some(_) => {
+                self.fail(field, "must be a string");
+                None
+            }
+        }
+    }
+}
+
+fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>> {
+    let Value::Object(mut obj) = item else {
+        return Err(vec![ItemError {
+            index,
+            id: None,
+            field: String::new(),
+            reason: "item must be a JSON object".into(),
+        }]);
+    };
+    let raw_id = obj.get("id").and_then(Value::as_str).map(str::to_string);
+    let mut c = Check {
+        index,
+        id: raw_id,
+        errors: Vec::new(),
+    };
+    for key in obj.keys() {
+        if !FIELDS.contains(&key.as_str()) {
+            c.fail(key, "unknown field");
+        }
+    }
+    let id = c
+        .string(&obj, "id", true)
+        .and_then(|s| match uuid::Uuid::parse_str(s) {
+            Ok(u) => Some(u.hyphenated().to_string()),
+            Err(_) => {
+                c.fail("id", "must be a UUID");
+                None
+            }
+        });
+    let event_type = c.string(&obj, "type", true).map(str::to_string);
+    let reasons = match event_type.as_deref() {
+        Some(wk::CONFIG_CHANGED) => {
+            c.fail(
+                "type",
+                "config_changed is recorded by the hub and cannot be sent",
+            );
+            None
+        }
+        Some(t) => wk::reasons_for(t).or_else(|| {
+            c.fail("type", format!("unknown type {t:?}"));
+            None
+        }),
+        None => None,
+    };
+    let reason = c.string(&obj, "reason", true).map(str::to_string);
+    if let (Some(reason), Some(allowed), Some(t)) = (&reason, reasons, &event_type) {
+        if !allowed.contains(&reason.as_str()) {
+            c.fail("reason", format!("{reason:?} is not a reason of type {t}"));
+        }
+    }
+    let time_ms =
+        c.string(&obj, "time", true)
+            .and_then(|s| match OffsetDateTime::parse(s, &Rfc3339) {
+                Ok(t) => Some((t.unix_timestamp_nanos() / 1_000_000) as i64),
+                Err(_) => {
+                    c.fail("time", "must be an RFC 3339 timestamp");
+                    None
+                }
+            });
+    let workload = check_workload(&mut c, obj.get("workload"));
+    let recommendation_id = c
+        .string(&obj, "recommendationID", false)
+        .map(str::to_string);
+    if recommendation_id.as_ref().is_some_and(|r| r.len() > 128) {
+        c.fail("recommendationID", "must be at most 128 characters");
+    }
+    check_optional_fields(&mut c, &obj, event_type.as_deref());
+    if !c.errors.is_empty() {
+        return Err(c.errors);
+    }
+    let (Some(id), Some(event_type), Some(reason), Some(time_ms), Some((namespace, kind, name))) =
+        (id, event_type, reason, time_ms, workload)
+    else {
+        return Err(vec![ItemError {
+            index,
+            id: c.id,
+            field: String::new(),
+            reason: "incomplete item".into(),
+        }]);
+    };
+    obj.insert("id".into(), Value::String(id.clone()));
+    let payload = Value::Object(obj).to_string();
+    Ok(ValidEvent {
+        id,
+        event_type,
+        reason,
+        time_ms,
+        namespace,
+        kind,
+        name,
+        recommendation_id,
+        payload,
+    })
+}
+
+fn check_workload(c: &mut Check, v: Option<&Value>) -> Option<(String, String, String)> {
+    let obj = match v {
+        Some(Value::Object(o)) => o,
+        None | Some(Value::Null) => {
+            c.fail("workload", "is required");
+            return None;
+        }
+        Some(_) => {
+            c.fail(
+                "workload",
+                "must be an object with namespace, kind and name",
+            );
+            return None;
+        }
+    };
+    for key in obj.keys() {
+        if !["namespace", "kind", "name"].contains(&key.as_str()) {
+            c.fail(&format!("workload.{key}"), "unknown field");
+        }
+    }
+    let mut part = |f: &str| -> Option<String> {
+        let field = format!("workload.{f}");
+        match obj.get(f) {
+            Some(Value::String(s)) if !s.is_empty() && s.len() <= 253 => Some(s.clone()),
+            Some(Value::String(s)) if !s.is_empty() => {
+                c.fail(&field, "must be at most 253 characters");
+                None
+            }
+            Some(Value::String(_)) | None | Some(Value::Null) => {
+                c.fail(&field, "is required");
+                None
+            }
+            Some(_) => {
+                c.fail(&field, "must be a string");
+                None
+            }
+        }
+    };
+    let (ns, kind, name) = (part("namespace"), part("kind"), part("name"));
+    Some((ns?, kind?, name?))
+}
+
+fn check_optional_fields(c: &mut Check, obj: &Map<String, Value>, event_type: Option<&str>) {
+    let needs = |list: &[&str]| event_type.is_some_and(|t| list.contains(&t));
+    if let Some(s) = c.string(obj, "strategy", needs(wk::NEEDS_STRATEGY)) {
+        if !wk::STRATEGIES.contains(&s) {
+            c.fail("strategy", "must be in-place, rollout or deferred");
+        }
+    }
+    match obj.get("resources") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(list)) => {
+            let mut seen = Vec::new();
+            for (i, r) in list.iter().enumerate() {
+                match r.as_str() {
+                    Some(s) if wk::RESOURCES.contains(&s) && !seen.contains(&s) => seen.push(s),
+                    Some(s) if seen.contains(&s) => {
+                        c.fail(&format!("resources[{i}]"), "listed twice")
+                    }
+                    _ => c.fail(&format!("resources[{i}]"), "must be cpu or memory"),
+                }
+            }
+        }
+        Some(_) => c.fail("resources", "must be an array of cpu and memory"),
+    }
+    check_containers(c, obj.get("containers"), needs(wk::NEEDS_CONTAINERS));
+    if let Some(m) = c.string(obj, "message", false) {
+        if m.chars().count() > wk::MAX_MESSAGE_CHARS {
+            c.fail("message", "must be at most 1024 characters");
+        }
+    }
+    match obj.get("details") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) => {
+            for (k, v) in map {
+                if !v.is_string() {
+                    c.fail(&format!("details.{k}"), "must be a string");
+                }
+            }
+        }
+        Some(_) => c.fail("details", "must be an object of string values"),
+    }
+}
+
+fn check_containers(c: &mut Check, v: Option<&Value>, required: bool) {
+    let list = match v {
+        None | Some(Value::Null) => {
+            if required {
+                c.fail("containers", "is required for this type");
+            }
+            return;
+        }
+        Some(Value::Array(list)) => list,
+        Some(_) => return c.fail("containers", "must be an array"),
+    };
+    if required && list.is_empty() {
+        c.fail("containers", "must list the changed containers");
+    }
+    for (i, item) in list.iter().enumerate() {
+        let at = format!("containers[{i}]");
+        let Some(obj) = item.as_object() else {
+            c.fail(&at, "must be an object");
+            continue;
+        };
+        for key in obj.keys() {
+            if !["name", "from", "to"].contains(&key.as_str()) {
+                c.fail(&format!("{at}.{key}"), "unknown field");
+            }
+        }
+        if !obj
+            .get("name")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+        {
+            c.fail(&format!("{at}.name"), "is required");
+        }
+        for side in ["from", "to"] {
+            check_settings(c, &format!("{at}.{side}"), obj.get(side));
+        }
+    }
+}
+
+fn check_settings(c: &mut Check, at: &str, v: Option<&Value>) {
+    let obj = match v {
+        Some(Value::Object(o)) => o,
+        None | Some(Value::Null) => return c.fail(at, "is required"),
+        Some(_) => return c.fail(at, "must be an object with requests and/or limits"),
+    };
+    for (setting, values) in obj {
+        let here = format!("{at}.{setting}");
+        if setting != "requests" && setting != "limits" {
+            c.fail(&here, "unknown field");
+            continue;
+        }
+        let Some(values) = values.as_object() else {
+            c.fail(&here, "must be an object of quantities");
+            continue;
+        };
+        for (resource, q) in values {
+            let field = format!("{here}.{resource}");
+            if !wk::RESOURCES.contains(&resource.as_str()) {
+                c.fail(&field, "must be cpu or memory");
+            } else if !q.as_str().is_some_and(is_quantity) {
+                c.fail(
+                    &field,
+                    "must be a Kubernetes quantity such as 250m or 384Mi",
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn valid() -> Value {
+        json!({
+            "id": "6f1c2a8e-0d7b-4c55-a0b1-8f9e2f0d1c3a",
+            "type": "rolled_back",
+            "time": "2026-11-04T10:15:00Z",
+            "workload": {"namespace": "payments-prod", "kind": "Deployment", "name": "checkout"},
+            "recommendationID": "0b9b5c1e-4f7c-4a52-9a43-1f1d3f6b7c10",
+            "strategy": "in-place",
+            "resources": ["memory"],
+            "containers": [{"name": "app",
+                "from": {"requests": {"memory": "384Mi"}, "limits": {"memory": "384Mi"}},
+                "to": {"requests": {"memory": "1Gi"}, "limits": {"memory": "1Gi"}}}],
+            "reason": "OOMKills",
+            "message": "2 OOM kills within 30m after change (threshold 1)",
+            "details": {"oomKills": "2", "watchDuration": "30m"}
+        })
+    }
+
+    fn errors_of(item: Value) -> Vec<ItemError> {
+        match validate_batch(json!([item]).to_string().as_bytes()) {
+            Err(BatchError::Items(e)) => e,
+            other => panic!("expected item errors, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_contract_example_is_valid() {
+        let evs = validate_batch(json!([valid()]).to_string().as_bytes()).expect("valid");
+        assert_eq!(evs[0].reason, "OOMKills");
+        assert_eq!(evs[0].time_ms, 1_793_873_700_000);
+    }
+
+    #[test]
+    fn each_broken_field_is_named() {
+        let cases: Vec<(&str, Value, &str)> = vec![
+            ("type", json!("config_changed"), "type"),
+            ("type", json!("exploded"), "type"),
+            ("reason", json!("ModeOff"), "reason"),
+            ("time", json!("yesterday"), "time"),
+            ("id", json!("not-a-uuid"), "id"),
+            ("resources", json!(["disk"]), "resources[0]"),
+            ("message", json!("x".repeat(1025)), "message"),
+            ("details", json!({"a": 1}), "details.a"),
+            (
+                "workload",
+                json!({"namespace": "a", "kind": "Deployment"}),
+                "workload.name",
+            ),
+            ("surprise", json!(true), "surprise"),
+            ("strategy", json!("yolo"), "strategy"),
+        ];
+        for (field, value, expect) in cases {
+            let mut item = valid();
+            item[field] = value;
+            let errs = errors_of(item);
+            assert!(errs.iter().any(|e| e.field == expect), "{field}: {errs:?}");
+            assert!(errs.iter().all(|e| e.index == 0));
+        }
+    }
+
+    #[test]
+    fn required_fields_depend_on_the_type() {
+        let mut item = valid();
+        item.as_object_mut().unwrap().remove("containers");
+        assert!(errors_of(item.clone())
+            .iter()
+            .any(|e| e.field == "containers"));
+        item["type"] = json!("blocked");
+        item["reason"] = json!("Paused");
+        item.as_object_mut().unwrap().remove("strategy");
+        assert!(validate_batch(json!([item]).to_string().as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_message_of_1024_multibyte_characters_is_accepted() {
+        let mut item = valid();
+        item["message"] = json!("é".repeat(1024));
+        assert!(validate_batch(json!([item]).to_string().as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn non_arrays_and_oversized_batches_are_refused() {
+        assert!(matches!(validate_batch(b"{}"), Err(BatchError::NotArray)));
+        assert!(matches!(validate_batch(b"[1,"), Err(BatchError::Json(_))));
+        let many = Value::Array(vec![valid(); 1001]).to_string();
+        assert!(matches!(
+            validate_batch(many.as_bytes()),
+            Err(BatchError::TooMany(1001))
+        ));
+    }
+}

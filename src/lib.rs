@@ -1,0 +1,33 @@
+//! kerf rightsizes Kubernetes workloads: it measures what containers use, recommends
+//! requests and limits with evidence, and keeps an audit trail of every decision.
+//!
+//! Module map (the architecture's source of truth; arrows point one way):
+//! - `analysis`: the pure recommendation engine (no IO, clock, randomness, async or
+//!   logging). Imports nothing else of kerf.
+//! - `events`: the audit-event vocabulary and batch validation (pure).
+//! - `store`: SQLite: migrations, one writer + readers, every SQL statement. Knows
+//!   `events` types, nothing of HTTP.
+//! - `auth`: tokens and principals. Uses `store`.
+//! - `api`: HTTP handlers, the route table with per-route permissions, errors. Uses
+//!   `store`, `auth`, `events`, `metrics`, `ui`.
+//! - `server`: listener, TLS, graceful shutdown. Uses `api`.
+//! - `cli` / `commands`: the command line. Uses everything above; holds no domain logic.
+//! - `config`, `telemetry`, `shutdown`, `tls`, `metrics`, `ui`: infrastructure leaves.
+//!
+//! Later parts plug in beside these: `datasource` and `runs` (recommendation runs),
+//! `notify`, `scheduler`, `agent` (feature `agent`) and `sim`.
+
+// TEMP pub mod analysis;
+pub mod api;
+pub mod auth;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod events;
+pub mod metrics;
+pub mod server;
+pub mod shutdown;
+pub mod store;
+pub mod telemetry;
+pub mod tls;
+pub mod ui;

@@ -1,0 +1,105 @@
+//! Prometheus metrics exposed at `/metrics` (docs/contracts/metrics.md lists them).
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+/// Labels of `kerf_actions_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ActionLabels {
+    pub cluster: String,
+    pub r#type: String,
+    pub reason: String,
+}
+
+/// Labels of the HTTP metrics; `route` is the matched route template, never a raw path.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct HttpLabels {
+    pub method: String,
+    pub route: String,
+    pub status: u16,
+}
+
+/// Every metric kerf exposes, plus the registry that renders them.
+pub struct Metrics {
+    registry: Registry,
+    /// Stored workload events by cluster, type and reason. Duplicates never count.
+    pub actions: Family<ActionLabels, Counter>,
+    /// Event ids received again and ignored.
+    pub duplicate_events: Counter,
+    pub http_requests: Family<HttpLabels, Counter>,
+    pub http_duration: Family<HttpLabels, Histogram, fn() -> Histogram>,
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::default();
+        let actions = Family::<ActionLabels, Counter>::default();
+        registry.register(
+            "kerf_actions",
+            "Workload audit events stored, by cluster, type and reason",
+            actions.clone(),
+        );
+        let duplicate_events = Counter::default();
+        registry.register(
+            "kerf_events_duplicates",
+            "Event ids received again and ignored (at-least-once delivery)",
+            duplicate_events.clone(),
+        );
+        let http_requests = Family::<HttpLabels, Counter>::default();
+        registry.register(
+            "kerf_http_requests",
+            "HTTP requests served, by method, route and status",
+            http_requests.clone(),
+        );
+        let http_duration = Family::<HttpLabels, Histogram>::new_with_constructor(
+            new_latency_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "kerf_http_request_duration_seconds",
+            "HTTP request latency, by method, route and status",
+            http_duration.clone(),
+        );
+        Metrics {
+            registry,
+            actions,
+            duplicate_events,
+            http_requests,
+            http_duration,
+        }
+    }
+
+    /// Sets the action counters from stored counts (at start-up, before serving).
+    pub fn seed_actions(&self, counts: &[(String, String, String, u64)]) {
+        for (cluster, event_type, reason, n) in counts {
+            self.actions
+                .get_or_create(&ActionLabels {
+                    cluster: cluster.clone(),
+                    r#type: event_type.clone(),
+                    reason: reason.clone(),
+                })
+                .inc_by(*n);
+        }
+    }
+
+    /// The text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if let Err(e) = prometheus_client::encoding::text::encode(&mut out, &self.registry) {
+            tracing::error!(error = %e, "cannot encode metrics");
+        }
+        out
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn new_latency_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.0005, 4.0, 9))
+}

@@ -1,0 +1,152 @@
+//! `kerf serve`: opens the store, builds the app and serves it over HTTP or HTTPS until
+//! SIGTERM; then stops accepting, lets in-flight requests finish (bounded by
+//! `http.shutdown_grace_seconds`) and checkpoints the database.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::ConnectInfo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+use tower::ServiceExt;
+
+use crate::api::{self, AppState};
+use crate::config::Config;
+use crate::metrics::Metrics;
+use crate::store::{Store, StoreOptions};
+
+/// Failures that stop the server from starting.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// Store options from the config.
+pub fn store_options(config: &Config) -> StoreOptions {
+    StoreOptions {
+        readers: config.store.readers,
+        busy_timeout_ms: config.store.busy_timeout_ms,
+    }
+}
+
+/// Runs the hub until a shutdown signal.
+pub async fn run(config: Config) -> Result<(), ServeError> {
+    let tls = match (&config.tls.cert_file, &config.tls.key_file) {
+        (Some(c), Some(k)) => Some(tokio_rustls::TlsAcceptor::from(crate::tls::server_config(
+            c, k,
+        )?)),
+        _ => None,
+    };
+    let db_path = config.database_path();
+    let opts = store_options(&config);
+    let store = tokio::task::spawn_blocking(move || Store::open_and_migrate(&db_path, &opts))
+        .await
+        .map_err(|e| crate::store::StoreError::Task(e.to_string()))??;
+    let metrics = Arc::new(Metrics::new());
+    metrics.seed_actions(&store.event_counts().await?);
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: config.listen,
+        source,
+    })?;
+    let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
+    let state = AppState {
+        store: store.clone(),
+        metrics,
+        config: Arc::new(config),
+    };
+    let app = api::app(state);
+    tracing::info!(addr = %local, tls = tls.is_some(), "listening");
+    accept_loop(listener, tls, app, grace).await;
+    let s = store.clone();
+    match tokio::task::spawn_blocking(move || s.checkpoint()).await {
+        Ok(Ok(())) => tracing::info!("database checkpointed; bye"),
+        Ok(Err(e)) => tracing::error!(error = %e, "checkpoint failed"),
+        Err(e) => tracing::error!(error = %e, "checkpoint task failed"),
+    }
+    Ok(())
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    app: axum::Router,
+    grace: Duration,
+) {
+    let graceful = GracefulShutdown::new();
+    let builder = Builder::new(TokioExecutor::new());
+    let stop = crate::shutdown::signal();
+    tokio::pin!(stop);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    continue;
+                }
+            },
+            _ = &mut stop => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let svc = app
+            .clone()
+            .map_request(move |mut req: axum::extract::Request<_>| {
+                req.extensions_mut().insert(ConnectInfo(peer));
+                req
+            });
+        let svc = TowerToHyperService::new(svc);
+        let watcher = graceful.watcher();
+        let builder = builder.clone();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let result = match tls {
+                Some(acceptor) => match acceptor.accept(stream).await {
+                    Ok(s) => {
+                        let conn = builder.serve_connection_with_upgrades(TokioIo::new(s), svc);
+                        watcher.watch(conn).await
+                    }
+                    Err(e) => {
+                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                        return;
+                    }
+                },
+                None => {
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), svc);
+                    watcher.watch(conn).await
+                }
+            };
+            if let Err(e) = result {
+                tracing::debug!(%peer, error = %e, "connection ended with an error");
+            }
+        });
+    }
+    drop(listener);
+    tracing::info!("draining in-flight requests");
+    if tokio::time::timeout(grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            grace_seconds = grace.as_secs(),
+            "grace period over; closing remaining connections"
+        );
+    }
+}

@@ -1,0 +1,49 @@
+//! Online backups through SQLite's backup API: consistent while the server writes.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::backup::Backup;
+use rusqlite::{Connection, OpenFlags};
+
+use super::StoreError;
+
+/// Copies the database at `db` into a new file `to`, safely while it is in use.
+pub fn backup_to(db: &Path, to: &Path) -> Result<(), StoreError> {
+    let src =
+        Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|source| {
+            StoreError::Open {
+                path: db.to_path_buf(),
+                source,
+            }
+        })?;
+    src.busy_timeout(Duration::from_secs(5))?;
+    backup_connection(&src, to)
+}
+
+/// Copies an open connection's main database into `to` (which must not exist yet).
+pub(super) fn backup_connection(src: &Connection, to: &Path) -> Result<(), StoreError> {
+    if to.exists() {
+        return Err(StoreError::Conflict(to.display().to_string()));
+    }
+    if let Some(dir) = to.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let tmp = to.with_extension("partial");
+    let _ = std::fs::remove_file(&tmp);
+    {
+        let mut dst = Connection::open(&tmp).map_err(|source| StoreError::Open {
+            path: tmp.clone(),
+            source,
+        })?;
+        let backup = Backup::new(src, &mut dst)?;
+        backup.run_to_completion(256, Duration::from_millis(5), None)?;
+    }
+    std::fs::rename(&tmp, to).map_err(|source| StoreError::Io {
+        path: to.to_path_buf(),
+        source,
+    })
+}

@@ -1,0 +1,246 @@
+//! The `audit_events` table: workload events from agents (exactly once per id) and the
+//! audit query behind `GET /v1/audit`.
+
+use rusqlite::{params, types::Value as SqlValue, Connection};
+
+use super::{now_ms, StoreError};
+use crate::events::{wellknown::CONFIG_CHANGED, ValidEvent};
+
+/// An event to store for a cluster (validated already).
+pub type NewEvent = ValidEvent;
+
+/// What one batch insert did; `inserted` lists (type, reason) of each newly stored event.
+#[derive(Debug, Default)]
+pub struct InsertOutcome {
+    pub inserted: Vec<(String, String)>,
+    pub duplicates: usize,
+}
+
+/// Stored events counted by (cluster, type, reason), for `kerf_actions_total`.
+pub type EventCounts = Vec<(String, String, String, u64)>;
+
+/// Filters of the audit query; all optional and combined with AND.
+#[derive(Debug, Default, Clone)]
+pub struct AuditFilter {
+    pub cluster: Option<String>,
+    pub namespace: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+    pub event_type: Option<String>,
+    pub reason: Option<String>,
+    pub recommendation_id: Option<String>,
+    /// Inclusive lower bound on event time, ms.
+    pub since_ms: Option<i64>,
+    /// Exclusive upper bound on event time, ms.
+    pub until_ms: Option<i64>,
+    /// Only rows older than this sequence number (the cursor).
+    pub before_seq: Option<i64>,
+    pub limit: usize,
+}
+
+/// A stored workload event as the audit API returns it.
+#[derive(Debug, Clone)]
+pub struct StoredEvent {
+    pub seq: i64,
+    pub cluster: String,
+    pub received_at_ms: i64,
+    /// The event JSON as sent (with canonical id).
+    pub payload: String,
+}
+
+/// One page, newest first; `next` is the sequence to continue below, if more exist.
+#[derive(Debug, Clone)]
+pub struct AuditPage {
+    pub items: Vec<StoredEvent>,
+    pub next: Option<i64>,
+}
+
+/// Stores a batch in one transaction; ids already stored (or repeated in the batch) are
+/// ignored and counted as duplicates.
+pub fn insert_batch(
+    conn: &mut Connection,
+    cluster: &str,
+    events: &[NewEvent],
+) -> Result<InsertOutcome, StoreError> {
+    let received = now_ms();
+    let tx = conn.transaction()?;
+    let mut out = InsertOutcome::default();
+    {
+        let mut stmt = tx.prepare_cached(
+            "INSERT OR IGNORE INTO audit_events
+               (id, cluster, type, reason, time_ms, received_at_ms, namespace, kind, name,
+                recommendation_id, payload)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        )?;
+        for e in events {
+            let n = stmt.execute(params![
+                e.id,
+                cluster,
+                e.event_type,
+                e.reason,
+                e.time_ms,
+                received,
+                e.namespace,
+                e.kind,
+                e.name,
+                e.recommendation_id,
+                e.payload,
+            ])?;
+            if n == 1 {
+                out.inserted.push((e.event_type.clone(), e.reason.clone()));
+            } else {
+                out.duplicates += 1;
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Counts of stored workload events by (cluster, type, reason).
+pub fn event_counts(conn: &Connection) -> Result<EventCounts, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT cluster, type, reason, COUNT(*) FROM audit_events
+         WHERE type != ?1 AND cluster IS NOT NULL GROUP BY cluster, type, reason",
+    )?;
+    let rows = stmt.query_map([CONFIG_CHANGED], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, i64>(3)? as u64))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Workload events matching `f`, newest first. `config_changed` rows never appear.
+pub fn query_audit(conn: &Connection, f: &AuditFilter) -> Result<AuditPage, StoreError> {
+    let mut sql = String::from(
+        "SELECT seq, cluster, received_at_ms, payload FROM audit_events WHERE type != ?",
+    );
+    let mut args: Vec<SqlValue> = vec![CONFIG_CHANGED.to_string().into()];
+    let text = [
+        ("cluster", &f.cluster),
+        ("namespace", &f.namespace),
+        ("kind", &f.kind),
+        ("name", &f.name),
+        ("type", &f.event_type),
+        ("reason", &f.reason),
+        ("recommendation_id", &f.recommendation_id),
+    ];
+    for (col, val) in text {
+        if let Some(v) = val {
+            sql.push_str(&format!(" AND {col} = ?"));
+            args.push(v.clone().into());
+        }
+    }
+    let ints = [
+        ("time_ms >= ?", f.since_ms),
+        ("time_ms < ?", f.until_ms),
+        ("seq < ?", f.before_seq),
+    ];
+    for (cond, val) in ints {
+        if let Some(v) = val {
+            sql.push_str(&format!(" AND {cond}"));
+            args.push(v.into());
+        }
+    }
+    sql.push_str(" ORDER BY seq DESC LIMIT ?");
+    args.push(((f.limit + 1) as i64).into());
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+        Ok(StoredEvent {
+            seq: r.get(0)?,
+            cluster: r.get(1)?,
+            received_at_ms: r.get(2)?,
+            payload: r.get(3)?,
+        })
+    })?;
+    let mut items: Vec<StoredEvent> = rows.collect::<Result<_, _>>()?;
+    let next = if items.len() > f.limit {
+        items.truncate(f.limit);
+        items.last().map(|e| e.seq)
+    } else {
+        None
+    };
+    Ok(AuditPage { items, next })
+}
+
+impl super::Store {
+    /// See [`insert_batch`].
+    pub async fn insert_events(
+        &self,
+        cluster: String,
+        events: Vec<NewEvent>,
+    ) -> Result<InsertOutcome, StoreError> {
+        self.write(move |c| insert_batch(c, &cluster, &events))
+            .await
+    }
+
+    /// See [`query_audit`].
+    pub async fn query_audit(&self, f: AuditFilter) -> Result<AuditPage, StoreError> {
+        self.read(move |c| query_audit(c, &f)).await
+    }
+
+    /// See [`event_counts`].
+    pub async fn event_counts(&self) -> Result<EventCounts, StoreError> {
+        self.read(event_counts).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(id: &str) -> NewEvent {
+        NewEvent {
+            id: id.into(),
+            event_type: "skipped".into(),
+            reason: "ModeOff".into(),
+            time_ms: 1,
+            namespace: "ns".into(),
+            kind: "Deployment".into(),
+            name: "api".into(),
+            recommendation_id: None,
+            payload: "{}".into(),
+        }
+    }
+
+    fn db() -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kerf.db");
+        let mut conn = Connection::open(&path).expect("open");
+        super::super::migrate::run(&mut conn, &path).expect("migrate");
+        (dir, conn)
+    }
+
+    #[test]
+    fn an_id_repeated_inside_one_batch_is_stored_once() {
+        let (_d, mut conn) = db();
+        let out = insert_batch(&mut conn, "c1", &[event("a"), event("a"), event("b")]).unwrap();
+        assert_eq!((out.inserted.len(), out.duplicates), (2, 1));
+        let out = insert_batch(&mut conn, "c1", &[event("b")]).unwrap();
+        assert_eq!((out.inserted.len(), out.duplicates), (0, 1));
+        assert_eq!(
+            event_counts(&conn).unwrap(),
+            vec![("c1".into(), "skipped".into(), "ModeOff".into(), 2)]
+        );
+    }
+
+    #[test]
+    fn pages_walk_newest_first_without_overlap() {
+        let (_d, mut conn) = db();
+        let evs: Vec<NewEvent> = (0..7).map(|i| event(&format!("e{i}"))).collect();
+        insert_batch(&mut conn, "c1", &evs).unwrap();
+        let mut f = AuditFilter {
+            limit: 3,
+            ..Default::default()
+        };
+        let mut seen = Vec::new();
+        loop {
+            let page = query_audit(&conn, &f).unwrap();
+            seen.extend(page.items.iter().map(|e| e.seq));
+            match page.next {
+                Some(n) => f.before_seq = Some(n),
+                None => break,
+            }
+        }
+        assert_eq!(seen, vec![7, 6, 5, 4, 3, 2, 1]);
+    }
+}

@@ -1,0 +1,234 @@
+//! Forward-only schema migrations embedded from `migrations/NNNN_name.sql`, each recorded
+//! with its SHA-256. A database from a newer kerf is refused; a non-empty database is
+//! copied aside with SQLite's online backup before any migration touches it.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{params, Connection, OptionalExtension};
+use sha2::{Digest, Sha256};
+
+use super::{now_ms, StoreError};
+
+/// One embedded migration.
+pub struct Migration {
+    pub version: i64,
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+/// Every migration, in order. A test keeps this list equal to the `migrations/` folder.
+pub const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "init",
+    sql: include_str!("../../migrations/0001_init.sql"),
+}];
+
+/// What `kerf migrate --status` reports.
+#[derive(Debug, Clone)]
+pub struct MigrationStatus {
+    /// (version, name, applied_at ms) of applied migrations.
+    pub applied: Vec<(i64, String, i64)>,
+    /// Versions this build knows but the database lacks.
+    pub pending: Vec<(i64, &'static str)>,
+    /// Highest version recorded in the database.
+    pub db_version: i64,
+}
+
+impl MigrationStatus {
+    pub fn is_current(&self) -> bool {
+        self.pending.is_empty() && self.db_version <= latest()
+    }
+
+    pub(super) fn check_current(&self) -> Result<(), StoreError> {
+        if self.db_version > latest() {
+            return Err(StoreError::TooNew {
+                found: self.db_version,
+                supported: latest(),
+            });
+        }
+        if !self.pending.is_empty() {
+            return Err(StoreError::Pending {
+                pending: self.pending.len(),
+            });
+        }
+        Ok(())
+    }
+}
+
+fn latest() -> i64 {
+    MIGRATIONS.last().map(|m| m.version).unwrap_or(0)
+}
+
+fn checksum(sql: &str) -> String {
+    hex::encode(Sha256::digest(sql.as_bytes()))
+}
+
+const CREATE_LEDGER: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    checksum   TEXT    NOT NULL,
+    applied_at INTEGER NOT NULL
+)";
+
+fn ledger_exists(conn: &Connection) -> Result<bool, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'",
+            [],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
+/// Reads the ledger and verifies every recorded checksum this build knows.
+pub fn status(conn: &Connection) -> Result<MigrationStatus, StoreError> {
+    let mut applied = Vec::new();
+    if ledger_exists(conn)? {
+        let mut stmt = conn.prepare(
+            "SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })?;
+        for row in rows {
+            let (version, name, sum, at) = row?;
+            if let Some(m) = MIGRATIONS.iter().find(|m| m.version == version) {
+                if checksum(m.sql) != sum {
+                    return Err(StoreError::ChecksumMismatch { version, name });
+                }
+            }
+            applied.push((version, name, at));
+        }
+    }
+    let db_version = applied.iter().map(|a| a.0).max().unwrap_or(0);
+    let pending = MIGRATIONS
+        .iter()
+        .filter(|m| !applied.iter().any(|a| a.0 == m.version))
+        .map(|m| (m.version, m.name))
+        .collect();
+    Ok(MigrationStatus {
+        applied,
+        pending,
+        db_version,
+    })
+}
+
+/// Applies pending migrations, each in its own transaction, after a safety copy.
+/// Returns the versions applied.
+pub fn run(conn: &mut Connection, db_path: &Path) -> Result<Vec<i64>, StoreError> {
+    let before = status(conn)?;
+    if before.db_version > latest() {
+        return Err(StoreError::TooNew {
+            found: before.db_version,
+            supported: latest(),
+        });
+    }
+    if before.pending.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !before.applied.is_empty() {
+        let copy = pre_migration_copy_path(db_path, before.db_version);
+        super::backup::backup_connection(conn, &copy)?;
+        tracing::info!(backup = %copy.display(), "copied database before migrating");
+    }
+    conn.execute_batch(CREATE_LEDGER)?;
+    let mut done = Vec::new();
+    for m in MIGRATIONS.iter().filter(|m| m.version > before.db_version) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(m.sql)?;
+        tx.execute(
+            "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?1, ?2, ?3, ?4)",
+            params![m.version, m.name, checksum(m.sql), now_ms()],
+        )?;
+        tx.commit()?;
+        tracing::info!(version = m.version, name = m.name, "applied migration");
+        done.push(m.version);
+    }
+    Ok(done)
+}
+
+fn pre_migration_copy_path(db_path: &Path, version: i64) -> PathBuf {
+    let dir = db_path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+        .join("backups");
+    dir.join(format!("kerf-v{version}-{}.db", now_ms()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_migrations_match_the_migrations_folder() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .expect("migrations dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        files.sort();
+        let embedded: Vec<String> = MIGRATIONS
+            .iter()
+            .map(|m| format!("{:04}_{}.sql", m.version, m.name))
+            .collect();
+        assert_eq!(files, embedded);
+        for m in MIGRATIONS {
+            let on_disk =
+                std::fs::read_to_string(dir.join(format!("{:04}_{}.sql", m.version, m.name)))
+                    .expect("readable");
+            assert_eq!(on_disk, m.sql);
+        }
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.version, i as i64 + 1, "versions are contiguous from 1");
+        }
+    }
+
+    #[test]
+    fn a_database_from_a_newer_kerf_is_refused_untouched() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kerf.db");
+        let mut conn = Connection::open(&path).expect("open");
+        run(&mut conn, &path).expect("migrates");
+        conn.execute(
+            "INSERT INTO schema_migrations VALUES (999, 'future', 'x', 0)",
+            [],
+        )
+        .expect("insert");
+        let err = run(&mut conn, &path).unwrap_err().to_string();
+        assert!(err.contains("999") && err.contains("newer"), "{err}");
+        assert!(!dir.path().join("backups").exists());
+    }
+
+    #[test]
+    fn a_tampered_migration_checksum_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kerf.db");
+        let mut conn = Connection::open(&path).expect("open");
+        run(&mut conn, &path).expect("migrates");
+        conn.execute("UPDATE schema_migrations SET checksum = 'bad'", [])
+            .expect("update");
+        let err = status(&conn).unwrap_err().to_string();
+        assert!(err.contains("checksum"), "{err}");
+    }
+
+    #[test]
+    fn migrating_twice_applies_nothing_the_second_time() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kerf.db");
+        let mut conn = Connection::open(&path).expect("open");
+        assert_eq!(
+            run(&mut conn, &path).expect("first").len(),
+            MIGRATIONS.len()
+        );
+        assert!(run(&mut conn, &path).expect("second").is_empty());
+        assert!(status(&conn).expect("status").is_current());
+    }
+}

@@ -1,0 +1,205 @@
+//! SQLite storage: one writer connection, a small pool of readers, embedded migrations.
+//! All SQL lives in this module, one file per table group. Blocking SQLite calls run on
+//! tokio's blocking pool, never on the async workers.
+
+mod backup;
+mod clusters;
+mod events;
+mod migrate;
+mod pool;
+mod tokens;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::Connection;
+
+pub use backup::backup_to;
+pub use clusters::{insert_cluster, list_clusters, ClusterRecord, NewCluster};
+pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
+pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
+pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
+
+use pool::ReaderPool;
+
+/// Storage errors. Messages say what failed and what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(
+        "database schema version {found} is newer than this kerf supports ({supported}); \
+         run a newer kerf or restore a backup"
+    )]
+    TooNew { found: i64, supported: i64 },
+    #[error(
+        "migration {version} ({name}) was applied with a different checksum; \
+         the database was made by a different build of kerf"
+    )]
+    ChecksumMismatch { version: i64, name: String },
+    #[error("database has {pending} pending migration(s); run `kerf migrate` first")]
+    Pending { pending: usize },
+    #[error("cannot create {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0} already exists")]
+    Conflict(String),
+    #[error("database task failed: {0}")]
+    Task(String),
+}
+
+/// How to open the database.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    pub readers: usize,
+    pub busy_timeout_ms: u64,
+}
+
+/// Handle to the database. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    path: PathBuf,
+    writer: Arc<Mutex<Connection>>,
+    readers: Arc<ReaderPool>,
+}
+
+impl Store {
+    /// Opens an existing, fully migrated database.
+    pub fn open(path: &Path, opts: &StoreOptions) -> Result<Store, StoreError> {
+        let writer = open_connection(path, opts, false)?;
+        let status = migrate::status(&writer)?;
+        status.check_current()?;
+        let mut readers = Vec::with_capacity(opts.readers);
+        for _ in 0..opts.readers {
+            readers.push(open_connection(path, opts, true)?);
+        }
+        Ok(Store {
+            path: path.to_path_buf(),
+            writer: Arc::new(Mutex::new(writer)),
+            readers: Arc::new(ReaderPool::new(readers)),
+        })
+    }
+
+    /// Creates the data dir and database if needed, backs up and migrates, then opens.
+    pub fn open_and_migrate(path: &Path, opts: &StoreOptions) -> Result<Store, StoreError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let mut conn = open_connection(path, opts, false)?;
+        migrate::run(&mut conn, path)?;
+        drop(conn);
+        Store::open(path, opts)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` on the writer connection, off the async runtime.
+    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let writer = self.writer.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = writer
+                .lock()
+                .map_err(|_| StoreError::Task("writer lock poisoned".into()))?;
+            f(&mut conn)
+        })
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// Runs `f` on a reader connection, off the async runtime.
+    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let permit = self.readers.acquire().await?;
+        tokio::task::spawn_blocking(move || permit.with(f))
+            .await
+            .map_err(|e| StoreError::Task(e.to_string()))?
+    }
+
+    /// Synchronous writer access for CLI commands that run without a runtime.
+    pub fn write_blocking<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self
+            .writer
+            .lock()
+            .map_err(|_| StoreError::Task("writer lock poisoned".into()))?;
+        f(&mut conn)
+    }
+
+    /// True when the schema is exactly what this build expects.
+    pub async fn is_current(&self) -> bool {
+        self.read(|c| Ok(migrate::status(c)?.is_current()))
+            .await
+            .unwrap_or(false)
+    }
+
+    /// Folds the WAL back into the main file; called on shutdown.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        self.write_blocking(|c| {
+            c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            Ok(())
+        })
+    }
+}
+
+/// Opens one connection with kerf's pragmas: busy_timeout first, then WAL,
+/// synchronous=NORMAL and foreign keys.
+pub fn open_connection(
+    path: &Path,
+    opts: &StoreOptions,
+    read_only: bool,
+) -> Result<Connection, StoreError> {
+    use rusqlite::OpenFlags;
+    let flags = if read_only {
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    } else {
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+    };
+    let wrap = |source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let conn = Connection::open_with_flags(path, flags).map_err(wrap)?;
+    conn.busy_timeout(std::time::Duration::from_millis(opts.busy_timeout_ms))
+        .map_err(wrap)?;
+    if !read_only {
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(wrap)?;
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(wrap)?;
+    conn.pragma_update(None, "foreign_keys", "ON")
+        .map_err(wrap)?;
+    Ok(conn)
+}
+
+/// Current wall-clock time in Unix milliseconds.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

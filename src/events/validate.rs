@@ -413,7 +413,7 @@ mod tests {
     fn the_contract_example_is_valid() {
         let evs = validate_batch(json!([valid()]).to_string().as_bytes()).expect("valid");
         assert_eq!(evs[0].reason, "OOMKills");
-        assert_eq!(evs[0].time_ms, 1_793_873_700_000);
+        assert_eq!(evs[0].time_ms, 1_793_787_300_000);
     }
 
     #[test]

@@ -242,10 +242,8 @@ pub fn analyze(policy: Option<&Path>, pretty: bool, input: &str) -> Result<(), E
         ),
         None => None,
     };
-    let out: Vec<u8> = {
-        let _ = (&input_bytes, &policy_bytes, pretty);
-        return Err(Exit::usage("TEMP"));
-    };
+    let out = crate::analysis::analyze_json(&input_bytes, policy_bytes.as_deref(), pretty)
+        .map_err(Exit::usage)?;
     let mut stdout = std::io::stdout().lock();
     stdout
         .write_all(&out)

@@ -401,8 +401,10 @@ mod tests {
     fn example_config_lists_every_key_with_its_default() {
         let example = include_str!("../config/kerf.example.toml");
         let parsed: Config = toml::from_str(example).expect("example parses as a full config");
-        let mut expected = Config::default();
-        expected.tls = parsed.tls.clone();
+        let expected = Config {
+            tls: parsed.tls.clone(),
+            ..Config::default()
+        };
         assert_eq!(parsed, expected, "example config drifted from the defaults");
     }
 }

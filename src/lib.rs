@@ -17,7 +17,7 @@
 //! Later parts plug in beside these: `datasource` and `runs` (recommendation runs),
 //! `notify`, `scheduler`, `agent` (feature `agent`) and `sim`.
 
-// TEMP pub mod analysis;
+pub mod analysis;
 pub mod api;
 pub mod auth;
 pub mod cli;

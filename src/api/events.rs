@@ -23,7 +23,11 @@ pub async fn post_events(
     let bytes = read_limited(body, MAX_BATCH_BYTES).await?;
     let events = validate_batch(&bytes).map_err(batch_error)?;
     let outcome = state.store.insert_events(cluster.clone(), events).await?;
-    for (event_type, reason) in &outcome.inserted {
+    let mut per_label: std::collections::HashMap<&(String, String), u64> = Default::default();
+    for key in &outcome.inserted {
+        *per_label.entry(key).or_default() += 1;
+    }
+    for ((event_type, reason), n) in per_label {
         state
             .metrics
             .actions
@@ -32,7 +36,7 @@ pub async fn post_events(
                 r#type: event_type.clone(),
                 reason: reason.clone(),
             })
-            .inc();
+            .inc_by(n);
     }
     state
         .metrics

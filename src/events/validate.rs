@@ -336,10 +336,10 @@ fn check_containers(c: &mut Check, v: Option<&Value>, required: bool) {
                 c.fail(&format!("{at}.{key}"), "unknown field");
             }
         }
-        if !obj
+        if obj
             .get("name")
             .and_then(Value::as_str)
-            .is_some_and(|s| !s.is_empty())
+            .is_none_or(str::is_empty)
         {
             c.fail(&format!("{at}.name"), "is required");
         }

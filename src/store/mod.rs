@@ -188,6 +188,9 @@ pub fn open_connection(
     if !read_only {
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(wrap)?;
+        // Random UUID keys touch index pages all over; a larger cache keeps them hot.
+        conn.pragma_update(None, "cache_size", -32768)
+            .map_err(wrap)?;
     }
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(wrap)?;

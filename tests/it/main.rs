@@ -3,6 +3,12 @@
 
 mod support;
 
+mod analysis_cli;
+mod analysis_fence;
+mod analysis_fuzz;
+mod analysis_golden;
+mod analysis_leak_golden;
+mod analysis_props;
 mod appliance;
 mod audit_pagination;
 mod bad_input;

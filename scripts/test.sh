@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run). Installs what the tests need when it is
+# missing, runs every test, then runs the black-box suite again against the static
+# release binary. `scripts/test.sh --quick` skips the static-binary pass.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+need_apt=()
+command -v jq >/dev/null || need_apt+=(jq)
+command -v file >/dev/null || need_apt+=(file)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "test.sh: installing ${need_apt[*]}" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >&2
+fi
+
+cargo test --locked
+
+if [ "$quick" = 0 ]; then
+  echo "test.sh: building the static binary and re-running the black-box tests against it" >&2
+  static_bin=$(packaging/build-static.sh | tail -n 1)
+  KERF_TEST_BIN="$PWD/$static_bin" cargo test --locked --test it -- \
+    appliance:: audit_pagination:: bad_input:: events_fault:: events_ingest:: ui_shell::
+fi

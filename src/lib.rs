@@ -23,6 +23,7 @@ pub mod auth;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod datasource;
 pub mod events;
 pub mod metrics;
 pub mod server;

@@ -15,7 +15,11 @@ use crate::auth::{resolve_bearer, Principal};
 pub enum Permission {
     /// Anyone, no credentials (health, metrics, the API document).
     Public,
-    /// An API token with the `admin` role.
+    /// Any fleet role (`viewer`, `editor`, `admin`): read-only fleet data.
+    Viewer,
+    /// `editor` or `admin`: policies, overrides, approvals, pause/resume.
+    Editor,
+    /// `admin` only: users, tokens, datasources, settings.
     Admin,
     /// The agent token of the cluster named by the route's `{cluster}` segment.
     ClusterAgent,
@@ -26,9 +30,29 @@ impl Permission {
     pub fn as_str(self) -> &'static str {
         match self {
             Permission::Public => "public",
+            Permission::Viewer => "viewer",
+            Permission::Editor => "editor",
             Permission::Admin => "admin",
             Permission::ClusterAgent => "cluster-agent",
         }
+    }
+}
+
+/// Fleet roles in increasing power.
+fn role_rank(role: &str) -> u8 {
+    match role {
+        "viewer" => 1,
+        "editor" => 2,
+        "admin" => 3,
+        _ => 0,
+    }
+}
+
+fn required_role(permission: Permission) -> &'static str {
+    match permission {
+        Permission::Editor => "editor",
+        Permission::Admin => "admin",
+        _ => "viewer",
     }
 }
 
@@ -45,9 +69,24 @@ pub async fn guard(
     let bearer = bearer_token(&req)?;
     let principal = resolve_bearer(&state.store, &bearer, crate::store::now_ms()).await?;
     match (permission, &principal) {
-        (Permission::Admin, Principal::ApiToken { role, .. }) if role == "admin" => {}
-        (Permission::Admin, _) => {
-            return Err(ApiError::forbidden("this endpoint needs an admin token"))
+        (
+            Permission::Viewer | Permission::Editor | Permission::Admin,
+            Principal::ApiToken { role, .. },
+        ) => {
+            let needed = required_role(permission);
+            if role_rank(role) < role_rank(needed) {
+                return Err(ApiError::forbidden(format!(
+                    "this endpoint needs the {needed} role"
+                )));
+            }
+        }
+        (
+            Permission::Viewer | Permission::Editor | Permission::Admin,
+            Principal::Cluster { .. },
+        ) => {
+            return Err(ApiError::forbidden(
+                "cluster agent tokens reach only their cluster's agent endpoints",
+            ))
         }
         (Permission::ClusterAgent, Principal::Cluster { name }) => {
             let wanted = params.iter().find(|(k, _)| *k == "cluster").map(|(_, v)| v);

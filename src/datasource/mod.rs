@@ -1,0 +1,133 @@
+//! Where usage comes from: a Prometheus-compatible API (Prometheus, Thanos, Mimir,
+//! VictoriaMetrics) or the built-in demo fleet, both behind one interface, mapped into
+//! the analysis engine's `resource-analysis-input/v2`.
+//!
+//! INTERFACE (agreed between the datasource and runs work; implementations fill it in):
+//! runs call [`Datasource::collect`] once per cluster per run and
+//! [`Datasource::usage`] for charts; the API calls [`Datasource::test`].
+
+use crate::analysis::{Input, Series};
+
+/// Which slice of a (possibly multi-cluster) backend belongs to one kerf cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterScope {
+    /// The kerf cluster name.
+    pub cluster: String,
+    /// Label that tells clusters apart in a shared backend (e.g. `cluster`), if any.
+    pub selector_label: Option<String>,
+    /// Value of that label for this cluster.
+    pub selector_value: Option<String>,
+}
+
+/// The time range and resolution of a collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Analysis "now" (Unix ms); becomes `evaluationTime`.
+    pub end_ms: i64,
+    /// Start of the lookback (Unix ms); becomes `windowStart`.
+    pub start_ms: i64,
+    /// Query resolution in seconds.
+    pub step_seconds: u32,
+}
+
+/// One workload found in the cluster, with what runs need beyond the analysis input.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadInfo {
+    pub namespace: String,
+    /// `Deployment`, `StatefulSet`, `DaemonSet`, ...
+    pub kind: String,
+    pub name: String,
+    /// Workload UID when known (empty otherwise).
+    pub uid: String,
+    /// Current replicas (for cost estimates); `None` when unknown.
+    pub replicas: Option<u32>,
+    /// Container names, sorted.
+    pub containers: Vec<String>,
+    /// Workload labels when known (policy selectors use them).
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// Counters a collection reports for run records and benchmarks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CollectStats {
+    /// HTTP queries issued (0 for the demo).
+    pub queries: u64,
+    /// Series received.
+    pub series: u64,
+    /// Samples received.
+    pub samples: u64,
+    /// Milliseconds per named phase (e.g. `inventory`, `usage`, `settings`, `map`).
+    pub phase_ms: Vec<(String, u64)>,
+}
+
+/// Everything one cluster collection yields.
+#[derive(Debug, Clone)]
+pub struct Collection {
+    /// The analysis input: one container observation per (namespace, kind, name, container).
+    pub input: Input,
+    /// The workloads those containers belong to.
+    pub workloads: Vec<WorkloadInfo>,
+    pub stats: CollectStats,
+}
+
+/// What `POST /v1/datasources/{id}/test` reports.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TestReport {
+    pub reachable: bool,
+    pub authenticated: bool,
+    /// Metric names kerf needs that returned no series for this scope.
+    pub missing_metrics: Vec<String>,
+    /// A human-readable summary (never contains a secret).
+    pub message: String,
+}
+
+/// A datasource failure. Messages never include credentials.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasourceError {
+    #[error("datasource unreachable: {0}")]
+    Unreachable(String),
+    #[error("datasource refused the credentials (HTTP {0})")]
+    Unauthorized(u16),
+    #[error("datasource query failed: {0}")]
+    Query(String),
+    #[error("datasource answer could not be read: {0}")]
+    Decode(String),
+    #[error("invalid datasource settings: {0}")]
+    Invalid(String),
+}
+
+/// Which resource a chart asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageResource {
+    Cpu,
+    Memory,
+}
+
+/// The operations every datasource offers. Implemented by the Prometheus client and the
+/// demo fleet; runs and the API hold a `Datasource` and never know which one it is.
+pub trait Source: Send + Sync {
+    /// Collects every workload container of `scope` over `window`.
+    fn collect(
+        &self,
+        scope: &ClusterScope,
+        window: Window,
+    ) -> impl std::future::Future<Output = Result<Collection, DatasourceError>> + Send;
+
+    /// Raw usage series of one container (for charts; the API normalizes them with
+    /// `analysis::normalize_samples` and downsamples for display only).
+    fn usage(
+        &self,
+        scope: &ClusterScope,
+        workload: (&str, &str, &str),
+        container: &str,
+        resource: UsageResource,
+        window: Window,
+    ) -> impl std::future::Future<Output = Result<Vec<Series>, DatasourceError>> + Send;
+
+    /// Reachability, credentials and the presence of the metrics kerf needs.
+    fn test(
+        &self,
+        scope: &ClusterScope,
+    ) -> impl std::future::Future<Output = Result<TestReport, DatasourceError>> + Send;
+}

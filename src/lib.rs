@@ -26,6 +26,7 @@ pub mod config;
 pub mod datasource;
 pub mod events;
 pub mod metrics;
+pub mod policy;
 pub mod server;
 pub mod shutdown;
 pub mod store;

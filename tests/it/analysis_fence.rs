@@ -27,12 +27,7 @@ const FORBIDDEN: &[&str] = &[
 ];
 
 fn analysis_dir() -> PathBuf {
-    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/analysis");
-    if here.is_dir() {
-        here
-    } else {
-        PathBuf::from("/work/main/src/analysis")
-    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/analysis")
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -1,0 +1,14 @@
+//! RightsizingPolicy: the document operators write (`model`), its validation with JSON
+//! paths (`validate`), and effective-policy resolution with provenance and a stable
+//! identity (`resolve`). Pure: storage and HTTP live in `store` and `api`.
+//! docs/contracts/policy.md describes the model for users.
+
+pub mod defaults;
+pub mod glob;
+pub mod model;
+pub mod resolve;
+pub mod validate;
+
+pub use model::{Mode, ModeSpec, OverrideSpec, PolicySpec, Selector, Strategy};
+pub use resolve::{resolve, EffectivePolicy, Origin, Resolution, StoredPolicy, WorkloadRef};
+pub use validate::{validate_override, validate_policy, FieldError};

@@ -1,0 +1,44 @@
+// Workload events per day over the last 30 days, by type, from GET /v1/audit.
+import { html, useEffect, useRef } from "../lib.js";
+import uPlot from "../../vendor/uPlot-1.6.32.esm.js";
+import { getAll } from "../api.js";
+import { useApi, Async, Empty } from "../components.js";
+
+const TYPES = ["applied", "skipped", "blocked", "fallback", "rolled_back", "released", "failed"];
+const DAY = 86400;
+
+export function ActionsChart() {
+  const since = new Date(Date.now() - 30 * DAY * 1000);
+  since.setUTCHours(0, 0, 0, 0);
+  const res = useApi(() => getAll("/v1/audit", { since: since.toISOString() }, 5000), []);
+  return html`<${Async} res=${res} what="audit events">${({ items, truncated }) => items.length === 0
+    ? html`<${Empty}><p>No workload events in the last 30 days: agents have not applied, skipped or blocked anything yet.</p></${Empty}>`
+    : html`<${Plot} items=${items} start=${since.getTime() / 1000} />${truncated && html`<p class="small muted">Showing the newest 5,000 events.</p>`}`}</${Async}>`;
+}
+
+function Plot({ items, start }) {
+  const box = useRef(null);
+  useEffect(() => {
+    const days = Array.from({ length: 31 }, (_, i) => start + i * DAY);
+    const counts = TYPES.map(() => days.map(() => 0));
+    for (const e of items) {
+      const d = Math.floor((new Date(e.time).getTime() / 1000 - start) / DAY);
+      const t = TYPES.indexOf(e.type);
+      if (d >= 0 && d < days.length && t >= 0) counts[t][d] += 1;
+    }
+    const css = getComputedStyle(document.documentElement);
+    const palette = ["--ok", "--muted", "--warn", "--accent", "--bad", "--chart-current", "--bad"].map((v) => css.getPropertyValue(v).trim());
+    const axis = { stroke: css.getPropertyValue("--muted").trim(), grid: { stroke: css.getPropertyValue("--line").trim() } };
+    const used = TYPES.map((t, i) => i).filter((i) => counts[i].some((n) => n > 0));
+    const plot = new uPlot({
+      width: Math.max(300, box.current.clientWidth), height: 200,
+      scales: { x: { time: true } },
+      axes: [axis, { ...axis, values: (u, v) => v.map((n) => (Number.isInteger(n) ? n : "")) }],
+      series: [{}, ...used.map((i) => ({ label: TYPES[i], stroke: palette[i], width: 2, points: { show: true } }))],
+    }, [days, ...used.map((i) => counts[i])], box.current);
+    const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(300, box.current.clientWidth), height: 200 }));
+    ro.observe(box.current);
+    return () => { ro.disconnect(); plot.destroy(); };
+  }, [items, start]);
+  return html`<div class="chart-box" ref=${box} role="img" aria-label=${`${items.length} workload events in the last 30 days, per day and type`}></div>`;
+}

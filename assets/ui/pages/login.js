@@ -1,0 +1,54 @@
+// Sign in: username and password (session cookie), or an API token kept for this tab.
+import { html, useState } from "../lib.js";
+import { ErrorBox, Field, fieldError } from "../components.js";
+import { loginWithPassword, loginWithToken } from "../session.js";
+import { navigate } from "../router.js";
+
+export function LoginPage({ session }) {
+  const [mode, setMode] = useState(session.accessApi ? "password" : "token");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const [form, setForm] = useState({ username: "", password: "", token: "" });
+  const onInput = (k) => (e) => setForm({ ...form, [k]: e.target.value });
+
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      if (mode === "password") await loginWithPassword(form.username, form.password);
+      else await loginWithToken(form.token);
+      if (location.pathname === "/login") navigate(new URLSearchParams(location.search).get("next") || "/", { replace: true });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const generalError = error && !fieldError(error, "username") && !fieldError(error, "password") ? error : null;
+  return html`<section class="card login">
+    <h1>Sign in to kerf</h1>
+    ${session.notice && html`<p class="notice" role="status">${session.notice}</p>`}
+    ${!session.accessApi && html`<p class="muted">This hub has no password sign-in yet. Use an API token (<code>kerf token create</code>).</p>`}
+    <form onSubmit=${submit} aria-label="Sign in">
+      ${mode === "password"
+        ? html`<${Field} id="username" label="Username" error=${fieldError(error, "username")}>
+              <input id="username" name="username" autocomplete="username" required value=${form.username} onInput=${onInput("username")} />
+            </${Field}>
+            <${Field} id="password" label="Password" error=${fieldError(error, "password")}>
+              <input id="password" name="password" type="password" autocomplete="current-password" required value=${form.password} onInput=${onInput("password")} />
+            </${Field}>`
+        : html`<${Field} id="token" label="API token" hint="Kept in this browser tab only, sent as a bearer token.">
+              <input id="token" name="token" type="password" autocomplete="off" required placeholder="kerf_at_…" value=${form.token} onInput=${onInput("token")} />
+            </${Field}>`}
+      ${generalError && html`<${ErrorBox} error=${generalError} />`}
+      <div class="actions">
+        <button type="submit" class="primary" disabled=${busy}>${busy ? "Signing in…" : "Sign in"}</button>
+        ${session.accessApi && html`<button type="button" class="link" onClick=${() => { setMode(mode === "password" ? "token" : "password"); setError(null); }}>
+          ${mode === "password" ? "Use an API token instead" : "Use a username and password"}
+        </button>`}
+      </div>
+    </form>
+  </section>`;
+}

@@ -1,0 +1,105 @@
+// Workload detail: usage charts, the recommendation per container with its evidence and
+// trace, the effective policy, actions, and history.
+import { html, useMemo } from "../lib.js";
+import { get } from "../api.js";
+import { useApi, Async, Badge, QualityBadge, ErrorBox, Loading, Empty } from "../components.js";
+import { setQuery } from "../router.js";
+import { UsageChart } from "../chart.js";
+import { ResourceResult } from "../recommendation.js";
+import { WorkloadHistory } from "./history.js";
+import { WorkloadActions } from "./actions.js";
+import * as fmt from "../format.js";
+
+export function WorkloadPage({ params, query, session }) {
+  const id = params.id;
+  const res = useApi((signal) => get(`/v1/workloads/${encodeURIComponent(id)}`, {}, { signal }), [id]);
+  return html`<${Async} res=${res} what="this workload">${(w) => html`<${Detail} w=${w} query=${query} session=${session} />`}</${Async}>`;
+}
+
+function Detail({ w, query, session }) {
+  const rec = w.recommendation;
+  const results = rec?.analysis?.results ?? [];
+  const names = [...new Set([...(w.current ?? []).map((c) => c.name), ...results.map((r) => r.target?.container)])].filter(Boolean);
+  const container = query.get("container") || names[0];
+  return html`<article class="workload">
+    <nav class="crumbs" aria-label="Breadcrumb"><a href="/workloads">Workloads</a> › ${w.cluster} › ${w.namespace}</nav>
+    <div class="page-head">
+      <h1>${w.name} <span class="muted small">${w.kind}</span></h1>
+      <div class="head-badges">
+        <${QualityBadge} status=${w.dataQuality} />
+        ${w.stale && html`<${Badge} kind="warn" title=${w.staleReason ?? ""}>stale since ${fmt.time(w.staleSince)}</${Badge}>`}
+        ${w.notices.map((n) => html`<${Badge} kind="warn">${fmt.words(n)}</${Badge}>`)}
+      </div>
+    </div>
+    <p class="muted">${w.cluster} · ${w.namespace} · ${w.replicas ?? "unknown"} replicas · first seen ${fmt.time(w.firstSeenAt)} · last seen ${fmt.ago(w.lastSeenAt)}</p>
+    ${!rec
+      ? html`<${Empty}><p><strong>No recommendation yet.</strong></p><p class="muted">The workload was seen, but no run has analysed it yet${w.staleReason ? `: ${w.staleReason}` : ""}.</p></${Empty}>`
+      : html`<section class="card summary">
+          <h2>Recommendation</h2>
+          <p>${w.hasRecommendation ? "Suggests a change" : "No change suggested"} · lowest confidence ${w.confidence ?? "—"} ·
+            <strong class=${rec.estimatedMonthlyCostDelta < 0 ? "ok" : rec.estimatedMonthlyCostDelta > 0 ? "bad" : ""}>${fmt.delta(rec.estimatedMonthlyCostDelta)}</strong></p>
+          <p class="small muted">Made ${fmt.time(rec.createdAt)} by run <code>${rec.runId}</code> · policy <code title=${rec.policyVersion}>${String(rec.policyVersion).slice(0, 14)}…</code></p>
+          <${WorkloadActions} w=${w} rec=${rec} session=${session} />
+        </section>`}
+    ${names.length > 1 && html`<label class="filter inline"><span>Container</span>
+      <select value=${container} onChange=${(e) => setQuery({ container: e.target.value }, { replace: true })}>
+        ${names.map((n) => html`<option value=${n}>${n}</option>`)}
+      </select></label>`}
+    ${container && html`<${Charts} w=${w} container=${container} results=${results} />`}
+    ${container && rec && html`<section class="card">
+      <h2>Container <code>${container}</code></h2>
+      ${results.filter((r) => r.target?.container === container).length === 0
+        ? html`<p class="muted">The stored recommendation has no engine output for this container.</p>`
+        : html`<div class="results">${results.filter((r) => r.target?.container === container).map((r) => html`<${ResourceResult} r=${r} />`)}</div>`}
+    </section>`}
+    <${EffectivePolicy} id=${w.id} />
+    <${WorkloadHistory} w=${w} />
+  </article>`;
+}
+
+function lineValues(w, results, container, resource) {
+  const cur = (w.current ?? []).find((c) => c.name === container)?.[resource];
+  const r = results.find((x) => x.target?.container === container && x.resource === resource);
+  const sugg = (setting) => r?.recommendations?.find((x) => x.setting === setting)?.suggestedValue ?? null;
+  const known = (s) => (s?.known && !s.unset ? s.value : null);
+  return {
+    lines: [
+      { label: "current request", kind: "current-request", value: known(cur?.request) },
+      { label: "current limit", kind: "current-limit", value: known(cur?.limit) },
+      { label: "recommended request", kind: "recommended-request", value: sugg("requests") },
+      { label: "recommended limit", kind: "recommended-limit", value: sugg("limits") },
+    ],
+    ooms: (results.find((x) => x.target?.container === container && x.resource === "memory")?.evidence?.oomKills ?? []).map((k) => k.timestamp),
+  };
+}
+
+function Charts({ w, container, results }) {
+  return html`<section class="card charts">
+    <h2>Usage</h2>
+    <div class="chart-grid">
+      ${["cpu", "memory"].map((resource) => html`<${ResourceChart} key=${resource} w=${w} container=${container} results=${results} resource=${resource} />`)}
+    </div>
+    <p class="small muted legend"><span class="key usage"></span> usage <span class="key current"></span> current (limit dashed) <span class="key recommended"></span> recommended (limit dashed) <span class="key oom"></span> OOM kill</p>
+  </section>`;
+}
+
+function ResourceChart({ w, container, results, resource }) {
+  const res = useApi((signal) => get(`/v1/workloads/${encodeURIComponent(w.id)}/usage`, { resource }, { signal }), [w.id, resource]);
+  const { lines, ooms } = useMemo(() => lineValues(w, results, container, resource), [w, results, container, resource]);
+  const label = resource === "cpu" ? "CPU" : "Memory";
+  if (res.error) return html`<${ErrorBox} error=${res.error} retry=${res.reload} what=${`${label} usage`} />`;
+  if (!res.data) return html`<${Loading} what=${`Loading ${label} usage`} />`;
+  const c = res.data.containers.find((x) => x.name === container);
+  if (!c || c.points.length === 0) {
+    return html`<${Empty}><p><strong>${label}: no usage data</strong> for <code>${container}</code> between ${fmt.time(res.data.from)} and ${fmt.time(res.data.to)}.</p></${Empty}>`;
+  }
+  return html`<${UsageChart} resource=${resource} points=${c.points} lines=${lines} ooms=${resource === "memory" ? ooms : ooms} label=${`${label} of ${container} (${c.seriesCount} series)`} />`;
+}
+
+function EffectivePolicy({ id }) {
+  const res = useApi((signal) => get(`/v1/workloads/${encodeURIComponent(id)}/policy`, {}, { signal }), [id]);
+  return html`<section class="card">
+    <h2>Effective policy</h2>
+    <${Async} res=${res} what="the effective policy">${(p) => html`<pre class="json">${JSON.stringify(p, null, 2)}</pre>`}</${Async}>
+  </section>`;
+}

@@ -1,0 +1,73 @@
+// Starts the real kerf binary for a browser test: `kerf demo` when the binary has it
+// (synthetic fleet, admin token printed), else `kerf serve` with an admin token made by
+// `kerf token create`. Port 0 and a temp data dir; the address is read from the
+// `listening addr=` log line. KERF_URL + KERF_TOKEN target a hub that already runs.
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const BIN = process.env.KERF_BIN ?? "kerf";
+
+function hasCommand(name) {
+  try { return execFileSync(BIN, ["--help"], { encoding: "utf8" }).split("\n").some((l) => l.trim().startsWith(`${name} `) || l.trim() === name); }
+  catch { return false; }
+}
+
+export async function startHub() {
+  if (process.env.KERF_URL) {
+    return { url: process.env.KERF_URL.replace(/\/$/, ""), token: process.env.KERF_TOKEN, demo: true, logs: () => "", stop: async () => {} };
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), "kerf-e2e-"));
+  const demo = hasCommand("demo");
+  const env = { ...process.env, KERF_LOG: process.env.KERF_LOG ?? "info" };
+  let token = null;
+  if (!demo) {
+    const out = execFileSync(BIN, ["token", "create", "--name", "e2e", "--data-dir", dataDir], { encoding: "utf8", env });
+    token = out.match(/kerf_at_[A-Za-z0-9_]+/)?.[0];
+  }
+  const args = [demo ? "demo" : "serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir];
+  const child = spawn(BIN, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  let logs = "";
+  const ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`kerf did not start within 30 s:\n${logs}`)), 30000);
+    const onData = (chunk) => {
+      logs += chunk;
+      token ??= logs.match(/admin token: (kerf_at_\S+)/)?.[1] ?? null;
+      const addr = logs.match(/listening addr=(\S+)/)?.[1];
+      if (addr && token) { clearTimeout(timer); resolve(`http://${addr}`); }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("exit", (code) => { clearTimeout(timer); reject(new Error(`kerf exited with ${code}:\n${logs}`)); });
+  });
+  const url = await ready;
+  return {
+    url,
+    token,
+    demo,
+    logs: () => logs,
+    stop: async () => {
+      if (child.exitCode === null) {
+        const exited = new Promise((r) => child.once("exit", r));
+        child.kill("SIGTERM");
+        await exited;
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The /v1 paths and methods the hub serves, from its OpenAPI document. */
+export async function routes(url) {
+  const text = await (await fetch(`${url}/v1/openapi.yaml`)).text();
+  const set = new Set();
+  let path = null;
+  for (const line of text.split("\n")) {
+    const p = line.match(/^ {2}(\/\S*):\s*$/);
+    if (p) { path = p[1]; continue; }
+    const m = line.match(/^ {4}(get|put|post|patch|delete):/);
+    if (m && path) set.add(`${m[1].toUpperCase()} ${path}`);
+  }
+  return set;
+}

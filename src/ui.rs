@@ -54,6 +54,13 @@ pub fn serve(method: &Method, uri: &Uri, headers: &HeaderMap) -> Response {
     resp
 }
 
+/// Every embedded file: its path and contents (for size checks).
+pub fn files() -> Vec<(String, Vec<u8>)> {
+    Assets::iter()
+        .filter_map(|p| Assets::get(&p).map(|f| (p.to_string(), f.data.into_owned())))
+        .collect()
+}
+
 /// Total bytes of the embedded UI (for size checks).
 pub fn total_bytes() -> usize {
     Assets::iter()

@@ -43,6 +43,13 @@ export function delta(v, currency) {
   return v < 0 ? `saves ${money(-v, currency)}/mo` : `costs ${money(v, currency)}/mo more`;
 }
 
+/** A monthly cost delta as −$12.30/mo or +$4.00/mo. */
+export function signedMoney(v, currency) {
+  if (v === null || v === undefined) return "no estimate";
+  if (Math.abs(v) < 0.005) return "±0";
+  return `${v < 0 ? "−" : "+"}${money(Math.abs(v), currency)}/mo`;
+}
+
 export function time(t) {
   if (t === null || t === undefined || t === "" || t === 0) return "—";
   const d = typeof t === "number" ? new Date(t) : new Date(t);

@@ -16,3 +16,4 @@ mod events_fault;
 mod events_ingest;
 mod route_table;
 mod ui_shell;
+mod ui_size;

@@ -44,7 +44,7 @@ async fn deep_links_get_the_app_while_unknown_api_paths_get_json_404() {
     let http = client();
     let deep = http.get(kerf.url("/workloads/42")).send().await.unwrap();
     assert_eq!(deep.status(), 200);
-    assert!(deep.text().await.unwrap().contains("<main id=\"app\""));
+    assert!(deep.text().await.unwrap().contains("<div id=\"root\">"));
     let missing_file = http.get(kerf.url("/missing.js")).send().await.unwrap();
     assert_eq!(missing_file.status(), 404);
     let api = http.get(kerf.url("/v1/nothing/here")).send().await.unwrap();

@@ -80,20 +80,20 @@ function Table({ items, currency, loading }) {
   return html`<div class=${`table-wrap${loading ? " busy" : ""}`}>
     <table class="workloads" aria-busy=${loading ? "true" : "false"}>
       <thead><tr>
-        <th scope="col">Workload</th><th scope="col">Cluster</th><th scope="col" class="num">Replicas</th>
+        <th scope="col">Workload</th><th scope="col" class="opt">Cluster</th><th scope="col" class="num opt">Replicas</th>
         <th scope="col">Data quality</th><th scope="col" class="num">Confidence</th><th scope="col">Notices</th>
-        <th scope="col" class="num">Monthly cost change</th>
+        <th scope="col" class="num" title="Estimated monthly cost change if applied; negative saves">Cost / month</th>
       </tr></thead>
       <tbody>${items.map((w) => html`<tr key=${w.id}>
         <td><a href=${`/workloads/${encodeURIComponent(w.id)}`}>${w.name}</a>
-          <div class="muted small">${w.namespace} · ${w.kind}</div></td>
-        <td>${w.cluster}</td>
-        <td class="num">${w.replicas ?? "—"}</td>
+          <div class="muted small">${w.namespace} · ${w.kind}<span class="narrow-only"> · ${w.cluster}</span></div></td>
+        <td class="opt">${w.cluster}</td>
+        <td class="num opt">${w.replicas ?? "—"}</td>
         <td><${QualityBadge} status=${w.dataQuality} />${w.stale && html` <${Badge} kind="warn" title=${w.staleReason ?? ""}>stale</${Badge}>`}</td>
         <td class="num">${w.confidence ?? "—"}</td>
         <td>${w.notices.length ? w.notices.map((n) => html`<${Badge} kind=${n === "potential-memory-leak" || n === "oom-kill-detected" ? "bad" : ""}>${fmt.words(n)}</${Badge}> `) : html`<span class="muted">—</span>`}</td>
         <td class=${`num ${w.estimatedMonthlyCostDelta < 0 ? "ok" : w.estimatedMonthlyCostDelta > 0 ? "bad" : ""}`}>
-          ${w.hasRecommendation ? fmt.delta(w.estimatedMonthlyCostDelta, currency) : html`<span class="muted">no change suggested</span>`}</td>
+          ${w.hasRecommendation ? fmt.signedMoney(w.estimatedMonthlyCostDelta, currency) : html`<span class="muted">none</span>`}</td>
       </tr>`)}</tbody>
     </table>
   </div>`;

@@ -20,7 +20,7 @@ fi
 
 cargo build --locked --bin kerf >&2
 target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-export KERF_BIN="${KERF_BIN:-$target_dir/debug/kerf}"
+export E2E_KERF_BIN="${E2E_KERF_BIN:-$target_dir/debug/kerf}"
 export CHROMIUM="${CHROMIUM:-$(command -v chromium)}"
 
 rm -rf tests/e2e/artifacts

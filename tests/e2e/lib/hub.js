@@ -1,13 +1,13 @@
 // Starts the real kerf binary for a browser test: `kerf demo` when the binary has it
 // (synthetic fleet, admin token printed), else `kerf serve` with an admin token made by
 // `kerf token create`. Port 0 and a temp data dir; the address is read from the
-// `listening addr=` log line. KERF_URL + KERF_TOKEN target a hub that already runs.
+// `listening addr=` log line. E2E_URL + E2E_TOKEN target a hub that already runs.
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const BIN = process.env.KERF_BIN ?? "kerf";
+const BIN = process.env.E2E_KERF_BIN ?? "kerf";
 
 function hasCommand(name) {
   try { return execFileSync(BIN, ["--help"], { encoding: "utf8" }).split("\n").some((l) => l.trim().startsWith(`${name} `) || l.trim() === name); }
@@ -15,13 +15,16 @@ function hasCommand(name) {
 }
 
 export async function startHub() {
-  if (process.env.KERF_URL) {
-    return { url: process.env.KERF_URL.replace(/\/$/, ""), token: process.env.KERF_TOKEN, demo: true, logs: () => "", stop: async () => {} };
+  if (process.env.E2E_URL) {
+    return { url: process.env.E2E_URL.replace(/\/$/, ""), token: process.env.E2E_TOKEN, demo: true, logs: () => "", stop: async () => {}, postEvents: null };
   }
   const dataDir = mkdtempSync(join(tmpdir(), "kerf-e2e-"));
   const demo = hasCommand("demo");
   const env = { ...process.env, KERF_LOG: process.env.KERF_LOG ?? "info" };
   let token = null;
+  // A cluster of our own whose agent token lets the test report workload events.
+  const clusterOut = execFileSync(BIN, ["clusters", "create", "e2e", "--data-dir", dataDir], { encoding: "utf8", env });
+  const clusterToken = clusterOut.match(/kerf_ct_[A-Za-z0-9_]+/)?.[0];
   if (!demo) {
     const out = execFileSync(BIN, ["token", "create", "--name", "e2e", "--data-dir", dataDir], { encoding: "utf8", env });
     token = out.match(/kerf_at_[A-Za-z0-9_]+/)?.[0];
@@ -46,6 +49,13 @@ export async function startHub() {
     url,
     token,
     demo,
+    /** Stores workload events as the e2e cluster's agent would. */
+    postEvents: async (events) => {
+      const r = await fetch(`${url}/v1/clusters/e2e/events`, {
+        method: "POST", headers: { Authorization: `Bearer ${clusterToken}`, "Content-Type": "application/json" }, body: JSON.stringify(events),
+      });
+      if (!r.ok) throw new Error(`events refused: ${r.status} ${await r.text()}`);
+    },
     logs: () => logs,
     stop: async () => {
       if (child.exitCode === null) {

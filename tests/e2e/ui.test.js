@@ -87,6 +87,7 @@ test("every page renders without console errors or CSP violations", async () => 
 
 test("workloads filter by URL, open the most over-provisioned, see charts and trace", async (t) => {
   if (!api.has("GET /v1/workloads")) return t.skip("this hub has no workloads API yet");
+  await hub.runsDone();
   const t0 = Date.now();
   // Sorted by savings, biggest first: the first row is the most over-provisioned.
   await page.evaluate(() => { history.pushState(null, "", "/workloads?sort=savings&hasRecommendation=true"); dispatchEvent(new PopStateEvent("popstate")); });
@@ -99,10 +100,9 @@ test("workloads filter by URL, open the most over-provisioned, see charts and tr
   await page.click("table.workloads tbody tr:first-child a");
   await page.waitForSelector(".results .result .trace .steps li");
   const detailMs = Date.now() - t1;
-  await page.waitForSelector(".chart-box canvas", { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelectorAll(".chart-box canvas").length >= 2, null, { timeout: 15000 });
   const chartsMs = Date.now() - t1;
   console.log(`workloads: first rows ${listMs} ms; detail (recommendation + trace) ${detailMs} ms; usage charts ${chartsMs} ms`);
-  assert.equal(await page.locator(".chart-box canvas").count() >= 2, true, "a CPU and a memory chart");
   await settled();
   await screenshot(page, "workload-detail");
   assert.ok(listMs < 1000, `first rows took ${listMs} ms`);

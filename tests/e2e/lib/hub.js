@@ -16,7 +16,7 @@ function hasCommand(name) {
 
 export async function startHub() {
   if (process.env.E2E_URL) {
-    return { url: process.env.E2E_URL.replace(/\/$/, ""), token: process.env.E2E_TOKEN, demo: true, logs: () => "", stop: async () => {}, postEvents: null };
+    return { url: process.env.E2E_URL.replace(/\/$/, ""), token: process.env.E2E_TOKEN, demo: true, logs: () => "", stop: async () => {}, postEvents: null, runsDone: async () => {} };
   }
   const dataDir = mkdtempSync(join(tmpdir(), "kerf-e2e-"));
   const demo = hasCommand("demo");
@@ -49,6 +49,16 @@ export async function startHub() {
     url,
     token,
     demo,
+    /** Waits (up to 60 s) until no recommendation run is in progress, e.g. the demo's first. */
+    runsDone: async () => {
+      const deadline = Date.now() + 60000;
+      while (Date.now() < deadline) {
+        const r = await fetch(`${url}/v1/runs?status=running&limit=1`, { headers: { Authorization: `Bearer ${token}` } });
+        if (r.status === 404 || (r.ok && (await r.json()).items.length === 0)) return;
+        await new Promise((res) => setTimeout(res, 200));
+      }
+      throw new Error("a recommendation run is still in progress after 60 s");
+    },
     /** Stores workload events as the e2e cluster's agent would. */
     postEvents: async (events) => {
       const r = await fetch(`${url}/v1/clusters/e2e/events`, {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run). Installs what the tests need when it is
-# missing, runs every test, then runs the black-box suite again against the static
+# missing, runs every test (Rust, then the browser tests), then runs the black-box suite again against the static
 # release binary. `scripts/test.sh --quick` skips the static-binary pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +17,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 cargo test --locked
+scripts/e2e.sh
 
 if [ "$quick" = 0 ]; then
   echo "test.sh: building the static binary and re-running the black-box tests against it" >&2

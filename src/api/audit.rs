@@ -92,7 +92,7 @@ fn parse_filter(query: &str) -> Result<AuditFilter, ApiError> {
     Ok(f)
 }
 
-fn parse_time(s: &str) -> Option<i64> {
+pub(super) fn parse_time(s: &str) -> Option<i64> {
     OffsetDateTime::parse(s, &Rfc3339)
         .ok()
         .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
@@ -106,11 +106,11 @@ pub fn rfc3339(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-fn encode_cursor(seq: i64) -> String {
+pub(super) fn encode_cursor(seq: i64) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("s:{seq}"))
 }
 
-fn decode_cursor(s: &str) -> Option<i64> {
+pub(super) fn decode_cursor(s: &str) -> Option<i64> {
     let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(s)
         .ok()?;

@@ -17,11 +17,18 @@ pub struct Migration {
 }
 
 /// Every migration, in order. A test keeps this list equal to the `migrations/` folder.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "init",
-    sql: include_str!("../../migrations/0001_init.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "init",
+        sql: include_str!("../../migrations/0001_init.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "identity",
+        sql: include_str!("../../migrations/0002_identity.sql"),
+    },
+];
 
 /// What `kerf migrate --status` reports.
 #[derive(Debug, Clone)]

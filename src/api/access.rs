@@ -8,7 +8,7 @@ use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
 use axum::http::Method;
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use super::error::ApiError;
@@ -165,47 +165,86 @@ impl<S: Send + Sync> FromRequestParts<S> for Access {
     }
 }
 
-/// The guard run before every handler.
+/// The guard run before every handler. Every answer it gives, refusals included,
+/// carries the [`Guarded`] marker that `api::require_guard` checks.
 pub async fn guard(
     State((state, permission)): State<(AppState, Permission)>,
     params: RawPathParams,
     mut req: Request,
     next: Next,
-) -> Result<Response, ApiError> {
-    let access = if permission == Permission::Public {
-        Access {
+) -> Response {
+    let presented = Presented::of(&req, &params);
+    let mut resp = match admit(&state, permission, presented).await {
+        Ok(access) => {
+            if let Some(p) = &access.principal {
+                req.extensions_mut().insert(p.clone());
+            }
+            req.extensions_mut().insert(access);
+            next.run(req).await
+        }
+        Err(e) => e.into_response(),
+    };
+    resp.extensions_mut().insert(Guarded(permission));
+    resp
+}
+
+/// What the request presents, copied out of it (the request body is not `Sync`, so no
+/// borrow of the request may be held across an await).
+struct Presented {
+    bearer: Result<Option<String>, ApiError>,
+    cookie: Option<String>,
+    unsafe_method: bool,
+    csrf_sent: Vec<u8>,
+    params: Vec<(String, String)>,
+}
+
+impl Presented {
+    fn of(req: &Request, params: &RawPathParams) -> Presented {
+        Presented {
+            bearer: bearer_token(req),
+            cookie: session_cookie(req),
+            unsafe_method: !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS),
+            csrf_sent: req
+                .headers()
+                .get(session::CSRF_HEADER)
+                .map(|v| v.as_bytes().to_vec())
+                .unwrap_or_default(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+}
+
+/// Authenticates, checks CSRF and decides.
+async fn admit(state: &AppState, permission: Permission, p: Presented) -> Result<Access, ApiError> {
+    if permission == Permission::Public {
+        return Ok(Access {
             principal: None,
             via: Via::Public,
-        }
-    } else {
-        let bearer = bearer_token(&req)?;
-        let cookie = session_cookie(&req);
-        let principal = authenticate(&state, bearer, cookie).await?;
-        if let Principal::Caller(Caller {
-            session: Some(s), ..
-        }) = &principal
-        {
-            check_csrf(&req, &s.csrf_token)?;
-        }
-        let param = |name: &str| {
-            params
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        };
-        let via = decide(permission, &principal, &param)?;
-        Access {
-            principal: Some(principal),
-            via,
-        }
-    };
-    if let Some(p) = &access.principal {
-        req.extensions_mut().insert(p.clone());
+        });
     }
-    req.extensions_mut().insert(access);
-    let mut resp = next.run(req).await;
-    resp.extensions_mut().insert(Guarded(permission));
-    Ok(resp)
+    let principal = authenticate(state, p.bearer?, p.cookie).await?;
+    if let Principal::Caller(Caller {
+        session: Some(s), ..
+    }) = &principal
+    {
+        if p.unsafe_method {
+            check_csrf(&p.csrf_sent, &s.csrf_token)?;
+        }
+    }
+    let param = |name: &str| {
+        p.params
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    let via = decide(permission, &principal, &param)?;
+    Ok(Access {
+        principal: Some(principal),
+        via,
+    })
 }
 
 /// The session cookie's value, owned (no borrow of the request across an await).
@@ -234,15 +273,7 @@ async fn authenticate(
     }
 }
 
-fn check_csrf(req: &Request, expected: &str) -> Result<(), ApiError> {
-    if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS) {
-        return Ok(());
-    }
-    let sent = req
-        .headers()
-        .get(session::CSRF_HEADER)
-        .map(|v| v.as_bytes())
-        .unwrap_or_default();
+fn check_csrf(sent: &[u8], expected: &str) -> Result<(), ApiError> {
     if sent.len() == expected.len() && bool::from(sent.ct_eq(expected.as_bytes())) {
         Ok(())
     } else {

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod access_matrix;
 mod analysis_cli;
 mod analysis_fence;
 mod analysis_fuzz;
@@ -14,5 +15,7 @@ mod audit_pagination;
 mod bad_input;
 mod events_fault;
 mod events_ingest;
+mod identity;
+mod identity_audit;
 mod route_table;
 mod ui_shell;

@@ -123,8 +123,8 @@ impl Default for AuthConfig {
             login_max_failures_per_address: 50,
             login_window_seconds: 900,
             max_concurrent_password_checks: 2,
-            argon2_memory_kib: 19_456,
-            argon2_iterations: 2,
+            argon2_memory_kib: 65_536,
+            argon2_iterations: 3,
         }
     }
 }

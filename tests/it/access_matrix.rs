@@ -406,3 +406,34 @@ async fn team_members_see_only_their_namespaces_in_the_workload_audit() {
     assert_eq!(namespaces(Role::TeamIn(0)).await, ["shop"]);
     assert_eq!(namespaces(Role::TeamOut(0)).await, ["billing"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hsts_is_sent_only_when_tls_is_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open_and_migrate(
+        &dir.path().join("kerf.db"),
+        &StoreOptions {
+            readers: 1,
+            busy_timeout_ms: 5000,
+        },
+    )
+    .expect("store");
+    for tls in [false, true] {
+        let mut config = Config::default();
+        if tls {
+            config.tls.cert_file = Some("/unused.crt".into());
+            config.tls.key_file = Some("/unused.key".into());
+        }
+        let state = AppState::new(store.clone(), Arc::new(Metrics::new()), Arc::new(config))
+            .expect("state");
+        let resp = kerf::api::app(state)
+            .oneshot(Request::get("/healthz").body(Body::empty()).expect("req"))
+            .await
+            .expect("infallible");
+        let h = resp.headers();
+        assert_eq!(h.contains_key("strict-transport-security"), tls);
+        assert_eq!(h["x-content-type-options"], "nosniff");
+        assert_eq!(h["referrer-policy"], "no-referrer");
+        assert!(h.contains_key("content-security-policy"));
+    }
+}

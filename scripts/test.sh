@@ -25,5 +25,6 @@ if [ "$quick" = 0 ]; then
   echo "test.sh: building the static binary and re-running the black-box tests against it" >&2
   static_bin=$(packaging/build-static.sh | tail -n 1)
   KERF_TEST_BIN="$PWD/$static_bin" cargo test --locked --test it -- \
-    appliance:: audit_pagination:: bad_input:: events_fault:: events_ingest:: ui_shell::
+    appliance:: audit_pagination:: bad_input:: events_fault:: events_ingest:: ui_shell:: \
+    identity:: identity_audit::
 fi

@@ -62,6 +62,11 @@ pub enum Command {
         #[command(subcommand)]
         action: TokenAction,
     },
+    /// Local users (first-run bootstrap).
+    Users {
+        #[command(subcommand)]
+        action: UserAction,
+    },
     /// Registered clusters.
     Clusters {
         #[command(subcommand)]
@@ -102,6 +107,24 @@ pub enum TokenAction {
         /// Days until it expires (default: never).
         #[arg(long, value_name = "DAYS")]
         expires_in_days: Option<u32>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserAction {
+    /// Create a user and print a one-time password (or take it from --password-file).
+    Create {
+        /// Username: letters, digits, '.', '_', '-', '@'.
+        name: String,
+        /// Give the user the fleet admin role (same as --role admin).
+        #[arg(long, conflicts_with = "role")]
+        admin: bool,
+        /// Fleet role: admin, editor or viewer (default: none; team roles only).
+        #[arg(long)]
+        role: Option<String>,
+        /// Read the password from this file (first line) instead of generating one.
+        #[arg(long, value_name = "FILE")]
+        password_file: Option<PathBuf>,
     },
 }
 
@@ -168,6 +191,7 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
         Command::Healthcheck => crate::commands::healthcheck(&config),
         Command::Token { action } => crate::commands::token(&config, action),
         Command::Clusters { action } => crate::commands::clusters(&config, action),
+        Command::Users { action } => crate::commands::users(&config, action),
         Command::Version | Command::Analyze { .. } => Ok(()),
     }
 }

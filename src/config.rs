@@ -47,6 +47,7 @@ pub struct Config {
     pub tls: TlsConfig,
     pub http: HttpConfig,
     pub store: StoreConfig,
+    pub auth: AuthConfig,
 }
 
 /// `[log]`
@@ -89,6 +90,43 @@ pub struct StoreConfig {
     pub readers: usize,
     /// Milliseconds a connection waits on a lock before failing.
     pub busy_timeout_ms: u64,
+}
+
+/// `[auth]`: sessions, login limits and password hashing cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    /// A session ends after this many seconds without a request.
+    pub session_idle_seconds: u64,
+    /// A session ends this many seconds after login, active or not.
+    pub session_absolute_seconds: u64,
+    /// Failed logins per account inside the window before the account is locked.
+    pub login_max_failures: u32,
+    /// Failed logins per client address inside the window before the address is locked.
+    pub login_max_failures_per_address: u32,
+    /// The sliding window of the failure limits, in seconds; a lock lifts when it passes.
+    pub login_window_seconds: u64,
+    /// Password hashes computed at once; more logins wait (then get 503).
+    pub max_concurrent_password_checks: u32,
+    /// argon2id memory cost in KiB.
+    pub argon2_memory_kib: u32,
+    /// argon2id passes.
+    pub argon2_iterations: u32,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        AuthConfig {
+            session_idle_seconds: 1800,
+            session_absolute_seconds: 43_200,
+            login_max_failures: 5,
+            login_max_failures_per_address: 50,
+            login_window_seconds: 900,
+            max_concurrent_password_checks: 2,
+            argon2_memory_kib: 65_536,
+            argon2_iterations: 3,
+        }
+    }
 }
 
 /// Problems with the configuration. Each names the key or file at fault.
@@ -134,6 +172,7 @@ impl Default for Config {
                 readers: 4,
                 busy_timeout_ms: 5000,
             },
+            auth: AuthConfig::default(),
         }
     }
 }
@@ -191,10 +230,40 @@ impl Config {
                 "http.max_body_bytes must be at least 1024".into(),
             ));
         }
+        self.validate_auth()?;
         if self.data_dir.as_os_str().is_empty() {
             return Err(ConfigError::Invalid("data_dir must not be empty".into()));
         }
         Ok(())
+    }
+
+    fn validate_auth(&self) -> Result<(), ConfigError> {
+        let a = &self.auth;
+        let checks: [(bool, &str); 7] = [
+            (a.session_idle_seconds >= 1, "auth.session_idle_seconds must be at least 1"),
+            (
+                a.session_absolute_seconds >= a.session_idle_seconds,
+                "auth.session_absolute_seconds must be at least auth.session_idle_seconds",
+            ),
+            (a.login_max_failures >= 1, "auth.login_max_failures must be at least 1"),
+            (
+                a.login_max_failures_per_address >= 1,
+                "auth.login_max_failures_per_address must be at least 1",
+            ),
+            (a.login_window_seconds >= 1, "auth.login_window_seconds must be at least 1"),
+            (
+                (1..=64).contains(&a.max_concurrent_password_checks),
+                "auth.max_concurrent_password_checks must be between 1 and 64",
+            ),
+            (
+                a.argon2_memory_kib >= 8192 && a.argon2_iterations >= 1,
+                "auth.argon2_memory_kib must be at least 8192 and auth.argon2_iterations at least 1",
+            ),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
+            None => Ok(()),
+        }
     }
 
     /// True when HTTPS is configured.

@@ -26,6 +26,8 @@ pub enum ServeError {
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
     Tls(#[from] crate::tls::TlsError),
+    #[error(transparent)]
+    Auth(#[from] crate::auth::password::PasswordError),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -67,11 +69,7 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         source,
     })?;
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
-    let state = AppState {
-        store: store.clone(),
-        metrics,
-        config: Arc::new(config),
-    };
+    let state = AppState::new(store.clone(), metrics, Arc::new(config))?;
     let app = api::app(state);
     tracing::info!(addr = %local, tls = tls.is_some(), "listening");
     accept_loop(listener, tls, app, grace).await;

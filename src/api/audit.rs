@@ -1,6 +1,7 @@
 //! `GET /v1/audit`: stored workload events, newest first, filtered, cursor-paginated.
 //! The cursor is an opaque position in the log, so pages stay stable while agents keep
-//! writing: new events land above the first page, never inside a walk.
+//! writing: new events land above the first page, never inside a walk. Callers with only
+//! team roles see their teams' namespaces.
 
 use axum::extract::{RawQuery, State};
 use axum::Json;
@@ -18,9 +19,11 @@ const MAX_LIMIT: usize = 500;
 
 pub async fn get_audit(
     State(state): State<AppState>,
+    access: super::access::Access,
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    let filter = parse_filter(query.as_deref().unwrap_or(""))?;
+    let mut filter = parse_filter(query.as_deref().unwrap_or(""))?;
+    filter.scopes = access.namespace_scope();
     let page = state.store.query_audit(filter).await?;
     let mut items = Vec::with_capacity(page.items.len());
     for e in page.items {
@@ -92,7 +95,7 @@ fn parse_filter(query: &str) -> Result<AuditFilter, ApiError> {
     Ok(f)
 }
 
-fn parse_time(s: &str) -> Option<i64> {
+pub(super) fn parse_time(s: &str) -> Option<i64> {
     OffsetDateTime::parse(s, &Rfc3339)
         .ok()
         .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
@@ -106,11 +109,11 @@ pub fn rfc3339(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-fn encode_cursor(seq: i64) -> String {
+pub(super) fn encode_cursor(seq: i64) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("s:{seq}"))
 }
 
-fn decode_cursor(s: &str) -> Option<i64> {
+pub(super) fn decode_cursor(s: &str) -> Option<i64> {
     let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(s)
         .ok()?;

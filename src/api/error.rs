@@ -13,6 +13,8 @@ pub struct ApiError {
     pub code: &'static str,
     pub message: String,
     pub details: Value,
+    /// Extra response headers (e.g. `Retry-After`).
+    pub headers: Vec<(axum::http::HeaderName, String)>,
 }
 
 impl ApiError {
@@ -22,7 +24,18 @@ impl ApiError {
             code,
             message: message.into(),
             details: Value::Null,
+            headers: Vec::new(),
         }
+    }
+
+    pub fn with_code(mut self, code: &'static str) -> Self {
+        self.code = code;
+        self
+    }
+
+    pub fn with_header(mut self, name: axum::http::HeaderName, value: String) -> Self {
+        self.headers.push((name, value));
+        self
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
@@ -44,6 +57,16 @@ impl ApiError {
 
     pub fn not_found(message: impl Into<String>) -> Self {
         Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    /// A bad request naming the offending field in `details.field`.
+    pub fn invalid_field(field: &str, message: impl std::fmt::Display) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_field",
+            format!("{field}: {message}"),
+        )
+        .with_details(json!({ "field": field }))
     }
 
     pub fn too_large(limit: usize) -> Self {
@@ -71,13 +94,27 @@ impl IntoResponse for ApiError {
         let body = json!({
             "error": { "code": self.code, "message": self.message, "details": self.details }
         });
-        (self.status, axum::Json(body)).into_response()
+        let mut resp = (self.status, axum::Json(body)).into_response();
+        for (name, value) in self.headers {
+            if let Ok(v) = axum::http::HeaderValue::from_str(&value) {
+                resp.headers_mut().insert(name, v);
+            }
+        }
+        resp
     }
 }
 
 impl From<crate::store::StoreError> for ApiError {
     fn from(e: crate::store::StoreError) -> Self {
-        ApiError::internal(e)
+        use crate::store::StoreError;
+        match e {
+            StoreError::NotFound(_) => ApiError::not_found(e.to_string()),
+            StoreError::Conflict(_) => {
+                ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string())
+            }
+            StoreError::Refused(_) => ApiError::new(StatusCode::CONFLICT, "refused", e.to_string()),
+            other => ApiError::internal(other),
+        }
     }
 }
 

@@ -5,11 +5,16 @@
 pub mod access;
 pub mod audit;
 pub mod body;
+pub mod config_audit;
 pub mod datasources;
 pub mod error;
 pub mod events;
 pub mod health;
+pub mod me;
 pub mod routes;
+pub mod teams;
+pub mod tokens;
+pub mod users;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,6 +32,7 @@ pub use access::Permission;
 use error::ApiError;
 pub use routes::{RouteSpec, RouteTable};
 
+use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::metrics::{HttpLabels, Metrics};
 use crate::store::Store;
@@ -37,7 +43,39 @@ pub struct AppState {
     pub store: Store,
     pub metrics: Arc<Metrics>,
     pub config: Arc<Config>,
+    /// Password hashing, login limits and sessions.
+    pub auth: Arc<Authenticator>,
 }
+
+impl AppState {
+    /// The state for `config`, with the wall clock.
+    pub fn new(
+        store: Store,
+        metrics: Arc<Metrics>,
+        config: Arc<Config>,
+    ) -> Result<AppState, crate::auth::password::PasswordError> {
+        Self::with_clock(store, metrics, config, Arc::new(crate::auth::SystemClock))
+    }
+
+    /// The state with time from `clock` (tests move it without waiting).
+    pub fn with_clock(
+        store: Store,
+        metrics: Arc<Metrics>,
+        config: Arc<Config>,
+        clock: Arc<dyn crate::auth::Clock>,
+    ) -> Result<AppState, crate::auth::password::PasswordError> {
+        let auth = Arc::new(Authenticator::new(&config.auth, clock)?);
+        Ok(AppState {
+            store,
+            metrics,
+            config,
+            auth,
+        })
+    }
+}
+
+/// HSTS value sent when TLS is on.
+pub const HSTS: &str = "max-age=31536000; includeSubDomains";
 
 /// The strict Content-Security-Policy: no inline script or style, same-origin only.
 pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
@@ -58,7 +96,46 @@ pub fn route_table(state: AppState) -> RouteTable {
             ClusterAgent,
             events::post_events,
         )
-        .add(Method::GET, "/v1/audit", Admin, audit::get_audit)
+        .add(Method::GET, "/v1/audit", WorkloadRead, audit::get_audit)
+        .add(
+            Method::GET,
+            "/v1/audit/config",
+            Admin,
+            config_audit::get_config_audit,
+        )
+        .add(Method::POST, "/v1/auth/login", Public, me::login)
+        .add(Method::POST, "/v1/auth/logout", Authenticated, me::logout)
+        .add(Method::GET, "/v1/me", Authenticated, me::get_me)
+        .add(Method::GET, "/v1/admin/users", Admin, users::list)
+        .add(Method::POST, "/v1/admin/users", Admin, users::create)
+        .add(Method::GET, "/v1/admin/users/{id}", Admin, users::get)
+        .add(Method::PATCH, "/v1/admin/users/{id}", Admin, users::update)
+        .add(Method::DELETE, "/v1/admin/users/{id}", Admin, users::delete)
+        .add(
+            Method::POST,
+            "/v1/admin/users/{id}/password-reset",
+            Admin,
+            users::password_reset,
+        )
+        .add(Method::GET, "/v1/admin/tokens", Admin, tokens::list)
+        .add(Method::POST, "/v1/admin/tokens", Admin, tokens::create)
+        .add(
+            Method::DELETE,
+            "/v1/admin/tokens/{id}",
+            Admin,
+            tokens::revoke,
+        )
+        .add(Method::GET, "/v1/admin/teams", Admin, teams::list)
+        .add(Method::POST, "/v1/admin/teams", Admin, teams::create)
+        .add(Method::GET, "/v1/admin/teams/{id}", TeamAdmin, teams::get)
+        .add(Method::PATCH, "/v1/admin/teams/{id}", Admin, teams::update)
+        .add(Method::DELETE, "/v1/admin/teams/{id}", Admin, teams::delete)
+        .add(
+            Method::PUT,
+            "/v1/admin/teams/{id}/members",
+            TeamAdmin,
+            teams::set_members,
+        )
         .add(Method::POST, "/v1/datasources", Admin, datasources::create)
         .add(Method::GET, "/v1/datasources", Admin, datasources::list)
         .add(Method::GET, "/v1/datasources/{id}", Admin, datasources::get)
@@ -91,8 +168,18 @@ pub fn route_table(state: AppState) -> RouteTable {
 /// The complete application: routes, fallbacks and middleware.
 pub fn app(state: AppState) -> Router {
     let (router, _) = route_table(state.clone()).finish();
+    with_middleware(router, state)
+}
+
+/// Wraps a router from a route table with the fallbacks and the middleware stack.
+pub fn with_middleware(router: Router<AppState>, state: AppState) -> Router {
     let x_request_id = HeaderName::from_static("x-request-id");
+    let hsts = state
+        .config
+        .tls_enabled()
+        .then(|| header_layer(header::STRICT_TRANSPORT_SECURITY, HSTS));
     router
+        .layer(axum::middleware::from_fn(require_guard))
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(state.clone(), record_metrics))
@@ -100,6 +187,7 @@ pub fn app(state: AppState) -> Router {
         .layer(header_layer(header::REFERRER_POLICY, "no-referrer"))
         .layer(header_layer(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
         .layer(header_layer(header::CONTENT_SECURITY_POLICY, CSP))
+        .layer(tower::util::option_layer(hsts))
         .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
             let id = req
@@ -115,6 +203,29 @@ pub fn app(state: AppState) -> Router {
 
 fn header_layer(name: HeaderName, value: &'static str) -> SetResponseHeaderLayer<HeaderValue> {
     SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value))
+}
+
+/// Fails closed: a matched route whose response does not carry the guard's marker was
+/// added without a permission (outside `RouteTable`), so it is refused with 500.
+async fn require_guard(req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string());
+    let resp = next.run(req).await;
+    match route {
+        // 405 comes from the method router's fallback: no handler ran.
+        Some(route)
+            if resp.status() != axum::http::StatusCode::METHOD_NOT_ALLOWED
+                && resp.extensions().get::<access::Guarded>().is_none() =>
+        {
+            ApiError::internal(format!(
+                "route {route} has no declared permission; refusing to serve it"
+            ))
+            .into_response()
+        }
+        _ => resp,
+    }
 }
 
 async fn fallback(req: Request) -> Response {

@@ -79,3 +79,20 @@ impl RouteTable {
         (router, self.specs)
     }
 }
+
+/// A numeric `{id}` path segment; anything else is a 404 (no such resource).
+pub fn parse_id(kind: &str, raw: &str) -> Result<i64, super::error::ApiError> {
+    raw.parse::<i64>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| super::error::ApiError::not_found(format!("{kind} {raw} does not exist")))
+}
+
+/// Reads `Option<Option<T>>` so a JSON `null` (clear) differs from an absent field (keep).
+pub fn double_option<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}

@@ -1,28 +1,238 @@
-//! Who is calling: resolves a bearer token into a principal. Today: admin API tokens and
-//! cluster agent tokens. Users, sessions, teams and finer roles extend `Principal`.
+//! Who is calling: local users (passwords, sessions), API tokens with a fleet or team
+//! role, and cluster agent tokens. Resolves credentials into a [`Principal`]; the route
+//! guard in `api::access` decides what the principal may do.
 
+pub mod limiter;
+pub mod password;
+pub mod pattern;
+pub mod principal;
+pub mod session;
 pub mod token;
 
-use crate::store::{Store, StoreError};
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
 
-/// An authenticated caller.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Principal {
-    /// An API token with a fleet role.
-    ApiToken { id: i64, name: String, role: String },
-    /// A cluster's agent.
-    Cluster { name: String },
-}
+use tokio::sync::Semaphore;
+
+pub use limiter::{Clock, LockScope, Locked, LoginLimiter, SystemClock};
+pub use principal::{Caller, CallerKind, FleetRole, Principal, SessionRef, TeamGrant, TeamRole};
+
+use crate::config::AuthConfig;
+use crate::store::{SessionRecord, Store, StoreError, UserRecord};
 
 /// Why a credential was not accepted.
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
-    #[error("missing bearer token")]
+    #[error("missing credentials")]
     Missing,
     #[error("unknown, revoked or expired token")]
     Unknown,
+    #[error("session expired or logged out; log in again")]
+    SessionExpired,
+    #[error("user is disabled")]
+    Disabled,
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Why a login failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error("invalid username or password")]
+    Invalid,
+    #[error("too many failed logins")]
+    Locked(Locked),
+    #[error("too many logins in progress; retry shortly")]
+    Busy,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("password check failed: {0}")]
+    Task(String),
+}
+
+/// A successful login: the user and the new session's cookie value and CSRF token.
+#[derive(Debug)]
+pub struct LoggedIn {
+    pub user: UserRecord,
+    pub session_value: String,
+    pub csrf_token: String,
+}
+
+/// Authentication services shared by the API: hashing (bounded), limits and sessions.
+pub struct Authenticator {
+    pub hasher: password::Hasher,
+    pub limiter: LoginLimiter,
+    pub lifetimes: session::Lifetimes,
+    pub clock: Arc<dyn Clock>,
+    hashing: Arc<Semaphore>,
+    queue_wait: Duration,
+}
+
+impl Authenticator {
+    /// Builds the services from `[auth]`, with time from `clock`.
+    pub fn new(cfg: &AuthConfig, clock: Arc<dyn Clock>) -> Result<Self, password::PasswordError> {
+        Ok(Authenticator {
+            hasher: password::Hasher::new(cfg.argon2_memory_kib, cfg.argon2_iterations)?,
+            limiter: LoginLimiter::new(
+                limiter::Limits {
+                    window_ms: cfg.login_window_seconds as i64 * 1000,
+                    max_per_account: cfg.login_max_failures as usize,
+                    max_per_address: cfg.login_max_failures_per_address as usize,
+                },
+                clock.clone(),
+            ),
+            lifetimes: session::Lifetimes {
+                idle_ms: cfg.session_idle_seconds as i64 * 1000,
+                absolute_ms: cfg.session_absolute_seconds as i64 * 1000,
+            },
+            clock,
+            hashing: Arc::new(Semaphore::new(cfg.max_concurrent_password_checks as usize)),
+            queue_wait: Duration::from_secs(2),
+        })
+    }
+
+    /// Runs blocking password work under the concurrency bound; `None` when the queue
+    /// wait ran out (the caller answers 503).
+    pub async fn bounded<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&password::Hasher) -> T + Send + 'static,
+    ) -> Result<Option<T>, String> {
+        let permit =
+            match tokio::time::timeout(self.queue_wait, self.hashing.clone().acquire_owned()).await
+            {
+                Ok(Ok(p)) => p,
+                Ok(Err(_)) => return Err("hashing semaphore closed".into()),
+                Err(_) => return Ok(None),
+            };
+        let hasher = self.hasher.clone();
+        let out = tokio::task::spawn_blocking(move || {
+            let out = work(&hasher);
+            drop(permit);
+            out
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        Ok(Some(out))
+    }
+
+    /// Verifies a username and password, enforcing the failure limits, and opens a new
+    /// session. `previous` (a session cookie sent along) is ended: sessions rotate.
+    pub async fn login(
+        &self,
+        store: &Store,
+        username: &str,
+        password: String,
+        addr: IpAddr,
+        previous: Option<String>,
+    ) -> Result<LoggedIn, LoginError> {
+        self.limiter
+            .check(username, addr)
+            .map_err(LoginError::Locked)?;
+        let found = store.user_for_login(username.to_string()).await?;
+        let (user, phc) = match found {
+            Some((u, phc)) => (Some(u), Some(phc)),
+            None => (None, None),
+        };
+        let ok = self
+            .bounded(move |h| match phc {
+                Some(phc) => h.verify(&password, &phc),
+                None => h.verify_dummy(&password),
+            })
+            .await
+            .map_err(LoginError::Task)?
+            .ok_or(LoginError::Busy)?;
+        let user = match user {
+            Some(u) if ok && !u.disabled => u,
+            _ => {
+                self.limiter.failed(username, addr);
+                tracing::info!(%addr, "login failed");
+                return Err(LoginError::Invalid);
+            }
+        };
+        self.limiter.succeeded(username);
+        let (value, csrf) = session::new_ids();
+        let now = self.clock.now_ms();
+        let record = SessionRecord {
+            user_id: user.id,
+            csrf_token: csrf.clone(),
+            created_at: now,
+            last_seen_at: now,
+            expires_at: now + self.lifetimes.absolute_ms,
+        };
+        let digest = token::hash(&value);
+        let idle = self.lifetimes.idle_ms;
+        let previous = previous.map(|v| token::hash(&v));
+        store
+            .write(move |c| {
+                let tx = c.transaction()?;
+                if let Some(old) = previous {
+                    crate::store::sessions::delete_session(&tx, &old)?;
+                }
+                crate::store::sessions::purge_expired(&tx, now, idle)?;
+                crate::store::sessions::insert_session(&tx, &digest, &record)?;
+                tx.commit()?;
+                Ok(())
+            })
+            .await?;
+        tracing::info!(user_id = user.id, %addr, "login succeeded");
+        Ok(LoggedIn {
+            user,
+            session_value: value,
+            csrf_token: csrf,
+        })
+    }
+
+    /// Resolves a session cookie value into its user.
+    pub async fn resolve_session(
+        &self,
+        store: &Store,
+        value: &str,
+    ) -> Result<Principal, AuthError> {
+        let digest = token::hash(value);
+        let s = store
+            .session_by_hash(digest.clone())
+            .await?
+            .ok_or(AuthError::SessionExpired)?;
+        let now = self.clock.now_ms();
+        match session::freshness(&s, now, &self.lifetimes) {
+            session::Freshness::Expired => {
+                store.delete_session(digest).await?;
+                return Err(AuthError::SessionExpired);
+            }
+            session::Freshness::Valid { touch } => {
+                if touch {
+                    store.touch_session(digest.clone(), now).await?;
+                }
+            }
+        }
+        let user = store
+            .get_user(s.user_id)
+            .await?
+            .ok_or(AuthError::SessionExpired)?;
+        if user.disabled {
+            return Err(AuthError::Disabled);
+        }
+        let teams = grants(store.grants_for_user(user.id).await?);
+        Ok(Principal::Caller(Caller {
+            kind: CallerKind::User,
+            id: user.id,
+            name: user.username,
+            fleet_role: user.role.as_deref().and_then(FleetRole::parse),
+            teams,
+            session: Some(SessionRef {
+                id_sha256: digest,
+                csrf_token: s.csrf_token,
+            }),
+        }))
+    }
+}
+
+fn grants(records: Vec<crate::store::TeamGrantRecord>) -> Vec<TeamGrant> {
+    records
+        .into_iter()
+        .filter_map(TeamGrant::from_record)
+        .collect()
 }
 
 /// Resolves a presented bearer token value. The value itself is never logged.
@@ -40,21 +250,30 @@ pub async fn resolve_bearer(
             _ => Err(AuthError::Unknown),
         };
     }
-    match store.token_by_hash(digest.clone()).await? {
-        Some((t, stored)) if token::digests_equal(&stored, &digest) => {
-            let live = t.revoked_at.is_none() && t.expires_at.is_none_or(|e| e > now_ms);
-            if !live {
-                return Err(AuthError::Unknown);
-            }
-            if t.last_used_at.is_none_or(|at| at < now_ms - 60_000) {
-                store.touch_token(t.id).await?;
-            }
-            Ok(Principal::ApiToken {
-                id: t.id,
-                name: t.name,
-                role: t.role,
-            })
-        }
-        _ => Err(AuthError::Unknown),
+    let Some((t, stored)) = store.token_by_hash(digest.clone()).await? else {
+        return Err(AuthError::Unknown);
+    };
+    let live = t.revoked_at.is_none() && t.expires_at.is_none_or(|e| e > now_ms);
+    if !token::digests_equal(&stored, &digest) || !live {
+        return Err(AuthError::Unknown);
     }
+    if t.last_used_at.is_none_or(|at| at < now_ms - 60_000) {
+        store.touch_token(t.id).await?;
+    }
+    let (fleet_role, teams) = match (FleetRole::parse(&t.role), t.team_id) {
+        (Some(r), None) => (Some(r), Vec::new()),
+        (None, Some(team)) => {
+            let g = store.grant_for_team(team, t.role.clone()).await?;
+            (None, grants(g.into_iter().collect()))
+        }
+        _ => (None, Vec::new()),
+    };
+    Ok(Principal::Caller(Caller {
+        kind: CallerKind::Token,
+        id: t.id,
+        name: t.name,
+        fleet_role,
+        teams,
+        session: None,
+    }))
 }

@@ -35,6 +35,8 @@ pub struct AuditFilter {
     pub until_ms: Option<i64>,
     /// Only rows older than this sequence number (the cursor).
     pub before_seq: Option<i64>,
+    /// Only these cluster + namespace glob patterns (a team member's scope); `None` = all.
+    pub scopes: Option<Vec<super::NamespacePattern>>,
     pub limit: usize,
 }
 
@@ -139,6 +141,20 @@ pub fn query_audit(conn: &Connection, f: &AuditFilter) -> Result<AuditPage, Stor
         if let Some(v) = val {
             sql.push_str(&format!(" AND {cond}"));
             args.push(v.into());
+        }
+    }
+    if let Some(scopes) = &f.scopes {
+        // Patterns are validated to [a-z0-9.-*], so GLOB sees only `*` as special.
+        let terms = vec!["(cluster GLOB ? AND namespace GLOB ?)"; scopes.len()];
+        let any = if terms.is_empty() {
+            "0".to_string()
+        } else {
+            terms.join(" OR ")
+        };
+        sql.push_str(&format!(" AND ({any})"));
+        for p in scopes {
+            args.push(p.cluster.clone().into());
+            args.push(p.namespace.clone().into());
         }
     }
     sql.push_str(" ORDER BY seq DESC LIMIT ?");

@@ -23,7 +23,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "init",
         sql: include_str!("../../migrations/0001_init.sql"),
     },
-    // 2 and 4 come from parallel branches; versions only need to increase.
+    Migration {
+        version: 2,
+        name: "identity",
+        sql: include_str!("../../migrations/0002_identity.sql"),
+    },
     Migration {
         version: 3,
         name: "datasources",

@@ -4,11 +4,15 @@
 
 mod backup;
 mod clusters;
+pub mod config_audit;
 mod datasources;
 mod events;
 mod migrate;
 mod pool;
-mod tokens;
+pub mod sessions;
+pub mod teams;
+pub mod tokens;
+pub mod users;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -17,13 +21,17 @@ use rusqlite::Connection;
 
 pub use backup::backup_to;
 pub use clusters::{insert_cluster, list_clusters, ClusterRecord, NewCluster};
+pub use config_audit::{ConfigAuditFilter, ConfigAuditPage, StoredChange};
 pub use datasources::{
     cluster_datasource, delete_datasource, get_datasource, insert_datasource, list_datasources,
     set_cluster_datasource, update_datasource, DatasourceRecord,
 };
 pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
+pub use sessions::SessionRecord;
+pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
+pub use users::{NewUser, UserPatch, UserRecord};
 
 use pool::ReaderPool;
 
@@ -56,6 +64,11 @@ pub enum StoreError {
     },
     #[error("{0} already exists")]
     Conflict(String),
+    #[error("{0} does not exist")]
+    NotFound(String),
+    /// A change refused because of the data it would leave behind (e.g. no admin left).
+    #[error("{0}")]
+    Refused(String),
     #[error("database task failed: {0}")]
     Task(String),
 }
@@ -202,6 +215,14 @@ pub fn open_connection(
     conn.pragma_update(None, "foreign_keys", "ON")
         .map_err(wrap)?;
     Ok(conn)
+}
+
+/// True when `e` is a UNIQUE (or PRIMARY KEY) constraint violation.
+pub(crate) fn is_unique_violation(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if f.code == rusqlite::ErrorCode::ConstraintViolation
+            && matches!(f.extended_code, rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY))
 }
 
 /// Current wall-clock time in Unix milliseconds.

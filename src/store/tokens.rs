@@ -1,4 +1,5 @@
-//! The `api_tokens` table: named API tokens with a role, stored as SHA-256 only.
+//! The `api_tokens` table: named API tokens with a fleet role, or a team role within one
+//! team, stored as SHA-256 only.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -9,7 +10,11 @@ use super::{now_ms, StoreError};
 pub struct ApiTokenRecord {
     pub id: i64,
     pub name: String,
+    /// A fleet role (`admin`, `editor`, `viewer`) or, with `team_id`, a team role.
     pub role: String,
+    pub team_id: Option<i64>,
+    pub team_name: Option<String>,
+    pub created_by: Option<String>,
     pub created_at: i64,
     pub expires_at: Option<i64>,
     pub last_used_at: Option<i64>,
@@ -20,8 +25,29 @@ pub struct ApiTokenRecord {
 pub struct NewApiToken<'a> {
     pub name: &'a str,
     pub role: &'a str,
+    pub team_id: Option<i64>,
+    pub created_by: Option<&'a str>,
     pub token_sha256: &'a str,
     pub expires_at: Option<i64>,
+}
+
+const SELECT: &str = "SELECT k.id, k.name, k.role, k.team_id, t.name, k.created_by, k.created_at,
+        k.expires_at, k.last_used_at, k.revoked_at, k.token_sha256
+     FROM api_tokens k LEFT JOIN teams t ON t.id = k.team_id";
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApiTokenRecord> {
+    Ok(ApiTokenRecord {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        role: r.get(2)?,
+        team_id: r.get(3)?,
+        team_name: r.get(4)?,
+        created_by: r.get(5)?,
+        created_at: r.get(6)?,
+        expires_at: r.get(7)?,
+        last_used_at: r.get(8)?,
+        revoked_at: r.get(9)?,
+    })
 }
 
 /// Records a new token.
@@ -29,21 +55,44 @@ pub fn insert_token(
     conn: &Connection,
     new: &NewApiToken<'_>,
 ) -> Result<ApiTokenRecord, StoreError> {
-    let now = now_ms();
     conn.execute(
-        "INSERT INTO api_tokens (name, role, token_sha256, created_at, expires_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![new.name, new.role, new.token_sha256, now, new.expires_at],
+        "INSERT INTO api_tokens (name, role, team_id, created_by, token_sha256, created_at,
+                                 expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            new.name,
+            new.role,
+            new.team_id,
+            new.created_by,
+            new.token_sha256,
+            now_ms(),
+            new.expires_at
+        ],
     )?;
-    Ok(ApiTokenRecord {
-        id: conn.last_insert_rowid(),
-        name: new.name.to_string(),
-        role: new.role.to_string(),
-        created_at: now,
-        expires_at: new.expires_at,
-        last_used_at: None,
-        revoked_at: None,
-    })
+    require_token(conn, conn.last_insert_rowid())
+}
+
+/// The token with `id`, or `NotFound`.
+pub fn require_token(conn: &Connection, id: i64) -> Result<ApiTokenRecord, StoreError> {
+    conn.query_row(&format!("{SELECT} WHERE k.id = ?1"), [id], from_row)
+        .optional()?
+        .ok_or_else(|| StoreError::NotFound(format!("token {id}")))
+}
+
+/// Every token, newest first.
+pub fn list_tokens(conn: &Connection) -> Result<Vec<ApiTokenRecord>, StoreError> {
+    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY k.id DESC"))?;
+    let rows = stmt.query_map([], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Marks token `id` revoked (once; a second revoke keeps the first time).
+pub fn revoke_token(conn: &Connection, id: i64) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE api_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
+        params![id, now_ms()],
+    )?;
+    Ok(())
 }
 
 /// The token whose value hashes to `token_sha256`, with its stored hash, if any.
@@ -53,23 +102,9 @@ pub fn token_by_hash(
 ) -> Result<Option<(ApiTokenRecord, String)>, StoreError> {
     Ok(conn
         .query_row(
-            "SELECT id, name, role, created_at, expires_at, last_used_at, revoked_at, token_sha256
-             FROM api_tokens WHERE token_sha256 = ?1",
+            &format!("{SELECT} WHERE k.token_sha256 = ?1"),
             [token_sha256],
-            |r| {
-                Ok((
-                    ApiTokenRecord {
-                        id: r.get(0)?,
-                        name: r.get(1)?,
-                        role: r.get(2)?,
-                        created_at: r.get(3)?,
-                        expires_at: r.get(4)?,
-                        last_used_at: r.get(5)?,
-                        revoked_at: r.get(6)?,
-                    },
-                    r.get::<_, String>(7)?,
-                ))
-            },
+            |r| Ok((from_row(r)?, r.get::<_, String>(10)?)),
         )
         .optional()?)
 }
@@ -96,5 +131,10 @@ impl super::Store {
     /// See [`touch_token`].
     pub async fn touch_token(&self, id: i64) -> Result<(), StoreError> {
         self.write(move |c| touch_token(c, id, now_ms())).await
+    }
+
+    /// See [`list_tokens`].
+    pub async fn list_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError> {
+        self.read(list_tokens).await
     }
 }

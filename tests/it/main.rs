@@ -3,6 +3,7 @@
 
 mod support;
 
+mod access_matrix;
 mod analysis_cli;
 mod analysis_fence;
 mod analysis_fuzz;
@@ -16,6 +17,8 @@ mod datasource_api;
 mod datasource_prometheus;
 mod events_fault;
 mod events_ingest;
+mod identity;
+mod identity_audit;
 mod route_table;
 mod ui_shell;
 mod ui_size;

@@ -10,7 +10,7 @@ use kerf::metrics::Metrics;
 use kerf::store::{Store, StoreOptions};
 
 /// (METHOD, path, permission) triples named under `paths:` in the document.
-fn documented() -> BTreeSet<(String, String, String)> {
+pub fn documented() -> BTreeSet<(String, String, String)> {
     let mut out = BTreeSet::new();
     let mut in_paths = false;
     let (mut path, mut method) = (String::new(), String::new());
@@ -45,11 +45,8 @@ fn registered() -> BTreeSet<(String, String, String)> {
         },
     )
     .expect("store");
-    let state = AppState {
-        store,
-        metrics: Arc::new(Metrics::new()),
-        config: Arc::new(Config::default()),
-    };
+    let state =
+        AppState::new(store, Arc::new(Metrics::new()), Arc::new(Config::default())).expect("state");
     route_table(state)
         .specs()
         .iter()

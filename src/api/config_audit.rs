@@ -1,0 +1,141 @@
+//! The configuration audit over HTTP: `GET /v1/audit/config` (filters, cursor
+//! pagination) and [`context`], which every changing handler uses to turn its request
+//! (caller + optional `reason`) into the `AuditContext` its store transaction records.
+
+use axum::extract::{RawQuery, State};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::access::Access;
+use super::audit::{decode_cursor, encode_cursor, parse_time};
+use super::error::ApiError;
+use super::AppState;
+use crate::events::config_change::{AuditContext, MAX_REASON_CHARS};
+use crate::store::ConfigAuditFilter;
+
+const DEFAULT_LIMIT: usize = 100;
+const MAX_LIMIT: usize = 500;
+
+/// The audit context of a change made by this request, with the user's `reason`.
+pub fn context(access: &Access, reason: Option<String>) -> Result<AuditContext, ApiError> {
+    let reason = reason
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty());
+    if reason
+        .as_ref()
+        .is_some_and(|r| r.chars().count() > MAX_REASON_CHARS)
+    {
+        return Err(ApiError::invalid_field(
+            "reason",
+            format!("must be at most {MAX_REASON_CHARS} characters"),
+        ));
+    }
+    Ok(AuditContext {
+        actor: access.actor(),
+        reason,
+    })
+}
+
+/// The `?reason=` of a DELETE (which has no body).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ReasonQuery {
+    pub reason: Option<String>,
+}
+
+/// Parses `?reason=`; other parameters are refused.
+pub fn reason_query(query: Option<&str>) -> Result<Option<String>, ApiError> {
+    let q: ReasonQuery = serde_urlencoded::from_str(query.unwrap_or(""))
+        .map_err(|e| ApiError::bad_request("invalid_query", e.to_string()))?;
+    Ok(q.reason)
+}
+
+/// `GET /v1/audit/config`.
+pub async fn get_config_audit(
+    State(state): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let filter = parse_filter(query.as_deref().unwrap_or(""))?;
+    let page = state.store.query_config_audit(filter).await?;
+    let items: Vec<Value> = page.items.into_iter().map(|c| c.record).collect();
+    Ok(Json(
+        json!({ "items": items, "next": page.next.map(encode_cursor) }),
+    ))
+}
+
+fn parse_filter(query: &str) -> Result<ConfigAuditFilter, ApiError> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).map_err(|e| {
+        ApiError::bad_request("invalid_query", format!("malformed query string: {e}"))
+    })?;
+    let mut f = ConfigAuditFilter {
+        limit: DEFAULT_LIMIT,
+        ..Default::default()
+    };
+    for (key, value) in pairs {
+        let bad = |why: &str| {
+            ApiError::bad_request("invalid_query", format!("{key}: {why}"))
+                .with_details(json!({ "parameter": key }))
+        };
+        let slot = match key.as_str() {
+            "action" => &mut f.action,
+            "targetType" => &mut f.target_type,
+            "targetId" => &mut f.target_id,
+            "actor" => &mut f.actor,
+            "actorType" => {
+                if !matches!(value.as_str(), "user" | "token" | "system") {
+                    return Err(bad("must be user, token or system"));
+                }
+                &mut f.actor_type
+            }
+            "since" | "until" => {
+                let t = parse_time(&value).ok_or_else(|| bad("must be an RFC 3339 timestamp"))?;
+                if key == "since" {
+                    f.since_ms = Some(t);
+                } else {
+                    f.until_ms = Some(t);
+                }
+                continue;
+            }
+            "limit" => {
+                f.limit = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=MAX_LIMIT).contains(n))
+                    .ok_or_else(|| bad("must be an integer from 1 to 500"))?;
+                continue;
+            }
+            "next" => {
+                f.before_seq = Some(
+                    decode_cursor(&value)
+                        .ok_or_else(|| bad("is not a cursor returned by this API"))?,
+                );
+                continue;
+            }
+            _ => return Err(bad("unknown parameter")),
+        };
+        *slot = Some(value);
+    }
+    Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_audit_filters_are_parsed_strictly() {
+        let f = parse_filter("action=UserCreated&targetType=user&actorType=token&limit=2").unwrap();
+        assert_eq!(f.action.as_deref(), Some("UserCreated"));
+        assert_eq!((f.actor_type.as_deref(), f.limit), (Some("token"), 2));
+        for bad in [
+            "actorType=robot",
+            "limit=0",
+            "since=never",
+            "who=me",
+            "next=zz",
+        ] {
+            assert!(parse_filter(bad).is_err(), "{bad}");
+        }
+    }
+}

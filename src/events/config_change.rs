@@ -1,0 +1,185 @@
+//! Configuration changes (`config_changed`): who changed what, from what, to what and
+//! why. Pure vocabulary; `store::config_audit` writes and reads them, `api` serves them.
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// The action names of the events contract's configuration table. Later issues add
+/// theirs here (settings, policies, clusters, datasources, notifications...).
+pub mod action {
+    pub const USER_CREATED: &str = "UserCreated";
+    pub const USER_UPDATED: &str = "UserUpdated";
+    pub const USER_DELETED: &str = "UserDeleted";
+    pub const PASSWORD_RESET: &str = "PasswordReset";
+    pub const TOKEN_CREATED: &str = "TokenCreated";
+    pub const TOKEN_REVOKED: &str = "TokenRevoked";
+    pub const TEAM_CREATED: &str = "TeamCreated";
+    pub const TEAM_UPDATED: &str = "TeamUpdated";
+    pub const TEAM_DELETED: &str = "TeamDeleted";
+}
+
+/// Longest accepted `reason`, in characters.
+pub const MAX_REASON_CHARS: usize = 1024;
+
+/// Object keys that must never appear in `before`/`after`: the recorder refuses them, so
+/// a representation that grows a secret field fails loudly instead of leaking it.
+pub const FORBIDDEN_KEYS: &[&str] = &[
+    "password",
+    "passwordHash",
+    "password_hash",
+    "oneTimePassword",
+    "tokenValue",
+    "token_sha256",
+    "tokenSha256",
+    "secret",
+    "csrfToken",
+];
+
+/// What kind of caller made a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ActorKind {
+    User,
+    Token,
+    System,
+}
+
+/// A team whose role allowed a change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ActorTeam {
+    pub id: String,
+    pub name: String,
+}
+
+/// Who made a change. `teams` is non-empty only when a team role (not a fleet role)
+/// allowed it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Actor {
+    #[serde(rename = "type")]
+    pub kind: ActorKind,
+    pub id: Option<String>,
+    pub name: String,
+    pub teams: Vec<ActorTeam>,
+}
+
+impl Actor {
+    /// The hub itself (or an offline CLI command run by the operator), named by `what`.
+    pub fn system(what: &str) -> Actor {
+        Actor {
+            kind: ActorKind::System,
+            id: None,
+            name: what.to_string(),
+            teams: Vec::new(),
+        }
+    }
+}
+
+/// What a change touched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Target {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+    pub name: Option<String>,
+}
+
+/// One change: the action of the contract's table, its target and the target's API
+/// representation before and after (absent on create / delete respectively).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub action: &'static str,
+    pub target: Target,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+}
+
+impl Change {
+    pub fn new(action: &'static str, kind: &str, id: impl ToString, name: Option<&str>) -> Self {
+        Change {
+            action,
+            target: Target {
+                kind: kind.to_string(),
+                id: id.to_string(),
+                name: name.map(str::to_string),
+            },
+            before: None,
+            after: None,
+        }
+    }
+
+    pub fn before(mut self, v: impl Serialize) -> Self {
+        self.before = serde_json::to_value(v).ok();
+        self
+    }
+
+    pub fn after(mut self, v: impl Serialize) -> Self {
+        self.after = serde_json::to_value(v).ok();
+        self
+    }
+}
+
+/// Who is changing and why: travels from the request into the store transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditContext {
+    pub actor: Actor,
+    pub reason: Option<String>,
+}
+
+/// Unix milliseconds as RFC 3339 (UTC).
+pub fn rfc3339_ms(ms: i64) -> String {
+    use time::format_description::well_known::Rfc3339;
+    time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_default()
+}
+
+impl AuditContext {
+    /// `user`, `token` or `system`.
+    pub fn actor_kind_str(&self) -> &'static str {
+        match self.actor.kind {
+            ActorKind::User => "user",
+            ActorKind::Token => "token",
+            ActorKind::System => "system",
+        }
+    }
+}
+
+/// The first forbidden key found anywhere inside `v`, if any.
+pub fn forbidden_key(v: &Value) -> Option<&'static str> {
+    match v {
+        Value::Object(map) => map.iter().find_map(|(k, child)| {
+            FORBIDDEN_KEYS
+                .iter()
+                .find(|f| **f == k.as_str())
+                .copied()
+                .or_else(|| forbidden_key(child))
+        }),
+        Value::Array(items) => items.iter().find_map(forbidden_key),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn secret_keys_are_found_at_any_depth() {
+        assert_eq!(forbidden_key(&json!({"name": "a"})), None);
+        assert_eq!(
+            forbidden_key(&json!({"a": [{"b": {"passwordHash": "x"}}]})),
+            Some("passwordHash")
+        );
+    }
+
+    #[test]
+    fn actors_serialize_with_their_type() {
+        let v = serde_json::to_value(Actor::system("cli")).unwrap();
+        assert_eq!(
+            v,
+            json!({"type": "system", "id": null, "name": "cli", "teams": []})
+        );
+    }
+}

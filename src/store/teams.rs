@@ -1,0 +1,287 @@
+//! The `teams`, `team_namespaces` and `team_members` tables: teams own namespaces (cluster
+//! and namespace patterns with `*` globs) and give their members a team role there.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::{now_ms, StoreError};
+
+/// A cluster + namespace pattern a team owns.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NamespacePattern {
+    pub cluster: String,
+    pub namespace: String,
+}
+
+/// A member of a team with their team role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamMember {
+    pub user_id: i64,
+    pub username: String,
+    pub role: String,
+}
+
+/// A team with its namespaces and members.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamRecord {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    pub namespaces: Vec<NamespacePattern>,
+    pub members: Vec<TeamMember>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A team role held by a caller, with the namespaces it covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamGrantRecord {
+    pub team_id: i64,
+    pub team_name: String,
+    pub role: String,
+    pub namespaces: Vec<NamespacePattern>,
+}
+
+/// Creates a team with its namespaces; a taken name is a `Conflict`.
+pub fn insert_team(
+    conn: &Connection,
+    name: &str,
+    description: &str,
+    namespaces: &[NamespacePattern],
+) -> Result<TeamRecord, StoreError> {
+    let now = now_ms();
+    let res = conn.execute(
+        "INSERT INTO teams (name, description, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
+        params![name, description, now],
+    );
+    match res {
+        Ok(_) => {}
+        Err(e) if super::is_unique_violation(&e) => {
+            return Err(StoreError::Conflict(format!("team {name:?}")))
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let id = conn.last_insert_rowid();
+    set_namespaces(conn, id, namespaces)?;
+    require_team(conn, id)
+}
+
+/// The team with `id`, or `NotFound`.
+pub fn require_team(conn: &Connection, id: i64) -> Result<TeamRecord, StoreError> {
+    get_team(conn, id)?.ok_or_else(|| StoreError::NotFound(format!("team {id}")))
+}
+
+/// The team with `id`, if any.
+pub fn get_team(conn: &Connection, id: i64) -> Result<Option<TeamRecord>, StoreError> {
+    let head = conn
+        .query_row(
+            "SELECT id, name, description, created_at, updated_at FROM teams WHERE id = ?1",
+            [id],
+            |r| {
+                Ok(TeamRecord {
+                    id: r.get(0)?,
+                    name: r.get(1)?,
+                    description: r.get(2)?,
+                    namespaces: Vec::new(),
+                    members: Vec::new(),
+                    created_at: r.get(3)?,
+                    updated_at: r.get(4)?,
+                })
+            },
+        )
+        .optional()?;
+    let Some(mut team) = head else {
+        return Ok(None);
+    };
+    team.namespaces = namespaces_of(conn, id)?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT m.user_id, u.username, m.role FROM team_members m
+         JOIN users u ON u.id = m.user_id WHERE m.team_id = ?1 ORDER BY u.username",
+    )?;
+    let rows = stmt.query_map([id], |r| {
+        Ok(TeamMember {
+            user_id: r.get(0)?,
+            username: r.get(1)?,
+            role: r.get(2)?,
+        })
+    })?;
+    team.members = rows.collect::<Result<_, _>>()?;
+    Ok(Some(team))
+}
+
+fn namespaces_of(conn: &Connection, team_id: i64) -> Result<Vec<NamespacePattern>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT cluster, namespace FROM team_namespaces WHERE team_id = ?1
+         ORDER BY cluster, namespace",
+    )?;
+    let rows = stmt.query_map([team_id], |r| {
+        Ok(NamespacePattern {
+            cluster: r.get(0)?,
+            namespace: r.get(1)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Every team, by name.
+pub fn list_teams(conn: &Connection) -> Result<Vec<TeamRecord>, StoreError> {
+    let ids: Vec<i64> = {
+        let mut stmt = conn.prepare("SELECT id FROM teams ORDER BY name COLLATE NOCASE")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        out.extend(get_team(conn, id)?);
+    }
+    Ok(out)
+}
+
+/// Renames / re-describes team `id`.
+pub fn update_team(
+    conn: &Connection,
+    id: i64,
+    name: Option<&str>,
+    description: Option<&str>,
+) -> Result<(), StoreError> {
+    let now = now_ms();
+    if let Some(name) = name {
+        let res = conn.execute(
+            "UPDATE teams SET name = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, name, now],
+        );
+        if let Err(e) = res {
+            return Err(if super::is_unique_violation(&e) {
+                StoreError::Conflict(format!("team {name:?}"))
+            } else {
+                e.into()
+            });
+        }
+    }
+    if let Some(description) = description {
+        conn.execute(
+            "UPDATE teams SET description = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, description, now],
+        )?;
+    }
+    Ok(())
+}
+
+/// Replaces the namespaces team `id` owns.
+pub fn set_namespaces(
+    conn: &Connection,
+    id: i64,
+    namespaces: &[NamespacePattern],
+) -> Result<(), StoreError> {
+    conn.execute("DELETE FROM team_namespaces WHERE team_id = ?1", [id])?;
+    let mut stmt = conn.prepare_cached(
+        "INSERT OR IGNORE INTO team_namespaces (team_id, cluster, namespace) VALUES (?1, ?2, ?3)",
+    )?;
+    for p in namespaces {
+        stmt.execute(params![id, p.cluster, p.namespace])?;
+    }
+    conn.execute(
+        "UPDATE teams SET updated_at = ?2 WHERE id = ?1",
+        params![id, now_ms()],
+    )?;
+    Ok(())
+}
+
+/// Replaces team `id`'s members; an unknown user id is `NotFound`.
+pub fn set_members(
+    conn: &Connection,
+    id: i64,
+    members: &[(i64, String)],
+) -> Result<(), StoreError> {
+    conn.execute("DELETE FROM team_members WHERE team_id = ?1", [id])?;
+    let mut stmt = conn.prepare_cached(
+        "INSERT OR REPLACE INTO team_members (team_id, user_id, role) VALUES (?1, ?2, ?3)",
+    )?;
+    for (user_id, role) in members {
+        super::users::require_user(conn, *user_id)?;
+        stmt.execute(params![id, user_id, role])?;
+    }
+    conn.execute(
+        "UPDATE teams SET updated_at = ?2 WHERE id = ?1",
+        params![id, now_ms()],
+    )?;
+    Ok(())
+}
+
+/// Deletes team `id` with its memberships, namespaces and team tokens.
+pub fn delete_team(conn: &Connection, id: i64) -> Result<(), StoreError> {
+    conn.execute("DELETE FROM teams WHERE id = ?1", [id])?;
+    Ok(())
+}
+
+/// The team roles user `user_id` holds.
+pub fn grants_for_user(
+    conn: &Connection,
+    user_id: i64,
+) -> Result<Vec<TeamGrantRecord>, StoreError> {
+    let pairs: Vec<(i64, String, String)> = {
+        let mut stmt = conn.prepare_cached(
+            "SELECT t.id, t.name, m.role FROM team_members m JOIN teams t ON t.id = m.team_id
+             WHERE m.user_id = ?1 ORDER BY t.name",
+        )?;
+        let rows = stmt.query_map([user_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let mut out = Vec::with_capacity(pairs.len());
+    for (team_id, team_name, role) in pairs {
+        out.push(TeamGrantRecord {
+            team_id,
+            namespaces: namespaces_of(conn, team_id)?,
+            team_name,
+            role,
+        });
+    }
+    Ok(out)
+}
+
+/// The grant of a team-scoped token: `role` within team `team_id`.
+pub fn grant_for_team(
+    conn: &Connection,
+    team_id: i64,
+    role: &str,
+) -> Result<Option<TeamGrantRecord>, StoreError> {
+    let name: Option<String> = conn
+        .query_row("SELECT name FROM teams WHERE id = ?1", [team_id], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    Ok(match name {
+        Some(team_name) => Some(TeamGrantRecord {
+            team_id,
+            team_name,
+            role: role.to_string(),
+            namespaces: namespaces_of(conn, team_id)?,
+        }),
+        None => None,
+    })
+}
+
+impl super::Store {
+    /// See [`grants_for_user`].
+    pub async fn grants_for_user(&self, user_id: i64) -> Result<Vec<TeamGrantRecord>, StoreError> {
+        self.read(move |c| grants_for_user(c, user_id)).await
+    }
+
+    /// See [`grant_for_team`].
+    pub async fn grant_for_team(
+        &self,
+        team_id: i64,
+        role: String,
+    ) -> Result<Option<TeamGrantRecord>, StoreError> {
+        self.read(move |c| grant_for_team(c, team_id, &role)).await
+    }
+
+    /// See [`list_teams`].
+    pub async fn list_teams(&self) -> Result<Vec<TeamRecord>, StoreError> {
+        self.read(list_teams).await
+    }
+
+    /// See [`get_team`].
+    pub async fn get_team(&self, id: i64) -> Result<Option<TeamRecord>, StoreError> {
+        self.read(move |c| get_team(c, id)).await
+    }
+}

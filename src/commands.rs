@@ -47,11 +47,11 @@ pub fn migrate(config: &Config, status_only: bool) -> Result<(), Exit> {
         for (v, name) in &status.pending {
             println!("pending  {v:04}_{name}");
         }
-        if status.db_version > store::MIGRATIONS.len() as i64 {
+        let supported = store::MIGRATIONS.last().map_or(0, |m| m.version);
+        if status.db_version > supported {
             return Err(Exit::usage(format!(
-                "database schema version {} is newer than this kerf supports ({})",
-                status.db_version,
-                store::MIGRATIONS.len()
+                "database schema version {} is newer than this kerf supports ({supported})",
+                status.db_version
             )));
         }
         return Ok(());

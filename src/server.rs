@@ -67,10 +67,12 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         source,
     })?;
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
+    let runs = crate::runs::Runs::new(store.clone(), Arc::new(crate::runs::SystemClock));
     let state = AppState {
         store: store.clone(),
         metrics,
         config: Arc::new(config),
+        runs: runs.clone(),
     };
     let app = api::app(state);
     tracing::info!(addr = %local, tls = tls.is_some(), "listening");

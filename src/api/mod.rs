@@ -36,6 +36,8 @@ pub struct AppState {
     pub store: Store,
     pub metrics: Arc<Metrics>,
     pub config: Arc<Config>,
+    /// Recommendation runs: trigger, progress, settings.
+    pub runs: crate::runs::Runs,
 }
 
 /// The strict Content-Security-Policy: no inline script or style, same-origin only.

@@ -7,7 +7,11 @@ mod clusters;
 mod events;
 mod migrate;
 mod pool;
+mod recommendations;
+mod runs;
+mod settings;
 mod tokens;
+mod workloads;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -18,7 +22,16 @@ pub use backup::backup_to;
 pub use clusters::{insert_cluster, list_clusters, ClusterRecord, NewCluster};
 pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
+pub use recommendations::{
+    prune_recommendations, write_chunk, ChunkWrite, ClusterSavings, NewRecommendation,
+    RecommendationRow,
+};
+pub use runs::{fail_interrupted_runs, prune_runs, RunFilter, RunRecord};
+pub use settings::{get_setting, put_setting};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
+pub use workloads::{
+    mark_absent_stale, WorkloadFilter, WorkloadRow, WorkloadSeen, WorkloadSort,
+};
 
 use pool::ReaderPool;
 

@@ -45,7 +45,9 @@ fn registered() -> BTreeSet<(String, String, String)> {
         },
     )
     .expect("store");
+    let runs = kerf::runs::Runs::new(store.clone(), Arc::new(kerf::runs::SystemClock));
     let state = AppState {
+        runs,
         store,
         metrics: Arc::new(Metrics::new()),
         config: Arc::new(Config::default()),

@@ -1,0 +1,192 @@
+//! Recommendation runs: for each cluster, collect usage from its datasource, analyze it
+//! with the engine, and store one recommendation per workload; on a schedule and on
+//! demand, never two at once for a cluster, with progress and history.
+//!
+//! * `engine` — one run of one cluster; `analyze` — one chunk of analysis (blocking);
+//!   `workload` — stable ids and grouping; `summary` — values, filters and cost delta.
+//! * `progress` — runs in flight (the no-overlap rule); `scheduler` — the cron loop and
+//!   retention; `schedule` — parsing and the pure `next_due`.
+//! * `settings` — recommender and pricing settings; `source` — a cluster's datasource;
+//!   `clock` — the injected time.
+
+pub mod analyze;
+pub mod clock;
+pub mod engine;
+pub mod progress;
+pub mod schedule;
+pub mod scheduler;
+pub mod settings;
+pub mod source;
+pub mod summary;
+pub mod workload;
+
+use std::sync::Arc;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use progress::{ActiveRuns, Progress};
+pub use settings::{Pricing, RecommenderSettings, SettingsError};
+
+use crate::store::{RunRecord, Store, StoreError};
+
+/// What started a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    Scheduled,
+    Manual,
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Scheduled => "scheduled",
+            Trigger::Manual => "manual",
+        }
+    }
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cluster {cluster:?} already has run {run_id} in progress")]
+    AlreadyRunning { cluster: String, run_id: String },
+    #[error("no active cluster is named {0:?}")]
+    UnknownCluster(String),
+    #[error("stored {key} settings cannot be read: {message}; PUT them again")]
+    BadSettings { key: &'static str, message: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The run service: shared by the API, the scheduler and `kerf demo`. Cheap to clone.
+#[derive(Clone)]
+pub struct Runs {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    active: ActiveRuns,
+    wake: Arc<tokio::sync::Notify>,
+}
+
+impl Runs {
+    pub fn new(store: Store, clock: Arc<dyn Clock>) -> Self {
+        Runs {
+            store,
+            clock,
+            active: ActiveRuns::default(),
+            wake: Arc::new(tokio::sync::Notify::new()),
+        }
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Runs in flight.
+    pub fn active(&self) -> &ActiveRuns {
+        &self.active
+    }
+
+    /// Tells the scheduler the settings changed (it re-reads the schedule).
+    pub fn settings_changed(&self) {
+        self.wake.notify_one();
+    }
+
+    pub(crate) fn wake(&self) -> &tokio::sync::Notify {
+        &self.wake
+    }
+
+    /// The stored recommender settings, or the defaults when none were saved.
+    pub async fn recommender(&self) -> Result<RecommenderSettings, RunError> {
+        load(&self.store, settings::RECOMMENDER_KEY).await
+    }
+
+    /// The stored pricing, or the defaults when none were saved.
+    pub async fn pricing(&self) -> Result<Pricing, RunError> {
+        load(&self.store, settings::PRICING_KEY).await
+    }
+
+    /// Starts a run of `cluster` in the background and returns its first record and the
+    /// task that ends with its final record. Refused while the cluster has a run.
+    pub async fn start(
+        &self,
+        cluster: &str,
+        trigger: Trigger,
+    ) -> Result<(RunRecord, tokio::task::JoinHandle<RunRecord>), RunError> {
+        let clusters = self.store.active_cluster_names().await?;
+        if !clusters.iter().any(|c| c == cluster) {
+            return Err(RunError::UnknownCluster(cluster.to_string()));
+        }
+        let run_id = uuid::Uuid::new_v4().to_string();
+        let slot = self
+            .active
+            .reserve(cluster, &run_id)
+            .map_err(|run_id| RunError::AlreadyRunning {
+                cluster: cluster.to_string(),
+                run_id,
+            })?;
+        let settings = self.recommender().await?;
+        let pricing = self.pricing().await?;
+        let now = self.clock.now_ms();
+        let window = engine::window_for(now, &settings);
+        let mut run = RunRecord {
+            seq: 0,
+            id: run_id,
+            cluster: cluster.to_string(),
+            trigger: trigger.as_str().into(),
+            status: "running".into(),
+            phase: "collect".into(),
+            started_at: now,
+            finished_at: None,
+            window_start: window.start_ms,
+            window_end: window.end_ms,
+            settings_identity: settings.identity(),
+            workloads_total: 0,
+            workloads_done: 0,
+            workloads_failed: 0,
+            workloads_stale: 0,
+            recommendations: 0,
+            phase_ms: "{}".into(),
+            collect_stats: "{}".into(),
+            errors: "[]".into(),
+        };
+        run.seq = self.store.insert_run(run.clone()).await?;
+        tracing::info!(run = %run.id, cluster, trigger = trigger.as_str(), "run started");
+        let inputs = engine::RunInputs {
+            store: self.store.clone(),
+            clock: self.clock.clone(),
+            settings,
+            pricing,
+            progress: slot,
+        };
+        let first = run.clone();
+        let store = self.store.clone();
+        let task = tokio::spawn(async move {
+            let source = source::resolve(&store, &run.cluster).await;
+            let done = engine::execute(&inputs, run, source).await;
+            drop(inputs.progress);
+            let retention = inputs.settings.retention_ms();
+            scheduler::prune(&store, inputs.clock.now_ms() - retention).await;
+            done
+        });
+        Ok((first, task))
+    }
+
+    /// Starts a run and waits for its end (the demo, tests, benchmarks).
+    pub async fn run_to_end(&self, cluster: &str, trigger: Trigger) -> Result<RunRecord, RunError> {
+        let (first, task) = self.start(cluster, trigger).await?;
+        task.await
+            .map_err(|e| RunError::Store(StoreError::Task(format!("run {}: {e}", first.id))))
+    }
+}
+
+async fn load<T: serde::de::DeserializeOwned + Default>(
+    store: &Store,
+    key: &'static str,
+) -> Result<T, RunError> {
+    match store.setting(key).await? {
+        None => Ok(T::default()),
+        Some(text) => serde_json::from_str(&text).map_err(|e| RunError::BadSettings {
+            key,
+            message: e.to_string(),
+        }),
+    }
+}

@@ -14,7 +14,7 @@ CREATE TABLE runs (
     seq                 INTEGER PRIMARY KEY AUTOINCREMENT,
     id                  TEXT    NOT NULL UNIQUE,
     cluster             TEXT    NOT NULL,
-    trigger             TEXT    NOT NULL,          -- scheduled | manual | demo
+    trigger             TEXT    NOT NULL,          -- scheduled | manual
     status              TEXT    NOT NULL,          -- running | succeeded | partial | failed
     phase               TEXT    NOT NULL,          -- collect | analyze | store | done
     started_at          INTEGER NOT NULL,

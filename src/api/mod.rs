@@ -7,8 +7,14 @@ pub mod audit;
 pub mod body;
 pub mod error;
 pub mod events;
+pub mod feed;
 pub mod health;
+pub mod query;
 pub mod routes;
+pub mod runs;
+pub mod settings;
+pub mod usage;
+pub mod workloads;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -60,6 +66,54 @@ pub fn route_table(state: AppState) -> RouteTable {
             events::post_events,
         )
         .add(Method::GET, "/v1/audit", Admin, audit::get_audit)
+        .add(Method::GET, "/v1/runs", Viewer, runs::list_runs)
+        .add(Method::GET, "/v1/runs/{id}", Viewer, runs::get_run)
+        .add(
+            Method::POST,
+            "/v1/clusters/{cluster}/runs",
+            Editor,
+            runs::post_run,
+        )
+        .add(
+            Method::GET,
+            "/v1/clusters/{cluster}/recommendations",
+            ClusterAgent,
+            feed::cluster_recommendations,
+        )
+        .add(Method::GET, "/v1/workloads", Viewer, workloads::list_workloads)
+        .add(Method::GET, "/v1/workloads/{id}", Viewer, workloads::get_workload)
+        .add(
+            Method::GET,
+            "/v1/workloads/{id}/recommendations",
+            Viewer,
+            workloads::list_recommendations,
+        )
+        .add(Method::GET, "/v1/workloads/{id}/usage", Viewer, usage::get_usage)
+        .add(Method::GET, "/v1/savings", Viewer, settings::get_savings)
+        .add(
+            Method::GET,
+            "/v1/admin/settings/recommender",
+            Admin,
+            settings::get_recommender,
+        )
+        .add(
+            Method::PUT,
+            "/v1/admin/settings/recommender",
+            Admin,
+            settings::put_recommender,
+        )
+        .add(
+            Method::GET,
+            "/v1/admin/settings/pricing",
+            Admin,
+            settings::get_pricing,
+        )
+        .add(
+            Method::PUT,
+            "/v1/admin/settings/pricing",
+            Admin,
+            settings::put_pricing,
+        )
 }
 
 /// The complete application: routes, fallbacks and middleware.

@@ -131,3 +131,54 @@ pub trait Source: Send + Sync {
         scope: &ClusterScope,
     ) -> impl std::future::Future<Output = Result<TestReport, DatasourceError>> + Send;
 }
+
+pub mod demo;
+pub mod mapping;
+pub mod raw;
+
+pub use demo::DemoFleet;
+
+/// The datasource a cluster points at. The trait is not object-safe (async methods), so
+/// runs and the API hold this enum and never know which source answers.
+#[derive(Debug, Clone)]
+pub enum Datasource {
+    Demo(DemoFleet),
+}
+
+impl Datasource {
+    /// The built-in demo fleet (clusters `demo-east` and `demo-west`).
+    pub fn demo(seed: u64) -> Datasource {
+        Datasource::Demo(DemoFleet::new(seed))
+    }
+}
+
+impl Source for Datasource {
+    async fn collect(
+        &self,
+        scope: &ClusterScope,
+        window: Window,
+    ) -> Result<Collection, DatasourceError> {
+        match self {
+            Datasource::Demo(d) => d.collect(scope, window).await,
+        }
+    }
+
+    async fn usage(
+        &self,
+        scope: &ClusterScope,
+        workload: (&str, &str, &str),
+        container: &str,
+        resource: UsageResource,
+        window: Window,
+    ) -> Result<Vec<Series>, DatasourceError> {
+        match self {
+            Datasource::Demo(d) => d.usage(scope, workload, container, resource, window).await,
+        }
+    }
+
+    async fn test(&self, scope: &ClusterScope) -> Result<TestReport, DatasourceError> {
+        match self {
+            Datasource::Demo(d) => d.test(scope).await,
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! The demo fleet's catalogue: two clusters of about thirty workloads each, with the
+//! cases a newcomer should see (over-provisioned, OOM-killed, leaking, freshly rolled
+//! out, too new to judge) among ordinary steady, diurnal and spiky services.
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The demo's cluster names.
+pub const CLUSTERS: &[&str] = &["demo-east", "demo-west"];
+
+/// How a workload's pods are controlled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Deployment => "Deployment",
+            Kind::StatefulSet => "StatefulSet",
+            Kind::DaemonSet => "DaemonSet",
+        }
+    }
+}
+
+/// CPU usage shape, millicores.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cpu {
+    Steady(f64),
+    /// Base plus a daily swing of `amp` (peak in the afternoon).
+    Diurnal(f64, f64),
+    /// Base with rare bursts to `peak`.
+    Spiky(f64, f64),
+}
+
+/// Memory usage shape, bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Memory {
+    Flat(f64),
+    /// Starts at the first value and grows by the second per hour of pod lifetime.
+    Leak(f64, f64),
+    /// Climbs from the first value to the pod's memory limit over `hours`, then is
+    /// OOM-killed and restarts.
+    OomCycle(f64, f64),
+}
+
+/// Requests and limits (millicores, bytes); `None` = not set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Resources {
+    pub cpu_request: Option<f64>,
+    pub cpu_limit: Option<f64>,
+    pub memory_request: Option<f64>,
+    pub memory_limit: Option<f64>,
+}
+
+/// One container of a workload; usage is the workload's shape times `scale`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerSpec {
+    pub name: &'static str,
+    pub resources: Resources,
+    pub scale: f64,
+}
+
+/// One demo workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadSpec {
+    pub namespace: &'static str,
+    pub name: String,
+    pub kind: Kind,
+    pub replicas: u32,
+    pub containers: Vec<ContainerSpec>,
+    pub cpu: Cpu,
+    pub memory: Memory,
+    /// Created this many minutes before the window end (`None`: older than any window).
+    pub age_minutes: Option<i64>,
+    /// The current release replaced an earlier one this many minutes before the end.
+    pub rollout_minutes_ago: Option<i64>,
+    /// Pods are replaced (same release) this many minutes before the end.
+    pub pods_replaced_minutes_ago: Option<i64>,
+}
+
+fn res(cpu_req: f64, cpu_lim: Option<f64>, mem_req: f64, mem_lim: Option<f64>) -> Resources {
+    Resources {
+        cpu_request: Some(cpu_req),
+        cpu_limit: cpu_lim,
+        memory_request: Some(mem_req * MIB),
+        memory_limit: mem_lim.map(|m| m * MIB),
+    }
+}
+
+fn one(name: &'static str, resources: Resources) -> Vec<ContainerSpec> {
+    vec![ContainerSpec {
+        name,
+        resources,
+        scale: 1.0,
+    }]
+}
+
+fn with_sidecar(main: Resources) -> Vec<ContainerSpec> {
+    vec![
+        ContainerSpec {
+            name: "app",
+            resources: main,
+            scale: 1.0,
+        },
+        ContainerSpec {
+            name: "proxy",
+            resources: res(100.0, Some(200.0), 64.0, Some(128.0)),
+            scale: 0.15,
+        },
+    ]
+}
+
+fn plain(namespace: &'static str, name: &str, replicas: u32, cpu: Cpu, mem: f64) -> WorkloadSpec {
+    let (req_cpu, req_mem) = match cpu {
+        Cpu::Steady(m) | Cpu::Diurnal(m, _) | Cpu::Spiky(m, _) => (m * 1.6, mem * 1.4 / MIB),
+    };
+    WorkloadSpec {
+        namespace,
+        name: name.to_string(),
+        kind: Kind::Deployment,
+        replicas,
+        containers: one(
+            "app",
+            res(
+                req_cpu.round(),
+                None,
+                req_mem.round(),
+                Some((req_mem * 1.5).round()),
+            ),
+        ),
+        cpu,
+        memory: Memory::Flat(mem),
+        age_minutes: None,
+        rollout_minutes_ago: None,
+        pods_replaced_minutes_ago: None,
+    }
+}
+
+/// The workloads of `cluster`, or `None` for a name the demo does not have.
+pub fn workloads(cluster: &str) -> Option<Vec<WorkloadSpec>> {
+    match cluster {
+        "demo-east" => Some(east()),
+        "demo-west" => Some(west()),
+        _ => None,
+    }
+}
+
+fn east() -> Vec<WorkloadSpec> {
+    let mut w = vec![
+        // Over-provisioned: asks for 2 cores and 4 GiB, uses a sliver.
+        WorkloadSpec {
+            containers: one("app", res(2000.0, Some(4000.0), 4096.0, Some(4096.0))),
+            ..plain("shop", "catalog", 3, Cpu::Steady(60.0), 300.0 * MIB)
+        },
+        // Under-provisioned: memory climbs into its 256 MiB limit and is OOM-killed.
+        WorkloadSpec {
+            containers: one("app", res(250.0, Some(500.0), 256.0, Some(256.0))),
+            memory: Memory::OomCycle(150.0 * MIB, 20.0),
+            ..plain(
+                "payments",
+                "ledger",
+                2,
+                Cpu::Diurnal(180.0, 120.0),
+                200.0 * MIB,
+            )
+        },
+        // A slow leak: the lower baseline rises steadily through each pod's life.
+        WorkloadSpec {
+            containers: one("worker", res(500.0, None, 1536.0, Some(2048.0))),
+            memory: Memory::Leak(256.0 * MIB, 16.0 * MIB),
+            pods_replaced_minutes_ago: Some(30 * 60),
+            age_minutes: Some(4 * 24 * 60),
+            ..plain("data", "ingest-worker", 2, Cpu::Steady(300.0), 300.0 * MIB)
+        },
+        // A rollout 40 minutes ago: the new release is too young, the old one answers.
+        WorkloadSpec {
+            containers: with_sidecar(res(500.0, Some(1000.0), 512.0, Some(768.0))),
+            rollout_minutes_ago: Some(40),
+            ..plain(
+                "web",
+                "storefront",
+                3,
+                Cpu::Diurnal(220.0, 160.0),
+                380.0 * MIB,
+            )
+        },
+        // Created 20 minutes ago, no earlier release: too little history to judge.
+        WorkloadSpec {
+            age_minutes: Some(20),
+            ..plain(
+                "platform",
+                "feature-flags",
+                2,
+                Cpu::Steady(40.0),
+                90.0 * MIB,
+            )
+        },
+        WorkloadSpec {
+            kind: Kind::StatefulSet,
+            containers: one("postgres", res(1000.0, None, 2048.0, Some(2048.0))),
+            ..plain(
+                "data",
+                "postgres",
+                3,
+                Cpu::Diurnal(450.0, 250.0),
+                1300.0 * MIB,
+            )
+        },
+        WorkloadSpec {
+            kind: Kind::DaemonSet,
+            containers: one(
+                "agent",
+                Resources {
+                    cpu_request: None,
+                    cpu_limit: None,
+                    memory_request: None,
+                    memory_limit: None,
+                },
+            ),
+            ..plain("platform", "node-agent", 4, Cpu::Steady(35.0), 70.0 * MIB)
+        },
+    ];
+    w.extend(ordinary(
+        &["shop", "payments", "web", "data", "platform"],
+        23,
+        0,
+    ));
+    w
+}
+
+fn west() -> Vec<WorkloadSpec> {
+    let mut w = vec![
+        WorkloadSpec {
+            containers: with_sidecar(res(1500.0, Some(3000.0), 2048.0, Some(2048.0))),
+            ..plain(
+                "search",
+                "indexer",
+                2,
+                Cpu::Spiky(200.0, 1400.0),
+                700.0 * MIB,
+            )
+        },
+        WorkloadSpec {
+            containers: one("app", res(3000.0, None, 8192.0, Some(8192.0))),
+            ..plain(
+                "analytics",
+                "reporting",
+                2,
+                Cpu::Diurnal(90.0, 80.0),
+                600.0 * MIB,
+            )
+        },
+    ];
+    w.extend(ordinary(&["search", "analytics", "web", "auth"], 28, 1));
+    w
+}
+
+/// Ordinary services with varied shapes; `salt` varies names and sizes per cluster.
+fn ordinary(namespaces: &[&'static str], count: usize, salt: usize) -> Vec<WorkloadSpec> {
+    const NAMES: &[&str] = &[
+        "api",
+        "gateway",
+        "cart",
+        "orders",
+        "users",
+        "sessions",
+        "billing",
+        "mailer",
+        "search-api",
+        "recommender",
+        "inventory",
+        "pricing",
+        "images",
+        "thumbnails",
+        "notifications",
+        "audit",
+        "scheduler",
+        "exporter",
+        "webhooks",
+        "reports",
+        "ratings",
+        "shipping",
+        "tax",
+        "coupons",
+        "profiles",
+        "feeds",
+        "geo",
+        "cache-warmer",
+        "sitemap",
+        "ledger-sync",
+    ];
+    (0..count)
+        .map(|i| {
+            let n = i + salt * 7;
+            let base = 40.0 + ((n * 37) % 400) as f64;
+            let cpu = match n % 3 {
+                0 => Cpu::Steady(base),
+                1 => Cpu::Diurnal(base, base * 0.8),
+                _ => Cpu::Spiky(base * 0.6, base * 5.0),
+            };
+            let mem = (80.0 + ((n * 53) % 900) as f64) * MIB;
+            let mut spec = plain(
+                namespaces[n % namespaces.len()],
+                NAMES[n % NAMES.len()],
+                1 + (n % 4) as u32,
+                cpu,
+                mem,
+            );
+            if n.is_multiple_of(5) {
+                // A few are generously sized, a few tight, a few with a sidecar.
+                spec.containers = with_sidecar(res(base * 4.0, None, mem * 3.0 / MIB, None));
+            } else if n.is_multiple_of(7) {
+                spec.containers = one(
+                    "app",
+                    res(
+                        base * 0.7,
+                        Some(base),
+                        mem * 1.05 / MIB,
+                        Some(mem * 1.2 / MIB),
+                    ),
+                );
+            }
+            spec
+        })
+        .collect()
+}

@@ -1,0 +1,422 @@
+//! Synthesizes the raw query answers for the demo catalogue: pod lifetimes, cAdvisor
+//! usage on the query grid, and kube-state-metrics metadata, labelled exactly as the
+//! Prometheus queries return them. Deterministic given the seed and the window.
+
+use crate::analysis::Sample;
+use crate::datasource::raw::{
+    label, metric, Labels, RawInventory, RawSeries, RawSettings, RawUsage,
+};
+use crate::datasource::Window;
+
+use super::fleet::{ContainerSpec, Cpu, Kind, Memory, WorkloadSpec};
+
+/// Demo workloads that existed before any window were created this long before its end.
+const OLD_AGE_MS: i64 = 30 * 24 * 3_600_000;
+const HOUR_MS: f64 = 3_600_000.0;
+
+/// splitmix64: small, seedable, good enough for synthetic noise.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64, tag: &str) -> Rng {
+        Rng(seed ^ crate::datasource::mapping::fnv1a(tag.as_bytes()))
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// `len` lowercase alphanumerics, as Kubernetes name suffixes look.
+    pub fn suffix(&mut self, len: usize) -> String {
+        const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+        (0..len)
+            .map(|_| ALPHABET[(self.next_u64() % ALPHABET.len() as u64) as usize] as char)
+            .collect()
+    }
+
+    pub fn uuid(&mut self) -> String {
+        let (a, b) = (self.next_u64(), self.next_u64());
+        format!(
+            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+            a >> 32,
+            (a >> 16) & 0xffff,
+            a & 0xfff,
+            b >> 52,
+            b & 0xffff_ffff_ffff
+        )
+    }
+}
+
+/// Everything the demo answers for one cluster.
+#[derive(Default)]
+pub struct Answers {
+    pub inventory: RawInventory,
+    pub settings: RawSettings,
+    pub usage: RawUsage,
+}
+
+/// One pod's life: which release, when it ran.
+struct Pod {
+    name: String,
+    uid: String,
+    owner_kind: &'static str,
+    owner_name: String,
+    revision: Option<String>,
+    start_ms: i64,
+    end_ms: i64,
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The query grid: step-aligned points ending exactly at the window end.
+pub fn grid(window: Window) -> impl Iterator<Item = i64> {
+    let step = i64::from(window.step_seconds.max(1)) * 1000;
+    let n = (window.end_ms - window.start_ms).max(0) / step;
+    (0..=n).map(move |k| window.end_ms - (n - k) * step)
+}
+
+/// Generates the answers for `specs` over `window`.
+pub fn generate(seed: u64, cluster: &str, specs: &[WorkloadSpec], window: Window) -> Answers {
+    let mut out = Answers::default();
+    for spec in specs {
+        let mut rng = Rng::new(seed, &format!("{cluster}/{}/{}", spec.namespace, spec.name));
+        let created_ms = window.end_ms - spec.age_minutes.map(|m| m * 60_000).unwrap_or(OLD_AGE_MS);
+        workload_metadata(&mut out.inventory, spec, created_ms, window.end_ms);
+        for pod in pods_of(spec, &mut rng, created_ms, window) {
+            pod_metadata(&mut out, spec, &pod, window);
+            for c in &spec.containers {
+                usage_of(&mut out, spec, c, &pod, &mut rng, window);
+            }
+        }
+    }
+    out
+}
+
+fn kind_label(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Deployment => label::DEPLOYMENT,
+        Kind::StatefulSet => label::STATEFULSET,
+        Kind::DaemonSet => label::DAEMONSET,
+    }
+}
+
+fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i64, end: i64) {
+    let l = kind_label(spec.kind);
+    let (created, replicas) = match spec.kind {
+        Kind::Deployment => (metric::DEPLOYMENT_CREATED, metric::DEPLOYMENT_REPLICAS),
+        Kind::StatefulSet => (metric::STATEFULSET_CREATED, metric::STATEFULSET_REPLICAS),
+        Kind::DaemonSet => (metric::DAEMONSET_CREATED, metric::DAEMONSET_DESIRED),
+    };
+    inv.workload_created.push(RawSeries {
+        labels: labels(&[(label::NAMESPACE, spec.namespace), (l, &spec.name)]),
+        samples: vec![Sample {
+            timestamp: end,
+            value: (created_ms / 1000) as f64,
+        }],
+    });
+    let _ = created;
+    inv.replicas.push(RawSeries {
+        labels: labels(&[
+            (label::NAME, replicas),
+            (label::NAMESPACE, spec.namespace),
+            (l, &spec.name),
+        ]),
+        samples: vec![Sample {
+            timestamp: end,
+            value: f64::from(spec.replicas),
+        }],
+    });
+}
+
+/// The pods of one workload: the current release (replaced once if asked), and the
+/// release before a rollout.
+fn pods_of(spec: &WorkloadSpec, rng: &mut Rng, created_ms: i64, window: Window) -> Vec<Pod> {
+    let end = window.end_ms;
+    let far = end + HOUR_MS as i64; // still running after the end
+    let rollout = spec.rollout_minutes_ago.map(|m| end - m * 60_000);
+    let mut releases = Vec::new(); // (revision, from, to)
+    if let Some(at) = rollout {
+        releases.push((rng.suffix(10), created_ms, at));
+        releases.push((rng.suffix(10), at, far));
+    } else {
+        releases.push((rng.suffix(10), created_ms, far));
+    }
+    let mut pods = Vec::new();
+    for (revision, from, to) in releases {
+        let mut lives = vec![(from, to)];
+        if let Some(m) = spec.pods_replaced_minutes_ago {
+            let at = end - m * 60_000;
+            if at > from && at < to {
+                lives = vec![(from, at), (at, to)];
+            }
+        }
+        for (start, stop) in lives {
+            if stop < window.start_ms {
+                continue;
+            }
+            for i in 0..spec.replicas {
+                let (owner_kind, owner_name, name, rev) = match spec.kind {
+                    Kind::Deployment => {
+                        let rs = format!("{}-{}", spec.name, revision);
+                        let pod = format!("{rs}-{}", rng.suffix(5));
+                        ("ReplicaSet", rs, pod, None)
+                    }
+                    Kind::StatefulSet => (
+                        "StatefulSet",
+                        spec.name.clone(),
+                        format!("{}-{i}", spec.name),
+                        Some(format!("{}-{}", spec.name, revision)),
+                    ),
+                    Kind::DaemonSet => (
+                        "DaemonSet",
+                        spec.name.clone(),
+                        format!("{}-{}", spec.name, rng.suffix(5)),
+                        Some(revision.clone()),
+                    ),
+                };
+                pods.push(Pod {
+                    name,
+                    uid: rng.uuid(),
+                    owner_kind,
+                    owner_name,
+                    revision: rev,
+                    start_ms: start,
+                    end_ms: stop,
+                });
+            }
+        }
+    }
+    pods
+}
+
+fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Window) {
+    let inv = &mut out.inventory;
+    let base = [
+        (label::NAMESPACE, spec.namespace),
+        (label::POD, pod.name.as_str()),
+        (label::UID, pod.uid.as_str()),
+    ];
+    let at_end = Sample {
+        timestamp: window.end_ms,
+        value: 1.0,
+    };
+    let mut owner = labels(&base);
+    owner.insert(label::OWNER_KIND.into(), pod.owner_kind.into());
+    owner.insert(label::OWNER_NAME.into(), pod.owner_name.clone());
+    owner.insert("owner_is_controller".into(), "true".into());
+    inv.pod_owner.push(RawSeries {
+        labels: owner.clone(),
+        samples: vec![at_end],
+    });
+    let alive = pod.end_ms >= window.end_ms;
+    if alive {
+        let mut l = owner.clone();
+        l.insert(label::NAME.into(), metric::POD_OWNER.into());
+        inv.pod_alive.push(RawSeries {
+            labels: l,
+            samples: vec![at_end],
+        });
+    }
+    inv.pod_created.push(RawSeries {
+        labels: labels(&base),
+        samples: vec![Sample {
+            timestamp: window.end_ms,
+            value: (pod.start_ms / 1000) as f64,
+        }],
+    });
+    if let Some(rev) = &pod.revision {
+        let mut l = labels(&base);
+        l.insert(label::REVISION.into(), rev.clone());
+        inv.pod_revision.push(RawSeries {
+            labels: l,
+            samples: vec![at_end],
+        });
+    }
+    if pod.owner_kind == "ReplicaSet" {
+        let rs = labels(&[
+            (label::NAMESPACE, spec.namespace),
+            (label::REPLICASET, pod.owner_name.as_str()),
+            (label::OWNER_KIND, "Deployment"),
+            (label::OWNER_NAME, spec.name.as_str()),
+        ]);
+        if !inv.replicaset_owner.iter().any(|s| s.labels == rs) {
+            inv.replicaset_owner.push(RawSeries {
+                labels: rs,
+                samples: vec![at_end],
+            });
+        }
+    }
+    for c in &spec.containers {
+        let r = c.resources;
+        let settings = [
+            (metric::REQUESTS, "cpu", r.cpu_request.map(|m| m / 1000.0)),
+            (metric::LIMITS, "cpu", r.cpu_limit.map(|m| m / 1000.0)),
+            (metric::REQUESTS, "memory", r.memory_request),
+            (metric::LIMITS, "memory", r.memory_limit),
+        ];
+        for (name, resource, value) in settings {
+            let Some(value) = value else { continue };
+            let mut l = labels(&base);
+            l.insert(label::CONTAINER.into(), c.name.into());
+            l.insert(label::RESOURCE.into(), resource.into());
+            if alive {
+                let mut now = l.clone();
+                now.insert(label::NAME.into(), name.into());
+                out.settings.settings_now.push(RawSeries {
+                    labels: now,
+                    samples: vec![Sample {
+                        timestamp: window.end_ms,
+                        value,
+                    }],
+                });
+            }
+            if name == metric::LIMITS && resource == "memory" {
+                out.settings.memory_limits.push(RawSeries {
+                    labels: l,
+                    samples: vec![Sample {
+                        timestamp: window.end_ms,
+                        value,
+                    }],
+                });
+            }
+        }
+    }
+}
+
+/// CPU (millicores) at time `t` for a shape; `u` is uniform noise in [0, 1).
+fn cpu_at(shape: Cpu, t: i64, u: f64, burst: bool) -> f64 {
+    let hour = (t as f64 / HOUR_MS) % 24.0;
+    match shape {
+        Cpu::Steady(m) => m * (0.9 + 0.2 * u),
+        Cpu::Diurnal(base, amp) => {
+            let phase = ((hour - 9.0) / 24.0 * std::f64::consts::TAU)
+                .sin()
+                .max(-1.0);
+            (base + amp * 0.5 * (1.0 + phase)) * (0.92 + 0.16 * u)
+        }
+        Cpu::Spiky(base, peak) => {
+            if burst {
+                peak * (0.8 + 0.2 * u)
+            } else {
+                base * (0.85 + 0.3 * u)
+            }
+        }
+    }
+}
+
+/// The container lifetimes of one container of one pod, with OOM kills between them.
+fn usage_of(
+    out: &mut Answers,
+    spec: &WorkloadSpec,
+    c: &ContainerSpec,
+    pod: &Pod,
+    rng: &mut Rng,
+    window: Window,
+) {
+    let points: Vec<i64> = grid(window)
+        .filter(|t| *t >= pod.start_ms && *t <= pod.end_ms)
+        .collect();
+    if points.is_empty() {
+        return;
+    }
+    let limit = c.resources.memory_limit.unwrap_or(f64::MAX);
+    let mut restart = 0u32;
+    let mut life_start = pod.start_ms;
+    let mut counter = rng.unit() * 50.0;
+    let mut cpu = Vec::new();
+    let mut mem = Vec::new();
+    let mut kills: Vec<i64> = Vec::new();
+    let mut oom_samples = Vec::new();
+    let step_s = f64::from(window.step_seconds.max(1));
+    let flush = |out: &mut Answers, cpu: &mut Vec<Sample>, mem: &mut Vec<Sample>, restart: u32| {
+        let cgroup = format!("/kubepods/burstable/pod{}/{}-{restart}", pod.uid, c.name);
+        let l = labels(&[
+            (label::NAMESPACE, spec.namespace),
+            (label::POD, pod.name.as_str()),
+            (label::CONTAINER, c.name),
+            (label::CGROUP_ID, cgroup.as_str()),
+        ]);
+        if !cpu.is_empty() {
+            out.usage.cpu.push(RawSeries {
+                labels: l.clone(),
+                samples: std::mem::take(cpu),
+            });
+            out.usage.memory.push(RawSeries {
+                labels: l,
+                samples: std::mem::take(mem),
+            });
+        }
+    };
+    for t in points {
+        let u = rng.unit();
+        let burst = rng.unit() < 0.02;
+        let millicores = cpu_at(spec.cpu, t, u, burst) * c.scale;
+        counter += millicores / 1000.0 * step_s;
+        let hours = (t - life_start) as f64 / HOUR_MS;
+        let noise = 0.98 + 0.04 * rng.unit();
+        let bytes = match spec.memory {
+            Memory::Flat(b) => b * c.scale * noise,
+            Memory::Leak(b, per_hour) => {
+                (b + per_hour * hours) * c.scale * (0.995 + 0.01 * rng.unit())
+            }
+            Memory::OomCycle(b, hours_to_limit) => {
+                let top = if limit.is_finite() && limit < f64::MAX {
+                    limit
+                } else {
+                    b * 2.0
+                };
+                (b + (top - b) * (hours / hours_to_limit).min(1.2)) * noise
+            }
+        };
+        if bytes >= limit {
+            // OOM-killed: the container restarts with a new cAdvisor series and a fresh counter.
+            kills.push(t);
+            flush(out, &mut cpu, &mut mem, restart);
+            restart += 1;
+            life_start = t;
+            counter = 0.0;
+            continue;
+        }
+        cpu.push(Sample {
+            timestamp: t,
+            value: counter,
+        });
+        mem.push(Sample {
+            timestamp: t,
+            value: bytes,
+        });
+        if let Some(k) = kills.last() {
+            oom_samples.push(Sample {
+                timestamp: t,
+                value: (*k / 1000) as f64,
+            });
+        }
+    }
+    flush(out, &mut cpu, &mut mem, restart);
+    if !oom_samples.is_empty() {
+        let l = labels(&[
+            (label::NAMESPACE, spec.namespace),
+            (label::POD, pod.name.as_str()),
+            (label::UID, pod.uid.as_str()),
+            (label::CONTAINER, c.name),
+        ]);
+        out.settings.oom_terminations.push(RawSeries {
+            labels: l,
+            samples: oom_samples,
+        });
+    }
+}

@@ -1,0 +1,179 @@
+//! The demo fleet through the shared mapping and the real engine: every showcase case
+//! comes out as the demo promises.
+
+use std::collections::BTreeMap;
+
+use super::DemoFleet;
+use crate::analysis::{
+    analyze, default_policy, Output, Policy, Reason, Resource, ResourceAnalysis,
+};
+use crate::datasource::{ClusterScope, Collection, Window};
+
+const END: i64 = 1_800_000_000_000;
+
+fn scope(cluster: &str) -> ClusterScope {
+    ClusterScope {
+        cluster: cluster.into(),
+        selector_label: None,
+        selector_value: None,
+    }
+}
+
+fn window(days: i64) -> Window {
+    Window {
+        end_ms: END,
+        start_ms: END - days * 86_400_000,
+        step_seconds: 60,
+    }
+}
+
+fn leak_policy() -> Policy {
+    let mut policy = default_policy();
+    policy.memory.leak_detection = Some(Default::default());
+    policy
+}
+
+fn run(cluster: &str) -> (Collection, Output) {
+    let collection = DemoFleet::new(7)
+        .collect_now(&scope(cluster), window(3))
+        .expect("collect");
+    let output = analyze(&collection.input, &leak_policy()).expect("analyze");
+    (collection, output)
+}
+
+fn result<'a>(
+    out: &'a Output,
+    name: &str,
+    container: &str,
+    resource: Resource,
+) -> &'a ResourceAnalysis {
+    out.results
+        .iter()
+        .find(|r| {
+            r.target.name == name && r.target.container == container && r.resource == resource
+        })
+        .unwrap_or_else(|| panic!("no {name}/{container} {resource:?} result"))
+}
+
+#[test]
+fn demo_collection_is_deterministic_for_a_seed_and_window() {
+    let a = DemoFleet::new(7)
+        .collect_now(&scope("demo-east"), window(1))
+        .expect("a");
+    let b = DemoFleet::new(7)
+        .collect_now(&scope("demo-east"), window(1))
+        .expect("b");
+    assert_eq!(a.input, b.input);
+    let c = DemoFleet::new(8)
+        .collect_now(&scope("demo-east"), window(1))
+        .expect("c");
+    assert_ne!(a.input, c.input);
+}
+
+#[test]
+fn demo_has_two_clusters_of_about_sixty_workloads_in_several_namespaces() {
+    let mut total = 0;
+    let mut namespaces = BTreeMap::new();
+    for cluster in DemoFleet::clusters() {
+        let c = DemoFleet::new(1)
+            .collect_now(&scope(cluster), window(1))
+            .expect("collect");
+        total += c.workloads.len();
+        for w in &c.workloads {
+            *namespaces.entry(w.namespace.clone()).or_insert(0) += 1;
+        }
+    }
+    assert!((55..=65).contains(&total), "{total} workloads");
+    assert!(namespaces.len() >= 5, "{namespaces:?}");
+}
+
+#[test]
+fn demo_shows_overprovisioning_oom_leak_rollout_and_short_history() {
+    let (collection, out) = run("demo-east");
+    // Over-provisioned: the CPU request comes down.
+    let catalog = result(&out, "catalog", "app", Resource::Cpu);
+    let rec = catalog
+        .recommendations
+        .iter()
+        .find(|r| r.setting == crate::analysis::Setting::Requests);
+    assert!(
+        rec.is_some_and(|r| r.suggested_value < 500.0),
+        "{}",
+        show(catalog)
+    );
+    // OOM-killed: events detected and memory raised above the 256 MiB limit.
+    let ledger = result(&out, "ledger", "app", Resource::Memory);
+    assert!(
+        ledger.notices.contains(&Reason::OomKillDetected),
+        "{:?}",
+        ledger.notices
+    );
+    assert!(ledger
+        .recommendations
+        .iter()
+        .any(|r| r.suggested_value > 256.0 * 1024.0 * 1024.0));
+    // The slow leak is flagged.
+    let leak = result(&out, "ingest-worker", "worker", Resource::Memory);
+    assert!(
+        leak.notices.contains(&Reason::PotentialMemoryLeak),
+        "{}",
+        show(leak)
+    );
+    // The recent rollout falls back to the previous release.
+    let store = result(&out, "storefront", "app", Resource::Cpu);
+    assert!(
+        store.notices.contains(&Reason::PreviousReleaseUsage),
+        "{}",
+        show(store)
+    );
+    let obs = collection
+        .input
+        .containers
+        .iter()
+        .find(|c| c.target.name == "storefront")
+        .expect("storefront");
+    assert_eq!(obs.previous_releases.len(), 1);
+    // Too little history: nothing recommended, and the reason says why.
+    let flags = result(&out, "feature-flags", "app", Resource::Cpu);
+    assert!(flags.recommendations.is_empty());
+    assert!(
+        flags
+            .data_quality
+            .reasons
+            .contains(&Reason::InsufficientHistory),
+        "{:?}",
+        flags.data_quality
+    );
+}
+
+#[test]
+fn demo_series_have_distinct_ids_per_lifetime_and_unset_settings_are_known_unset() {
+    let (collection, _) = run("demo-east");
+    for c in &collection.input.containers {
+        let mut ids: Vec<&str> = c.cpu.series.iter().map(|s| s.id.as_str()).collect();
+        let n = ids.len();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "duplicate series ids in {:?}", c.target);
+    }
+    let agent = collection
+        .input
+        .containers
+        .iter()
+        .find(|c| c.target.name == "node-agent")
+        .expect("agent");
+    assert!(agent.cpu.current_request.available && agent.cpu.current_request.unset);
+    assert!(agent.inventory.available && agent.inventory.eligible == 4);
+}
+
+#[test]
+fn unknown_demo_cluster_is_an_error_naming_the_known_ones() {
+    let err = DemoFleet::new(1)
+        .collect_now(&scope("prod"), window(1))
+        .expect_err("unknown");
+    assert!(err.to_string().contains("demo-east"));
+}
+
+fn show(r: &ResourceAnalysis) -> String {
+    serde_json::to_string(r).unwrap_or_default()
+}

@@ -1,0 +1,238 @@
+//! The pod index: which workload and release every pod seen in the window belonged to,
+//! which pods are alive at the end, and each workload's identity and desired replicas,
+//! resolved from kube-state-metrics (pod → ReplicaSet → Deployment, StatefulSet,
+//! DaemonSet).
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::analysis::Sample;
+use crate::datasource::raw::{label, RawInventory, RawSeries};
+
+/// Release of StatefulSet/DaemonSet pods whose `controller-revision-hash` label is not
+/// exported by kube-state-metrics (its `--metric-labels-allowlist`).
+pub const UNKNOWN_REVISION: &str = "unknown-revision";
+
+/// A workload as kerf names it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkloadKey {
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+}
+
+/// One pod lifetime (one pod UID).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PodMeta {
+    pub uid: String,
+    pub workload: WorkloadKey,
+    pub release: String,
+    /// Creation time (Unix ms), 0 when unknown.
+    pub created_ms: i64,
+}
+
+/// Everything the mapping needs to attribute a usage series to a workload release.
+#[derive(Debug, Default)]
+pub struct PodIndex {
+    /// False when kube-state-metrics returned nothing: identity is then unknown.
+    pub ksm_present: bool,
+    pods: HashMap<String, PodMeta>,
+    by_name: HashMap<(String, String), Vec<String>>,
+    /// Pod UID → latest raw sample time at the window end.
+    alive: HashMap<String, i64>,
+    workload_uids: HashMap<WorkloadKey, String>,
+    replicas: HashMap<WorkloadKey, Sample>,
+}
+
+impl PodIndex {
+    /// Builds the index from the inventory answers.
+    pub fn build(inv: &RawInventory) -> PodIndex {
+        let mut idx = PodIndex {
+            ksm_present: !inv.pod_owner.is_empty(),
+            ..PodIndex::default()
+        };
+        let rs_owner = replicaset_owners(&inv.replicaset_owner);
+        let revisions: HashMap<&str, &str> = inv
+            .pod_revision
+            .iter()
+            .map(|s| (s.label(label::UID), s.label(label::REVISION)))
+            .filter(|(u, r)| !u.is_empty() && !r.is_empty())
+            .collect();
+        let created: HashMap<&str, i64> = inv
+            .pod_created
+            .iter()
+            .filter_map(|s| Some((s.label(label::UID), (s.last()?.value * 1000.0) as i64)))
+            .collect();
+        for series in controller_owners(&inv.pod_owner) {
+            let (ns, uid) = (series.label(label::NAMESPACE), series.label(label::UID));
+            let owner = series.label(label::OWNER_NAME);
+            let (kind, name, release) = match series.label(label::OWNER_KIND) {
+                "ReplicaSet" => match rs_owner.get(&(ns, owner)) {
+                    Some(("Deployment", deployment)) => ("Deployment", *deployment, owner),
+                    _ => ("ReplicaSet", owner, owner),
+                },
+                kind @ ("StatefulSet" | "DaemonSet") => (
+                    kind,
+                    owner,
+                    revisions.get(uid).copied().unwrap_or(UNKNOWN_REVISION),
+                ),
+                // Jobs, static pods and bare pods are not rightsized.
+                _ => continue,
+            };
+            if uid.is_empty() || owner.is_empty() {
+                continue;
+            }
+            let meta = PodMeta {
+                uid: uid.to_string(),
+                workload: WorkloadKey {
+                    namespace: ns.to_string(),
+                    kind: kind.to_string(),
+                    name: name.to_string(),
+                },
+                release: release.to_string(),
+                created_ms: created.get(uid).copied().unwrap_or(0),
+            };
+            idx.by_name
+                .entry((ns.to_string(), series.label(label::POD).to_string()))
+                .or_default()
+                .push(uid.to_string());
+            idx.pods.insert(uid.to_string(), meta);
+        }
+        for series in &inv.pod_alive {
+            if let Some(last) = series.last() {
+                let t = idx.alive.entry(series.label(label::UID).to_string());
+                let slot = t.or_insert(last.timestamp);
+                *slot = (*slot).max(last.timestamp);
+            }
+        }
+        idx.workload_uids = workload_uids(&inv.workload_created);
+        idx.replicas = desired_replicas(&inv.replicas);
+        idx
+    }
+
+    /// The pod named `pod` in `namespace` that was running at `at_ms`: the latest created
+    /// at or before it (pod names are reused by StatefulSets).
+    pub fn resolve(&self, namespace: &str, pod: &str, at_ms: i64) -> Option<&PodMeta> {
+        let uids = self
+            .by_name
+            .get(&(namespace.to_string(), pod.to_string()))?;
+        let mut best: Option<&PodMeta> = None;
+        for meta in uids.iter().filter_map(|u| self.pods.get(u)) {
+            let fits = meta.created_ms <= at_ms + 60_000;
+            best = match best {
+                None => Some(meta),
+                Some(b) => {
+                    let b_fits = b.created_ms <= at_ms + 60_000;
+                    match (fits, b_fits) {
+                        (true, false) => Some(meta),
+                        (false, true) => Some(b),
+                        (true, true) if meta.created_ms > b.created_ms => Some(meta),
+                        (false, false) if meta.created_ms < b.created_ms => Some(meta),
+                        _ => Some(b),
+                    }
+                }
+            };
+        }
+        best
+    }
+
+    pub fn pod(&self, uid: &str) -> Option<&PodMeta> {
+        self.pods.get(uid)
+    }
+
+    /// Latest raw sample time of a pod alive at the window end.
+    pub fn alive_at(&self, uid: &str) -> Option<i64> {
+        self.alive.get(uid).copied()
+    }
+
+    /// The workload UID kerf uses: kube-state-metrics exposes no workload UID, so the
+    /// creation time tells a deleted-and-recreated workload apart.
+    pub fn workload_uid(&self, key: &WorkloadKey) -> String {
+        let base = format!("{}/{}/{}", key.namespace, key.kind, key.name);
+        match self.workload_uids.get(key) {
+            Some(created) => format!("{base}@{created}"),
+            None => base,
+        }
+    }
+
+    pub fn replicas(&self, key: &WorkloadKey) -> Option<Sample> {
+        self.replicas.get(key).copied()
+    }
+
+    /// Pods of `key` alive at the end, as (uid, release, last seen).
+    pub fn alive_pods(&self, key: &WorkloadKey) -> Vec<(&PodMeta, i64)> {
+        let mut out: Vec<(&PodMeta, i64)> = self
+            .pods
+            .values()
+            .filter(|m| &m.workload == key)
+            .filter_map(|m| Some((m, self.alive_at(&m.uid)?)))
+            .collect();
+        out.sort_by(|a, b| a.0.uid.cmp(&b.0.uid));
+        out
+    }
+
+    /// Namespaces with the number of pods seen in each (batch planning).
+    pub fn namespaces(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for meta in self.pods.values() {
+            *out.entry(meta.workload.namespace.clone()).or_insert(0) += 1;
+        }
+        out
+    }
+}
+
+/// `kube_pod_owner` can list several owners; the controller wins.
+fn controller_owners(series: &[RawSeries]) -> Vec<&RawSeries> {
+    let mut by_uid: BTreeMap<&str, &RawSeries> = BTreeMap::new();
+    for s in series {
+        let controller = s.label("owner_is_controller") != "false";
+        match by_uid.get(s.label(label::UID)) {
+            Some(prev) if prev.label("owner_is_controller") != "false" || !controller => {}
+            _ => {
+                by_uid.insert(s.label(label::UID), s);
+            }
+        }
+    }
+    by_uid.into_values().collect()
+}
+
+fn replicaset_owners(series: &[RawSeries]) -> HashMap<(&str, &str), (&str, &str)> {
+    series
+        .iter()
+        .map(|s| {
+            (
+                (s.label(label::NAMESPACE), s.label(label::REPLICASET)),
+                (s.label(label::OWNER_KIND), s.label(label::OWNER_NAME)),
+            )
+        })
+        .collect()
+}
+
+/// Which workload a `kube_{deployment,statefulset,daemonset}_*` series is about.
+fn workload_of(s: &RawSeries) -> Option<WorkloadKey> {
+    let (kind, name) = [
+        ("Deployment", label::DEPLOYMENT),
+        ("StatefulSet", label::STATEFULSET),
+        ("DaemonSet", label::DAEMONSET),
+    ]
+    .into_iter()
+    .find_map(|(kind, l)| Some((kind, s.labels.get(l)?.clone())))?;
+    Some(WorkloadKey {
+        namespace: s.label(label::NAMESPACE).to_string(),
+        kind: kind.to_string(),
+        name,
+    })
+}
+
+fn workload_uids(series: &[RawSeries]) -> HashMap<WorkloadKey, String> {
+    series
+        .iter()
+        .filter_map(|s| Some((workload_of(s)?, format!("{}", s.last()?.value as i64))))
+        .collect()
+}
+
+fn desired_replicas(series: &[RawSeries]) -> HashMap<WorkloadKey, Sample> {
+    series
+        .iter()
+        .filter_map(|s| Some((workload_of(s)?, s.last()?)))
+        .collect()
+}

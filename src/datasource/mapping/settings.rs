@@ -1,0 +1,167 @@
+//! Current requests/limits as analysis `Signal`s, and OOM terminations as `OomKill`s,
+//! from kube-state-metrics answers.
+
+use std::collections::HashMap;
+
+use crate::analysis::{OomKill, Sample, Signal};
+use crate::datasource::raw::{label, metric, RawSeries, RawSettings};
+
+use super::pods::{PodIndex, PodMeta};
+
+/// Which setting of which resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Setting {
+    CpuRequest,
+    CpuLimit,
+    MemoryRequest,
+    MemoryLimit,
+}
+
+/// Latest value of every (pod UID, container, setting) at the window end.
+#[derive(Debug, Default)]
+pub struct SettingsIndex {
+    now: HashMap<(String, String, Setting), Sample>,
+    memory_limits: HashMap<(String, String), f64>,
+}
+
+impl SettingsIndex {
+    pub fn build(raw: &RawSettings) -> SettingsIndex {
+        let mut idx = SettingsIndex::default();
+        for s in &raw.settings_now {
+            let is_limit = s.label(label::NAME) == metric::LIMITS;
+            let setting = match (s.label(label::RESOURCE), is_limit) {
+                ("cpu", false) => Setting::CpuRequest,
+                ("cpu", true) => Setting::CpuLimit,
+                ("memory", false) => Setting::MemoryRequest,
+                ("memory", true) => Setting::MemoryLimit,
+                _ => continue,
+            };
+            if let Some(last) = s.last() {
+                let key = (
+                    s.label(label::UID).to_string(),
+                    s.label(label::CONTAINER).to_string(),
+                    setting,
+                );
+                idx.now.insert(key, last);
+            }
+        }
+        for s in &raw.memory_limits {
+            if let Some(last) = s.last() {
+                idx.memory_limits.insert(
+                    (
+                        s.label(label::UID).to_string(),
+                        s.label(label::CONTAINER).to_string(),
+                    ),
+                    last.value,
+                );
+            }
+        }
+        idx
+    }
+
+    /// The setting in force across `pods` (alive pods of the current release, with their
+    /// last-seen time). Absent everywhere → known unset; different values → unknown.
+    pub fn signal(
+        &self,
+        pods: &[(&PodMeta, i64)],
+        container: &str,
+        setting: Setting,
+        ksm_present: bool,
+    ) -> Signal {
+        if !ksm_present || pods.is_empty() {
+            return Signal::default();
+        }
+        let scale = match setting {
+            Setting::CpuRequest | Setting::CpuLimit => 1000.0, // cores → millicores
+            _ => 1.0,
+        };
+        let found: Vec<Option<Sample>> = pods
+            .iter()
+            .map(|(p, _)| {
+                self.now
+                    .get(&(p.uid.clone(), container.to_string(), setting))
+                    .copied()
+            })
+            .collect();
+        let oldest_seen = pods.iter().map(|(_, t)| *t).min().unwrap_or(0);
+        if found.iter().all(Option::is_none) {
+            return Signal {
+                available: true,
+                unset: true,
+                value: 0.0,
+                timestamp: oldest_seen,
+            };
+        }
+        let values: Vec<Sample> = found.iter().flatten().copied().collect();
+        let first = values[0].value;
+        let consistent = values.len() == found.len() && values.iter().all(|s| s.value == first);
+        if !consistent || !first.is_finite() || first < 0.0 {
+            return Signal::default();
+        }
+        Signal {
+            available: true,
+            unset: false,
+            value: first * scale,
+            timestamp: values.iter().map(|s| s.timestamp).min().unwrap_or(0),
+        }
+    }
+
+    /// The memory limit (bytes) a pod had; 0 when unknown or unlimited.
+    pub fn memory_limit_of(&self, uid: &str, container: &str) -> f64 {
+        self.memory_limits
+            .get(&(uid.to_string(), container.to_string()))
+            .copied()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .unwrap_or(0.0)
+    }
+}
+
+/// One OOM termination attributed to a pod.
+#[derive(Debug, Clone)]
+pub struct Termination {
+    pub pod: PodMeta,
+    pub container: String,
+    pub kill: OomKill,
+}
+
+/// Distinct termination times of every joined OOM series, attributed through the pod
+/// index (the event's identity is its pod's workload and release).
+pub fn oom_terminations(
+    raw: &[RawSeries],
+    pods: &PodIndex,
+    settings: &SettingsIndex,
+    workload_uid: impl Fn(&PodMeta) -> String,
+) -> Vec<Termination> {
+    let mut out = Vec::new();
+    for s in raw {
+        let uid = s.label(label::UID);
+        let meta = match pods.pod(uid) {
+            Some(m) => m,
+            None => continue,
+        };
+        let container = s.label(label::CONTAINER);
+        let mut times: Vec<i64> = s
+            .samples
+            .iter()
+            .filter(|x| x.value.is_finite() && x.value > 0.0)
+            .map(|x| (x.value * 1000.0).round() as i64)
+            .collect();
+        times.sort_unstable();
+        times.dedup();
+        for ts in times {
+            out.push(Termination {
+                pod: meta.clone(),
+                container: container.to_string(),
+                kill: OomKill {
+                    id: format!("{uid}/{container}/{ts}"),
+                    pod_uid: uid.to_string(),
+                    workload_uid: workload_uid(meta),
+                    release: meta.release.clone(),
+                    timestamp: ts,
+                    memory_limit_bytes: settings.memory_limit_of(uid, container),
+                },
+            });
+        }
+    }
+    out
+}

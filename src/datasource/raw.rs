@@ -1,0 +1,117 @@
+//! The raw query results both sources produce: labelled series exactly as a
+//! Prometheus-compatible API answers the queries in `docs/contracts/datasource.md`.
+//! The Prometheus client fills these from HTTP answers; the demo fleet synthesizes them.
+//! Everything after this point (`mapping`) is shared, so the demo exercises the real code.
+
+use std::collections::BTreeMap;
+
+use crate::analysis::Sample;
+
+/// A series' label set (metric name under `__name__` when the query keeps it).
+pub type Labels = BTreeMap<String, String>;
+
+/// One labelled series: raw samples in Unix milliseconds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawSeries {
+    pub labels: Labels,
+    pub samples: Vec<Sample>,
+}
+
+impl RawSeries {
+    /// The value of label `name`, or "".
+    pub fn label(&self, name: &str) -> &str {
+        self.labels.get(name).map(String::as_str).unwrap_or("")
+    }
+
+    /// The latest sample, if any.
+    pub fn last(&self) -> Option<Sample> {
+        self.samples.iter().copied().max_by_key(|s| s.timestamp)
+    }
+}
+
+/// Cluster-wide metadata from kube-state-metrics: small, fetched once per collection.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawInventory {
+    /// `last_over_time(kube_pod_owner[window])`: every pod seen in the window, with its
+    /// `uid`, `owner_kind` and `owner_name`. Empty means kube-state-metrics is missing.
+    pub pod_owner: Vec<RawSeries>,
+    /// `kube_pod_owner[5m]` at the window end: pods alive now, with raw sample times.
+    pub pod_alive: Vec<RawSeries>,
+    /// `last_over_time(kube_pod_created[window])`: pod creation (Unix seconds) per `uid`.
+    pub pod_created: Vec<RawSeries>,
+    /// `last_over_time(kube_pod_labels{label_controller_revision_hash!=""}[window])`.
+    pub pod_revision: Vec<RawSeries>,
+    /// `last_over_time(kube_replicaset_owner[window])`: ReplicaSet → Deployment.
+    pub replicaset_owner: Vec<RawSeries>,
+    /// `last_over_time(kube_{deployment,statefulset,daemonset}_created[window])`.
+    pub workload_created: Vec<RawSeries>,
+    /// Desired replicas at the end with raw sample times: `kube_deployment_spec_replicas`,
+    /// `kube_statefulset_replicas`, `kube_daemonset_status_desired_number_scheduled`.
+    pub replicas: Vec<RawSeries>,
+}
+
+/// Current settings and OOM terminations of one batch of namespaces.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawSettings {
+    /// `kube_pod_container_resource_{requests,limits}{resource=~"cpu|memory"}[5m]` at the
+    /// end (metric name kept in `__name__`), raw sample times.
+    pub settings_now: Vec<RawSeries>,
+    /// `last_over_time(kube_pod_container_resource_limits{resource="memory"}[window])`:
+    /// the memory limit of every pod seen (a pod's limit is fixed for its lifetime).
+    pub memory_limits: Vec<RawSeries>,
+    /// Range query of `kube_pod_container_status_last_terminated_timestamp` joined with a
+    /// positive `..._last_terminated_reason{reason="OOMKilled"}`: values are termination
+    /// times in Unix seconds.
+    pub oom_terminations: Vec<RawSeries>,
+}
+
+/// Usage of one batch of namespaces.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawUsage {
+    /// `container_cpu_usage_seconds_total` (cumulative seconds), one series per cAdvisor
+    /// container instance.
+    pub cpu: Vec<RawSeries>,
+    /// `container_memory_working_set_bytes`.
+    pub memory: Vec<RawSeries>,
+}
+
+/// Label names used by the mapping (cAdvisor and kube-state-metrics spellings).
+pub mod label {
+    pub const NAME: &str = "__name__";
+    pub const NAMESPACE: &str = "namespace";
+    pub const POD: &str = "pod";
+    pub const CONTAINER: &str = "container";
+    pub const UID: &str = "uid";
+    pub const CGROUP_ID: &str = "id";
+    pub const OWNER_KIND: &str = "owner_kind";
+    pub const OWNER_NAME: &str = "owner_name";
+    pub const REPLICASET: &str = "replicaset";
+    pub const DEPLOYMENT: &str = "deployment";
+    pub const STATEFULSET: &str = "statefulset";
+    pub const DAEMONSET: &str = "daemonset";
+    pub const RESOURCE: &str = "resource";
+    pub const REVISION: &str = "label_controller_revision_hash";
+}
+
+/// Metric names kerf reads.
+pub mod metric {
+    pub const CPU: &str = "container_cpu_usage_seconds_total";
+    pub const MEMORY: &str = "container_memory_working_set_bytes";
+    pub const REQUESTS: &str = "kube_pod_container_resource_requests";
+    pub const LIMITS: &str = "kube_pod_container_resource_limits";
+    pub const POD_OWNER: &str = "kube_pod_owner";
+    pub const POD_CREATED: &str = "kube_pod_created";
+    pub const POD_LABELS: &str = "kube_pod_labels";
+    pub const REPLICASET_OWNER: &str = "kube_replicaset_owner";
+    pub const DEPLOYMENT_CREATED: &str = "kube_deployment_created";
+    pub const STATEFULSET_CREATED: &str = "kube_statefulset_created";
+    pub const DAEMONSET_CREATED: &str = "kube_daemonset_created";
+    pub const DEPLOYMENT_REPLICAS: &str = "kube_deployment_spec_replicas";
+    pub const STATEFULSET_REPLICAS: &str = "kube_statefulset_replicas";
+    pub const DAEMONSET_DESIRED: &str = "kube_daemonset_status_desired_number_scheduled";
+    pub const TERMINATED_REASON: &str = "kube_pod_container_status_last_terminated_reason";
+    pub const TERMINATED_TIMESTAMP: &str = "kube_pod_container_status_last_terminated_timestamp";
+
+    /// What `test` checks for: usage from cAdvisor, everything else from kube-state-metrics.
+    pub const REQUIRED: &[&str] = &[CPU, MEMORY, POD_OWNER, REQUESTS, LIMITS, REPLICASET_OWNER];
+}

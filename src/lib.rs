@@ -11,7 +11,8 @@
 //! - `api`: HTTP handlers, the route table with per-route permissions, errors. Uses
 //!   `store`, `auth`, `events`, `runs`, `metrics`, `ui`.
 //! - `server`: listener, TLS, graceful shutdown. Uses `api`.
-//! - `cli` / `commands`: the command line. Uses everything above; holds no domain logic.
+//! - `cli` / `commands` / `demo`: the command line (`demo` wires the demo fleet into
+//!   `server`). Uses everything above; holds no domain logic.
 //! - `config`, `telemetry`, `shutdown`, `tls`, `metrics`, `ui`: infrastructure leaves.
 //!
 //! - `datasource`: usage from Prometheus-compatible APIs or the demo fleet, mapped into
@@ -29,6 +30,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod datasource;
+pub mod demo;
 pub mod events;
 pub mod metrics;
 pub mod runs;

@@ -51,12 +51,17 @@ pub struct Started {
 
 /// Runs the hub until a shutdown signal.
 pub async fn run(config: Config) -> Result<(), ServeError> {
-    run_with(config, |_| async {}).await
+    run_with(config, None, |_| async {}).await
 }
 
 /// Runs the hub until a shutdown signal; `on_ready` runs as its own task once the
-/// listener is bound and the scheduler started.
-pub async fn run_with<F, Fut>(config: Config, on_ready: F) -> Result<(), ServeError>
+/// listener is bound and the scheduler started. `source`, when given, answers for every
+/// cluster (the demo fleet).
+pub async fn run_with<F, Fut>(
+    config: Config,
+    source: Option<crate::datasource::Datasource>,
+    on_ready: F,
+) -> Result<(), ServeError>
 where
     F: FnOnce(Started) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
@@ -85,7 +90,10 @@ where
         source,
     })?;
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
-    let runs = crate::runs::Runs::new(store.clone(), Arc::new(crate::runs::SystemClock));
+    let mut runs = crate::runs::Runs::new(store.clone(), Arc::new(crate::runs::SystemClock));
+    if let Some(source) = source {
+        runs = runs.with_source(source);
+    }
     let state = AppState {
         store: store.clone(),
         metrics,

@@ -62,7 +62,9 @@ pub async fn get_usage(
         }
         names = vec![c];
     }
-    let (source, scope) = crate::runs::source::resolve(&state.store, &w.seen.cluster)
+    let (source, scope) = state
+        .runs
+        .source_for(&w.seen.cluster)
         .await
         .map_err(|m| ApiError::new(axum::http::StatusCode::CONFLICT, "no_datasource", m))?;
     let window = Window {

@@ -64,6 +64,7 @@ pub struct Runs {
     clock: Arc<dyn Clock>,
     active: ActiveRuns,
     wake: Arc<tokio::sync::Notify>,
+    fixed_source: Option<crate::datasource::Datasource>,
 }
 
 impl Runs {
@@ -73,7 +74,22 @@ impl Runs {
             clock,
             active: ActiveRuns::default(),
             wake: Arc::new(tokio::sync::Notify::new()),
+            fixed_source: None,
         }
+    }
+
+    /// Every cluster reads `source` (the demo fleet in `kerf demo`), whatever it links.
+    pub fn with_source(mut self, source: crate::datasource::Datasource) -> Self {
+        self.fixed_source = Some(source);
+        self
+    }
+
+    /// The datasource and scope of `cluster`, or why there is none.
+    pub async fn source_for(
+        &self,
+        cluster: &str,
+    ) -> Result<(crate::datasource::Datasource, crate::datasource::ClusterScope), String> {
+        source::resolve(&self.store, self.fixed_source.as_ref(), cluster).await
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {
@@ -159,8 +175,9 @@ impl Runs {
         };
         let first = run.clone();
         let store = self.store.clone();
+        let this = self.clone();
         let task = tokio::spawn(async move {
-            let source = source::resolve(&store, &run.cluster).await;
+            let source = this.source_for(&run.cluster).await;
             let done = engine::execute(&inputs, run, source).await;
             drop(inputs.progress);
             let retention = inputs.settings.retention_ms();

@@ -67,7 +67,8 @@ fn prepare(config: &Config) -> Result<String, StoreError> {
             let settings = settings
                 .validated()
                 .map_err(|e| StoreError::Task(e.to_string()))?;
-            let doc = serde_json::to_string(&settings).map_err(|e| StoreError::Task(e.to_string()))?;
+            let doc =
+                serde_json::to_string(&settings).map_err(|e| StoreError::Task(e.to_string()))?;
             store::put_setting(c, RECOMMENDER_KEY, &doc, store::now_ms())?;
         }
         Ok(())

@@ -29,12 +29,11 @@ pub async fn cluster_recommendations(
             _ => return Err(bad(&key, "unknown parameter")),
         }
     }
-    let settings = state
-        .runs
-        .recommender()
-        .await
-        .map_err(ApiError::internal)?;
-    let (rows, more) = state.store.cluster_feed(cluster.clone(), after, limit).await?;
+    let settings = state.runs.recommender().await.map_err(ApiError::internal)?;
+    let (rows, more) = state
+        .store
+        .cluster_feed(cluster.clone(), after, limit)
+        .await?;
     let next = match (more, rows.last()) {
         (true, Some((w, _))) => Some(encode_cursor(&json!(w.seen.id))),
         _ => None,

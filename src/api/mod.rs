@@ -80,15 +80,30 @@ pub fn route_table(state: AppState) -> RouteTable {
             ClusterAgent,
             feed::cluster_recommendations,
         )
-        .add(Method::GET, "/v1/workloads", Viewer, workloads::list_workloads)
-        .add(Method::GET, "/v1/workloads/{id}", Viewer, workloads::get_workload)
+        .add(
+            Method::GET,
+            "/v1/workloads",
+            Viewer,
+            workloads::list_workloads,
+        )
+        .add(
+            Method::GET,
+            "/v1/workloads/{id}",
+            Viewer,
+            workloads::get_workload,
+        )
         .add(
             Method::GET,
             "/v1/workloads/{id}/recommendations",
             Viewer,
             workloads::list_recommendations,
         )
-        .add(Method::GET, "/v1/workloads/{id}/usage", Viewer, usage::get_usage)
+        .add(
+            Method::GET,
+            "/v1/workloads/{id}/usage",
+            Viewer,
+            usage::get_usage,
+        )
         .add(Method::GET, "/v1/savings", Viewer, settings::get_savings)
         .add(
             Method::GET,

@@ -14,9 +14,8 @@ pub const MAX_LIMIT: usize = 500;
 
 /// The decoded `key=value` pairs of a query string.
 pub fn pairs(query: Option<&str>) -> Result<Vec<(String, String)>, ApiError> {
-    serde_urlencoded::from_str(query.unwrap_or("")).map_err(|e| {
-        ApiError::bad_request("invalid_query", format!("malformed query string: {e}"))
-    })
+    serde_urlencoded::from_str(query.unwrap_or(""))
+        .map_err(|e| ApiError::bad_request("invalid_query", format!("malformed query string: {e}")))
 }
 
 /// A 400 naming the parameter.

@@ -39,7 +39,8 @@ pub async fn list_runs(
             "limit" => f.limit = query::limit(&key, &value)?,
             "next" => {
                 let seq = decode_cursor(&key, &value)?.as_i64().filter(|n| *n > 0);
-                f.before_seq = Some(seq.ok_or_else(|| bad(&key, "is not a cursor returned by this API"))?);
+                f.before_seq =
+                    Some(seq.ok_or_else(|| bad(&key, "is not a cursor returned by this API"))?);
             }
             _ => return Err(bad(&key, "unknown parameter")),
         }

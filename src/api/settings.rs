@@ -67,7 +67,10 @@ pub async fn put_pricing(
     let p = p.validated().map_err(invalid)?;
     let doc = to_json(&p)?;
     // SEAM(config-audit): as above.
-    let _before = state.store.put_setting(PRICING_KEY, doc.to_string()).await?;
+    let _before = state
+        .store
+        .put_setting(PRICING_KEY, doc.to_string())
+        .await?;
     Ok(Json(doc))
 }
 

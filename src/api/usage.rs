@@ -54,7 +54,11 @@ pub async fn get_usage(
     let current: Value = serde_json::from_str(&w.seen.current).map_err(ApiError::internal)?;
     let mut names: Vec<String> = current
         .as_array()
-        .map(|a| a.iter().filter_map(|c| c["name"].as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["name"].as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     if let Some(c) = container {
         if !names.contains(&c) {
@@ -72,15 +76,30 @@ pub async fn get_usage(
         end_ms: to,
         step_seconds: settings.step_seconds,
     };
-    let workload = (w.seen.namespace.as_str(), w.seen.kind.as_str(), w.seen.name.as_str());
+    let workload = (
+        w.seen.namespace.as_str(),
+        w.seen.kind.as_str(),
+        w.seen.name.as_str(),
+    );
     let mut containers = Vec::with_capacity(names.len());
     for name in names {
         let series = source
             .usage(&scope, workload, &name, resource, window)
             .await
-            .map_err(|e| ApiError::new(axum::http::StatusCode::BAD_GATEWAY, "datasource", e.to_string()))?;
-        let points = chart(&series, from, to)
-            .map_err(|e| ApiError::new(axum::http::StatusCode::BAD_GATEWAY, "datasource", e.to_string()))?;
+            .map_err(|e| {
+                ApiError::new(
+                    axum::http::StatusCode::BAD_GATEWAY,
+                    "datasource",
+                    e.to_string(),
+                )
+            })?;
+        let points = chart(&series, from, to).map_err(|e| {
+            ApiError::new(
+                axum::http::StatusCode::BAD_GATEWAY,
+                "datasource",
+                e.to_string(),
+            )
+        })?;
         containers.push(json!({
             "name": name,
             "seriesCount": series.len(),

@@ -70,9 +70,10 @@ pub async fn list_workloads(
     // Biggest savings first; names A→Z; confidence high→low, unless `order` says so.
     f.descending = order.unwrap_or(f.sort != WorkloadSort::Name);
     if let Some(c) = cursor {
-        f.after = Some(cursor_position(f.sort, &c).ok_or_else(|| {
-            bad("next", "is not a cursor of this sort order")
-        })?);
+        f.after = Some(
+            cursor_position(f.sort, &c)
+                .ok_or_else(|| bad("next", "is not a cursor of this sort order"))?,
+        );
     }
     let sort = f.sort;
     let (items, more) = state.store.list_workloads(f).await?;
@@ -80,7 +81,10 @@ pub async fn list_workloads(
         (true, Some(last)) => Some(encode_cursor(&cursor_of(sort, last))),
         _ => None,
     };
-    let items = items.iter().map(workload_json).collect::<Result<Vec<_>, _>>()?;
+    let items = items
+        .iter()
+        .map(workload_json)
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Json(json!({ "items": items, "next": next })))
 }
 
@@ -186,7 +190,8 @@ pub async fn list_recommendations(
             "analysis" => analysis = query::boolean(&key, &value)?,
             "next" => {
                 let seq = decode_cursor(&key, &value)?.as_i64().filter(|n| *n > 0);
-                before = Some(seq.ok_or_else(|| bad(&key, "is not a cursor returned by this API"))?);
+                before =
+                    Some(seq.ok_or_else(|| bad(&key, "is not a cursor returned by this API"))?);
             }
             _ => return Err(bad(&key, "unknown parameter")),
         }

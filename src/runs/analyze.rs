@@ -116,8 +116,10 @@ fn push_result(
     results: Vec<&ResourceAnalysis>,
 ) {
     if results.is_empty() {
-        out.failed
-            .push((seen, "the engine returned no result for this workload".into()));
+        out.failed.push((
+            seen,
+            "the engine returned no result for this workload".into(),
+        ));
         return;
     }
     let summary = summarize(&results, replicas, ctx.prices);

@@ -44,6 +44,38 @@ pub fn window_for(now_ms: i64, settings: &RecommenderSettings) -> Window {
     }
 }
 
+/// The record of a run starting now: `running`, in phase `collect`, nothing counted.
+pub fn new_record(
+    id: String,
+    cluster: &str,
+    trigger: super::Trigger,
+    now_ms: i64,
+    settings: &RecommenderSettings,
+) -> RunRecord {
+    let window = window_for(now_ms, settings);
+    RunRecord {
+        seq: 0,
+        id,
+        cluster: cluster.to_string(),
+        trigger: trigger.as_str().into(),
+        status: "running".into(),
+        phase: "collect".into(),
+        started_at: now_ms,
+        finished_at: None,
+        window_start: window.start_ms,
+        window_end: window.end_ms,
+        settings_identity: settings.identity(),
+        workloads_total: 0,
+        workloads_done: 0,
+        workloads_failed: 0,
+        workloads_stale: 0,
+        recommendations: 0,
+        phase_ms: "{}".into(),
+        collect_stats: "{}".into(),
+        errors: "[]".into(),
+    }
+}
+
 #[derive(Default)]
 struct Tally {
     errors: Vec<serde_json::Value>,
@@ -135,7 +167,9 @@ async fn stages<S: Source>(
         tally.analyze_ms += started.elapsed().as_millis() as u64;
         for (w, why) in &outcome.failed {
             let workload = format!("{}/{}/{}", w.namespace, w.kind, w.name);
-            tally.errors.push(json!({ "workload": workload, "message": why }));
+            tally
+                .errors
+                .push(json!({ "workload": workload, "message": why }));
         }
         run.recommendations += outcome.analyzed.len() as i64;
         run.workloads_failed += outcome.failed.len() as i64;
@@ -162,7 +196,12 @@ async fn stages<S: Source>(
     let started = Instant::now();
     let absent = inputs
         .store
-        .mark_absent_stale(run.cluster.clone(), run.id.clone(), ABSENT_REASON, ctx.now_ms)
+        .mark_absent_stale(
+            run.cluster.clone(),
+            run.id.clone(),
+            ABSENT_REASON,
+            ctx.now_ms,
+        )
         .await
         .map_err(|e| format!("store: {e}"))?;
     tally.store_ms += started.elapsed().as_millis() as u64;
@@ -185,3 +224,7 @@ async fn save(inputs: &RunInputs, run: &RunRecord) -> Result<(), String> {
         .await
         .map_err(|e| format!("store: {e}"))
 }
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

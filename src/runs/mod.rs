@@ -88,7 +88,13 @@ impl Runs {
     pub async fn source_for(
         &self,
         cluster: &str,
-    ) -> Result<(crate::datasource::Datasource, crate::datasource::ClusterScope), String> {
+    ) -> Result<
+        (
+            crate::datasource::Datasource,
+            crate::datasource::ClusterScope,
+        ),
+        String,
+    > {
         source::resolve(&self.store, self.fixed_source.as_ref(), cluster).await
     }
 
@@ -132,38 +138,16 @@ impl Runs {
             return Err(RunError::UnknownCluster(cluster.to_string()));
         }
         let run_id = uuid::Uuid::new_v4().to_string();
-        let slot = self
-            .active
-            .reserve(cluster, &run_id)
-            .map_err(|run_id| RunError::AlreadyRunning {
-                cluster: cluster.to_string(),
-                run_id,
-            })?;
+        let slot =
+            self.active
+                .reserve(cluster, &run_id)
+                .map_err(|run_id| RunError::AlreadyRunning {
+                    cluster: cluster.to_string(),
+                    run_id,
+                })?;
         let settings = self.recommender().await?;
         let pricing = self.pricing().await?;
-        let now = self.clock.now_ms();
-        let window = engine::window_for(now, &settings);
-        let mut run = RunRecord {
-            seq: 0,
-            id: run_id,
-            cluster: cluster.to_string(),
-            trigger: trigger.as_str().into(),
-            status: "running".into(),
-            phase: "collect".into(),
-            started_at: now,
-            finished_at: None,
-            window_start: window.start_ms,
-            window_end: window.end_ms,
-            settings_identity: settings.identity(),
-            workloads_total: 0,
-            workloads_done: 0,
-            workloads_failed: 0,
-            workloads_stale: 0,
-            recommendations: 0,
-            phase_ms: "{}".into(),
-            collect_stats: "{}".into(),
-            errors: "[]".into(),
-        };
+        let mut run = engine::new_record(run_id, cluster, trigger, self.clock.now_ms(), &settings);
         run.seq = self.store.insert_run(run.clone()).await?;
         tracing::info!(run = %run.id, cluster, trigger = trigger.as_str(), "run started");
         let inputs = engine::RunInputs {

@@ -76,7 +76,11 @@ pub struct ProgressSlot {
 impl ProgressSlot {
     /// Copies the run's phase and counts into the in-memory progress.
     pub fn update(&self, run: &RunRecord) {
-        let mut map = self.runs.by_cluster.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self
+            .runs
+            .by_cluster
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         if let Some(p) = map.get_mut(&self.cluster) {
             p.phase = run.phase.clone();
             p.workloads_done = run.workloads_done;
@@ -92,7 +96,11 @@ impl ProgressSlot {
 
 impl Drop for ProgressSlot {
     fn drop(&mut self) {
-        let mut map = self.runs.by_cluster.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = self
+            .runs
+            .by_cluster
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         map.remove(&self.cluster);
     }
 }

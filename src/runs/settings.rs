@@ -76,7 +76,9 @@ impl RecommenderSettings {
         let policy = analysis::normalize_policy(&self.policy).map_err(|e| {
             bad(
                 "policy",
-                e.to_string().trim_start_matches("invalid policy: ").to_string(),
+                e.to_string()
+                    .trim_start_matches("invalid policy: ")
+                    .to_string(),
             )
         })?;
         Ok(RecommenderSettings {
@@ -151,7 +153,10 @@ impl Pricing {
     pub fn validated(&self) -> Result<Pricing, SettingsError> {
         let c = &self.currency;
         if c.len() != 3 || !c.bytes().all(|b| b.is_ascii_uppercase()) {
-            return Err(bad("currency", "must be a 3-letter ISO 4217 code such as USD"));
+            return Err(bad(
+                "currency",
+                "must be a 3-letter ISO 4217 code such as USD",
+            ));
         }
         let price = |field: String, v: f64| {
             if v.is_finite() && v >= 0.0 {
@@ -215,10 +220,34 @@ mod tests {
     #[test]
     fn bad_fields_are_named() {
         let cases: Vec<(&str, RecommenderSettings)> = vec![
-            ("schedule", RecommenderSettings { schedule: "often".into(), ..Default::default() }),
-            ("lookbackSeconds", RecommenderSettings { lookback_seconds: 60, ..Default::default() }),
-            ("stepSeconds", RecommenderSettings { step_seconds: 1, ..Default::default() }),
-            ("retentionDays", RecommenderSettings { retention_days: 9999, ..Default::default() }),
+            (
+                "schedule",
+                RecommenderSettings {
+                    schedule: "often".into(),
+                    ..Default::default()
+                },
+            ),
+            (
+                "lookbackSeconds",
+                RecommenderSettings {
+                    lookback_seconds: 60,
+                    ..Default::default()
+                },
+            ),
+            (
+                "stepSeconds",
+                RecommenderSettings {
+                    step_seconds: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "retentionDays",
+                RecommenderSettings {
+                    retention_days: 9999,
+                    ..Default::default()
+                },
+            ),
         ];
         for (field, s) in cases {
             assert_eq!(s.validated().unwrap_err().field, field);
@@ -227,17 +256,35 @@ mod tests {
         s.policy.cpu.percentile = 150.0;
         let err = s.validated().unwrap_err();
         assert_eq!(err.field, "policy");
-        let p = Pricing { currency: "usd".into(), ..Default::default() };
+        let p = Pricing {
+            currency: "usd".into(),
+            ..Default::default()
+        };
         assert_eq!(p.validated().unwrap_err().field, "currency");
         let mut p = Pricing::default();
-        p.clusters.insert("prod".into(), PriceOverride { cpu_per_vcpu_hour: Some(-1.0), memory_per_gib_hour: None });
-        assert_eq!(p.validated().unwrap_err().field, "clusters.prod.cpuPerVcpuHour");
+        p.clusters.insert(
+            "prod".into(),
+            PriceOverride {
+                cpu_per_vcpu_hour: Some(-1.0),
+                memory_per_gib_hour: None,
+            },
+        );
+        assert_eq!(
+            p.validated().unwrap_err().field,
+            "clusters.prod.cpuPerVcpuHour"
+        );
     }
 
     #[test]
     fn cluster_overrides_fall_back_to_fleet_prices() {
         let mut p = Pricing::default();
-        p.clusters.insert("eu".into(), PriceOverride { cpu_per_vcpu_hour: Some(0.05), memory_per_gib_hour: None });
+        p.clusters.insert(
+            "eu".into(),
+            PriceOverride {
+                cpu_per_vcpu_hour: Some(0.05),
+                memory_per_gib_hour: None,
+            },
+        );
         assert_eq!(p.for_cluster("eu"), (0.05, 0.0042));
         assert_eq!(p.for_cluster("us"), (0.0316, 0.0042));
     }

@@ -84,7 +84,11 @@ pub fn summarize(
                 }),
             );
             if rec.setting == Setting::Requests {
-                let current = if rec.current_unset { 0.0 } else { rec.current_value };
+                let current = if rec.current_unset {
+                    0.0
+                } else {
+                    rec.current_value
+                };
                 match r.resource {
                     Resource::Cpu => cpu_delta_m += rec.suggested_value - current,
                     Resource::Memory => mem_delta_b += rec.suggested_value - current,

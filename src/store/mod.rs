@@ -29,9 +29,7 @@ pub use recommendations::{
 pub use runs::{fail_interrupted_runs, prune_runs, RunFilter, RunRecord};
 pub use settings::{get_setting, put_setting};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
-pub use workloads::{
-    mark_absent_stale, WorkloadFilter, WorkloadRow, WorkloadSeen, WorkloadSort,
-};
+pub use workloads::{mark_absent_stale, WorkloadFilter, WorkloadRow, WorkloadSeen, WorkloadSort};
 
 use pool::ReaderPool;
 

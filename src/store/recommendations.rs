@@ -115,7 +115,11 @@ pub fn write_chunk(conn: &mut Connection, chunk: &ChunkWrite) -> Result<(), Stor
 const REC_COLUMNS: &str = "r.seq, r.id, r.workload_id, r.run_id, r.created_at, \
     r.policy_version, r.settings_identity, r.cost_delta, r.summary";
 
-fn rec_from_row(r: &rusqlite::Row<'_>, at: usize, analysis: bool) -> rusqlite::Result<RecommendationRow> {
+fn rec_from_row(
+    r: &rusqlite::Row<'_>,
+    at: usize,
+    analysis: bool,
+) -> rusqlite::Result<RecommendationRow> {
     Ok(RecommendationRow {
         seq: r.get(at)?,
         id: r.get(at + 1)?,
@@ -164,7 +168,11 @@ pub fn list_recommendations(
     ))?;
     let mut items: Vec<RecommendationRow> = stmt
         .query_map(
-            params![workload_id, before_seq.unwrap_or(i64::MAX), limit as i64 + 1],
+            params![
+                workload_id,
+                before_seq.unwrap_or(i64::MAX),
+                limit as i64 + 1
+            ],
             |r| rec_from_row(r, 0, analysis),
         )?
         .collect::<Result<_, _>>()?;

@@ -229,7 +229,11 @@ pub fn list_workloads(
         });
     }
     if let Some(b) = f.stale {
-        sql.push_str(if b { " AND w.stale = 1" } else { " AND w.stale = 0" });
+        sql.push_str(if b {
+            " AND w.stale = 1"
+        } else {
+            " AND w.stale = 0"
+        });
     }
     let col = f.sort.column();
     let (cmp, dir) = if f.descending {
@@ -239,12 +243,12 @@ pub fn list_workloads(
     };
     if let Some((value, id)) = &f.after {
         push(&mut sql, &format!(" AND (w.{col} {cmp} ?"), value.clone());
+        push(&mut sql, &format!(" OR (w.{col} = ?"), value.clone());
         push(
             &mut sql,
-            &format!(" OR (w.{col} = ?"),
-            value.clone(),
+            &format!(" AND w.id {cmp} ?))"),
+            Value::Text(id.clone()),
         );
-        push(&mut sql, &format!(" AND w.id {cmp} ?))"), Value::Text(id.clone()));
     }
     sql.push_str(&format!(
         " ORDER BY w.{col} {dir}, w.id {dir} LIMIT {}",

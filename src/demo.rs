@@ -92,17 +92,18 @@ fn prepare(config: &Config) -> Result<String, StoreError> {
 }
 
 async fn ready(s: Started, admin_token: String, data_dir: PathBuf, kept: bool) {
-    let lifetime = if kept { "kept" } else { "removed on exit" };
-    println!("kerf demo is running on the built-in demo fleet");
-    println!("url: http://{}/", s.addr);
-    println!("admin token: {admin_token}");
-    println!("ui login: use the admin token until user accounts exist");
-    println!("data dir: {} ({lifetime})", data_dir.display());
-    println!("press Ctrl-C to stop");
+    // Runs are recorded before the banner, so whoever reads it sees them in /v1/runs.
     for cluster in DemoFleet::clusters() {
         match s.state.runs.start(cluster, Trigger::Manual).await {
             Ok((run, _)) => tracing::info!(%cluster, run = %run.id, "first demo run started"),
             Err(e) => tracing::error!(%cluster, error = %e, "cannot start the first demo run"),
         }
     }
+    let lifetime = if kept { "kept" } else { "removed on exit" };
+    println!("kerf demo is running on the built-in demo fleet");
+    println!("url: http://{}/", s.addr);
+    println!("admin token: {admin_token}");
+    println!("ui login: use the admin token until user accounts exist");
+    println!("data dir: {} ({lifetime})", data_dir.display());
+    println!("the first recommendation run has started; press Ctrl-C to stop");
 }

@@ -2,10 +2,10 @@
 //! the agent feed serve (values per container × resource), the columns lists filter and
 //! sort on, and the estimated monthly cost delta.
 //!
-//! Cost delta (monthly) = Σ over containers of
-//!   ((new − current CPU request in millicores) / 1000 × price per vCPU-hour
-//!  + (new − current memory request in bytes) / 2^30 × price per GiB-hour)
-//!   × 730 hours × replicas.
+//! Cost delta (monthly) = Σ over containers of `((new − current CPU request in
+//! millicores) / 1000 × price per vCPU-hour + (new − current memory request in bytes) /
+//! 2^30 × price per GiB-hour) × 730 hours × replicas`.
+//!
 //! Only `requests` count (they are what the scheduler reserves and nodes are paid for);
 //! a resource without a request recommendation contributes 0; an unset current request
 //! counts as 0. Unknown replicas give no estimate (`null`), never a made-up number.

@@ -15,4 +15,5 @@ mod bad_input;
 mod events_fault;
 mod events_ingest;
 mod route_table;
+mod runs_api;
 mod ui_shell;

@@ -16,6 +16,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >&2
 fi
 
+scripts/ensure-prometheus.sh
+
 cargo test --locked
 
 if [ "$quick" = 0 ]; then

@@ -134,14 +134,21 @@ pub trait Source: Send + Sync {
 
 pub mod demo;
 pub mod mapping;
+pub mod prometheus;
 pub mod raw;
+pub mod secret;
+pub mod settings;
 
 pub use demo::DemoFleet;
+pub use prometheus::PrometheusSource;
+pub use secret::{SecretKey, Secrets};
+pub use settings::DatasourceSettings;
 
 /// The datasource a cluster points at. The trait is not object-safe (async methods), so
 /// runs and the API hold this enum and never know which source answers.
 #[derive(Debug, Clone)]
 pub enum Datasource {
+    Prometheus(PrometheusSource),
     Demo(DemoFleet),
 }
 
@@ -149,6 +156,72 @@ impl Datasource {
     /// The built-in demo fleet (clusters `demo-east` and `demo-west`).
     pub fn demo(seed: u64) -> Datasource {
         Datasource::Demo(DemoFleet::new(seed))
+    }
+
+    /// A Prometheus-compatible source from validated settings and their opened secrets.
+    pub fn from_settings(
+        settings: &DatasourceSettings,
+        secrets: &Secrets,
+    ) -> Result<Datasource, DatasourceError> {
+        use prometheus::{ClientAuth, ClientConfig};
+        let auth = match settings.auth_type.as_str() {
+            "basic" => ClientAuth::Basic {
+                username: settings.username.clone().unwrap_or_default(),
+                password: secrets.password.clone().unwrap_or_default(),
+            },
+            "bearer" => ClientAuth::Bearer(secrets.token.clone().unwrap_or_default()),
+            _ => ClientAuth::None,
+        };
+        let headers = settings
+            .headers
+            .iter()
+            .map(|h| {
+                let value = if h.secret {
+                    secrets.headers.get(&h.name).cloned().unwrap_or_default()
+                } else {
+                    h.value.clone().unwrap_or_default()
+                };
+                (h.name.clone(), value)
+            })
+            .collect();
+        Ok(Datasource::Prometheus(PrometheusSource::new(
+            ClientConfig {
+                url: settings.url.clone(),
+                auth,
+                headers,
+                ca_pem: settings.ca_pem.clone(),
+                insecure_skip_verify: settings.insecure_skip_verify,
+                timeout: std::time::Duration::from_secs(settings.timeout_seconds),
+                max_concurrent_queries: settings.max_concurrent_queries as usize,
+            },
+        )?))
+    }
+
+    /// Opens `sealed` secrets with `key`, then as [`Datasource::from_settings`].
+    pub fn from_sealed(
+        settings: &DatasourceSettings,
+        sealed: &[u8],
+        key: &SecretKey,
+    ) -> Result<Datasource, DatasourceError> {
+        let secrets = key
+            .open(sealed)
+            .map_err(|e| DatasourceError::Invalid(e.to_string()))?;
+        Datasource::from_settings(settings, &secrets)
+    }
+}
+
+/// The scope of kerf cluster `cluster` in a datasource: its cluster label, with the
+/// configured value or else the cluster's own name.
+pub fn scope_for(settings: &DatasourceSettings, cluster: &str) -> ClusterScope {
+    ClusterScope {
+        cluster: cluster.to_string(),
+        selector_label: settings.cluster_label.clone(),
+        selector_value: settings.cluster_label.as_ref().map(|_| {
+            settings
+                .cluster_value
+                .clone()
+                .unwrap_or_else(|| cluster.to_string())
+        }),
     }
 }
 
@@ -159,6 +232,7 @@ impl Source for Datasource {
         window: Window,
     ) -> Result<Collection, DatasourceError> {
         match self {
+            Datasource::Prometheus(p) => p.collect(scope, window).await,
             Datasource::Demo(d) => d.collect(scope, window).await,
         }
     }
@@ -172,12 +246,16 @@ impl Source for Datasource {
         window: Window,
     ) -> Result<Vec<Series>, DatasourceError> {
         match self {
+            Datasource::Prometheus(p) => {
+                p.usage(scope, workload, container, resource, window).await
+            }
             Datasource::Demo(d) => d.usage(scope, workload, container, resource, window).await,
         }
     }
 
     async fn test(&self, scope: &ClusterScope) -> Result<TestReport, DatasourceError> {
         match self {
+            Datasource::Prometheus(p) => p.test(scope).await,
             Datasource::Demo(d) => d.test(scope).await,
         }
     }

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod prometheus;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,316 @@
+//! The Prometheus HTTP API client: `query` and `query_range` as POSTed forms (no URL
+//! length limit), auth (basic, bearer, custom headers such as `X-Scope-OrgID`), TLS (CA
+//! bundle or explicit insecure), a timeout, a bound on concurrent queries, and retries
+//! with backoff for transient failures only. Errors never carry a credential.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use tokio::sync::Semaphore;
+
+use crate::analysis::Sample;
+use crate::datasource::raw::RawSeries;
+use crate::datasource::DatasourceError;
+
+/// Transient failures are retried this many times after the first attempt.
+const RETRIES: u32 = 3;
+const BACKOFF_START: Duration = Duration::from_millis(200);
+
+/// How to authenticate. Secret values live only in memory, decrypted.
+#[derive(Clone, Default)]
+pub enum ClientAuth {
+    #[default]
+    None,
+    Basic {
+        username: String,
+        password: String,
+    },
+    Bearer(String),
+}
+
+/// Everything the client needs, secrets decrypted.
+#[derive(Clone)]
+pub struct ClientConfig {
+    pub url: String,
+    pub auth: ClientAuth,
+    /// Extra headers (e.g. `X-Scope-OrgID`); values may be secret.
+    pub headers: Vec<(String, String)>,
+    /// PEM CA bundle trusted in addition to the platform's roots.
+    pub ca_pem: Option<String>,
+    /// Skip certificate verification (explicit opt-in only).
+    pub insecure_skip_verify: bool,
+    pub timeout: Duration,
+    pub max_concurrent_queries: usize,
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let header_names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("ClientConfig")
+            .field("url", &self.url)
+            .field("auth", &"***")
+            .field("headers", &header_names)
+            .field("insecure_skip_verify", &self.insecure_skip_verify)
+            .field("timeout", &self.timeout)
+            .field("max_concurrent_queries", &self.max_concurrent_queries)
+            .finish()
+    }
+}
+
+/// A connected client. Cheap to clone; clones share the concurrency bound and counter.
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    config: Arc<ClientConfig>,
+    permits: Arc<Semaphore>,
+    queries: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.config.fmt(f)
+    }
+}
+
+#[derive(Deserialize)]
+struct Envelope {
+    status: String,
+    #[serde(default)]
+    data: Option<Data>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Data {
+    #[serde(rename = "resultType")]
+    result_type: String,
+    result: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    metric: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    values: Vec<(f64, String)>,
+    #[serde(default)]
+    value: Option<(f64, String)>,
+}
+
+impl Client {
+    pub fn new(config: ClientConfig) -> Result<Client, DatasourceError> {
+        crate::tls::install_crypto_provider();
+        let url = reqwest::Url::parse(&config.url)
+            .map_err(|e| DatasourceError::Invalid(format!("url: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(DatasourceError::Invalid(
+                "url: scheme must be http or https".into(),
+            ));
+        }
+        let mut builder = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .pool_max_idle_per_host(config.max_concurrent_queries.max(1));
+        if let Some(pem) = &config.ca_pem {
+            let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+                .map_err(|_| DatasourceError::Invalid("tls.caPem: not a PEM bundle".into()))?;
+            for cert in certs {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        if config.insecure_skip_verify {
+            builder = builder.danger_accept_invalid_certs(true);
+        }
+        let http = builder
+            .build()
+            .map_err(|e| DatasourceError::Invalid(format!("HTTP client: {}", redact(&e))))?;
+        Ok(Client {
+            http,
+            permits: Arc::new(Semaphore::new(config.max_concurrent_queries.max(1))),
+            config: Arc::new(config),
+            queries: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// Queries issued so far (retries included).
+    pub fn queries(&self) -> u64 {
+        self.queries.load(Ordering::Relaxed)
+    }
+
+    /// An instant query at `time_ms`.
+    pub async fn query(
+        &self,
+        promql: &str,
+        time_ms: i64,
+    ) -> Result<Vec<RawSeries>, DatasourceError> {
+        let form = [("query", promql.to_string()), ("time", seconds(time_ms))];
+        self.post("api/v1/query", &form).await
+    }
+
+    /// A range query; the caller keeps each call within the points-per-series limit.
+    pub async fn query_range(
+        &self,
+        promql: &str,
+        start_ms: i64,
+        end_ms: i64,
+        step_seconds: u32,
+    ) -> Result<Vec<RawSeries>, DatasourceError> {
+        let form = [
+            ("query", promql.to_string()),
+            ("start", seconds(start_ms)),
+            ("end", seconds(end_ms)),
+            ("step", step_seconds.to_string()),
+        ];
+        self.post("api/v1/query_range", &form).await
+    }
+
+    /// `GET /api/v1/status/buildinfo`-free reachability: a trivial instant query.
+    pub async fn ping(&self, time_ms: i64) -> Result<(), DatasourceError> {
+        self.query("vector(1)", time_ms).await.map(|_| ())
+    }
+
+    async fn post(
+        &self,
+        path: &str,
+        form: &[(&str, String)],
+    ) -> Result<Vec<RawSeries>, DatasourceError> {
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| DatasourceError::Query("client closed".into()))?;
+        let url = format!("{}/{path}", self.config.url.trim_end_matches('/'));
+        let body = serde_urlencoded::to_string(form)
+            .map_err(|e| DatasourceError::Query(format!("cannot encode query: {e}")))?;
+        let mut backoff = BACKOFF_START;
+        let mut attempt = 0;
+        loop {
+            self.queries.fetch_add(1, Ordering::Relaxed);
+            match self.attempt(&url, body.clone()).await {
+                Ok(series) => return Ok(series),
+                Err((err, transient)) if transient && attempt < RETRIES => {
+                    tracing::debug!(error = %err, attempt, "transient datasource failure; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff *= 2;
+                    attempt += 1;
+                }
+                Err((err, _)) => return Err(err),
+            }
+        }
+    }
+
+    /// One HTTP attempt; the flag says whether a retry may help.
+    async fn attempt(
+        &self,
+        url: &str,
+        body: String,
+    ) -> Result<Vec<RawSeries>, (DatasourceError, bool)> {
+        let mut req = self
+            .http
+            .post(url)
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .body(body);
+        req = match &self.config.auth {
+            ClientAuth::None => req,
+            ClientAuth::Basic { username, password } => req.basic_auth(username, Some(password)),
+            ClientAuth::Bearer(token) => req.bearer_auth(token),
+        };
+        for (name, value) in &self.config.headers {
+            req = req.header(name.as_str(), value.as_str());
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
+        let status = resp.status().as_u16();
+        if status == 401 || status == 403 {
+            return Err((DatasourceError::Unauthorized(status), false));
+        }
+        let transient = status == 429 || status >= 500;
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
+        let envelope: Envelope = match serde_json::from_slice(&bytes) {
+            Ok(v) => v,
+            Err(e) if status >= 400 => {
+                return Err((
+                    DatasourceError::Query(format!("HTTP {status}: {e}")),
+                    transient,
+                ))
+            }
+            Err(e) => return Err((DatasourceError::Decode(e.to_string()), false)),
+        };
+        if envelope.status != "success" || status >= 400 {
+            let msg = envelope.error.unwrap_or_else(|| "no error text".into());
+            return Err((
+                DatasourceError::Query(format!("HTTP {status}: {msg}")),
+                transient,
+            ));
+        }
+        let data = envelope
+            .data
+            .ok_or_else(|| (DatasourceError::Decode("answer without data".into()), false))?;
+        decode(data).map_err(|e| (e, false))
+    }
+}
+
+fn decode(data: Data) -> Result<Vec<RawSeries>, DatasourceError> {
+    if !matches!(data.result_type.as_str(), "matrix" | "vector") {
+        return Err(DatasourceError::Decode(format!(
+            "unexpected result type {}",
+            data.result_type
+        )));
+    }
+    let mut out = Vec::with_capacity(data.result.len());
+    for item in data.result {
+        let points = item.value.into_iter().chain(item.values);
+        let mut samples = Vec::new();
+        for (t, v) in points {
+            let value: f64 = v
+                .parse()
+                .map_err(|_| DatasourceError::Decode(format!("sample value {v:?}")))?;
+            samples.push(Sample {
+                timestamp: (t * 1000.0).round() as i64,
+                value,
+            });
+        }
+        out.push(RawSeries {
+            labels: item.metric,
+            samples,
+        });
+    }
+    Ok(out)
+}
+
+fn seconds(ms: i64) -> String {
+    format!("{}.{:03}", ms.div_euclid(1000), ms.rem_euclid(1000))
+}
+
+/// A reqwest error without its URL (a URL can carry userinfo).
+fn redact(e: &reqwest::Error) -> String {
+    let kind = if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "connection failed"
+    } else if e.is_body() || e.is_decode() {
+        "reading the answer failed"
+    } else {
+        "request failed"
+    };
+    let mut source = std::error::Error::source(e);
+    let mut detail = String::new();
+    while let Some(s) = source {
+        detail = s.to_string();
+        source = s.source();
+    }
+    if detail.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}: {detail}")
+    }
+}

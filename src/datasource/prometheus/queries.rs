@@ -1,0 +1,234 @@
+//! Every PromQL query kerf issues (listed with their identity limits in
+//! `docs/contracts/datasource.md`), with the cluster selector injected into every
+//! selector, and the split of long ranges under the points-per-series limit.
+
+use crate::datasource::raw::metric;
+use crate::datasource::ClusterScope;
+
+/// Prometheus refuses range queries above 11,000 points per series; stay well under.
+pub const MAX_POINTS_PER_QUERY: i64 = 10_000;
+
+/// Lookback for "now" answers: kube-state-metrics is scraped more often than this.
+pub const NOW_LOOKBACK: &str = "5m";
+
+/// Builds selectors for one cluster scope and namespace batch.
+#[derive(Debug, Clone)]
+pub struct Selector {
+    cluster: String,
+    namespaces: String,
+}
+
+fn quote(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Escapes a literal for a RE2 alternation.
+fn regex_literal(value: &str) -> String {
+    let mut out = String::new();
+    for c in value.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Selector {
+    /// The scope's selector; `namespaces` empty means every namespace.
+    pub fn new(scope: &ClusterScope, namespaces: &[String]) -> Selector {
+        let cluster = match (&scope.selector_label, &scope.selector_value) {
+            (Some(l), Some(v)) if !l.is_empty() => format!("{l}={}", quote(v)),
+            _ => String::new(),
+        };
+        let namespaces = if namespaces.is_empty() {
+            String::new()
+        } else {
+            let alternation: Vec<String> = namespaces.iter().map(|n| regex_literal(n)).collect();
+            format!("namespace=~{}", quote(&alternation.join("|")))
+        };
+        Selector {
+            cluster,
+            namespaces,
+        }
+    }
+
+    /// `{<extra>, <cluster>, <namespaces>}`.
+    pub fn with(&self, extra: &str) -> String {
+        let parts: Vec<&str> = [extra, self.cluster.as_str(), self.namespaces.as_str()]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect();
+        format!("{{{}}}", parts.join(","))
+    }
+}
+
+/// The inventory queries (instant, at the window end), in `RawInventory` field order.
+pub fn inventory(sel: &Selector, window_s: i64) -> [String; 7] {
+    let w = format!("{window_s}s");
+    [
+        format!(
+            "max by (namespace, pod, uid, owner_kind, owner_name, owner_is_controller) \
+             (last_over_time({}{}[{w}]))",
+            metric::POD_OWNER,
+            sel.with("")
+        ),
+        format!("{}{}[{NOW_LOOKBACK}]", metric::POD_OWNER, sel.with("")),
+        format!(
+            "max by (namespace, pod, uid) (last_over_time({}{}[{w}]))",
+            metric::POD_CREATED,
+            sel.with("")
+        ),
+        format!(
+            "max by (namespace, pod, uid, label_controller_revision_hash) \
+             (last_over_time({}{}[{w}]))",
+            metric::POD_LABELS,
+            sel.with("label_controller_revision_hash!=\"\"")
+        ),
+        format!(
+            "max by (namespace, replicaset, owner_kind, owner_name) (last_over_time({}{}[{w}]))",
+            metric::REPLICASET_OWNER,
+            sel.with("")
+        ),
+        format!(
+            "max by (namespace, deployment, statefulset, daemonset) (last_over_time({}[{w}]))",
+            sel.with(&format!(
+                "__name__=~\"{}|{}|{}\"",
+                metric::DEPLOYMENT_CREATED,
+                metric::STATEFULSET_CREATED,
+                metric::DAEMONSET_CREATED
+            ))
+        ),
+        format!(
+            "{}[{NOW_LOOKBACK}]",
+            sel.with(&format!(
+                "__name__=~\"{}|{}|{}\"",
+                metric::DEPLOYMENT_REPLICAS,
+                metric::STATEFULSET_REPLICAS,
+                metric::DAEMONSET_DESIRED
+            ))
+        ),
+    ]
+}
+
+/// Current requests and limits with raw sample times (instant, at the end).
+pub fn settings_now(sel: &Selector) -> String {
+    format!(
+        "{}[{NOW_LOOKBACK}]",
+        sel.with(&format!(
+            "__name__=~\"{}|{}\",resource=~\"cpu|memory\"",
+            metric::REQUESTS,
+            metric::LIMITS
+        ))
+    )
+}
+
+/// Each pod's memory limit over the window (instant, at the end).
+pub fn memory_limits(sel: &Selector, window_s: i64) -> String {
+    format!(
+        "max by (namespace, pod, uid, container) (last_over_time({}{}[{window_s}s]))",
+        metric::LIMITS,
+        sel.with("resource=\"memory\"")
+    )
+}
+
+/// OOM terminations: the termination time, kept only while the last reason is
+/// `OOMKilled` (range query).
+pub fn oom_terminations(sel: &Selector) -> String {
+    format!(
+        "max by (namespace, pod, uid, container) ({}{} and on (namespace, pod, uid, container) \
+         ({}{} > 0))",
+        metric::TERMINATED_TIMESTAMP,
+        sel.with(""),
+        metric::TERMINATED_REASON,
+        sel.with("reason=\"OOMKilled\"")
+    )
+}
+
+/// Raw usage series, one per cAdvisor container instance (range query).
+pub fn usage(sel: &Selector, metric_name: &str) -> String {
+    format!(
+        "max by (namespace, pod, container, id) ({metric_name}{})",
+        sel.with("container!=\"\",container!=\"POD\"")
+    )
+}
+
+/// Which required metrics have series now (instant).
+pub fn presence(sel: &Selector) -> String {
+    format!(
+        "count by (__name__) ({})",
+        sel.with(&format!("__name__=~\"{}\"", metric::REQUIRED.join("|")))
+    )
+}
+
+/// Splits the step grid ending at `end_ms` into ranges of at most
+/// [`MAX_POINTS_PER_QUERY`] points: `(start_ms, end_ms)` pairs, oldest first.
+pub fn split_range(start_ms: i64, end_ms: i64, step_seconds: u32) -> Vec<(i64, i64)> {
+    let step = i64::from(step_seconds.max(1)) * 1000;
+    let steps = (end_ms - start_ms).max(0) / step;
+    let first = end_ms - steps * step;
+    let mut out = Vec::new();
+    let mut from = first;
+    while from <= end_ms {
+        let to = (from + (MAX_POINTS_PER_QUERY - 1) * step).min(end_ms);
+        out.push((from, to));
+        from = to + step;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scope() -> ClusterScope {
+        ClusterScope {
+            cluster: "east".into(),
+            selector_label: Some("cluster".into()),
+            selector_value: Some("ea\"st".into()),
+        }
+    }
+
+    #[test]
+    fn every_selector_carries_the_cluster_label_and_namespace_batch() {
+        let sel = Selector::new(&scope(), &["shop".into(), "a.b".into()]);
+        let q = usage(&sel, metric::CPU);
+        assert!(q.contains("cluster=\"ea\\\"st\""), "{q}");
+        assert!(q.contains("namespace=~\"shop|a\\\\.b\""), "{q}");
+        for q in inventory(&sel, 3600) {
+            assert!(q.contains("cluster="), "{q}");
+        }
+        assert_eq!(oom_terminations(&sel).matches("cluster=").count(), 2);
+    }
+
+    #[test]
+    fn long_ranges_split_under_the_points_per_series_limit_without_gaps_or_overlap() {
+        let end = 1_800_000_000_000;
+        let start = end - 14 * 86_400_000;
+        let parts = split_range(start, end, 60);
+        assert!(parts.len() >= 3);
+        for (i, (a, b)) in parts.iter().enumerate() {
+            let points = (b - a) / 60_000 + 1;
+            assert!(points <= MAX_POINTS_PER_QUERY, "{points}");
+            if i > 0 {
+                assert_eq!(*a, parts[i - 1].1 + 60_000);
+            }
+        }
+        assert_eq!(parts.last().map(|p| p.1), Some(end));
+        assert_eq!(
+            split_range(end - 3_600_000, end, 60),
+            vec![(end - 3_600_000, end)]
+        );
+    }
+}

@@ -1,0 +1,401 @@
+//! Datasource settings as the API takes and shows them, and their pure validation.
+//! Secret fields (basic password, bearer token, secret header values) are write-only:
+//! they are split off into [`Secrets`] on input, sealed at rest, and shown only as
+//! `passwordSet` / `tokenSet` / `valueSet` flags. Validation errors name the JSON path
+//! and never echo a value.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use super::secret::Secrets;
+
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
+pub const DEFAULT_MAX_CONCURRENT_QUERIES: u64 = 4;
+pub const DEFAULT_STEP_SECONDS: u64 = 60;
+
+/// The non-secret settings of one datasource (stored as JSON beside the sealed secrets).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DatasourceSettings {
+    pub name: String,
+    /// `prometheus` (Prometheus, Thanos, Mimir, VictoriaMetrics).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub url: String,
+    /// `none`, `basic` or `bearer`.
+    pub auth_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// Extra headers: (name, value when not secret, secret flag).
+    #[serde(default)]
+    pub headers: Vec<HeaderSetting>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_pem: Option<String>,
+    #[serde(default)]
+    pub insecure_skip_verify: bool,
+    pub timeout_seconds: u64,
+    pub max_concurrent_queries: u64,
+    pub step_seconds: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_label: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_value: Option<String>,
+}
+
+/// One custom header; a secret header's value lives in [`Secrets`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeaderSetting {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    #[serde(default)]
+    pub secret: bool,
+}
+
+/// One validation problem: the JSON path and what is wrong.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldError {
+    pub path: String,
+    pub message: String,
+}
+
+fn err(path: &str, message: &str) -> FieldError {
+    FieldError {
+        path: path.to_string(),
+        message: message.to_string(),
+    }
+}
+
+fn string(
+    obj: &Map<String, Value>,
+    key: &str,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) -> Option<String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            errors.push(err(path, "must be a string"));
+            None
+        }
+    }
+}
+
+fn number(
+    obj: &Map<String, Value>,
+    key: &str,
+    default: u64,
+    range: (u64, u64),
+    errors: &mut Vec<FieldError>,
+) -> u64 {
+    match obj.get(key) {
+        None | Some(Value::Null) => default,
+        Some(v) => match v.as_u64().filter(|n| (range.0..=range.1).contains(n)) {
+            Some(n) => n,
+            None => {
+                errors.push(err(
+                    &format!("$.{key}"),
+                    &format!("must be an integer from {} to {}", range.0, range.1),
+                ));
+                default
+            }
+        },
+    }
+}
+
+const KNOWN: &[&str] = &[
+    "name",
+    "type",
+    "url",
+    "auth",
+    "headers",
+    "tls",
+    "timeoutSeconds",
+    "maxConcurrentQueries",
+    "stepSeconds",
+    "clusterLabel",
+    "clusterValue",
+];
+
+/// Validates a create/replace body. `previous` secrets are kept where the body omits a
+/// secret (write-only fields are not echoed back, so a PUT cannot repeat them).
+pub fn validate(
+    body: &Value,
+    previous: Option<&Secrets>,
+) -> Result<(DatasourceSettings, Secrets), Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let Some(obj) = body.as_object() else {
+        return Err(vec![err("$", "must be a JSON object")]);
+    };
+    for key in obj.keys().filter(|k| !KNOWN.contains(&k.as_str())) {
+        errors.push(err(&format!("$.{key}"), "unknown field"));
+    }
+    let name = string(obj, "name", "$.name", &mut errors).unwrap_or_default();
+    if name.is_empty()
+        || name.len() > 100
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    {
+        errors.push(err(
+            "$.name",
+            "required: 1-100 characters of letters, digits, '-', '_' or '.'",
+        ));
+    }
+    let kind = string(obj, "type", "$.type", &mut errors).unwrap_or_else(|| "prometheus".into());
+    if kind != "prometheus" {
+        errors.push(err(
+            "$.type",
+            "must be \"prometheus\" (Prometheus, Thanos, Mimir, VictoriaMetrics)",
+        ));
+    }
+    let url = string(obj, "url", "$.url", &mut errors).unwrap_or_default();
+    match reqwest::Url::parse(&url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
+            if !u.username().is_empty() || u.password().is_some() {
+                errors.push(err("$.url", "must not carry credentials; use auth"));
+            }
+        }
+        _ => errors.push(err("$.url", "required: an absolute http or https URL")),
+    }
+    let previous = previous.cloned().unwrap_or_default();
+    let mut secrets = Secrets::default();
+    let (auth_type, username) = auth(obj.get("auth"), &previous, &mut secrets, &mut errors);
+    let headers = headers(obj.get("headers"), &previous, &mut secrets, &mut errors);
+    let (ca_pem, insecure_skip_verify) = tls(obj.get("tls"), &mut errors);
+    let cluster_label =
+        string(obj, "clusterLabel", "$.clusterLabel", &mut errors).filter(|s| !s.is_empty());
+    if let Some(l) = &cluster_label {
+        if !l.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || l.starts_with(|c: char| c.is_ascii_digit())
+        {
+            errors.push(err("$.clusterLabel", "must be a Prometheus label name"));
+        }
+    }
+    let cluster_value =
+        string(obj, "clusterValue", "$.clusterValue", &mut errors).filter(|s| !s.is_empty());
+    let settings = DatasourceSettings {
+        name,
+        kind,
+        url,
+        auth_type,
+        username,
+        headers,
+        ca_pem,
+        insecure_skip_verify,
+        timeout_seconds: number(
+            obj,
+            "timeoutSeconds",
+            DEFAULT_TIMEOUT_SECONDS,
+            (1, 600),
+            &mut errors,
+        ),
+        max_concurrent_queries: number(
+            obj,
+            "maxConcurrentQueries",
+            DEFAULT_MAX_CONCURRENT_QUERIES,
+            (1, 64),
+            &mut errors,
+        ),
+        step_seconds: number(
+            obj,
+            "stepSeconds",
+            DEFAULT_STEP_SECONDS,
+            (10, 3600),
+            &mut errors,
+        ),
+        cluster_label,
+        cluster_value,
+    };
+    if errors.is_empty() {
+        Ok((settings, secrets))
+    } else {
+        Err(errors)
+    }
+}
+
+fn auth(
+    v: Option<&Value>,
+    prev: &Secrets,
+    out: &mut Secrets,
+    errors: &mut Vec<FieldError>,
+) -> (String, Option<String>) {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return ("none".into(), None);
+    };
+    let Some(obj) = v.as_object() else {
+        errors.push(err("$.auth", "must be an object"));
+        return ("none".into(), None);
+    };
+    for key in obj
+        .keys()
+        .filter(|k| !["type", "username", "password", "token"].contains(&k.as_str()))
+    {
+        errors.push(err(&format!("$.auth.{key}"), "unknown field"));
+    }
+    let kind = string(obj, "type", "$.auth.type", errors).unwrap_or_else(|| "none".into());
+    match kind.as_str() {
+        "none" => ("none".into(), None),
+        "basic" => {
+            let user = string(obj, "username", "$.auth.username", errors).unwrap_or_default();
+            if user.is_empty() {
+                errors.push(err("$.auth.username", "required for basic auth"));
+            }
+            out.password = string(obj, "password", "$.auth.password", errors)
+                .or_else(|| prev.password.clone());
+            if out.password.as_deref().unwrap_or("").is_empty() {
+                errors.push(err(
+                    "$.auth.password",
+                    "required for basic auth (write-only)",
+                ));
+            }
+            ("basic".into(), Some(user))
+        }
+        "bearer" => {
+            out.token = string(obj, "token", "$.auth.token", errors).or_else(|| prev.token.clone());
+            if out.token.as_deref().unwrap_or("").is_empty() {
+                errors.push(err("$.auth.token", "required for bearer auth (write-only)"));
+            }
+            ("bearer".into(), None)
+        }
+        _ => {
+            errors.push(err("$.auth.type", "must be none, basic or bearer"));
+            ("none".into(), None)
+        }
+    }
+}
+
+fn headers(
+    v: Option<&Value>,
+    prev: &Secrets,
+    out: &mut Secrets,
+    errors: &mut Vec<FieldError>,
+) -> Vec<HeaderSetting> {
+    let Some(v) = v.filter(|v| !v.is_null()) else {
+        return Vec::new();
+    };
+    let Some(items) = v.as_array() else {
+        errors.push(err("$.headers", "must be an array"));
+        return Vec::new();
+    };
+    let mut result = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("$.headers[{i}]");
+        let Some(obj) = item.as_object() else {
+            errors.push(err(&path, "must be an object"));
+            continue;
+        };
+        let name = string(obj, "name", &format!("{path}.name"), errors).unwrap_or_default();
+        let valid =
+            !name.is_empty() && reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_ok();
+        let lower = name.to_ascii_lowercase();
+        if !valid
+            || ["authorization", "content-type", "host", "content-length"].contains(&lower.as_str())
+        {
+            errors.push(err(&format!("{path}.name"), "must be a valid header name other than Authorization, Content-Type, Host or Content-Length"));
+        }
+        let secret = obj.get("secret").and_then(Value::as_bool).unwrap_or(false);
+        let value = string(obj, "value", &format!("{path}.value"), errors);
+        if secret {
+            match value.or_else(|| prev.headers.get(&name).cloned()) {
+                Some(v) => {
+                    out.headers.insert(name.clone(), v);
+                }
+                None => errors.push(err(
+                    &format!("{path}.value"),
+                    "required (write-only for secret headers)",
+                )),
+            }
+            result.push(HeaderSetting {
+                name,
+                value: None,
+                secret,
+            });
+        } else {
+            if value.is_none() {
+                errors.push(err(&format!("{path}.value"), "required"));
+            }
+            result.push(HeaderSetting {
+                name,
+                value,
+                secret,
+            });
+        }
+    }
+    result
+}
+
+fn tls(v: Option<&Value>, errors: &mut Vec<FieldError>) -> (Option<String>, bool) {
+    let Some(obj) = v.filter(|v| !v.is_null()).and_then(Value::as_object) else {
+        if v.is_some_and(|v| !v.is_null()) {
+            errors.push(err("$.tls", "must be an object"));
+        }
+        return (None, false);
+    };
+    let pem = string(obj, "caPem", "$.tls.caPem", errors).filter(|s| !s.is_empty());
+    if let Some(p) = &pem {
+        if reqwest::Certificate::from_pem_bundle(p.as_bytes())
+            .map(|c| c.is_empty())
+            .unwrap_or(true)
+        {
+            errors.push(err(
+                "$.tls.caPem",
+                "must be a PEM bundle of CA certificates",
+            ));
+        }
+    }
+    let insecure = match obj.get("insecureSkipVerify") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            errors.push(err("$.tls.insecureSkipVerify", "must be a boolean"));
+            false
+        }
+    };
+    (pem, insecure)
+}
+
+/// The API view: no secret values, only whether each is set.
+pub fn public_view(
+    id: i64,
+    s: &DatasourceSettings,
+    secrets: &Secrets,
+    clusters: &[String],
+) -> Value {
+    let mut auth = json!({ "type": s.auth_type });
+    match s.auth_type.as_str() {
+        "basic" => {
+            auth["username"] = json!(s.username);
+            auth["passwordSet"] = json!(secrets.password.is_some());
+        }
+        "bearer" => auth["tokenSet"] = json!(secrets.token.is_some()),
+        _ => {}
+    }
+    let headers: Vec<Value> = s
+        .headers
+        .iter()
+        .map(|h| {
+            if h.secret {
+                json!({ "name": h.name, "secret": true, "valueSet": secrets.headers.contains_key(&h.name) })
+            } else {
+                json!({ "name": h.name, "secret": false, "value": h.value })
+            }
+        })
+        .collect();
+    json!({
+        "id": id,
+        "name": s.name,
+        "type": s.kind,
+        "url": s.url,
+        "auth": auth,
+        "headers": headers,
+        "tls": { "caPemSet": s.ca_pem.is_some(), "insecureSkipVerify": s.insecure_skip_verify },
+        "timeoutSeconds": s.timeout_seconds,
+        "maxConcurrentQueries": s.max_concurrent_queries,
+        "stepSeconds": s.step_seconds,
+        "clusterLabel": s.cluster_label,
+        "clusterValue": s.cluster_value,
+        "clusters": clusters,
+    })
+}

@@ -90,7 +90,8 @@ where
         source,
     })?;
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
-    let mut runs = crate::runs::Runs::new(store.clone(), Arc::new(crate::runs::SystemClock));
+    let mut runs = crate::runs::Runs::new(store.clone(), Arc::new(crate::runs::SystemClock))
+        .with_data_dir(config.data_dir.clone());
     if let Some(source) = source {
         runs = runs.with_source(source);
     }

@@ -5,6 +5,7 @@
 pub mod access;
 pub mod audit;
 pub mod body;
+pub mod datasources;
 pub mod error;
 pub mod events;
 pub mod feed;
@@ -128,6 +129,33 @@ pub fn route_table(state: AppState) -> RouteTable {
             "/v1/admin/settings/pricing",
             Admin,
             settings::put_pricing,
+        )
+        .add(Method::POST, "/v1/datasources", Admin, datasources::create)
+        .add(Method::GET, "/v1/datasources", Admin, datasources::list)
+        .add(Method::GET, "/v1/datasources/{id}", Admin, datasources::get)
+        .add(
+            Method::PUT,
+            "/v1/datasources/{id}",
+            Admin,
+            datasources::replace,
+        )
+        .add(
+            Method::DELETE,
+            "/v1/datasources/{id}",
+            Admin,
+            datasources::delete,
+        )
+        .add(
+            Method::POST,
+            "/v1/datasources/{id}/test",
+            Admin,
+            datasources::test,
+        )
+        .add(
+            Method::PUT,
+            "/v1/clusters/{cluster}/datasource",
+            Admin,
+            datasources::set_for_cluster,
         )
 }
 

@@ -3,7 +3,7 @@
 
 use axum::handler::Handler;
 use axum::http::Method;
-use axum::routing::{on, MethodFilter};
+use axum::routing::{on, MethodFilter, MethodRouter};
 use axum::Router;
 
 use super::access::{guard, Permission};
@@ -20,7 +20,8 @@ pub struct RouteSpec {
 /// A router that records what it registers.
 pub struct RouteTable {
     state: AppState,
-    router: Router<AppState>,
+    /// One method router per path: axum wants each path registered once.
+    paths: Vec<(&'static str, MethodRouter<AppState>)>,
     specs: Vec<RouteSpec>,
 }
 
@@ -28,7 +29,7 @@ impl RouteTable {
     pub fn new(state: AppState) -> Self {
         RouteTable {
             state,
-            router: Router::new(),
+            paths: Vec::new(),
             specs: Vec::new(),
         }
     }
@@ -48,9 +49,14 @@ impl RouteTable {
         let filter =
             MethodFilter::try_from(method.clone()).expect("only standard methods are routed");
         let layer = axum::middleware::from_fn_with_state((self.state.clone(), permission), guard);
-        self.router = self
-            .router
-            .route(path, on(filter, handler).route_layer(layer));
+        let method_router = on(filter, handler).route_layer(layer);
+        match self.paths.iter_mut().find(|(p, _)| *p == path) {
+            Some((_, existing)) => {
+                let merged = std::mem::take(existing).merge(method_router);
+                *existing = merged;
+            }
+            None => self.paths.push((path, method_router)),
+        }
         self.specs.push(RouteSpec {
             method,
             path,
@@ -66,6 +72,10 @@ impl RouteTable {
 
     /// The finished router and its table.
     pub fn finish(self) -> (Router<AppState>, Vec<RouteSpec>) {
-        (self.router, self.specs)
+        let mut router = Router::new();
+        for (path, method_router) in self.paths {
+            router = router.route(path, method_router);
+        }
+        (router, self.specs)
     }
 }

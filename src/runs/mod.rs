@@ -65,6 +65,8 @@ pub struct Runs {
     active: ActiveRuns,
     wake: Arc<tokio::sync::Notify>,
     fixed_source: Option<crate::datasource::Datasource>,
+    /// Where the datasource secret key lives.
+    data_dir: std::path::PathBuf,
 }
 
 impl Runs {
@@ -75,7 +77,14 @@ impl Runs {
             active: ActiveRuns::default(),
             wake: Arc::new(tokio::sync::Notify::new()),
             fixed_source: None,
+            data_dir: std::path::PathBuf::new(),
         }
+    }
+
+    /// The data dir holding the datasource secret key (`kerf serve` sets it).
+    pub fn with_data_dir(mut self, dir: std::path::PathBuf) -> Self {
+        self.data_dir = dir;
+        self
     }
 
     /// Every cluster reads `source` (the demo fleet in `kerf demo`), whatever it links.
@@ -95,7 +104,13 @@ impl Runs {
         ),
         String,
     > {
-        source::resolve(&self.store, self.fixed_source.as_ref(), cluster).await
+        source::resolve(
+            &self.store,
+            &self.data_dir,
+            self.fixed_source.as_ref(),
+            cluster,
+        )
+        .await
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {

@@ -4,6 +4,7 @@
 
 mod backup;
 mod clusters;
+mod datasources;
 mod events;
 mod migrate;
 mod pool;
@@ -20,6 +21,10 @@ use rusqlite::Connection;
 
 pub use backup::backup_to;
 pub use clusters::{insert_cluster, list_clusters, ClusterRecord, NewCluster};
+pub use datasources::{
+    cluster_datasource, delete_datasource, get_datasource, insert_datasource, list_datasources,
+    set_cluster_datasource, update_datasource, DatasourceRecord,
+};
 pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
 pub use recommendations::{

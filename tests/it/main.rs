@@ -12,6 +12,7 @@ mod analysis_props;
 mod appliance;
 mod audit_pagination;
 mod bad_input;
+mod datasource_api;
 mod datasource_prometheus;
 mod events_fault;
 mod events_ingest;

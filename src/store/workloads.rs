@@ -277,3 +277,7 @@ impl super::Store {
         self.read(move |c| list_workloads(c, &filter)).await
     }
 }
+
+#[cfg(test)]
+#[path = "workloads_tests.rs"]
+mod tests;

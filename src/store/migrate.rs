@@ -152,7 +152,12 @@ pub fn run(conn: &mut Connection, db_path: &Path) -> Result<Vec<i64>, StoreError
     }
     conn.execute_batch(CREATE_LEDGER)?;
     let mut done = Vec::new();
-    for m in MIGRATIONS.iter().filter(|m| m.version > before.db_version) {
+    // Every migration the ledger lacks, in version order: parallel branches may land a
+    // lower version after a higher one was applied.
+    let pending = MIGRATIONS
+        .iter()
+        .filter(|m| before.pending.iter().any(|(v, _)| *v == m.version));
+    for m in pending {
         let tx = conn.transaction()?;
         tx.execute_batch(m.sql)?;
         tx.execute(

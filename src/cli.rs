@@ -36,6 +36,9 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Run the hub: HTTP API, UI, store.
     Serve,
+    /// The whole appliance on a built-in demo fleet: no cluster, no Prometheus.
+    /// Uses a temporary data dir unless --data-dir is given.
+    Demo,
     /// Apply pending database migrations (a copy is taken first).
     Migrate {
         /// Only show applied and pending migrations.
@@ -176,6 +179,7 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
         println!("kerf {}{}", env!("CARGO_PKG_VERSION"), features());
         return Ok(());
     }
+    let explicit_data_dir = cli.global.data_dir.is_some();
     let overrides = Overrides {
         config_file: cli.global.config.clone(),
         data_dir: cli.global.data_dir.clone(),
@@ -185,6 +189,7 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
     crate::telemetry::init(&config.log);
     match cli.command {
         Command::Serve => serve(config),
+        Command::Demo => crate::demo::run(config, explicit_data_dir),
         Command::Migrate { status } => crate::commands::migrate(&config, status),
         Command::Backup { to } => crate::commands::backup(&config, &to),
         Command::Config { action } => crate::commands::config(&config, action),

@@ -5,9 +5,9 @@ use std::io::{Read, Write};
 use std::path::Path;
 
 use crate::auth::token;
+use crate::bootstrap;
 use crate::cli::{ClusterAction, ConfigAction, Exit, TokenAction, UserAction};
 use crate::config::Config;
-use crate::events::config_change::{action, Actor, AuditContext, Change};
 use crate::server::store_options;
 use crate::store::{self, Store};
 
@@ -48,11 +48,11 @@ pub fn migrate(config: &Config, status_only: bool) -> Result<(), Exit> {
         for (v, name) in &status.pending {
             println!("pending  {v:04}_{name}");
         }
-        if status.db_version > store::MIGRATIONS.len() as i64 {
+        let supported = store::MIGRATIONS.last().map_or(0, |m| m.version);
+        if status.db_version > supported {
             return Err(Exit::usage(format!(
-                "database schema version {} is newer than this kerf supports ({})",
-                status.db_version,
-                store::MIGRATIONS.len()
+                "database schema version {} is newer than this kerf supports ({supported})",
+                status.db_version
             )));
         }
         return Ok(());
@@ -135,44 +135,15 @@ pub fn token(config: &Config, action: TokenAction) -> Result<(), Exit> {
         role,
         expires_in_days,
     } = action;
-    if role != "admin" {
-        return Err(Exit::usage(format!(
-            "role {role:?} cannot be bootstrapped offline; only admin"
-        )));
-    }
-    let name = name.trim();
-    if name.is_empty() || name.len() > 100 {
-        return Err(Exit::usage("token name must be 1 to 100 characters"));
-    }
     let store = open_store(config)?;
-    let value = token::generate(token::API_TOKEN_PREFIX);
-    let digest = token::hash(&value);
     let expires_at = expires_in_days.map(|d| store::now_ms() + i64::from(d) * 86_400_000);
-    let ctx = AuditContext {
-        actor: Actor::system("kerf token create (cli)"),
-        reason: None,
-    };
-    store
-        .write_blocking(|c| {
-            store::config_audit::in_transaction(c, &ctx, |tx| {
-                let t = store::insert_token(
-                    tx,
-                    &store::NewApiToken {
-                        name,
-                        role: &role,
-                        team_id: None,
-                        created_by: Some("kerf token create (cli)"),
-                        token_sha256: &digest,
-                        expires_at,
-                    },
-                )?;
-                let change = Change::new(action::TOKEN_CREATED, "token", t.id, Some(&t.name))
-                    .after(crate::api::tokens::TokenView::from(&t));
-                Ok((t, change))
-            })
-        })
-        .map_err(store_exit)?;
-    eprintln!("created {role} token {name:?}; it is shown only once:");
+    let value =
+        bootstrap::create_token(&store, &name, &role, expires_at, "kerf token create (cli)")
+            .map_err(bootstrap_exit)?;
+    eprintln!(
+        "created {role} token {:?}; it is shown only once:",
+        name.trim()
+    );
     println!("{value}");
     Ok(())
 }
@@ -191,61 +162,24 @@ pub fn users(config: &Config, action: UserAction) -> Result<(), Exit> {
     } else {
         role
     };
-    if let Some(r) = &role {
-        if !matches!(r.as_str(), "admin" | "editor" | "viewer") {
-            return Err(Exit::usage(format!(
-                "role {r:?} must be admin, editor or viewer"
-            )));
-        }
-    }
-    crate::api::users::validate_username(&name).map_err(|e| Exit::usage(e.message))?;
     let (password, generated) = match &password_file {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| Exit::usage(format!("cannot read {}: {e}", path.display())))?;
-            let first = text.lines().next().unwrap_or("").to_string();
-            (first, false)
+            (text.lines().next().unwrap_or("").to_string(), false)
         }
         None => (crate::auth::password::generate(), true),
     };
-    crate::auth::password::check_policy(&password, &name).map_err(|e| {
-        Exit::usage(format!(
-            "password from {}: {e}",
-            password_file
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        ))
-    })?;
-    let hasher = crate::auth::password::Hasher::new(
-        config.auth.argon2_memory_kib,
-        config.auth.argon2_iterations,
-    )
-    .map_err(Exit::usage)?;
-    let phc = hasher.hash(&password).map_err(Exit::runtime)?;
     let store = open_store(config)?;
-    let ctx = AuditContext {
-        actor: Actor::system("kerf users create (cli)"),
-        reason: None,
-    };
-    store
-        .write_blocking(|c| {
-            store::config_audit::in_transaction(c, &ctx, |tx| {
-                let u = store::users::insert_user(
-                    tx,
-                    &store::NewUser {
-                        username: &name,
-                        display_name: "",
-                        role: role.as_deref(),
-                        password_hash: &phc,
-                    },
-                )?;
-                let change = Change::new(action::USER_CREATED, "user", u.id, Some(&u.username))
-                    .after(crate::api::users::UserView::from(&u));
-                Ok((u, change))
-            })
-        })
-        .map_err(store_exit)?;
+    bootstrap::create_user(
+        &store,
+        &config.auth,
+        &name,
+        role.as_deref(),
+        &password,
+        "kerf users create (cli)",
+    )
+    .map_err(bootstrap_exit)?;
     let role_text = role.as_deref().unwrap_or("no fleet role");
     if generated {
         eprintln!("created user {name:?} ({role_text}); the one-time password is shown only once:");
@@ -254,6 +188,14 @@ pub fn users(config: &Config, action: UserAction) -> Result<(), Exit> {
         eprintln!("created user {name:?} ({role_text}) with the password from the file");
     }
     Ok(())
+}
+
+fn bootstrap_exit(e: bootstrap::BootstrapError) -> Exit {
+    match e {
+        bootstrap::BootstrapError::Store(s) => store_exit(s),
+        bootstrap::BootstrapError::Invalid(m) => Exit::usage(m),
+        other => Exit::runtime(other),
+    }
 }
 
 /// `kerf clusters create|list`.

@@ -9,24 +9,33 @@
 //!   `events` types, nothing of HTTP.
 //! - `auth`: tokens and principals. Uses `store`.
 //! - `api`: HTTP handlers, the route table with per-route permissions, errors. Uses
-//!   `store`, `auth`, `events`, `metrics`, `ui`.
+//!   `store`, `auth`, `events`, `runs`, `metrics`, `ui`.
 //! - `server`: listener, TLS, graceful shutdown. Uses `api`.
-//! - `cli` / `commands`: the command line. Uses everything above; holds no domain logic.
+//! - `cli` / `commands` / `demo`: the command line (`demo` wires the demo fleet into
+//!   `server`). Uses everything above; holds no domain logic.
 //! - `config`, `telemetry`, `shutdown`, `tls`, `metrics`, `ui`: infrastructure leaves.
 //!
-//! Later parts plug in beside these: `datasource` and `runs` (recommendation runs),
-//! `notify`, `scheduler`, `agent` (feature `agent`) and `sim`.
+//! - `datasource`: usage from Prometheus-compatible APIs or the demo fleet, mapped into
+//!   the engine's input. Uses `analysis` types.
+//! - `runs`: recommendation runs (collect → analyze → store), their schedule,
+//!   progress, retention, settings and savings. Uses `datasource`, `analysis`, `store`;
+//!   knows nothing of HTTP.
+//!
+//! Later parts plug in beside these: `notify`, `agent` (feature `agent`) and `sim`.
 
 pub mod analysis;
 pub mod api;
 pub mod auth;
+pub mod bootstrap;
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod datasource;
+pub mod demo;
 pub mod events;
 pub mod metrics;
 pub mod policy;
+pub mod runs;
 pub mod server;
 pub mod shutdown;
 pub mod store;

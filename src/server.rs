@@ -1,6 +1,7 @@
-//! `kerf serve`: opens the store, builds the app and serves it over HTTP or HTTPS until
-//! SIGTERM; then stops accepting, lets in-flight requests finish (bounded by
-//! `http.shutdown_grace_seconds`) and checkpoints the database.
+//! `kerf serve`: opens the store, builds the app, starts the run scheduler and serves
+//! over HTTP or HTTPS until SIGTERM; then stops the scheduler and accepting, lets
+//! in-flight requests finish (bounded by `http.shutdown_grace_seconds`) and checkpoints
+//! the database. `kerf demo` uses the same path with a hook that runs once listening.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -43,8 +44,30 @@ pub fn store_options(config: &Config) -> StoreOptions {
     }
 }
 
+/// What a hook gets once the server listens.
+pub struct Started {
+    /// The bound address (the real port when `listen` asked for port 0).
+    pub addr: SocketAddr,
+    pub state: AppState,
+}
+
 /// Runs the hub until a shutdown signal.
 pub async fn run(config: Config) -> Result<(), ServeError> {
+    run_with(config, None, |_| async {}).await
+}
+
+/// Runs the hub until a shutdown signal; `on_ready` runs as its own task once the
+/// listener is bound and the scheduler started. `source`, when given, answers for every
+/// cluster (the demo fleet).
+pub async fn run_with<F, Fut>(
+    config: Config,
+    source: Option<crate::datasource::Datasource>,
+    on_ready: F,
+) -> Result<(), ServeError>
+where
+    F: FnOnce(Started) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let tls = match (&config.tls.cert_file, &config.tls.key_file) {
         (Some(c), Some(k)) => Some(tokio_rustls::TlsAcceptor::from(crate::tls::server_config(
             c, k,
@@ -69,10 +92,22 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
         source,
     })?;
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
-    let state = AppState::new(store.clone(), metrics, Arc::new(config))?;
-    let app = api::app(state);
+    let mut runs = crate::runs::Runs::new(store.clone(), Arc::new(crate::runs::SystemClock))
+        .with_data_dir(config.data_dir.clone());
+    if let Some(source) = source {
+        runs = runs.with_source(source);
+    }
+    let state = AppState::new(store.clone(), metrics, Arc::new(config), runs.clone())?;
+    let app = api::app(state.clone());
+    let (stop_scheduler, stopped) = tokio::sync::oneshot::channel::<()>();
+    let scheduler = tokio::spawn(crate::runs::scheduler::run(runs, store.clone(), async {
+        let _ = stopped.await;
+    }));
     tracing::info!(addr = %local, tls = tls.is_some(), "listening");
+    tokio::spawn(on_ready(Started { addr: local, state }));
     accept_loop(listener, tls, app, grace).await;
+    let _ = stop_scheduler.send(());
+    let _ = scheduler.await;
     let s = store.clone();
     match tokio::task::spawn_blocking(move || s.checkpoint()).await {
         Ok(Ok(())) => tracing::info!("database checkpointed; bye"),

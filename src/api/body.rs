@@ -25,7 +25,9 @@ pub async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
         let frame = frame.map_err(|e| {
             ApiError::bad_request("invalid_body", format!("cannot read request body: {e}"))
         })?;
-        let Ok(data) = frame.into_data() else { continue };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
         seen = seen.saturating_add(data.len());
         if seen > limit {
             if seen > limit.saturating_add(DRAIN_LIMIT) {

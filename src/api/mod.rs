@@ -9,12 +9,18 @@ pub mod config_audit;
 pub mod datasources;
 pub mod error;
 pub mod events;
+pub mod feed;
 pub mod health;
 pub mod me;
+pub mod query;
 pub mod routes;
+pub mod runs;
+pub mod settings;
 pub mod teams;
 pub mod tokens;
+pub mod usage;
 pub mod users;
+pub mod workloads;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -45,6 +51,8 @@ pub struct AppState {
     pub config: Arc<Config>,
     /// Password hashing, login limits and sessions.
     pub auth: Arc<Authenticator>,
+    /// Recommendation runs: trigger, progress, settings.
+    pub runs: crate::runs::Runs,
 }
 
 impl AppState {
@@ -53,8 +61,15 @@ impl AppState {
         store: Store,
         metrics: Arc<Metrics>,
         config: Arc<Config>,
+        runs: crate::runs::Runs,
     ) -> Result<AppState, crate::auth::password::PasswordError> {
-        Self::with_clock(store, metrics, config, Arc::new(crate::auth::SystemClock))
+        Self::with_clock(
+            store,
+            metrics,
+            config,
+            runs,
+            Arc::new(crate::auth::SystemClock),
+        )
     }
 
     /// The state with time from `clock` (tests move it without waiting).
@@ -62,6 +77,7 @@ impl AppState {
         store: Store,
         metrics: Arc<Metrics>,
         config: Arc<Config>,
+        runs: crate::runs::Runs,
         clock: Arc<dyn crate::auth::Clock>,
     ) -> Result<AppState, crate::auth::password::PasswordError> {
         let auth = Arc::new(Authenticator::new(&config.auth, clock)?);
@@ -70,6 +86,7 @@ impl AppState {
             metrics,
             config,
             auth,
+            runs,
         })
     }
 }
@@ -135,6 +152,69 @@ pub fn route_table(state: AppState) -> RouteTable {
             "/v1/admin/teams/{id}/members",
             TeamAdmin,
             teams::set_members,
+        )
+        .add(Method::GET, "/v1/runs", Viewer, runs::list_runs)
+        .add(Method::GET, "/v1/runs/{id}", Viewer, runs::get_run)
+        .add(
+            Method::POST,
+            "/v1/clusters/{cluster}/runs",
+            Editor,
+            runs::post_run,
+        )
+        .add(
+            Method::GET,
+            "/v1/clusters/{cluster}/recommendations",
+            ClusterAgent,
+            feed::cluster_recommendations,
+        )
+        .add(
+            Method::GET,
+            "/v1/workloads",
+            Viewer,
+            workloads::list_workloads,
+        )
+        .add(
+            Method::GET,
+            "/v1/workloads/{id}",
+            Viewer,
+            workloads::get_workload,
+        )
+        .add(
+            Method::GET,
+            "/v1/workloads/{id}/recommendations",
+            Viewer,
+            workloads::list_recommendations,
+        )
+        .add(
+            Method::GET,
+            "/v1/workloads/{id}/usage",
+            Viewer,
+            usage::get_usage,
+        )
+        .add(Method::GET, "/v1/savings", Viewer, settings::get_savings)
+        .add(
+            Method::GET,
+            "/v1/admin/settings/recommender",
+            Admin,
+            settings::get_recommender,
+        )
+        .add(
+            Method::PUT,
+            "/v1/admin/settings/recommender",
+            Admin,
+            settings::put_recommender,
+        )
+        .add(
+            Method::GET,
+            "/v1/admin/settings/pricing",
+            Admin,
+            settings::get_pricing,
+        )
+        .add(
+            Method::PUT,
+            "/v1/admin/settings/pricing",
+            Admin,
+            settings::put_pricing,
         )
         .add(Method::POST, "/v1/datasources", Admin, datasources::create)
         .add(Method::GET, "/v1/datasources", Admin, datasources::list)

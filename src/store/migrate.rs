@@ -33,6 +33,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "datasources",
         sql: include_str!("../../migrations/0003_datasources.sql"),
     },
+    Migration {
+        version: 4,
+        name: "runs",
+        sql: include_str!("../../migrations/0004_runs.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.
@@ -151,7 +156,12 @@ pub fn run(conn: &mut Connection, db_path: &Path) -> Result<Vec<i64>, StoreError
     }
     conn.execute_batch(CREATE_LEDGER)?;
     let mut done = Vec::new();
-    for m in MIGRATIONS.iter().filter(|m| m.version > before.db_version) {
+    // Every migration the ledger lacks, in version order: parallel branches may land a
+    // lower version after a higher one was applied.
+    let pending = MIGRATIONS
+        .iter()
+        .filter(|m| before.pending.iter().any(|(v, _)| *v == m.version));
+    for m in pending {
         let tx = conn.transaction()?;
         tx.execute_batch(m.sql)?;
         tx.execute(
@@ -198,6 +208,7 @@ mod tests {
                     .expect("readable");
             assert_eq!(on_disk, m.sql);
         }
+        assert_eq!(MIGRATIONS[0].version, 1);
         for pair in MIGRATIONS.windows(2) {
             assert!(pair[0].version < pair[1].version, "versions increase");
         }

@@ -9,10 +9,14 @@ mod datasources;
 mod events;
 mod migrate;
 mod pool;
+mod recommendations;
+mod runs;
 pub mod sessions;
+mod settings;
 pub mod teams;
 pub mod tokens;
 pub mod users;
+mod workloads;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -28,10 +32,17 @@ pub use datasources::{
 };
 pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
+pub use recommendations::{
+    prune_recommendations, write_chunk, ChunkWrite, ClusterSavings, NewRecommendation,
+    RecommendationRow,
+};
+pub use runs::{fail_interrupted_runs, prune_runs, RunFilter, RunRecord};
 pub use sessions::SessionRecord;
+pub use settings::{get_setting, put_setting};
 pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
 pub use users::{NewUser, UserPatch, UserRecord};
+pub use workloads::{mark_absent_stale, WorkloadFilter, WorkloadRow, WorkloadSeen, WorkloadSort};
 
 use pool::ReaderPool;
 

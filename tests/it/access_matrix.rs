@@ -118,8 +118,13 @@ fn world() -> World {
     let mut config = Config::default();
     config.auth.argon2_memory_kib = 8192;
     config.auth.argon2_iterations = 1;
-    let state =
-        AppState::new(store.clone(), Arc::new(Metrics::new()), Arc::new(config)).expect("state");
+    let state = AppState::new(
+        store.clone(),
+        Arc::new(Metrics::new()),
+        Arc::new(config),
+        kerf::runs::Runs::new(store.clone(), Arc::new(kerf::runs::SystemClock)),
+    )
+    .expect("state");
     let mut tokens = Vec::new();
     let (alpha, admin_user) = store
         .write_blocking(|c| {
@@ -424,8 +429,13 @@ async fn hsts_is_sent_only_when_tls_is_on() {
             config.tls.cert_file = Some("/unused.crt".into());
             config.tls.key_file = Some("/unused.key".into());
         }
-        let state = AppState::new(store.clone(), Arc::new(Metrics::new()), Arc::new(config))
-            .expect("state");
+        let state = AppState::new(
+            store.clone(),
+            Arc::new(Metrics::new()),
+            Arc::new(config),
+            kerf::runs::Runs::new(store.clone(), Arc::new(kerf::runs::SystemClock)),
+        )
+        .expect("state");
         let resp = kerf::api::app(state)
             .oneshot(Request::get("/healthz").body(Body::empty()).expect("req"))
             .await

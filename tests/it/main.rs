@@ -20,5 +20,6 @@ mod events_ingest;
 mod identity;
 mod identity_audit;
 mod route_table;
+mod runs_api;
 mod ui_shell;
 mod ui_size;

@@ -45,8 +45,14 @@ fn registered() -> BTreeSet<(String, String, String)> {
         },
     )
     .expect("store");
-    let state =
-        AppState::new(store, Arc::new(Metrics::new()), Arc::new(Config::default())).expect("state");
+    let runs = kerf::runs::Runs::new(store.clone(), Arc::new(kerf::runs::SystemClock));
+    let state = AppState::new(
+        store,
+        Arc::new(Metrics::new()),
+        Arc::new(Config::default()),
+        runs,
+    )
+    .expect("state");
     route_table(state)
         .specs()
         .iter()

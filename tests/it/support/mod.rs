@@ -169,6 +169,85 @@ impl Kerf {
     }
 }
 
+/// A running `kerf demo` and the admin token it printed.
+pub struct Demo {
+    pub kerf: Kerf,
+    pub token: String,
+    /// Everything it printed on stdout.
+    pub stdout: Vec<String>,
+}
+
+impl Demo {
+    /// Starts `kerf [--data-dir DIR] --listen 127.0.0.1:0 demo` and waits for its banner.
+    pub fn start(data_dir: Option<&Path>) -> Demo {
+        let started = Instant::now();
+        let mut cmd = Command::new(bin());
+        if let Some(dir) = data_dir {
+            cmd.arg("--data-dir").arg(dir);
+        }
+        let mut child = cmd
+            .args(["--listen", "127.0.0.1:0", "demo"])
+            .env("KERF_LOG", "info")
+            .env_remove("KERF_CONFIG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kerf demo");
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = logs.clone();
+        let stderr = child.stderr.take().expect("stderr piped");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                sink.lock().expect("log lock").push(line);
+            }
+        });
+        let (tx, rx) = mpsc::channel();
+        let stdout = child.stdout.take().expect("stdout piped");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut lines = Vec::new();
+        let (mut addr, mut token) = (None, None);
+        let mut done = false;
+        while !done {
+            match rx.recv_timeout(Duration::from_secs(30)) {
+                Ok(line) => {
+                    // The banner's last line.
+                    done = line.contains("Ctrl-C");
+                    if let Some(url) = line.strip_prefix("url: http://") {
+                        addr = Some(url.trim_end_matches('/').parse().expect("address"));
+                    }
+                    if let Some(t) = line.strip_prefix("admin token: ") {
+                        token = Some(t.to_string());
+                    }
+                    lines.push(line);
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!(
+                        "kerf demo printed no banner:\n{}\n{}",
+                        lines.join("\n"),
+                        logs.lock().expect("log lock").join("\n")
+                    );
+                }
+            }
+        }
+        Demo {
+            kerf: Kerf {
+                child: Some(child),
+                addr: addr.expect("address"),
+                logs,
+                started,
+            },
+            token: token.expect("token"),
+            stdout: lines,
+        }
+    }
+}
+
 fn wait_with_deadline(child: &mut Child, limit: Duration) -> Option<i32> {
     let deadline = Instant::now() + limit;
     loop {

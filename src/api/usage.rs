@@ -1,0 +1,183 @@
+//! `GET /v1/workloads/{id}/usage?resource=cpu|memory&from&to[&container]`: chart series
+//! read from the cluster's datasource, normalized by the engine's `normalize_samples`
+//! (counter resets, rates in millicores) and then downsampled for display only: the
+//! maximum of every series of a container per bucket, at most 500 points. The
+//! recommendation itself never sees downsampled data.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::error::ApiError;
+use super::query::{self, bad, time_or_null};
+use super::AppState;
+use crate::analysis::{normalize_samples, Sample, Series};
+use crate::datasource::{Source, UsageResource, Window};
+
+/// Most points a chart series carries.
+pub const MAX_POINTS: usize = 500;
+const MAX_SPAN_MS: i64 = 90 * 86_400_000;
+
+pub async fn get_usage(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Json<Value>, ApiError> {
+    let (mut resource, mut from, mut to, mut container) = (None, None, None, None);
+    for (key, value) in query::pairs(raw.as_deref())? {
+        match key.as_str() {
+            "resource" => {
+                resource = Some(match value.as_str() {
+                    "cpu" => UsageResource::Cpu,
+                    "memory" => UsageResource::Memory,
+                    _ => return Err(bad(&key, "must be cpu or memory")),
+                })
+            }
+            "from" => from = Some(query::time_ms(&key, &value)?),
+            "to" => to = Some(query::time_ms(&key, &value)?),
+            "container" => container = Some(value),
+            _ => return Err(bad(&key, "unknown parameter")),
+        }
+    }
+    let resource = resource.ok_or_else(|| bad("resource", "is required (cpu or memory)"))?;
+    let w = state
+        .store
+        .workload(id.clone())
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no workload {id}")))?;
+    let settings = state.runs.recommender().await.map_err(ApiError::internal)?;
+    let to = to.unwrap_or_else(|| state.runs.clock().now_ms());
+    let from = from.unwrap_or(to - settings.lookback_seconds * 1000);
+    if from >= to || to - from > MAX_SPAN_MS {
+        return Err(bad("from", "must be before `to`, at most 90 days earlier"));
+    }
+    let current: Value = serde_json::from_str(&w.seen.current).map_err(ApiError::internal)?;
+    let mut names: Vec<String> = current
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(c) = container {
+        if !names.contains(&c) {
+            return Err(bad("container", "is not a container of this workload"));
+        }
+        names = vec![c];
+    }
+    let (source, scope) = state
+        .runs
+        .source_for(&w.seen.cluster)
+        .await
+        .map_err(|m| ApiError::new(axum::http::StatusCode::CONFLICT, "no_datasource", m))?;
+    let window = Window {
+        start_ms: from,
+        end_ms: to,
+        step_seconds: settings.step_seconds,
+    };
+    let workload = (
+        w.seen.namespace.as_str(),
+        w.seen.kind.as_str(),
+        w.seen.name.as_str(),
+    );
+    let mut containers = Vec::with_capacity(names.len());
+    for name in names {
+        let series = source
+            .usage(&scope, workload, &name, resource, window)
+            .await
+            .map_err(|e| {
+                ApiError::new(
+                    axum::http::StatusCode::BAD_GATEWAY,
+                    "datasource",
+                    e.to_string(),
+                )
+            })?;
+        let points = chart(&series, from, to).map_err(|e| {
+            ApiError::new(
+                axum::http::StatusCode::BAD_GATEWAY,
+                "datasource",
+                e.to_string(),
+            )
+        })?;
+        containers.push(json!({
+            "name": name,
+            "seriesCount": series.len(),
+            "points": points
+                .iter()
+                .map(|s| json!({ "time": time_or_null(Some(s.timestamp)), "value": s.value }))
+                .collect::<Vec<_>>(),
+        }));
+    }
+    Ok(Json(json!({
+        "workloadId": w.seen.id,
+        "resource": match resource { UsageResource::Cpu => "cpu", UsageResource::Memory => "memory" },
+        "unit": match resource { UsageResource::Cpu => "millicores", UsageResource::Memory => "bytes" },
+        "from": time_or_null(Some(from)),
+        "to": time_or_null(Some(to)),
+        "containers": containers,
+    })))
+}
+
+/// Normalizes every series over [from, to] and keeps the maximum per bucket, at most
+/// [`MAX_POINTS`] buckets, each stamped with its start.
+pub fn chart(series: &[Series], from: i64, to: i64) -> Result<Vec<Sample>, crate::analysis::Error> {
+    let width = ((to - from) / MAX_POINTS as i64).max(1) + 1;
+    let mut buckets: Vec<Option<f64>> = vec![None; MAX_POINTS + 1];
+    for s in series {
+        for sample in normalize_samples(s, from, to)? {
+            let i = ((sample.timestamp - from) / width) as usize;
+            if let Some(slot) = buckets.get_mut(i) {
+                *slot = Some(slot.map_or(sample.value, |v: f64| v.max(sample.value)));
+            }
+        }
+    }
+    Ok(buckets
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            v.map(|value| Sample {
+                timestamp: from + i as i64 * width,
+                value,
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::SampleKind;
+
+    fn series(id: &str, kind: SampleKind, samples: &[(i64, f64)]) -> Series {
+        serde_json::from_value(json!({
+            "id": id, "kind": match kind { SampleKind::Gauge => "gauge", SampleKind::CpuCounterSeconds => "cpu-counter-seconds" },
+            "samples": samples.iter().map(|(t, v)| json!({"timestamp": t, "value": v})).collect::<Vec<_>>(),
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_week_at_one_minute_becomes_at_most_500_points_keeping_the_peak() {
+        let from = 1_000_000;
+        let samples: Vec<(i64, f64)> = (0..10_080)
+            .map(|i| (from + i * 60_000, if i == 5_000 { 900.0 } else { 100.0 }))
+            .collect();
+        let to = from + 10_080 * 60_000;
+        let pts = chart(&[series("a", SampleKind::Gauge, &samples)], from, to).unwrap();
+        assert!(pts.len() <= MAX_POINTS && pts.len() > 400, "{}", pts.len());
+        assert_eq!(pts.iter().map(|p| p.value).fold(0.0, f64::max), 900.0);
+    }
+
+    #[test]
+    fn counters_are_rates_and_resets_do_not_go_negative() {
+        let s = series(
+            "c",
+            SampleKind::CpuCounterSeconds,
+            &[(60_000, 10.0), (120_000, 40.0), (180_000, 5.0)],
+        );
+        let pts = chart(&[s], 0, 200_000).unwrap();
+        let values: Vec<f64> = pts.iter().map(|p| p.value).collect();
+        assert_eq!(values, vec![500.0, 5000.0 / 60.0]);
+    }
+}

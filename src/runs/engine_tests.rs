@@ -1,0 +1,377 @@
+//! The run engine on the real demo fleet with an injected clock: what a run stores, how
+//! a partial run keeps the last good recommendation and marks workloads stale, how
+//! retention prunes, and how one failing cluster leaves the others alone.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::*;
+use crate::analysis::Series;
+use crate::datasource::Datasource;
+use crate::datasource::{Collection, DatasourceError, TestReport, UsageResource};
+use crate::runs::progress::ActiveRuns;
+use crate::runs::{ManualClock, RunError, Runs, Trigger};
+use crate::store::{self, WorkloadFilter, WorkloadRow, WorkloadSort};
+
+const T0: i64 = 1_800_000_000_000;
+const HOUR: i64 = 3_600_000;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: Store,
+    clock: Arc<ManualClock>,
+    active: ActiveRuns,
+}
+
+fn fixture(clusters: &[&str]) -> Fixture {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = store::StoreOptions {
+        readers: 2,
+        busy_timeout_ms: 5000,
+    };
+    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts).expect("store");
+    for (i, name) in clusters.iter().enumerate() {
+        let digest = format!("digest-{i}");
+        store
+            .write_blocking(|c| {
+                store::insert_cluster(
+                    c,
+                    &store::NewCluster {
+                        name,
+                        token_sha256: &digest,
+                    },
+                )
+            })
+            .expect("cluster");
+    }
+    Fixture {
+        _dir: dir,
+        store,
+        clock: Arc::new(ManualClock::new(T0)),
+        active: ActiveRuns::default(),
+    }
+}
+
+fn settings(retention_days: u32) -> RecommenderSettings {
+    let mut s = RecommenderSettings {
+        lookback_seconds: 3 * 86_400,
+        retention_days,
+        ..Default::default()
+    };
+    s.policy.memory.leak_detection = Some(Default::default());
+    s.validated().expect("valid")
+}
+
+/// A datasource that answers like the demo fleet but loses one workload and returns
+/// unusable memory samples for another — what a flaky backend does.
+struct Flaky {
+    inner: Datasource,
+    lose: &'static str,
+    corrupt: &'static str,
+}
+
+impl Source for Flaky {
+    async fn collect(
+        &self,
+        scope: &ClusterScope,
+        window: Window,
+    ) -> Result<Collection, DatasourceError> {
+        let mut c = self.inner.collect(scope, window).await?;
+        c.workloads.retain(|w| w.name != self.lose);
+        c.input.containers.retain(|x| x.target.name != self.lose);
+        for x in c
+            .input
+            .containers
+            .iter_mut()
+            .filter(|x| x.target.name == self.corrupt)
+        {
+            for s in &mut x.memory.series {
+                for sample in &mut s.samples {
+                    sample.value = -1.0;
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    async fn usage(
+        &self,
+        scope: &ClusterScope,
+        workload: (&str, &str, &str),
+        container: &str,
+        resource: UsageResource,
+        window: Window,
+    ) -> Result<Vec<Series>, DatasourceError> {
+        self.inner
+            .usage(scope, workload, container, resource, window)
+            .await
+    }
+
+    async fn test(&self, scope: &ClusterScope) -> Result<TestReport, DatasourceError> {
+        self.inner.test(scope).await
+    }
+}
+
+async fn run_with<S: Source>(
+    f: &Fixture,
+    cluster: &str,
+    s: &RecommenderSettings,
+    source: S,
+) -> RunRecord {
+    let id = uuid::Uuid::new_v4().to_string();
+    let mut run = new_record(id.clone(), cluster, Trigger::Manual, f.clock.now_ms(), s);
+    run.seq = f.store.insert_run(run.clone()).await.expect("insert run");
+    let clock: Arc<dyn Clock> = f.clock.clone();
+    let inputs = RunInputs {
+        store: f.store.clone(),
+        clock,
+        settings: s.clone(),
+        pricing: Pricing::default(),
+        progress: f.active.reserve(cluster, &id).expect("free"),
+    };
+    let scope = ClusterScope {
+        cluster: cluster.into(),
+        selector_label: None,
+        selector_value: None,
+    };
+    execute(&inputs, run, Ok((source, scope))).await
+}
+
+async fn workloads(f: &Fixture, cluster: &str) -> Vec<WorkloadRow> {
+    let filter = WorkloadFilter {
+        cluster: Some(cluster.into()),
+        namespace: None,
+        kind: None,
+        search: None,
+        has_recommendation: None,
+        data_quality: None,
+        notice: None,
+        stale: None,
+        sort: WorkloadSort::Name,
+        descending: false,
+        after: None,
+        limit: 500,
+    };
+    f.store.list_workloads(filter).await.expect("list").0
+}
+
+fn named<'a>(ws: &'a [WorkloadRow], name: &str) -> &'a WorkloadRow {
+    ws.iter()
+        .find(|w| w.seen.name == name)
+        .unwrap_or_else(|| panic!("no {name}"))
+}
+
+async fn summary(f: &Fixture, w: &WorkloadRow) -> (Value, Value) {
+    let rec = f
+        .store
+        .recommendation(w.latest_rec_id.clone().expect("has one"))
+        .await
+        .expect("read")
+        .expect("exists");
+    (
+        serde_json::from_str(&rec.summary).expect("summary json"),
+        serde_json::from_str(&rec.analysis).expect("analysis json"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_demo_run_stores_every_workload_with_identity_evidence_and_the_expected_advice() {
+    let f = fixture(&["demo-east"]);
+    let s = settings(30);
+    let run = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
+    assert_eq!(run.status, "succeeded", "{}", run.errors);
+    assert!(run.workloads_total >= 25, "{}", run.workloads_total);
+    assert_eq!(run.recommendations, run.workloads_total);
+    assert_eq!(run.workloads_done, run.workloads_total);
+    assert_eq!(f.store.run(run.id.clone()).await.unwrap().unwrap(), run);
+    let ws = workloads(&f, "demo-east").await;
+    assert_eq!(ws.len() as i64, run.workloads_total);
+    for w in &ws {
+        let rec = f
+            .store
+            .recommendation(w.latest_rec_id.clone().unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(rec.settings_identity, s.identity());
+        assert_eq!(rec.policy_version, s.policy_version());
+        assert_eq!(rec.run_id, run.id);
+        assert!(!w.stale);
+    }
+    // Over-provisioned: the CPU request comes down and the estimate is a saving.
+    let catalog = named(&ws, "catalog");
+    let (sum, analysis) = summary(&f, catalog).await;
+    let cpu = &sum["containers"][0]["cpu"]["requests"];
+    assert!(
+        cpu["suggested"].as_f64().unwrap() < cpu["current"].as_f64().unwrap(),
+        "{sum}"
+    );
+    assert!(catalog.cost_delta.unwrap() < 0.0 && catalog.monthly_savings > 0.0);
+    assert!(
+        analysis["results"][0]["decisionTrace"].is_object(),
+        "evidence kept whole"
+    );
+    // OOM-killed: memory goes up, the notice is filterable.
+    let ledger = named(&ws, "ledger");
+    let (sum, _) = summary(&f, ledger).await;
+    let mem = &sum["containers"][0]["memory"]["requests"];
+    assert!(
+        mem["suggested"].as_f64().unwrap() > mem["current"].as_f64().unwrap(),
+        "{sum}"
+    );
+    assert!(
+        ledger.notices.contains(",oom-kill-detected,"),
+        "{}",
+        ledger.notices
+    );
+    // The slow leak is flagged.
+    assert!(named(&ws, "ingest-worker")
+        .notices
+        .contains(",potential-memory-leak,"));
+    // Too little history: stored, but no change and the reason says why.
+    let flags = named(&ws, "feature-flags");
+    assert!(!flags.has_changes);
+    assert_eq!(flags.confidence, -1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_partial_run_keeps_the_last_good_recommendation_and_marks_workloads_stale() {
+    let f = fixture(&["demo-east"]);
+    let s = settings(30);
+    let first = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
+    let before = workloads(&f, "demo-east").await;
+    f.clock.advance(HOUR);
+    let flaky = Flaky {
+        inner: Datasource::demo(7),
+        lose: "catalog",
+        corrupt: "ledger",
+    };
+    let second = run_with(&f, "demo-east", &s, flaky).await;
+    assert_eq!(second.status, "partial", "{}", second.errors);
+    assert_eq!(second.workloads_failed, 1);
+    assert_eq!(second.workloads_stale, 2, "the failed one and the lost one");
+    assert_eq!(second.recommendations, first.recommendations - 2);
+    assert!(
+        second.errors.contains("payments/Deployment/ledger"),
+        "{}",
+        second.errors
+    );
+    let after = workloads(&f, "demo-east").await;
+    for name in ["catalog", "ledger"] {
+        let (b, a) = (named(&before, name), named(&after, name));
+        assert!(a.stale, "{name} is stale");
+        assert_eq!(
+            a.latest_rec_id, b.latest_rec_id,
+            "{name} keeps its last good one"
+        );
+        assert_eq!(a.stale_since, Some(T0 + HOUR));
+    }
+    assert_eq!(
+        named(&after, "catalog").stale_reason.as_deref(),
+        Some(ABSENT_REASON)
+    );
+    assert!(named(&after, "ledger")
+        .stale_reason
+        .as_deref()
+        .unwrap()
+        .contains("finite"));
+    let fresh = named(&after, "postgres");
+    assert!(!fresh.stale);
+    assert_ne!(
+        fresh.latest_rec_id,
+        named(&before, "postgres").latest_rec_id
+    );
+    // The next good run clears the marks.
+    f.clock.advance(HOUR);
+    let third = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
+    assert_eq!(third.status, "succeeded");
+    assert!(workloads(&f, "demo-east").await.iter().all(|w| !w.stale));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn retention_prunes_old_history_but_keeps_each_workloads_latest_recommendation() {
+    let f = fixture(&["demo-east"]);
+    let s = settings(1);
+    let first = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
+    f.clock.advance(2 * 24 * HOUR);
+    let flaky = Flaky {
+        inner: Datasource::demo(7),
+        lose: "catalog",
+        corrupt: "none",
+    };
+    let second = run_with(&f, "demo-east", &s, flaky).await;
+    assert_eq!(second.status, "succeeded");
+    let history = |id: String| {
+        let store = f.store.clone();
+        async move {
+            store
+                .list_recommendations(id, None, 50, false)
+                .await
+                .unwrap()
+                .0
+                .len()
+        }
+    };
+    let ws = workloads(&f, "demo-east").await;
+    assert_eq!(history(named(&ws, "postgres").seen.id.clone()).await, 2);
+    super::super::scheduler::prune(&f.store, f.clock.now_ms() - s.retention_ms()).await;
+    assert_eq!(
+        history(named(&ws, "postgres").seen.id.clone()).await,
+        1,
+        "old one pruned"
+    );
+    let catalog = named(&ws, "catalog");
+    assert_eq!(
+        history(catalog.seen.id.clone()).await,
+        1,
+        "an old latest one is kept"
+    );
+    assert!(f
+        .store
+        .recommendation(catalog.latest_rec_id.clone().unwrap())
+        .await
+        .unwrap()
+        .is_some());
+    assert!(
+        f.store.run(first.id).await.unwrap().is_none(),
+        "old run pruned"
+    );
+    assert!(f.store.run(second.id).await.unwrap().is_some());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cluster_the_datasource_cannot_serve_fails_alone_and_runs_never_overlap() {
+    let f = fixture(&["demo-east", "nowhere"]);
+    let clock: Arc<dyn Clock> = f.clock.clone();
+    let runs = Runs::new(f.store.clone(), clock).with_source(Datasource::demo(7));
+    let (east, east_task) = runs
+        .start("demo-east", Trigger::Manual)
+        .await
+        .expect("starts");
+    match runs.start("demo-east", Trigger::Manual).await {
+        Err(RunError::AlreadyRunning { run_id, .. }) => assert_eq!(run_id, east.id),
+        other => panic!("expected a refusal, got {:?}", other.map(|r| r.0)),
+    }
+    let failed = runs
+        .run_to_end("nowhere", Trigger::Manual)
+        .await
+        .expect("runs");
+    assert_eq!(failed.status, "failed");
+    assert!(failed.errors.contains("no cluster"), "{}", failed.errors);
+    let east = east_task.await.expect("task");
+    assert_eq!(east.status, "succeeded");
+    assert!(runs.active().all().is_empty(), "slots freed");
+    assert!(matches!(
+        runs.start("unregistered", Trigger::Manual).await,
+        Err(RunError::UnknownCluster(_))
+    ));
+}
+
+#[test]
+fn windows_end_on_the_step_grid_and_span_the_lookback() {
+    let s = settings(30);
+    let w = window_for(T0 + 59_999, &s);
+    assert_eq!(w.end_ms, T0);
+    assert_eq!(w.end_ms - w.start_ms, 3 * 86_400_000);
+}

@@ -1,0 +1,208 @@
+//! Recommendation runs: for each cluster, collect usage from its datasource, analyze it
+//! with the engine, and store one recommendation per workload; on a schedule and on
+//! demand, never two at once for a cluster, with progress and history.
+//!
+//! * `engine` — one run of one cluster; `analyze` — one chunk of analysis (blocking);
+//!   `workload` — stable ids and grouping; `summary` — values, filters and cost delta.
+//! * `progress` — runs in flight (the no-overlap rule); `scheduler` — the cron loop and
+//!   retention; `schedule` — parsing and the pure `next_due`.
+//! * `settings` — recommender and pricing settings; `source` — a cluster's datasource;
+//!   `clock` — the injected time.
+
+pub mod analyze;
+pub mod clock;
+pub mod engine;
+pub mod progress;
+pub mod schedule;
+pub mod scheduler;
+pub mod settings;
+pub mod source;
+pub mod summary;
+pub mod workload;
+
+use std::sync::Arc;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use progress::{ActiveRuns, Progress};
+pub use settings::{Pricing, RecommenderSettings, SettingsError};
+
+use crate::store::{RunRecord, Store, StoreError};
+
+/// What started a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    Scheduled,
+    Manual,
+}
+
+impl Trigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Scheduled => "scheduled",
+            Trigger::Manual => "manual",
+        }
+    }
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("cluster {cluster:?} already has run {run_id} in progress")]
+    AlreadyRunning { cluster: String, run_id: String },
+    #[error("no active cluster is named {0:?}")]
+    UnknownCluster(String),
+    #[error("stored {key} settings cannot be read: {message}; PUT them again")]
+    BadSettings { key: &'static str, message: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The run service: shared by the API, the scheduler and `kerf demo`. Cheap to clone.
+#[derive(Clone)]
+pub struct Runs {
+    store: Store,
+    clock: Arc<dyn Clock>,
+    active: ActiveRuns,
+    wake: Arc<tokio::sync::Notify>,
+    fixed_source: Option<crate::datasource::Datasource>,
+    /// Where the datasource secret key lives.
+    data_dir: std::path::PathBuf,
+}
+
+impl Runs {
+    pub fn new(store: Store, clock: Arc<dyn Clock>) -> Self {
+        Runs {
+            store,
+            clock,
+            active: ActiveRuns::default(),
+            wake: Arc::new(tokio::sync::Notify::new()),
+            fixed_source: None,
+            data_dir: std::path::PathBuf::new(),
+        }
+    }
+
+    /// The data dir holding the datasource secret key (`kerf serve` sets it).
+    pub fn with_data_dir(mut self, dir: std::path::PathBuf) -> Self {
+        self.data_dir = dir;
+        self
+    }
+
+    /// Every cluster reads `source` (the demo fleet in `kerf demo`), whatever it links.
+    pub fn with_source(mut self, source: crate::datasource::Datasource) -> Self {
+        self.fixed_source = Some(source);
+        self
+    }
+
+    /// The datasource and scope of `cluster`, or why there is none.
+    pub async fn source_for(
+        &self,
+        cluster: &str,
+    ) -> Result<
+        (
+            crate::datasource::Datasource,
+            crate::datasource::ClusterScope,
+        ),
+        String,
+    > {
+        source::resolve(
+            &self.store,
+            &self.data_dir,
+            self.fixed_source.as_ref(),
+            cluster,
+        )
+        .await
+    }
+
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// Runs in flight.
+    pub fn active(&self) -> &ActiveRuns {
+        &self.active
+    }
+
+    /// Tells the scheduler the settings changed (it re-reads the schedule).
+    pub fn settings_changed(&self) {
+        self.wake.notify_one();
+    }
+
+    pub(crate) fn wake(&self) -> &tokio::sync::Notify {
+        &self.wake
+    }
+
+    /// The stored recommender settings, or the defaults when none were saved.
+    pub async fn recommender(&self) -> Result<RecommenderSettings, RunError> {
+        load(&self.store, settings::RECOMMENDER_KEY).await
+    }
+
+    /// The stored pricing, or the defaults when none were saved.
+    pub async fn pricing(&self) -> Result<Pricing, RunError> {
+        load(&self.store, settings::PRICING_KEY).await
+    }
+
+    /// Starts a run of `cluster` in the background and returns its first record and the
+    /// task that ends with its final record. Refused while the cluster has a run.
+    pub async fn start(
+        &self,
+        cluster: &str,
+        trigger: Trigger,
+    ) -> Result<(RunRecord, tokio::task::JoinHandle<RunRecord>), RunError> {
+        let clusters = self.store.active_cluster_names().await?;
+        if !clusters.iter().any(|c| c == cluster) {
+            return Err(RunError::UnknownCluster(cluster.to_string()));
+        }
+        let run_id = uuid::Uuid::new_v4().to_string();
+        let slot =
+            self.active
+                .reserve(cluster, &run_id)
+                .map_err(|run_id| RunError::AlreadyRunning {
+                    cluster: cluster.to_string(),
+                    run_id,
+                })?;
+        let settings = self.recommender().await?;
+        let pricing = self.pricing().await?;
+        let mut run = engine::new_record(run_id, cluster, trigger, self.clock.now_ms(), &settings);
+        run.seq = self.store.insert_run(run.clone()).await?;
+        tracing::info!(run = %run.id, cluster, trigger = trigger.as_str(), "run started");
+        let inputs = engine::RunInputs {
+            store: self.store.clone(),
+            clock: self.clock.clone(),
+            settings,
+            pricing,
+            progress: slot,
+        };
+        let first = run.clone();
+        let store = self.store.clone();
+        let this = self.clone();
+        let task = tokio::spawn(async move {
+            let source = this.source_for(&run.cluster).await;
+            let done = engine::execute(&inputs, run, source).await;
+            drop(inputs.progress);
+            let retention = inputs.settings.retention_ms();
+            scheduler::prune(&store, inputs.clock.now_ms() - retention).await;
+            done
+        });
+        Ok((first, task))
+    }
+
+    /// Starts a run and waits for its end (the demo, tests, benchmarks).
+    pub async fn run_to_end(&self, cluster: &str, trigger: Trigger) -> Result<RunRecord, RunError> {
+        let (first, task) = self.start(cluster, trigger).await?;
+        task.await
+            .map_err(|e| RunError::Store(StoreError::Task(format!("run {}: {e}", first.id))))
+    }
+}
+
+async fn load<T: serde::de::DeserializeOwned + Default>(
+    store: &Store,
+    key: &'static str,
+) -> Result<T, RunError> {
+    match store.setting(key).await? {
+        None => Ok(T::default()),
+        Some(text) => serde_json::from_str(&text).map_err(|e| RunError::BadSettings {
+            key,
+            message: e.to_string(),
+        }),
+    }
+}

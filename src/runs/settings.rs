@@ -1,0 +1,291 @@
+//! The recommender settings (schedule, lookback, step, retention, default analysis
+//! policy) and the pricing settings, as stored in the database and served by the API.
+//! Validation names the field at fault; the policy is validated by the engine itself.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::analysis::{self, Policy};
+
+/// Settings key of the recommender document.
+pub const RECOMMENDER_KEY: &str = "recommender";
+/// Settings key of the pricing document.
+pub const PRICING_KEY: &str = "pricing";
+
+/// How and when recommendations are made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecommenderSettings {
+    /// Cron expression (UTC), 5 fields or 6 with seconds; `@hourly` etc. work.
+    pub schedule: String,
+    /// How far back each run looks, in seconds.
+    pub lookback_seconds: i64,
+    /// Query resolution, in seconds.
+    pub step_seconds: u32,
+    /// Days of recommendation and run history kept; 0 keeps only the latest.
+    pub retention_days: u32,
+    /// The default analysis policy (the engine's `Policy`; zero fields take defaults).
+    pub policy: Policy,
+}
+
+impl Default for RecommenderSettings {
+    fn default() -> Self {
+        RecommenderSettings {
+            schedule: super::schedule::DEFAULT_SCHEDULE.into(),
+            lookback_seconds: 7 * 86_400,
+            step_seconds: 60,
+            retention_days: 30,
+            policy: analysis::default_policy(),
+        }
+    }
+}
+
+/// A setting that cannot be accepted, naming the field.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct SettingsError {
+    pub field: String,
+    pub message: String,
+}
+
+fn bad(field: &str, message: impl Into<String>) -> SettingsError {
+    SettingsError {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+impl RecommenderSettings {
+    /// Validates every field and returns the settings with the policy normalized.
+    pub fn validated(&self) -> Result<RecommenderSettings, SettingsError> {
+        super::schedule::parse(&self.schedule).map_err(|m| bad("schedule", m))?;
+        if !(3_600..=90 * 86_400).contains(&self.lookback_seconds) {
+            return Err(bad(
+                "lookbackSeconds",
+                "must be from 3600 (1 hour) to 7776000 (90 days)",
+            ));
+        }
+        if !(10..=3_600).contains(&self.step_seconds) {
+            return Err(bad("stepSeconds", "must be from 10 to 3600"));
+        }
+        if self.retention_days > 3_650 {
+            return Err(bad("retentionDays", "must be from 0 to 3650"));
+        }
+        let policy = analysis::normalize_policy(&self.policy).map_err(|e| {
+            bad(
+                "policy",
+                e.to_string()
+                    .trim_start_matches("invalid policy: ")
+                    .to_string(),
+            )
+        })?;
+        Ok(RecommenderSettings {
+            schedule: self.schedule.trim().to_string(),
+            policy,
+            ..self.clone()
+        })
+    }
+
+    /// The engine's identity of the normalized policy.
+    pub fn policy_version(&self) -> String {
+        analysis::policy_version(&self.policy).unwrap_or_else(|e| format!("invalid: {e}"))
+    }
+
+    /// The settings identity recommendations carry: the policy version plus the
+    /// lookback and step that shaped the evidence. A change of any of them makes older
+    /// recommendations `RecommendationStale` for the agent.
+    pub fn identity(&self) -> String {
+        let text = format!(
+            "{}|lookback={}|step={}",
+            self.policy_version(),
+            self.lookback_seconds,
+            self.step_seconds
+        );
+        format!("s1:{}", hex::encode(Sha256::digest(text.as_bytes())))
+    }
+
+    /// History older than this many milliseconds before now is pruned.
+    pub fn retention_ms(&self) -> i64 {
+        i64::from(self.retention_days) * 86_400_000
+    }
+}
+
+/// Prices that turn resource deltas into money.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub struct Pricing {
+    /// ISO 4217 code, e.g. `USD`.
+    pub currency: String,
+    /// Price of one vCPU (1000 millicores) requested for one hour.
+    pub cpu_per_vcpu_hour: f64,
+    /// Price of one GiB of memory requested for one hour.
+    pub memory_per_gib_hour: f64,
+    /// Per-cluster overrides; a missing price falls back to the fleet price.
+    pub clusters: BTreeMap<String, PriceOverride>,
+}
+
+/// One cluster's prices.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PriceOverride {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_per_vcpu_hour: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_per_gib_hour: Option<f64>,
+}
+
+impl Default for Pricing {
+    fn default() -> Self {
+        // Typical on-demand list prices of general-purpose cloud nodes.
+        Pricing {
+            currency: "USD".into(),
+            cpu_per_vcpu_hour: 0.0316,
+            memory_per_gib_hour: 0.0042,
+            clusters: BTreeMap::new(),
+        }
+    }
+}
+
+impl Pricing {
+    /// Checks the currency code and that every price is a finite, non-negative number.
+    pub fn validated(&self) -> Result<Pricing, SettingsError> {
+        let c = &self.currency;
+        if c.len() != 3 || !c.bytes().all(|b| b.is_ascii_uppercase()) {
+            return Err(bad(
+                "currency",
+                "must be a 3-letter ISO 4217 code such as USD",
+            ));
+        }
+        let price = |field: String, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(bad(&field, "must be a finite number ≥ 0"))
+            }
+        };
+        price("cpuPerVcpuHour".into(), self.cpu_per_vcpu_hour)?;
+        price("memoryPerGibHour".into(), self.memory_per_gib_hour)?;
+        for (name, o) in &self.clusters {
+            if let Some(v) = o.cpu_per_vcpu_hour {
+                price(format!("clusters.{name}.cpuPerVcpuHour"), v)?;
+            }
+            if let Some(v) = o.memory_per_gib_hour {
+                price(format!("clusters.{name}.memoryPerGibHour"), v)?;
+            }
+        }
+        Ok(self.clone())
+    }
+
+    /// (per vCPU-hour, per GiB-hour) in force for `cluster`.
+    pub fn for_cluster(&self, cluster: &str) -> (f64, f64) {
+        let o = self.clusters.get(cluster);
+        (
+            o.and_then(|o| o.cpu_per_vcpu_hour)
+                .unwrap_or(self.cpu_per_vcpu_hour),
+            o.and_then(|o| o.memory_per_gib_hour)
+                .unwrap_or(self.memory_per_gib_hour),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_validate_and_have_a_stable_identity() {
+        let s = RecommenderSettings::default().validated().unwrap();
+        assert_eq!(s.identity(), RecommenderSettings::default().identity());
+        assert!(s.identity().starts_with("s1:"));
+        Pricing::default().validated().unwrap();
+    }
+
+    #[test]
+    fn identity_changes_with_policy_lookback_and_step() {
+        let base = RecommenderSettings::default();
+        let mut other = base.clone();
+        other.lookback_seconds = 86_400;
+        assert_ne!(base.identity(), other.identity());
+        let mut other = base.clone();
+        other.step_seconds = 30;
+        assert_ne!(base.identity(), other.identity());
+        let mut other = base.clone();
+        other.policy.memory.oom_killed_coefficient = 2.0;
+        let other = other.validated().unwrap();
+        assert_ne!(base.identity(), other.identity());
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let cases: Vec<(&str, RecommenderSettings)> = vec![
+            (
+                "schedule",
+                RecommenderSettings {
+                    schedule: "often".into(),
+                    ..Default::default()
+                },
+            ),
+            (
+                "lookbackSeconds",
+                RecommenderSettings {
+                    lookback_seconds: 60,
+                    ..Default::default()
+                },
+            ),
+            (
+                "stepSeconds",
+                RecommenderSettings {
+                    step_seconds: 1,
+                    ..Default::default()
+                },
+            ),
+            (
+                "retentionDays",
+                RecommenderSettings {
+                    retention_days: 9999,
+                    ..Default::default()
+                },
+            ),
+        ];
+        for (field, s) in cases {
+            assert_eq!(s.validated().unwrap_err().field, field);
+        }
+        let mut s = RecommenderSettings::default();
+        s.policy.cpu.percentile = 150.0;
+        let err = s.validated().unwrap_err();
+        assert_eq!(err.field, "policy");
+        let p = Pricing {
+            currency: "usd".into(),
+            ..Default::default()
+        };
+        assert_eq!(p.validated().unwrap_err().field, "currency");
+        let mut p = Pricing::default();
+        p.clusters.insert(
+            "prod".into(),
+            PriceOverride {
+                cpu_per_vcpu_hour: Some(-1.0),
+                memory_per_gib_hour: None,
+            },
+        );
+        assert_eq!(
+            p.validated().unwrap_err().field,
+            "clusters.prod.cpuPerVcpuHour"
+        );
+    }
+
+    #[test]
+    fn cluster_overrides_fall_back_to_fleet_prices() {
+        let mut p = Pricing::default();
+        p.clusters.insert(
+            "eu".into(),
+            PriceOverride {
+                cpu_per_vcpu_hour: Some(0.05),
+                memory_per_gib_hour: None,
+            },
+        );
+        assert_eq!(p.for_cluster("eu"), (0.05, 0.0042));
+        assert_eq!(p.for_cluster("us"), (0.0316, 0.0042));
+    }
+}

@@ -1,0 +1,45 @@
+//! Which datasource a cluster's runs read: the one the cluster points at
+//! (`PUT /v1/clusters/{cluster}/datasource`), with its sealed secrets opened by the data
+//! dir's key. A cluster without one fails its run with a message that says how to fix
+//! it, and never stops the other clusters. `kerf demo` gives every cluster the demo fleet.
+
+use std::path::Path;
+
+use crate::datasource::{scope_for, ClusterScope, Datasource, DatasourceSettings, SecretKey};
+use crate::store::{cluster_datasource, Store};
+
+/// The datasource and scope of `cluster`, or why there is none. `fixed` (the demo's
+/// fleet) answers for every cluster when set. Messages never contain a secret.
+pub async fn resolve(
+    store: &Store,
+    data_dir: &Path,
+    fixed: Option<&Datasource>,
+    cluster: &str,
+) -> Result<(Datasource, ClusterScope), String> {
+    if let Some(source) = fixed {
+        let scope = ClusterScope {
+            cluster: cluster.to_string(),
+            selector_label: None,
+            selector_value: None,
+        };
+        return Ok((source.clone(), scope));
+    }
+    let name = cluster.to_string();
+    let record = store
+        .read(move |c| cluster_datasource(c, &name))
+        .await
+        .map_err(|e| format!("cannot read the cluster's datasource: {e}"))?
+        .ok_or_else(|| {
+            format!(
+                "cluster {cluster:?} has no datasource; create one with POST /v1/datasources \
+                 and point the cluster at it with PUT /v1/clusters/{cluster}/datasource"
+            )
+        })?;
+    let settings: DatasourceSettings = serde_json::from_str(&record.settings_json)
+        .map_err(|e| format!("datasource {:?} has unreadable settings: {e}", record.name))?;
+    let key = SecretKey::load_or_create(data_dir)
+        .map_err(|e| format!("cannot open the datasource secret key: {e}"))?;
+    let source = Datasource::from_sealed(&settings, &record.secrets_sealed, &key)
+        .map_err(|e| format!("datasource {:?}: {e}", record.name))?;
+    Ok((source, scope_for(&settings, cluster)))
+}

@@ -34,8 +34,13 @@ async fn run() {
     };
     let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts).expect("store");
     let config = Arc::new(Config::default());
-    let state =
-        AppState::new(store.clone(), Arc::new(Metrics::new()), config.clone()).expect("state");
+    let state = AppState::new(
+        store.clone(),
+        Arc::new(Metrics::new()),
+        config.clone(),
+        kerf::runs::Runs::new(store.clone(), Arc::new(kerf::runs::SystemClock)),
+    )
+    .expect("state");
     let phc = state.auth.hasher.hash(PASSWORD).expect("hash");
     store
         .write_blocking(|c| {

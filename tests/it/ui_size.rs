@@ -23,7 +23,7 @@ fn the_served_ui_weighs_at_most_300_kib_gzipped() {
             (path, data.len(), gz)
         })
         .collect();
-    files.sort_by(|a, b| b.2.cmp(&a.2));
+    files.sort_by_key(|f| std::cmp::Reverse(f.2));
     let raw: usize = files.iter().map(|f| f.1).sum();
     let total: usize = files.iter().map(|f| f.2).sum();
     assert_eq!(raw, kerf::ui::total_bytes());

@@ -19,7 +19,7 @@ before(async () => {
   await demo.runsDone();
   await demo.stop();
   const out = execFileSync(SEED, [demo.dataDir, String(COUNT)], { encoding: "utf8" });
-  console.log(`# ${out.trim()}`);
+  console.log(`${out.trim()}`);
   hub = await serve(demo.dataDir, { token: demo.token, login: demo.login });
   browser = await launch();
 });
@@ -75,7 +75,7 @@ test(`with ${COUNT} workloads, the list's first rows and the detail's recommenda
   await settled(page);
 
   const ms = (x) => `${Math.round(x)} ms`;
-  console.log(`# ${COUNT} workloads: workloads page first rows: ${ms(listLoad)} (full page load), ${ms(listClient)} (in-app, sorted by savings), ${ms(listFiltered)} (name search, sorted by savings)`);
-  console.log(`# ${COUNT} workloads: detail page recommendation: ${ms(detailLoad)} (full page load), ${ms(detailClient)} (in-app from the list)`);
-  console.log(`# target ≤ 1000 ms each: ${[listLoad, listClient, listFiltered, detailLoad, detailClient].every((x) => x <= 1000) ? "met" : "NOT met"}`);
+  console.log(`${COUNT} workloads: workloads page first rows: ${ms(listLoad)} (full page load), ${ms(listClient)} (in-app, sorted by savings), ${ms(listFiltered)} (name search, sorted by savings)`);
+  console.log(`${COUNT} workloads: detail page recommendation: ${ms(detailLoad)} (full page load), ${ms(detailClient)} (in-app from the list)`);
+  console.log(`target ≤ 1000 ms each: ${[listLoad, listClient, listFiltered, detailLoad, detailClient].every((x) => x <= 1000) ? "met" : "NOT met"}`);
 });

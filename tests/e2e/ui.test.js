@@ -205,7 +205,8 @@ test("pause a cluster with a reason and resume time, resume it, and find both in
   tab.assertClean("clusters");
 });
 
-test("the audit filters workload events, pages through them and exports CSV", async () => {
+test("the audit filters workload events, pages through them and exports CSV", async (t) => {
+  if (!hub.postEvents) return t.skip("needs a hub this test started (cluster token)");
   const base = Date.now() - 3600_000;
   const events = Array.from({ length: 60 }, (_, i) => ({
     id: crypto.randomUUID(),

@@ -31,14 +31,14 @@ fn main() -> anyhow::Result<()> {
         busy_timeout_ms: 5000,
     };
     let db = Store::open_and_migrate(&dir.join("kerf.db"), &opts)?;
-    let templates = db.write_blocking(|c| templates(c))?;
+    let templates = db.write_blocking(templates)?;
     if templates.is_empty() {
         bail!(
             "no analysed workload in {}: run `kerf demo --data-dir` there first",
             dir.display()
         );
     }
-    let have = db.write_blocking(|c| count_workloads(c))?;
+    let have = db.write_blocking(count_workloads)?;
     let now = store::now_ms();
     let mut written = 0;
     for start in (have..count).step_by(CHUNK) {

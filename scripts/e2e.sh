@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Browser tests of the web UI (tests/e2e): headless Debian chromium driven by
-# playwright-core, against the real kerf binary (`kerf demo` when it exists). Installs
-# chromium and the pinned npm packages when missing. Screenshots go to
-# tests/e2e/artifacts/ (git-ignored). Extra arguments go to `node --test`.
+# playwright-core, against the real kerf binary (`kerf demo`). Installs chromium and the
+# pinned npm packages when missing. Builds kerf and the 10,000-workload seeder
+# (examples/seed_workloads.rs) in the cargo target dir (CARGO_TARGET_DIR honoured).
+# Screenshots go to tests/e2e/artifacts/ (git-ignored). Extra arguments go to `node --test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,9 +19,11 @@ if [ ! -d tests/e2e/node_modules/playwright-core ]; then
   (cd tests/e2e && npm ci --no-audit --no-fund >&2)
 fi
 
-cargo build --locked --bin kerf >&2
+cargo build --locked --bin kerf --example seed_workloads >&2
+# cargo metadata reports the target dir in force: CARGO_TARGET_DIR, config, or ./target.
 target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 export E2E_KERF_BIN="${E2E_KERF_BIN:-$target_dir/debug/kerf}"
+export E2E_SEED_BIN="${E2E_SEED_BIN:-$target_dir/debug/examples/seed_workloads}"
 export CHROMIUM="${CHROMIUM:-$(command -v chromium)}"
 
 rm -rf tests/e2e/artifacts

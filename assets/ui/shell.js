@@ -8,7 +8,8 @@ import { OverviewPage } from "./pages/overview.js";
 import { WorkloadsPage } from "./pages/workloads.js";
 import { WorkloadPage } from "./pages/workload.js";
 import { AuditPage } from "./pages/audit.js";
-import { PoliciesPage, ClustersPage } from "./pages/fleet.js";
+import { PoliciesPage } from "./pages/fleet.js";
+import { ClustersPage } from "./pages/clusters.js";
 import { SettingsPage } from "./pages/settings.js";
 
 const NAV = [

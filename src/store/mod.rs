@@ -33,8 +33,8 @@ pub use datasources::{
 pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
 pub use recommendations::{
-    prune_recommendations, write_chunk, ChunkWrite, ClusterSavings, NewRecommendation,
-    RecommendationRow,
+    get_recommendation, prune_recommendations, write_chunk, ChunkWrite, ClusterSavings,
+    NewRecommendation, RecommendationRow,
 };
 pub use runs::{fail_interrupted_runs, prune_runs, RunFilter, RunRecord};
 pub use sessions::SessionRecord;
@@ -42,7 +42,9 @@ pub use settings::{get_setting, put_setting};
 pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
 pub use users::{NewUser, UserPatch, UserRecord};
-pub use workloads::{mark_absent_stale, WorkloadFilter, WorkloadRow, WorkloadSeen, WorkloadSort};
+pub use workloads::{
+    list_workloads, mark_absent_stale, WorkloadFilter, WorkloadRow, WorkloadSeen, WorkloadSort,
+};
 
 use pool::ReaderPool;
 

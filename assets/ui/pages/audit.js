@@ -36,6 +36,11 @@ function readFilters(tab, query) {
 
 export function AuditPage({ query }) {
   const tab = query.get("tab") === "config" ? "config" : "events";
+  // Each trail is its own component, so one trail's rows never render as the other's.
+  return html`<${AuditTrail} key=${tab} tab=${tab} query=${query} />`;
+}
+
+function AuditTrail({ tab, query }) {
   const def = TABS[tab];
   const filters = readFilters(tab, query);
   const cursor = query.get("cursor") ?? "";

@@ -5,12 +5,15 @@ import { get, post, getAll } from "../api.js";
 import { useApi, Async, Empty, Badge, ErrorBox, Unavailable } from "../components.js";
 import { ActionsChart } from "./actions-chart.js";
 import { hasRole } from "../session.js";
+import { usePauses, PauseBadge, READINESS_KIND } from "./clusters.js";
 import * as fmt from "../format.js";
 
 export function OverviewPage({ session }) {
   const savings = useApi((signal) => get("/v1/savings", {}, { signal }), []);
   const runs = useApi((signal) => get("/v1/runs", { limit: 100 }, { signal }), []);
   const fleet = useApi((signal) => get("/v1/clusters", {}, { signal }), []);
+  const pauses = usePauses();
+  const fleetPause = pauses.data?.get("*");
   const running = (runs.data?.items ?? []).some((r) => r.status === "running");
   useEffect(() => {
     if (!running) return undefined;
@@ -20,6 +23,7 @@ export function OverviewPage({ session }) {
 
   return html`<section>
     <div class="page-head"><h1>Overview</h1></div>
+    ${fleetPause && html`<p class="notice" role="status"><${PauseBadge} pause=${fleetPause} /> Automation is paused for the whole fleet: ${fleetPause.reason}</p>`}
     <${Async} res=${savings} what="savings">${(s) => html`
       <div class="card fleet-totals">
         <div><span class="muted small">Estimated monthly savings</span><strong class="big ok">${fmt.money(s.fleet.monthlySavings, s.currency)}</strong></div>
@@ -31,7 +35,8 @@ export function OverviewPage({ session }) {
       ${s.clusters.length === 0
         ? html`<${Empty}><p><strong>No clusters have recommendations yet.</strong></p><p class="muted">Register a cluster and point it at a datasource; the first run fills this page.</p></${Empty}>`
         : html`<div class="cluster-grid">${s.clusters.map((c) => html`<${ClusterCard} key=${c.cluster} c=${c} currency=${s.currency}
-            runs=${(runs.data?.items ?? []).filter((r) => r.cluster === c.cluster)} runsError=${runs.error} reloadRuns=${runs.reload} session=${session} fleetError=${fleet.error} />`)}</div>`}
+            runs=${(runs.data?.items ?? []).filter((r) => r.cluster === c.cluster)} runsError=${runs.error} reloadRuns=${runs.reload} session=${session} fleetError=${fleet.error}
+            info=${(fleet.data?.items ?? []).find((x) => x.name === c.cluster)} pause=${pauses.data?.get(c.cluster)} />`)}</div>`}
     `}</${Async}>
     <section class="card">
       <h2>Actions over time</h2>
@@ -47,7 +52,7 @@ function Count({ cluster, filter, label }) {
   return html`<li><a href=${`/workloads?${q}`}>${label}</a> <strong>${n}</strong></li>`;
 }
 
-function ClusterCard({ c, currency, runs, runsError, reloadRuns, session, fleetError }) {
+function ClusterCard({ c, currency, runs, runsError, reloadRuns, session, fleetError, info, pause }) {
   const last = runs[0];
   const [busy, setBusy] = useState(false);
   const [err, setErr] = useState(null);
@@ -59,7 +64,11 @@ function ClusterCard({ c, currency, runs, runsError, reloadRuns, session, fleetE
     <h2>${c.cluster}</h2>
     <div class="small readiness">${fleetError && fleetError.missingRoute
       ? html`<span class="muted">Readiness and pause state: not available yet on this hub.</span>`
-      : fleetError ? html`<span class="bad">Readiness: ${fleetError.message}</span>` : null}</div>
+      : fleetError ? html`<span class="bad">Readiness: ${fleetError.message}</span>`
+      : info?.readiness ? html`<${Badge} kind=${READINESS_KIND[info.readiness.state] ?? ""}>${info.readiness.state}</${Badge}> <${PauseBadge} pause=${pause} />
+          ${info.freeze?.enabled && html`<${Badge} kind="warn" title=${info.freeze.reason}>frozen</${Badge}>`}
+          ${(info.readiness.reasons ?? []).length > 0 && html`<ul class="reasons">${info.readiness.reasons.map((r) => html`<li>${r}</li>`)}</ul>`}`
+      : null}</div>
     <h3>Last run</h3>
     ${runsError ? html`<${ErrorBox} error=${runsError} what="runs" />`
       : !last ? html`<p class="muted">No run yet.</p>`

@@ -1,6 +1,7 @@
 // Settings: recommender and pricing, datasources, and (admin) users, tokens and teams.
 import { html } from "../lib.js";
 import { Tabs } from "../components.js";
+import { hasRole } from "../session.js";
 import { setQuery } from "../router.js";
 import { RecommenderSettings, PricingSettings } from "./settings-recommender.js";
 import { DatasourceSettings } from "./settings-datasources.js";
@@ -20,6 +21,7 @@ export function SettingsPage({ query, session }) {
   const Panel = tab[2];
   return html`<section>
     <div class="page-head"><h1>Settings</h1></div>
+    ${!hasRole(session, "admin") && html`<p class="notice" role="note">Settings are managed by administrators; your role (${session.me?.role ?? "team roles only"}) may read nothing here. The hub's answer is shown below.</p>`}
     <${Tabs} label="Settings" current=${tab[0]} tabs=${TABS.map(([id, label]) => ({ id, label }))}
       onSelect=${(id) => setQuery({ tab: id === "recommender" ? null : id })} />
     <div role="tabpanel" aria-labelledby=${`tab-${tab[0]}`} class="card"><${Panel} key=${tab[0]} session=${session} /></div>

@@ -1,7 +1,8 @@
-// Starts the real kerf binary for a browser test: `kerf demo` when the binary has it
-// (synthetic fleet, admin token printed), else `kerf serve` with an admin token made by
-// `kerf token create`. Port 0 and a temp data dir; the address is read from the
-// `listening addr=` log line. E2E_URL + E2E_TOKEN target a hub that already runs.
+// Starts the real kerf binary for a browser test: `kerf demo` (the built-in demo fleet;
+// it prints a UI login and an admin API token) on port 0 with a temp data dir, the
+// address read from the `listening addr=` log line. `serve(dataDir)` starts `kerf serve`
+// on a data dir an earlier demo filled. E2E_URL + E2E_USER + E2E_PASSWORD + E2E_TOKEN
+// target a hub that already runs.
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,63 +10,49 @@ import { join } from "node:path";
 
 const BIN = process.env.E2E_KERF_BIN ?? "kerf";
 
-function hasCommand(name) {
-  try { return execFileSync(BIN, ["--help"], { encoding: "utf8" }).split("\n").some((l) => l.trim().startsWith(`${name} `) || l.trim() === name); }
-  catch { return false; }
-}
-
-export async function startHub() {
+/** `kerf demo` in a fresh data dir, plus a cluster `e2e` whose agent token posts events. */
+export async function startHub({ keepDataDir = false } = {}) {
   if (process.env.E2E_URL) {
-    return { url: process.env.E2E_URL.replace(/\/$/, ""), token: process.env.E2E_TOKEN, demo: true, logs: () => "", stop: async () => {}, postEvents: null, runsDone: async () => {} };
+    const url = process.env.E2E_URL.replace(/\/$/, "");
+    return hubHandle({ url, token: process.env.E2E_TOKEN, login: { username: process.env.E2E_USER ?? "admin", password: process.env.E2E_PASSWORD }, stop: async () => {} });
   }
   const dataDir = mkdtempSync(join(tmpdir(), "kerf-e2e-"));
-  const demo = hasCommand("demo");
   const env = { ...process.env, KERF_LOG: process.env.KERF_LOG ?? "info" };
-  let token = null;
-  // A cluster of our own whose agent token lets the test report workload events.
   const clusterOut = execFileSync(BIN, ["clusters", "create", "e2e", "--data-dir", dataDir], { encoding: "utf8", env });
   const clusterToken = clusterOut.match(/kerf_ct_[A-Za-z0-9_]+/)?.[0];
-  if (!demo) {
-    const out = execFileSync(BIN, ["token", "create", "--name", "e2e", "--data-dir", dataDir], { encoding: "utf8", env });
-    token = out.match(/kerf_at_[A-Za-z0-9_]+/)?.[0];
-  }
-  const args = [demo ? "demo" : "serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir];
+  const started = await spawnKerf(["demo", "--listen", "127.0.0.1:0", "--data-dir", dataDir], (logs) => {
+    const token = logs.match(/admin token: (kerf_at_\S+)/)?.[1];
+    const login = logs.match(/ui login: (\S+) \/ (\S+)/);
+    return token && login ? { token, login: { username: login[1], password: login[2] } } : null;
+  });
+  return hubHandle({ ...started, dataDir, clusterToken, stop: async () => { await started.stop(); if (!keepDataDir) rmSync(dataDir, { recursive: true, force: true }); } });
+}
+
+/** `kerf serve` on an existing data dir; `creds` are the login and token made there before. */
+export async function serve(dataDir, creds) {
+  const started = await spawnKerf(["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir], () => ({}));
+  return hubHandle({ ...started, ...creds, dataDir, stop: async () => { await started.stop(); rmSync(dataDir, { recursive: true, force: true }); } });
+}
+
+async function spawnKerf(args, parse) {
+  const env = { ...process.env, KERF_LOG: process.env.KERF_LOG ?? "info" };
   const child = spawn(BIN, args, { env, stdio: ["ignore", "pipe", "pipe"] });
   let logs = "";
   const ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`kerf did not start within 30 s:\n${logs}`)), 30000);
     const onData = (chunk) => {
       logs += chunk;
-      token ??= logs.match(/admin token: (kerf_at_\S+)/)?.[1] ?? null;
       const addr = logs.match(/listening addr=(\S+)/)?.[1];
-      if (addr && token) { clearTimeout(timer); resolve(`http://${addr}`); }
+      const parsed = parse(logs);
+      if (addr && parsed) { clearTimeout(timer); resolve({ url: `http://${addr}`, ...parsed }); }
     };
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
     child.on("exit", (code) => { clearTimeout(timer); reject(new Error(`kerf exited with ${code}:\n${logs}`)); });
   });
-  const url = await ready;
+  const started = await ready;
   return {
-    url,
-    token,
-    demo,
-    /** Waits (up to 60 s) until no recommendation run is in progress, e.g. the demo's first. */
-    runsDone: async () => {
-      const deadline = Date.now() + 60000;
-      while (Date.now() < deadline) {
-        const r = await fetch(`${url}/v1/runs?status=running&limit=1`, { headers: { Authorization: `Bearer ${token}` } });
-        if (r.status === 404 || (r.ok && (await r.json()).items.length === 0)) return;
-        await new Promise((res) => setTimeout(res, 200));
-      }
-      throw new Error("a recommendation run is still in progress after 60 s");
-    },
-    /** Stores workload events as the e2e cluster's agent would. */
-    postEvents: async (events) => {
-      const r = await fetch(`${url}/v1/clusters/e2e/events`, {
-        method: "POST", headers: { Authorization: `Bearer ${clusterToken}`, "Content-Type": "application/json" }, body: JSON.stringify(events),
-      });
-      if (!r.ok) throw new Error(`events refused: ${r.status} ${await r.text()}`);
-    },
+    ...started,
     logs: () => logs,
     stop: async () => {
       if (child.exitCode === null) {
@@ -73,8 +60,38 @@ export async function startHub() {
         child.kill("SIGTERM");
         await exited;
       }
-      rmSync(dataDir, { recursive: true, force: true });
     },
+  };
+}
+
+function hubHandle({ url, token, login, clusterToken, dataDir, logs = () => "", stop }) {
+  /** The API as the demo's admin token (test setup and direct checks, not the UI). */
+  const api = async (method, path, body, bearer = token) => {
+    const r = await fetch(`${url}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${bearer}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    return { status: r.status, body: text ? JSON.parse(text) : null };
+  };
+  return {
+    url, token, login, dataDir, logs, stop, api,
+    /** Waits (up to 60 s) until no recommendation run is in progress, e.g. the demo's first. */
+    runsDone: async () => {
+      const deadline = Date.now() + 60000;
+      while (Date.now() < deadline) {
+        const r = await api("GET", "/v1/runs?status=running&limit=1");
+        if (r.status === 200 && r.body.items.length === 0) return;
+        await new Promise((res) => setTimeout(res, 200));
+      }
+      throw new Error("a recommendation run is still in progress after 60 s");
+    },
+    /** Stores workload events as the e2e cluster's agent would. */
+    postEvents: clusterToken ? async (events) => {
+      const r = await api("POST", "/v1/clusters/e2e/events", events, clusterToken);
+      if (r.status !== 200) throw new Error(`events refused: ${r.status} ${JSON.stringify(r.body)}`);
+    } : null,
   };
 }
 

@@ -1,0 +1,149 @@
+//! Test support for the UI at fleet scale: fills a data dir that a `kerf demo` run has
+//! already analysed up to N workloads (default 10,000), each a copy of one of the demo's
+//! real workloads and its latest recommendation (engine output, trace and all) under a
+//! new id and name, written through `kerf::store` as a run would write them.
+//!
+//! `cargo run --example seed_workloads -- DATA_DIR [COUNT]`; used by the browser tests'
+//! 10,000-workload measurement (tests/e2e/scale.test.js).
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use kerf::store::{
+    self, ChunkWrite, NewRecommendation, Store, StoreOptions, WorkloadFilter, WorkloadRow,
+    WorkloadSeen, WorkloadSort,
+};
+
+const CHUNK: usize = 1000;
+
+fn main() -> anyhow::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let dir = PathBuf::from(
+        args.next()
+            .context("usage: seed_workloads DATA_DIR [COUNT]")?,
+    );
+    let count: usize = match args.next() {
+        Some(n) => n.parse().context("COUNT must be a number")?,
+        None => 10_000,
+    };
+    let opts = StoreOptions {
+        readers: 1,
+        busy_timeout_ms: 5000,
+    };
+    let db = Store::open_and_migrate(&dir.join("kerf.db"), &opts)?;
+    let templates = db.write_blocking(templates)?;
+    if templates.is_empty() {
+        bail!(
+            "no analysed workload in {}: run `kerf demo --data-dir` there first",
+            dir.display()
+        );
+    }
+    let have = db.write_blocking(count_workloads)?;
+    let now = store::now_ms();
+    let mut written = 0;
+    for start in (have..count).step_by(CHUNK) {
+        let mut chunk = ChunkWrite {
+            run_id: templates[0].1.run_id.clone(),
+            now_ms: now,
+            ..Default::default()
+        };
+        for i in start..count.min(start + CHUNK) {
+            let (w, rec) = &templates[i % templates.len()];
+            chunk.analyzed.push(copy(w, rec, i, now));
+        }
+        written += chunk.analyzed.len();
+        db.write_blocking(|c| store::write_chunk(c, &chunk))?;
+    }
+    db.checkpoint()?;
+    println!(
+        "seeded {written} workloads ({have} were there, {} templates)",
+        templates.len()
+    );
+    Ok(())
+}
+
+/// Every analysed workload with its latest recommendation (with the engine output).
+fn templates(
+    conn: &mut rusqlite::Connection,
+) -> Result<Vec<(WorkloadRow, store::RecommendationRow)>, store::StoreError> {
+    let (rows, _) = store::list_workloads(conn, &filter(500))?;
+    let mut out = Vec::new();
+    for w in rows {
+        let Some(rec_id) = w.latest_rec_id.clone() else {
+            continue;
+        };
+        if let Some(rec) = store::get_recommendation(conn, &rec_id)? {
+            out.push((w, rec));
+        }
+    }
+    Ok(out)
+}
+
+fn count_workloads(conn: &mut rusqlite::Connection) -> Result<usize, store::StoreError> {
+    let mut n = 0;
+    let mut f = filter(500);
+    loop {
+        let (rows, more) = store::list_workloads(conn, &f)?;
+        n += rows.len();
+        match rows.last() {
+            Some(last) if more => {
+                f.after = Some((
+                    rusqlite::types::Value::Text(last.seen.name.clone()),
+                    last.seen.id.clone(),
+                ))
+            }
+            _ => return Ok(n),
+        }
+    }
+}
+
+fn filter(limit: usize) -> WorkloadFilter {
+    WorkloadFilter {
+        cluster: None,
+        namespace: None,
+        kind: None,
+        search: None,
+        has_recommendation: None,
+        data_quality: None,
+        notice: None,
+        stale: None,
+        sort: WorkloadSort::Name,
+        descending: false,
+        after: None,
+        limit,
+    }
+}
+
+/// Copy `i` of a template: same cluster, namespace, kind and settings; a new name and id.
+fn copy(
+    w: &WorkloadRow,
+    rec: &store::RecommendationRow,
+    i: usize,
+    now: i64,
+) -> (WorkloadSeen, NewRecommendation) {
+    let seen = WorkloadSeen {
+        id: format!("wl-seed{i:017}"),
+        name: format!("{}-{i:05}", w.seen.name),
+        uid: String::new(),
+        ..w.seen.clone()
+    };
+    let new = NewRecommendation {
+        id: format!("00000000-0000-4000-8000-{i:012}"),
+        workload_id: seen.id.clone(),
+        run_id: rec.run_id.clone(),
+        created_at: now,
+        policy_version: rec.policy_version.clone(),
+        settings_identity: rec.settings_identity.clone(),
+        cost_delta: rec.cost_delta,
+        summary: rec.summary.clone(),
+        analysis: rec.analysis.clone(),
+        has_changes: w.has_changes,
+        data_quality: w
+            .data_quality
+            .clone()
+            .unwrap_or_else(|| "unavailable".into()),
+        notices: w.notices.clone(),
+        confidence: w.confidence,
+    };
+    (seen, new)
+}

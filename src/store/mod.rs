@@ -9,6 +9,10 @@ mod datasources;
 mod events;
 mod migrate;
 mod pool;
+pub mod policies;
+pub mod overrides;
+pub mod approvals;
+mod history;
 mod recommendations;
 mod runs;
 pub mod sessions;
@@ -31,6 +35,7 @@ pub use datasources::{
     set_cluster_datasource, update_datasource, DatasourceRecord,
 };
 pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
+pub use history::{HistoryCursor, HistoryEntry, HistoryItem, HistoryPage, HistoryQuery};
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
 pub use recommendations::{
     prune_recommendations, write_chunk, ChunkWrite, ClusterSavings, NewRecommendation,
@@ -38,7 +43,7 @@ pub use recommendations::{
 };
 pub use runs::{fail_interrupted_runs, prune_runs, RunFilter, RunRecord};
 pub use sessions::SessionRecord;
-pub use settings::{get_setting, put_setting};
+pub use settings::{get_setting, put_setting, replace_setting};
 pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
 pub use users::{NewUser, UserPatch, UserRecord};
@@ -80,6 +85,13 @@ pub enum StoreError {
     /// A change refused because of the data it would leave behind (e.g. no admin left).
     #[error("{0}")]
     Refused(String),
+    /// An optimistic-concurrency check failed: the caller's version is not the current one.
+    #[error("{what} is at version {current}, not {expected}; reload it and retry")]
+    VersionConflict {
+        what: String,
+        expected: i64,
+        current: i64,
+    },
     #[error("database task failed: {0}")]
     Task(String),
 }

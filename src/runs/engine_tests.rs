@@ -128,6 +128,14 @@ async fn run_with<S: Source>(
         clock,
         settings: s.clone(),
         pricing: Pricing::default(),
+        policies: f
+            .store
+            .policy_set(
+                Some(cluster.to_string()),
+                serde_json::to_value(&s.policy).expect("policy json"),
+            )
+            .await
+            .expect("policies"),
         progress: f.active.reserve(cluster, &id).expect("free"),
     };
     let scope = ClusterScope {
@@ -136,6 +144,19 @@ async fn run_with<S: Source>(
         selector_value: None,
     };
     execute(&inputs, run, Ok((source, scope))).await
+}
+
+/// The effective-policy identity of a workload no policy selects.
+fn default_identity(s: &RecommenderSettings) -> String {
+    let set = kerf_policy_set(s);
+    set.resolve("x", &Default::default(), 0).identity
+}
+
+fn kerf_policy_set(s: &RecommenderSettings) -> crate::policy::PolicySet {
+    crate::policy::PolicySet {
+        default_analysis: serde_json::to_value(&s.policy).expect("policy json"),
+        ..Default::default()
+    }
 }
 
 async fn workloads(f: &Fixture, cluster: &str) -> Vec<WorkloadRow> {
@@ -194,7 +215,7 @@ async fn a_demo_run_stores_every_workload_with_identity_evidence_and_the_expecte
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(rec.settings_identity, s.identity());
+        assert_eq!(rec.settings_identity, default_identity(&s));
         assert_eq!(rec.policy_version, s.policy_version());
         assert_eq!(rec.run_id, run.id);
         assert!(!w.stale);

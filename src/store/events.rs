@@ -218,6 +218,7 @@ mod tests {
             kind: "Deployment".into(),
             name: "api".into(),
             recommendation_id: None,
+            approval_id: None,
             payload: "{}".into(),
         }
     }

@@ -105,13 +105,21 @@ pub async fn approve(
         consumed_by_event: None,
     };
     let stored = a.clone();
-    let name = format!("{}/{}/{}/{}", w.seen.cluster, w.seen.namespace, w.seen.kind, w.seen.name);
+    let name = format!(
+        "{}/{}/{}/{}",
+        w.seen.cluster, w.seen.namespace, w.seen.kind, w.seen.name
+    );
     state
         .store
         .write_audited(ctx, move |tx| {
             insert_approval(tx, &stored)?;
-            let c = Change::new(action::WORKLOAD_APPROVED, target::APPROVAL, &stored.id, Some(&name))
-                .after(approval_json(&stored));
+            let c = Change::new(
+                action::WORKLOAD_APPROVED,
+                target::APPROVAL,
+                &stored.id,
+                Some(&name),
+            )
+            .after(approval_json(&stored));
             Ok(((), c))
         })
         .await

@@ -43,14 +43,19 @@ fn take_reason(body: &mut Value) -> Result<Option<String>, ApiError> {
 }
 
 /// The representation recorded in `config_changed`: the public view, with every secret
-/// header value that is set shown as the fixed mask (never the value).
+/// header shown as `{name, sensitive: true, value: "***"}` (the fixed mask, never the
+/// value; `secret` is a key the recorder refuses, so secrets fail loudly, not leak).
 fn audit_view(view: &Value) -> Value {
     let mut v = view.clone();
     if let Some(headers) = v.get_mut("headers").and_then(Value::as_array_mut) {
-        for h in headers {
-            if h["secret"] == true && h["valueSet"] == true {
-                h["value"] = json!(MASK);
-            }
+        for h in headers.iter_mut() {
+            let secret = h["secret"] == true;
+            let set = h["valueSet"] == true;
+            *h = if secret {
+                json!({ "name": h["name"], "sensitive": true, "value": if set { json!(MASK) } else { Value::Null } })
+            } else {
+                json!({ "name": h["name"], "sensitive": false, "value": h["value"] })
+            };
         }
     }
     v
@@ -122,8 +127,7 @@ pub async fn create(
     let rec = state
         .store
         .write_audited(ctx, move |tx| {
-            let rec =
-                store::insert_datasource(tx, &settings.name, &settings.kind, &json, &sealed)?;
+            let rec = store::insert_datasource(tx, &settings.name, &settings.kind, &json, &sealed)?;
             let after = audit_view(&view_or_task(&rec, &k)?);
             let change = change(action::DATASOURCE_CREATED, &rec).after(after);
             Ok((rec, change))

@@ -30,7 +30,11 @@ pub async fn scoped_workload(
     scope: Scope,
 ) -> Result<WorkloadRow, ApiError> {
     let missing = || ApiError::not_found(format!("no workload {id}"));
-    let w = state.store.workload(id.to_string()).await?.ok_or_else(missing)?;
+    let w = state
+        .store
+        .workload(id.to_string())
+        .await?
+        .ok_or_else(missing)?;
     let (cluster, ns) = (&w.seen.cluster, &w.seen.namespace);
     match scope {
         Scope::Read => {

@@ -9,9 +9,9 @@ use axum::extract::{Path, RawQuery, State};
 use axum::Json;
 use serde_json::{json, Value};
 
+use super::effective::{policy_set, workload_ref};
 use super::error::ApiError;
 use super::query::{self, bad, decode_cursor, encode_cursor, stored_json, time_or_null};
-use super::effective::{policy_set, workload_ref};
 use super::AppState;
 
 pub async fn cluster_recommendations(

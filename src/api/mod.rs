@@ -230,7 +230,12 @@ pub fn route_table(state: AppState) -> RouteTable {
         .add(Method::POST, "/v1/policies", Editor, policies::create)
         .add(Method::GET, "/v1/policies/{id}", Viewer, policies::get)
         .add(Method::PUT, "/v1/policies/{id}", Editor, policies::replace)
-        .add(Method::DELETE, "/v1/policies/{id}", Editor, policies::delete)
+        .add(
+            Method::DELETE,
+            "/v1/policies/{id}",
+            Editor,
+            policies::delete,
+        )
         .add(
             Method::GET,
             "/v1/policies/{id}/versions",

@@ -35,7 +35,10 @@ pub fn override_json(o: &OverrideRecord, now: i64) -> Value {
 }
 
 fn change(action: &'static str, w: &WorkloadRow) -> Change {
-    let name = format!("{}/{}/{}/{}", w.seen.cluster, w.seen.namespace, w.seen.kind, w.seen.name);
+    let name = format!(
+        "{}/{}/{}/{}",
+        w.seen.cluster, w.seen.namespace, w.seen.kind, w.seen.name
+    );
     Change::new(action, target::WORKLOAD_OVERRIDE, &w.seen.id, Some(&name))
 }
 

@@ -54,8 +54,11 @@ fn with_etag(status: StatusCode, p: &PolicyRecord) -> Response {
 
 fn invalid(errors: Vec<FieldError>) -> ApiError {
     let n = errors.len();
-    ApiError::bad_request("invalid_policy", format!("the policy has {n} invalid field(s)"))
-        .with_details(json!({ "errors": errors }))
+    ApiError::bad_request(
+        "invalid_policy",
+        format!("the policy has {n} invalid field(s)"),
+    )
+    .with_details(json!({ "errors": errors }))
 }
 
 /// The JSON object of a body.
@@ -122,7 +125,10 @@ fn expected(headers: &HeaderMap, body: Option<i64>, field: &str) -> Result<Expec
         let text = v.to_str().unwrap_or("").trim();
         let text = text.strip_prefix("W/").unwrap_or(text).trim_matches('"');
         let version = text.parse::<i64>().map_err(|_| {
-            ApiError::bad_request("invalid_if_match", "If-Match must be the policy version, e.g. \"3\"")
+            ApiError::bad_request(
+                "invalid_if_match",
+                "If-Match must be the policy version, e.g. \"3\"",
+            )
         })?;
         return Ok(Expected {
             version,
@@ -187,7 +193,10 @@ async fn fetch(state: &AppState, raw: &str) -> Result<PolicyRecord, ApiError> {
 }
 
 /// `GET /v1/policies/{id}` (soft-deleted ones too, with `deletedAt`).
-pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response, ApiError> {
+pub async fn get(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
     Ok(with_etag(StatusCode::OK, &fetch(&state, &id).await?))
 }
 
@@ -327,7 +336,11 @@ pub async fn revert(
     let ctx = context(&access, take_string(&mut o, "reason")?)?;
     let to = take_int(&mut o, "version")?
         .ok_or_else(|| ApiError::invalid_field("version", "required: the version to restore"))?;
-    let exp = expected(&headers, take_int(&mut o, "currentVersion")?, "currentVersion")?;
+    let exp = expected(
+        &headers,
+        take_int(&mut o, "currentVersion")?,
+        "currentVersion",
+    )?;
     if let Some(key) = o.keys().next() {
         return Err(ApiError::invalid_field(key, "unknown field"));
     }

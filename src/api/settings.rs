@@ -14,9 +14,9 @@ use super::body::read_limited;
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::AppState;
+use crate::events::config_change::{action, target, Change};
 use crate::runs::settings::{PRICING_KEY, RECOMMENDER_KEY};
 use crate::runs::summary::HOURS_PER_MONTH;
-use crate::events::config_change::{action, target, Change};
 use crate::runs::{Pricing, RecommenderSettings, SettingsError};
 use crate::store::replace_setting;
 
@@ -82,7 +82,15 @@ pub async fn put_recommender(
     let s = s.validated().map_err(invalid)?;
     let doc = to_json(&s)?;
     let defaults = to_json(&RecommenderSettings::default())?;
-    store_audited(&state, &access, reason, RECOMMENDER_KEY, doc.clone(), defaults).await?;
+    store_audited(
+        &state,
+        &access,
+        reason,
+        RECOMMENDER_KEY,
+        doc.clone(),
+        defaults,
+    )
+    .await?;
     state.runs.settings_changed();
     Ok(Json(doc))
 }

@@ -217,7 +217,12 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
     obj.insert("id".into(), Value::String(id.clone()));
     // An `applied ApprovedOnce` names the approval it consumes.
     let approval_id = (event_type == "applied" && reason == "ApprovedOnce")
-        .then(|| obj.get("details")?.get("approvalId")?.as_str().map(str::to_string))
+        .then(|| {
+            obj.get("details")?
+                .get("approvalId")?
+                .as_str()
+                .map(str::to_string)
+        })
         .flatten();
     let payload = Value::Object(obj).to_string();
     Ok(ValidEvent {

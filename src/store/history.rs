@@ -68,12 +68,7 @@ pub struct HistoryQuery {
 }
 
 /// The SQL condition "older than the cursor" for rows of `source`, with its arguments.
-fn older(
-    c: Option<HistoryCursor>,
-    source: u8,
-    time: &str,
-    seq: &str,
-) -> (String, Vec<SqlValue>) {
+fn older(c: Option<HistoryCursor>, source: u8, time: &str, seq: &str) -> (String, Vec<SqlValue>) {
     let Some(c) = c else {
         return (String::new(), Vec::new());
     };

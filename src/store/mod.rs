@@ -2,17 +2,17 @@
 //! All SQL lives in this module, one file per table group. Blocking SQLite calls run on
 //! tokio's blocking pool, never on the async workers.
 
+pub mod approvals;
 mod backup;
 mod clusters;
 pub mod config_audit;
 mod datasources;
 mod events;
-mod migrate;
-mod pool;
-pub mod policies;
-pub mod overrides;
-pub mod approvals;
 mod history;
+mod migrate;
+pub mod overrides;
+pub mod policies;
+mod pool;
 mod recommendations;
 mod runs;
 pub mod sessions;

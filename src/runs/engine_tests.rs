@@ -396,3 +396,46 @@ fn windows_end_on_the_step_grid_and_span_the_lookback() {
     assert_eq!(w.end_ms, T0);
     assert_eq!(w.end_ms - w.start_ms, 3 * 86_400_000);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_workload_is_analyzed_under_its_effective_policy_and_records_its_identity() {
+    let f = fixture(&["demo-east"]);
+    let s = settings(30);
+    let spec: crate::policy::PolicySpec = serde_json::from_value(serde_json::json!({
+        "name": "catalog-p50",
+        "selector": {"names": ["catalog"]},
+        "analysis": {"cpu": {"percentile": 50}},
+    }))
+    .expect("spec");
+    f.store
+        .write(move |c| {
+            let tx = c.transaction()?;
+            store::policies::create_policy(&tx, &spec, "{}", 0)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+        .expect("policy");
+    let run = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
+    assert_eq!(run.status, "succeeded", "{}", run.errors);
+    let ws = workloads(&f, "demo-east").await;
+    for w in &ws {
+        let rec = f
+            .store
+            .recommendation(w.latest_rec_id.clone().unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        let default = rec.settings_identity == default_identity(&s);
+        let engine_default = rec.policy_version == s.policy_version();
+        if w.seen.name == "catalog" {
+            assert!(!default && !engine_default, "catalog used its policy");
+        } else {
+            assert!(
+                default && engine_default,
+                "{} kept the defaults",
+                w.seen.name
+            );
+        }
+    }
+}

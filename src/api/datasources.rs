@@ -2,17 +2,20 @@
 //! and `PUT /v1/clusters/{cluster}/datasource` to point a cluster at one. Secret fields
 //! are write-only: sealed at rest, answered only as `…Set` flags, never logged.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use super::access::Access;
+use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::AppState;
 use crate::datasource::settings::{public_view, validate, DatasourceSettings};
 use crate::datasource::{scope_for, Datasource, SecretKey, Secrets, Source};
+use crate::events::config_change::{action, target, Change, MASK};
 use crate::store::{self, DatasourceRecord, StoreError};
 
 fn key(state: &AppState) -> Result<SecretKey, ApiError> {
@@ -30,6 +33,38 @@ fn body_json(body: &Bytes) -> Result<Value, ApiError> {
     })
 }
 
+/// Takes the audit `reason` out of a create/replace body (it is not a setting).
+fn take_reason(body: &mut Value) -> Result<Option<String>, ApiError> {
+    match body.as_object_mut().and_then(|o| o.remove("reason")) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(r)) => Ok(Some(r)),
+        Some(_) => Err(ApiError::invalid_field("reason", "must be a string")),
+    }
+}
+
+/// The representation recorded in `config_changed`: the public view, with every secret
+/// header shown as `{name, sensitive: true, value: "***"}` (the fixed mask, never the
+/// value; `secret` is a key the recorder refuses, so secrets fail loudly, not leak).
+fn audit_view(view: &Value) -> Value {
+    let mut v = view.clone();
+    if let Some(headers) = v.get_mut("headers").and_then(Value::as_array_mut) {
+        for h in headers.iter_mut() {
+            let secret = h["secret"] == true;
+            let set = h["valueSet"] == true;
+            *h = if secret {
+                json!({ "name": h["name"], "sensitive": true, "value": if set { json!(MASK) } else { Value::Null } })
+            } else {
+                json!({ "name": h["name"], "sensitive": false, "value": h["value"] })
+            };
+        }
+    }
+    v
+}
+
+fn change(action: &'static str, rec: &DatasourceRecord) -> Change {
+    Change::new(action, target::DATASOURCE, rec.id, Some(&rec.name))
+}
+
 fn store_err(e: StoreError) -> ApiError {
     match e {
         StoreError::Conflict(what) => ApiError::new(
@@ -37,7 +72,7 @@ fn store_err(e: StoreError) -> ApiError {
             "conflict",
             format!("{what} conflicts with an existing record"),
         ),
-        e => ApiError::internal(e),
+        e => e.into(),
     }
 }
 
@@ -57,6 +92,16 @@ fn view(rec: &DatasourceRecord, key: &SecretKey) -> Result<Value, ApiError> {
     Ok(public_view(rec.id, &settings, &secrets, &rec.clusters))
 }
 
+/// [`view`] inside a store transaction (errors become store errors).
+fn view_or_task(rec: &DatasourceRecord, key: &SecretKey) -> Result<Value, StoreError> {
+    let settings: DatasourceSettings =
+        serde_json::from_str(&rec.settings_json).map_err(|e| StoreError::Task(e.to_string()))?;
+    let secrets = key
+        .open(&rec.secrets_sealed)
+        .map_err(|e| StoreError::Task(e.to_string()))?;
+    Ok(public_view(rec.id, &settings, &secrets, &rec.clusters))
+}
+
 fn validated(
     body: &Value,
     previous: Option<&Secrets>,
@@ -67,14 +112,26 @@ fn validated(
     })
 }
 
-pub async fn create(State(state): State<AppState>, body: Bytes) -> Result<Response, ApiError> {
+pub async fn create(
+    State(state): State<AppState>,
+    access: Access,
+    body: Bytes,
+) -> Result<Response, ApiError> {
     let key = key(&state)?;
-    let (settings, secrets) = validated(&body_json(&body)?, None)?;
+    let mut body = body_json(&body)?;
+    let ctx = context(&access, take_reason(&mut body)?)?;
+    let (settings, secrets) = validated(&body, None)?;
     let sealed = key.seal(&secrets).map_err(ApiError::internal)?;
     let json = serde_json::to_string(&settings).map_err(ApiError::internal)?;
+    let k = key.clone();
     let rec = state
         .store
-        .write(move |c| store::insert_datasource(c, &settings.name, &settings.kind, &json, &sealed))
+        .write_audited(ctx, move |tx| {
+            let rec = store::insert_datasource(tx, &settings.name, &settings.kind, &json, &sealed)?;
+            let after = audit_view(&view_or_task(&rec, &k)?);
+            let change = change(action::DATASOURCE_CREATED, &rec).after(after);
+            Ok((rec, change))
+        })
         .await
         .map_err(store_err)?;
     tracing::info!(datasource = rec.id, name = %rec.name, "datasource created");
@@ -109,6 +166,7 @@ pub async fn get(
 
 pub async fn replace(
     State(state): State<AppState>,
+    access: Access,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -116,37 +174,55 @@ pub async fn replace(
     let key = key(&state)?;
     let rec = fetch(&state, id).await?;
     let (_, previous) = open(&rec, &key)?;
-    let (settings, secrets) = validated(&body_json(&body)?, Some(&previous))?;
+    let mut body = body_json(&body)?;
+    let ctx = context(&access, take_reason(&mut body)?)?;
+    let (settings, secrets) = validated(&body, Some(&previous))?;
     let sealed = key.seal(&secrets).map_err(ApiError::internal)?;
     let json = serde_json::to_string(&settings).map_err(ApiError::internal)?;
+    let k = key.clone();
     let rec = state
         .store
-        .write(move |c| {
-            store::update_datasource(c, id, &settings.name, &settings.kind, &json, &sealed)
+        .write_audited(ctx, move |tx| {
+            let before = store::get_datasource(tx, id)?
+                .ok_or_else(|| StoreError::NotFound(format!("datasource {id}")))?;
+            let rec =
+                store::update_datasource(tx, id, &settings.name, &settings.kind, &json, &sealed)?
+                    .ok_or_else(|| StoreError::NotFound(format!("datasource {id}")))?;
+            let change = change(action::DATASOURCE_UPDATED, &rec)
+                .before(audit_view(&view_or_task(&before, &k)?))
+                .after(audit_view(&view_or_task(&rec, &k)?));
+            Ok((rec, change))
         })
         .await
-        .map_err(store_err)?
-        .ok_or_else(|| ApiError::not_found(format!("no datasource {id}")))?;
+        .map_err(store_err)?;
     tracing::info!(datasource = rec.id, name = %rec.name, "datasource replaced");
     Ok(Json(view(&rec, &key)?))
 }
 
+/// `DELETE /v1/datasources/{id}[?reason=…]`.
 pub async fn delete(
     State(state): State<AppState>,
+    access: Access,
     Path(id): Path<String>,
+    RawQuery(query): RawQuery,
 ) -> Result<StatusCode, ApiError> {
     let id = parse_id(&id)?;
-    let deleted = state
+    let ctx = context(&access, reason_query(query.as_deref())?)?;
+    let k = key(&state)?;
+    state
         .store
-        .write(move |c| store::delete_datasource(c, id))
+        .write_audited(ctx, move |tx| {
+            let before = store::get_datasource(tx, id)?
+                .ok_or_else(|| StoreError::NotFound(format!("datasource {id}")))?;
+            store::delete_datasource(tx, id)?;
+            let change = change(action::DATASOURCE_DELETED, &before)
+                .before(audit_view(&view_or_task(&before, &k)?));
+            Ok(((), change))
+        })
         .await
         .map_err(store_err)?;
-    if deleted {
-        tracing::info!(datasource = id, "datasource deleted");
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found(format!("no datasource {id}")))
-    }
+    tracing::info!(datasource = id, "datasource deleted");
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Reachability, credentials and the metrics kerf needs, for the first cluster using it.

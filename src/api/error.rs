@@ -113,6 +113,10 @@ impl From<crate::store::StoreError> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, "conflict", e.to_string())
             }
             StoreError::Refused(_) => ApiError::new(StatusCode::CONFLICT, "refused", e.to_string()),
+            StoreError::VersionConflict { current, .. } => {
+                ApiError::new(StatusCode::CONFLICT, "version_conflict", e.to_string())
+                    .with_details(json!({ "currentVersion": current }))
+            }
             other => ApiError::internal(other),
         }
     }

@@ -1,12 +1,15 @@
 //! `GET /v1/clusters/{cluster}/recommendations`: the agent feed. The latest
 //! recommendation of every workload of the cluster, with its id, values per container,
-//! confidence, data coverage and the settings identity it was made with, beside the
-//! identity of the settings in force now (a mismatch is `RecommendationStale`).
+//! confidence, data coverage and the effective-policy identity it was made with
+//! (`settingsIdentity`), beside the workload's current effective mode and identity
+//! (`policyIdentity`; a mismatch is `RecommendationStale`) and its pending approval, if
+//! any (the agent applies it as `ApprovedOnce` with `details.approvalId`).
 
 use axum::extract::{Path, RawQuery, State};
 use axum::Json;
 use serde_json::{json, Value};
 
+use super::effective::{policy_set, workload_ref};
 use super::error::ApiError;
 use super::query::{self, bad, decode_cursor, encode_cursor, stored_json, time_or_null};
 use super::AppState;
@@ -38,9 +41,21 @@ pub async fn cluster_recommendations(
         (true, Some((w, _))) => Some(encode_cursor(&json!(w.seen.id))),
         _ => None,
     };
+    let policies = policy_set(&state, Some(&cluster)).await?;
+    let approvals = state.store.pending_approvals(cluster.clone()).await?;
+    let now = crate::store::now_ms();
     let mut items = Vec::with_capacity(rows.len());
     for (w, r) in rows {
         let summary = stored_json(&r.summary)?;
+        let current = policies.resolve(&w.seen.id, &workload_ref(&w), now);
+        let approval = approvals.get(&r.id).map(|a| {
+            let actor = serde_json::from_str::<Value>(&a.actor).unwrap_or(Value::Null);
+            json!({
+                "id": a.id,
+                "approvedBy": actor["name"],
+                "approvedAt": time_or_null(Some(a.created_at)),
+            })
+        });
         items.push(json!({
             "recommendationId": r.id,
             "workloadId": w.seen.id,
@@ -54,6 +69,10 @@ pub async fn cluster_recommendations(
             "runId": r.run_id,
             "policyVersion": r.policy_version,
             "settingsIdentity": r.settings_identity,
+            "policyIdentity": current.identity,
+            "recommendationStale": r.settings_identity != current.identity,
+            "mode": current.effective.mode,
+            "approval": approval,
             "stale": w.stale,
             "hasChanges": w.has_changes,
             "confidence": summary["confidence"],

@@ -3,15 +3,20 @@
 //! (JSON 404/405 under /v1, the UI everywhere else).
 
 pub mod access;
+pub mod approvals;
 pub mod audit;
 pub mod body;
 pub mod config_audit;
 pub mod datasources;
+pub mod effective;
 pub mod error;
 pub mod events;
 pub mod feed;
 pub mod health;
+pub mod history;
 pub mod me;
+pub mod overrides;
+pub mod policies;
 pub mod query;
 pub mod routes;
 pub mod runs;
@@ -190,6 +195,64 @@ pub fn route_table(state: AppState) -> RouteTable {
             "/v1/workloads/{id}/usage",
             Viewer,
             usage::get_usage,
+        )
+        .add(
+            Method::GET,
+            "/v1/workloads/{id}/policy",
+            WorkloadRead,
+            effective::get_policy,
+        )
+        .add(
+            Method::PUT,
+            "/v1/workloads/{id}/override",
+            WorkloadWrite,
+            overrides::put_override,
+        )
+        .add(
+            Method::DELETE,
+            "/v1/workloads/{id}/override",
+            WorkloadWrite,
+            overrides::delete_override,
+        )
+        .add(
+            Method::POST,
+            "/v1/workloads/{id}/approve",
+            WorkloadWrite,
+            approvals::approve,
+        )
+        .add(
+            Method::GET,
+            "/v1/workloads/{id}/history",
+            WorkloadRead,
+            history::get_history,
+        )
+        .add(Method::GET, "/v1/policies", Viewer, policies::list)
+        .add(Method::POST, "/v1/policies", Editor, policies::create)
+        .add(Method::GET, "/v1/policies/{id}", Viewer, policies::get)
+        .add(Method::PUT, "/v1/policies/{id}", Editor, policies::replace)
+        .add(
+            Method::DELETE,
+            "/v1/policies/{id}",
+            Editor,
+            policies::delete,
+        )
+        .add(
+            Method::GET,
+            "/v1/policies/{id}/versions",
+            Viewer,
+            policies::versions,
+        )
+        .add(
+            Method::GET,
+            "/v1/policies/{id}/versions/{version}",
+            Viewer,
+            policies::version,
+        )
+        .add(
+            Method::POST,
+            "/v1/policies/{id}/revert",
+            Editor,
+            policies::revert,
         )
         .add(Method::GET, "/v1/savings", Viewer, settings::get_savings)
         .add(

@@ -4,17 +4,21 @@
 //! at once.
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
+use super::access::Access;
 use super::body::read_limited;
+use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::AppState;
+use crate::events::config_change::{action, target, Change};
 use crate::runs::settings::{PRICING_KEY, RECOMMENDER_KEY};
 use crate::runs::summary::HOURS_PER_MONTH;
 use crate::runs::{Pricing, RecommenderSettings, SettingsError};
+use crate::store::replace_setting;
 
 const MAX_SETTINGS_BYTES: usize = 256 * 1024;
 
@@ -38,18 +42,55 @@ pub async fn get_recommender(State(state): State<AppState>) -> Result<Json<Value
     Ok(Json(to_json(&s)?))
 }
 
+/// Stores `doc` under `key` with its `SettingsUpdated` row (before = the stored document,
+/// or the defaults in force when none was stored).
+async fn store_audited(
+    state: &AppState,
+    access: &Access,
+    reason: Option<String>,
+    key: &'static str,
+    doc: Value,
+    defaults: Value,
+) -> Result<(), ApiError> {
+    let ctx = context(access, reason)?;
+    let now = crate::store::now_ms();
+    state
+        .store
+        .write_audited(ctx, move |tx| {
+            let before = replace_setting(tx, key, &doc.to_string(), now)?;
+            let before = before
+                .and_then(|b| serde_json::from_str::<Value>(&b).ok())
+                .unwrap_or(defaults);
+            let change = Change::new(action::SETTINGS_UPDATED, target::SETTINGS, key, Some(key))
+                .before(before)
+                .after(doc);
+            Ok(((), change))
+        })
+        .await?;
+    Ok(())
+}
+
+/// `PUT /v1/admin/settings/recommender[?reason=…]`.
 pub async fn put_recommender(
     State(state): State<AppState>,
+    access: Access,
+    RawQuery(query): RawQuery,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
+    let reason = reason_query(query.as_deref())?;
     let s: RecommenderSettings = parse(body).await?;
     let s = s.validated().map_err(invalid)?;
     let doc = to_json(&s)?;
-    // SEAM(config-audit): `_before` and `doc` become the ConfigChange row's before/after.
-    let _before = state
-        .store
-        .put_setting(RECOMMENDER_KEY, doc.to_string())
-        .await?;
+    let defaults = to_json(&RecommenderSettings::default())?;
+    store_audited(
+        &state,
+        &access,
+        reason,
+        RECOMMENDER_KEY,
+        doc.clone(),
+        defaults,
+    )
+    .await?;
     state.runs.settings_changed();
     Ok(Json(doc))
 }
@@ -59,18 +100,19 @@ pub async fn get_pricing(State(state): State<AppState>) -> Result<Json<Value>, A
     Ok(Json(to_json(&p)?))
 }
 
+/// `PUT /v1/admin/settings/pricing[?reason=…]`.
 pub async fn put_pricing(
     State(state): State<AppState>,
+    access: Access,
+    RawQuery(query): RawQuery,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
+    let reason = reason_query(query.as_deref())?;
     let p: Pricing = parse(body).await?;
     let p = p.validated().map_err(invalid)?;
     let doc = to_json(&p)?;
-    // SEAM(config-audit): as above.
-    let _before = state
-        .store
-        .put_setting(PRICING_KEY, doc.to_string())
-        .await?;
+    let defaults = to_json(&Pricing::default())?;
+    store_audited(&state, &access, reason, PRICING_KEY, doc.clone(), defaults).await?;
     Ok(Json(doc))
 }
 

@@ -16,7 +16,30 @@ pub mod action {
     pub const TEAM_CREATED: &str = "TeamCreated";
     pub const TEAM_UPDATED: &str = "TeamUpdated";
     pub const TEAM_DELETED: &str = "TeamDeleted";
+    pub const SETTINGS_UPDATED: &str = "SettingsUpdated";
+    pub const POLICY_CREATED: &str = "PolicyCreated";
+    pub const POLICY_UPDATED: &str = "PolicyUpdated";
+    pub const POLICY_DELETED: &str = "PolicyDeleted";
+    pub const POLICY_REVERTED: &str = "PolicyReverted";
+    pub const OVERRIDE_SET: &str = "OverrideSet";
+    pub const OVERRIDE_CLEARED: &str = "OverrideCleared";
+    pub const WORKLOAD_APPROVED: &str = "WorkloadApproved";
+    pub const DATASOURCE_CREATED: &str = "DatasourceCreated";
+    pub const DATASOURCE_UPDATED: &str = "DatasourceUpdated";
+    pub const DATASOURCE_DELETED: &str = "DatasourceDeleted";
 }
+
+/// Target types of the configuration table.
+pub mod target {
+    pub const SETTINGS: &str = "settings";
+    pub const POLICY: &str = "policy";
+    pub const WORKLOAD_OVERRIDE: &str = "workload-override";
+    pub const APPROVAL: &str = "approval";
+    pub const DATASOURCE: &str = "datasource";
+}
+
+/// The fixed mask that stands for a secret value in `before`/`after`.
+pub const MASK: &str = "***";
 
 /// Longest accepted `reason`, in characters.
 pub const MAX_REASON_CHARS: usize = 1024;

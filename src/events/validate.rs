@@ -46,6 +46,8 @@ pub struct ValidEvent {
     pub kind: String,
     pub name: String,
     pub recommendation_id: Option<String>,
+    /// `details.approvalId` of an `applied ApprovedOnce` event: the approval it consumes.
+    pub approval_id: Option<String>,
     /// The event as compact JSON (with the canonical id), returned by the audit API.
     pub payload: String,
 }
@@ -211,6 +213,15 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
         }]);
     };
     obj.insert("id".into(), Value::String(id.clone()));
+    // An `applied ApprovedOnce` names the approval it consumes.
+    let approval_id = (event_type == "applied" && reason == "ApprovedOnce")
+        .then(|| {
+            obj.get("details")?
+                .get("approvalId")?
+                .as_str()
+                .map(str::to_string)
+        })
+        .flatten();
     let payload = Value::Object(obj).to_string();
     Ok(ValidEvent {
         id,
@@ -221,6 +232,7 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
         kind,
         name,
         recommendation_id,
+        approval_id,
         payload,
     })
 }

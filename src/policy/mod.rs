@@ -1,14 +1,17 @@
 //! RightsizingPolicy: the document operators write (`model`), its validation with JSON
-//! paths (`validate`), and effective-policy resolution with provenance and a stable
-//! identity (`resolve`). Pure: storage and HTTP live in `store` and `api`.
+//! paths (`validate`), effective-policy resolution with provenance and a stable identity
+//! (`resolve`), and the loaded inputs of resolution for many workloads (`set`). Pure:
+//! storage and HTTP live in `store` and `api`.
 //! docs/contracts/policy.md describes the model for users.
 
 pub mod defaults;
 pub mod glob;
 pub mod model;
 pub mod resolve;
+pub mod set;
 pub mod validate;
 
 pub use model::{Mode, ModeSpec, OverrideSpec, PolicySpec, Selector, Strategy};
 pub use resolve::{resolve, EffectivePolicy, Origin, Resolution, StoredPolicy, WorkloadRef};
+pub use set::{PolicySet, StoredOverride};
 pub use validate::{validate_override, validate_policy, FieldError};

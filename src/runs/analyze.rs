@@ -1,8 +1,11 @@
 //! One chunk of a run's analysis: synchronous CPU work (run it on the blocking pool).
-//! A chunk is analyzed in one engine call; when that fails, each workload is analyzed
-//! alone so one bad workload never costs the others their recommendation.
+//! Each workload is analyzed under its effective policy's `analysis` (resolved from the
+//! run's [`PolicySet`]) and its recommendation records that policy's identity. The
+//! workloads of a chunk that share an analysis policy go to the engine in one call; when
+//! that fails, each is analyzed alone so one bad workload never costs the others their
+//! recommendation.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
@@ -13,6 +16,7 @@ use crate::analysis::{
     INPUT_SCHEMA_VERSION, OUTPUT_SCHEMA_VERSION,
 };
 use crate::datasource::Window;
+use crate::policy::{PolicySet, WorkloadRef};
 use crate::store::{NewRecommendation, WorkloadSeen};
 
 /// What every workload of a run shares.
@@ -21,9 +25,8 @@ pub struct ChunkContext {
     pub run_id: String,
     pub now_ms: i64,
     pub window: Window,
-    pub policy: Policy,
-    pub policy_version: String,
-    pub settings_identity: String,
+    /// Policies and overrides, loaded once per run.
+    pub policies: PolicySet,
     /// (per vCPU-hour, per GiB-hour) for this cluster.
     pub prices: (f64, f64),
 }
@@ -45,22 +48,77 @@ struct WorkloadAnalysis<'a> {
     results: Vec<&'a ResourceAnalysis>,
 }
 
+/// Workloads sharing one analysis policy: the policy, its version, and each workload
+/// with its effective-policy identity.
+struct PolicyGroup {
+    policy: Policy,
+    version: String,
+    members: Vec<(WorkloadGroup, String)>,
+}
+
 /// Analyzes `groups` and turns each into a recommendation or a failure.
 pub fn analyze_chunk(groups: Vec<WorkloadGroup>, ctx: &ChunkContext) -> ChunkOutcome {
     let mut out = ChunkOutcome::default();
-    let mut metas = Vec::with_capacity(groups.len());
-    let mut containers = Vec::new();
+    let mut by_policy: BTreeMap<String, PolicyGroup> = BTreeMap::new();
     for g in groups {
         if g.containers.is_empty() {
             out.failed
                 .push((g.seen, "no container of this workload was observed".into()));
             continue;
         }
-        metas.push((g.seen, g.info.replicas, g.containers.len()));
+        let s = &g.seen;
+        let w = WorkloadRef::from_columns(&s.cluster, &s.namespace, &s.kind, &s.name, &s.labels);
+        let r = ctx.policies.resolve(&s.id, &w, ctx.now_ms);
+        let key = r.effective.analysis.to_string();
+        if !by_policy.contains_key(&key) {
+            let parsed = serde_json::from_value::<Policy>(r.effective.analysis.clone())
+                .map_err(|e| e.to_string())
+                .and_then(|p| analysis::normalize_policy(&p).map_err(|e| e.to_string()));
+            match parsed {
+                Ok(policy) => {
+                    let version = analysis::policy_version(&policy).unwrap_or_default();
+                    let group = PolicyGroup {
+                        policy,
+                        version,
+                        members: Vec::new(),
+                    };
+                    by_policy.insert(key.clone(), group);
+                }
+                Err(e) => {
+                    out.failed
+                        .push((g.seen, format!("effective analysis policy: {e}")));
+                    continue;
+                }
+            }
+        }
+        if let Some(group) = by_policy.get_mut(&key) {
+            group.members.push((g, r.identity));
+        }
+    }
+    for group in by_policy.into_values() {
+        analyze_group(&mut out, ctx, group);
+    }
+    out
+}
+
+fn analyze_group(out: &mut ChunkOutcome, ctx: &ChunkContext, group: PolicyGroup) {
+    let PolicyGroup {
+        policy,
+        version,
+        members,
+    } = group;
+    let mut metas = Vec::with_capacity(members.len());
+    let mut containers = Vec::new();
+    for (g, identity) in members {
+        metas.push((g.seen, g.info.replicas, g.containers.len(), identity));
         containers.extend(g.containers);
     }
     let input = input_of(ctx, containers);
-    match analysis::analyze(&input, &ctx.policy) {
+    let made = |identity: String| Made {
+        policy_version: version.clone(),
+        identity,
+    };
+    match analysis::analyze(&input, &policy) {
         Ok(output) => {
             let mut by_key: HashMap<(String, String, String), Vec<&ResourceAnalysis>> =
                 HashMap::new();
@@ -71,32 +129,38 @@ pub fn analyze_chunk(groups: Vec<WorkloadGroup>, ctx: &ChunkContext) -> ChunkOut
                     .or_default()
                     .push(r);
             }
-            for (seen, replicas, _) in metas {
+            for (seen, replicas, _, identity) in metas {
                 let key = (seen.namespace.clone(), seen.kind.clone(), seen.name.clone());
                 let results = by_key.remove(&key).unwrap_or_default();
-                push_result(&mut out, ctx, seen, replicas, results);
+                push_result(out, ctx, &made(identity), seen, replicas, results);
             }
         }
         Err(e) if metas.len() == 1 => {
-            let (seen, _, _) = metas.pop().expect("one workload");
+            let (seen, _, _, _) = metas.pop().expect("one workload");
             out.failed.push((seen, e.to_string()));
         }
         Err(_) => {
             let mut rest = input.containers.into_iter();
-            for (seen, replicas, n) in metas {
+            for (seen, replicas, n, identity) in metas {
                 let own: Vec<ContainerObservation> = rest.by_ref().take(n).collect();
                 let input = input_of(ctx, own);
-                match analysis::analyze(&input, &ctx.policy) {
+                match analysis::analyze(&input, &policy) {
                     Ok(output) => {
                         let results = output.results.iter().collect();
-                        push_result(&mut out, ctx, seen, replicas, results);
+                        push_result(out, ctx, &made(identity), seen, replicas, results);
                     }
                     Err(e) => out.failed.push((seen, e.to_string())),
                 }
             }
         }
     }
-    out
+}
+
+/// What a recommendation was made under.
+struct Made {
+    policy_version: String,
+    /// The workload's effective-policy identity.
+    identity: String,
 }
 
 fn input_of(ctx: &ChunkContext, containers: Vec<ContainerObservation>) -> Input {
@@ -111,6 +175,7 @@ fn input_of(ctx: &ChunkContext, containers: Vec<ContainerObservation>) -> Input 
 fn push_result(
     out: &mut ChunkOutcome,
     ctx: &ChunkContext,
+    made: &Made,
     seen: WorkloadSeen,
     replicas: Option<u32>,
     results: Vec<&ResourceAnalysis>,
@@ -126,7 +191,7 @@ fn push_result(
     let doc = WorkloadAnalysis {
         schema_version: OUTPUT_SCHEMA_VERSION,
         detector_version: DETECTOR_VERSION,
-        policy_version: &ctx.policy_version,
+        policy_version: &made.policy_version,
         results,
     };
     let analysis = match analysis::json::to_vec_compact(&doc) {
@@ -141,8 +206,8 @@ fn push_result(
         workload_id: seen.id.clone(),
         run_id: ctx.run_id.clone(),
         created_at: ctx.now_ms,
-        policy_version: ctx.policy_version.clone(),
-        settings_identity: ctx.settings_identity.clone(),
+        policy_version: made.policy_version.clone(),
+        settings_identity: made.identity.clone(),
         cost_delta: summary.cost_delta,
         summary: summary.json.to_string(),
         analysis,

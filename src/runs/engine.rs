@@ -29,6 +29,8 @@ pub struct RunInputs {
     pub clock: Arc<dyn Clock>,
     pub settings: RecommenderSettings,
     pub pricing: Pricing,
+    /// Policies and overrides of the cluster's workloads, loaded once for the run.
+    pub policies: crate::policy::PolicySet,
     pub progress: ProgressSlot,
 }
 
@@ -149,9 +151,7 @@ async fn stages<S: Source>(
         run_id: run.id.clone(),
         now_ms: inputs.clock.now_ms(),
         window,
-        policy: inputs.settings.policy.clone(),
-        policy_version: inputs.settings.policy_version(),
-        settings_identity: run.settings_identity.clone(),
+        policies: inputs.policies.clone(),
         prices: inputs.pricing.for_cluster(&run.cluster),
     };
     let ctx = Arc::new(ctx);

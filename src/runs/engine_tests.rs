@@ -128,6 +128,14 @@ async fn run_with<S: Source>(
         clock,
         settings: s.clone(),
         pricing: Pricing::default(),
+        policies: f
+            .store
+            .policy_set(
+                Some(cluster.to_string()),
+                serde_json::to_value(&s.policy).expect("policy json"),
+            )
+            .await
+            .expect("policies"),
         progress: f.active.reserve(cluster, &id).expect("free"),
     };
     let scope = ClusterScope {
@@ -136,6 +144,19 @@ async fn run_with<S: Source>(
         selector_value: None,
     };
     execute(&inputs, run, Ok((source, scope))).await
+}
+
+/// The effective-policy identity of a workload no policy selects.
+fn default_identity(s: &RecommenderSettings) -> String {
+    let set = kerf_policy_set(s);
+    set.resolve("x", &Default::default(), 0).identity
+}
+
+fn kerf_policy_set(s: &RecommenderSettings) -> crate::policy::PolicySet {
+    crate::policy::PolicySet {
+        default_analysis: serde_json::to_value(&s.policy).expect("policy json"),
+        ..Default::default()
+    }
 }
 
 async fn workloads(f: &Fixture, cluster: &str) -> Vec<WorkloadRow> {
@@ -194,7 +215,7 @@ async fn a_demo_run_stores_every_workload_with_identity_evidence_and_the_expecte
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(rec.settings_identity, s.identity());
+        assert_eq!(rec.settings_identity, default_identity(&s));
         assert_eq!(rec.policy_version, s.policy_version());
         assert_eq!(rec.run_id, run.id);
         assert!(!w.stale);
@@ -374,4 +395,47 @@ fn windows_end_on_the_step_grid_and_span_the_lookback() {
     let w = window_for(T0 + 59_999, &s);
     assert_eq!(w.end_ms, T0);
     assert_eq!(w.end_ms - w.start_ms, 3 * 86_400_000);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_workload_is_analyzed_under_its_effective_policy_and_records_its_identity() {
+    let f = fixture(&["demo-east"]);
+    let s = settings(30);
+    let spec: crate::policy::PolicySpec = serde_json::from_value(serde_json::json!({
+        "name": "catalog-p50",
+        "selector": {"names": ["catalog"]},
+        "analysis": {"cpu": {"percentile": 50}},
+    }))
+    .expect("spec");
+    f.store
+        .write(move |c| {
+            let tx = c.transaction()?;
+            store::policies::create_policy(&tx, &spec, "{}", 0)?;
+            tx.commit()?;
+            Ok(())
+        })
+        .await
+        .expect("policy");
+    let run = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
+    assert_eq!(run.status, "succeeded", "{}", run.errors);
+    let ws = workloads(&f, "demo-east").await;
+    for w in &ws {
+        let rec = f
+            .store
+            .recommendation(w.latest_rec_id.clone().unwrap())
+            .await
+            .unwrap()
+            .unwrap();
+        let default = rec.settings_identity == default_identity(&s);
+        let engine_default = rec.policy_version == s.policy_version();
+        if w.seen.name == "catalog" {
+            assert!(!default && !engine_default, "catalog used its policy");
+        } else {
+            assert!(
+                default && engine_default,
+                "{} kept the defaults",
+                w.seen.name
+            );
+        }
+    }
 }

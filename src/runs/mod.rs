@@ -141,6 +141,21 @@ impl Runs {
         load(&self.store, settings::PRICING_KEY).await
     }
 
+    /// Everything effective-policy resolution needs for the workloads of `cluster` (all
+    /// clusters when `None`), with `settings`' analysis policy as the default.
+    pub async fn policy_set(
+        &self,
+        cluster: Option<&str>,
+        settings: &RecommenderSettings,
+    ) -> Result<crate::policy::PolicySet, RunError> {
+        let default = serde_json::to_value(&settings.policy)
+            .map_err(|e| RunError::Store(StoreError::Task(e.to_string())))?;
+        Ok(self
+            .store
+            .policy_set(cluster.map(str::to_string), default)
+            .await?)
+    }
+
     /// Starts a run of `cluster` in the background and returns its first record and the
     /// task that ends with its final record. Refused while the cluster has a run.
     pub async fn start(
@@ -162,6 +177,7 @@ impl Runs {
                 })?;
         let settings = self.recommender().await?;
         let pricing = self.pricing().await?;
+        let policies = self.policy_set(Some(cluster), &settings).await?;
         let mut run = engine::new_record(run_id, cluster, trigger, self.clock.now_ms(), &settings);
         run.seq = self.store.insert_run(run.clone()).await?;
         tracing::info!(run = %run.id, cluster, trigger = trigger.as_str(), "run started");
@@ -170,6 +186,7 @@ impl Runs {
             clock: self.clock.clone(),
             settings,
             pricing,
+            policies,
             progress: slot,
         };
         let first = run.clone();

@@ -58,7 +58,8 @@ pub struct AuditPage {
 }
 
 /// Stores a batch in one transaction; ids already stored (or repeated in the batch) are
-/// ignored and counted as duplicates.
+/// ignored and counted as duplicates. A new `applied ApprovedOnce` event consumes the
+/// approval it names, in the same transaction.
 pub fn insert_batch(
     conn: &mut Connection,
     cluster: &str,
@@ -89,6 +90,9 @@ pub fn insert_batch(
                 e.payload,
             ])?;
             if n == 1 {
+                if let Some(approval) = &e.approval_id {
+                    super::approvals::consume(&tx, cluster, approval, &e.id, received)?;
+                }
                 out.inserted.push((e.event_type.clone(), e.reason.clone()));
             } else {
                 out.duplicates += 1;
@@ -214,6 +218,7 @@ mod tests {
             kind: "Deployment".into(),
             name: "api".into(),
             recommendation_id: None,
+            approval_id: None,
             payload: "{}".into(),
         }
     }

@@ -38,6 +38,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "runs",
         sql: include_str!("../../migrations/0004_runs.sql"),
     },
+    Migration {
+        version: 5,
+        name: "policies",
+        sql: include_str!("../../migrations/0005_policies.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

@@ -2,12 +2,16 @@
 //! All SQL lives in this module, one file per table group. Blocking SQLite calls run on
 //! tokio's blocking pool, never on the async workers.
 
+pub mod approvals;
 mod backup;
 mod clusters;
 pub mod config_audit;
 mod datasources;
 mod events;
+mod history;
 mod migrate;
+pub mod overrides;
+pub mod policies;
 mod pool;
 mod recommendations;
 mod runs;
@@ -31,6 +35,7 @@ pub use datasources::{
     set_cluster_datasource, update_datasource, DatasourceRecord,
 };
 pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
+pub use history::{HistoryCursor, HistoryEntry, HistoryItem, HistoryPage, HistoryQuery};
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
 pub use recommendations::{
     get_recommendation, prune_recommendations, write_chunk, ChunkWrite, ClusterSavings,
@@ -38,7 +43,7 @@ pub use recommendations::{
 };
 pub use runs::{fail_interrupted_runs, prune_runs, RunFilter, RunRecord};
 pub use sessions::SessionRecord;
-pub use settings::{get_setting, put_setting};
+pub use settings::{get_setting, put_setting, replace_setting};
 pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
 pub use users::{NewUser, UserPatch, UserRecord};
@@ -82,6 +87,13 @@ pub enum StoreError {
     /// A change refused because of the data it would leave behind (e.g. no admin left).
     #[error("{0}")]
     Refused(String),
+    /// An optimistic-concurrency check failed: the caller's version is not the current one.
+    #[error("{what} is at version {current}, not {expected}; reload it and retry")]
+    VersionConflict {
+        what: String,
+        expected: i64,
+        current: i64,
+    },
     #[error("database task failed: {0}")]
     Task(String),
 }

@@ -14,9 +14,25 @@ pub fn get_setting(conn: &Connection, key: &str) -> Result<Option<String>, Store
         .optional()?)
 }
 
-/// Replaces the document under `key` and returns the previous one. The caller gets
-/// `before` so a `config_changed` audit row can be written in the same transaction once
-/// config-change auditing lands (SEAM: config-audit).
+/// Replaces the document under `key` and returns the previous one. Call it inside the
+/// transaction that records the `SettingsUpdated` audit row (`Store::write_audited`).
+pub fn replace_setting(
+    conn: &Connection,
+    key: &str,
+    value: &str,
+    now_ms: i64,
+) -> Result<Option<String>, StoreError> {
+    let before = get_setting(conn, key)?;
+    conn.execute(
+        "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+        params![key, value, now_ms],
+    )?;
+    Ok(before)
+}
+
+/// [`replace_setting`] in its own transaction, unaudited: for offline setup such as
+/// `kerf demo` preparing its data dir.
 pub fn put_setting(
     conn: &mut Connection,
     key: &str,
@@ -24,13 +40,7 @@ pub fn put_setting(
     now_ms: i64,
 ) -> Result<Option<String>, StoreError> {
     let tx = conn.transaction()?;
-    let before = get_setting(&tx, key)?;
-    tx.execute(
-        "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-        params![key, value, now_ms],
-    )?;
-    // SEAM(config-audit): insert the ConfigChange row (before → value) here, inside `tx`.
+    let before = replace_setting(&tx, key, value, now_ms)?;
     tx.commit()?;
     Ok(before)
 }
@@ -39,15 +49,5 @@ impl super::Store {
     /// See [`get_setting`].
     pub async fn setting(&self, key: &'static str) -> Result<Option<String>, StoreError> {
         self.read(move |c| get_setting(c, key)).await
-    }
-
-    /// See [`put_setting`].
-    pub async fn put_setting(
-        &self,
-        key: &'static str,
-        value: String,
-    ) -> Result<Option<String>, StoreError> {
-        self.write(move |c| put_setting(c, key, &value, super::now_ms()))
-            .await
     }
 }

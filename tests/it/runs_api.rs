@@ -288,7 +288,7 @@ async fn scheduled_runs_follow_the_cron_and_a_failing_cluster_fails_alone() {
             item["recommendationId"].is_string() && item["containers"].is_array(),
             "{item}"
         );
-        assert_eq!(item["settingsIdentity"], feed["settingsIdentity"]);
+        assert_eq!(item["settingsIdentity"], item["policyIdentity"]);
     }
     let (status, _) = call(
         &http,

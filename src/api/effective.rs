@@ -1,0 +1,138 @@
+//! The effective policy of a workload over HTTP (`GET /v1/workloads/{id}/policy`) and
+//! what the other workload-scoped handlers (override, approve, history) share: finding
+//! the workload inside the caller's scope, resolving its policy, and the audit actor
+//! naming only the teams whose role covers the workload.
+
+use axum::extract::{Path, State};
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::access::{Access, Via};
+use super::error::ApiError;
+use super::AppState;
+use crate::events::config_change::{ActorTeam, AuditContext};
+use crate::policy::{PolicySet, Resolution, WorkloadRef};
+use crate::store::WorkloadRow;
+
+/// Whether the caller reads or changes the workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Read,
+    Write,
+}
+
+/// The workload `id` when the caller's role covers its namespace; otherwise 404 for
+/// reads (its existence is not revealed) and 403 for writes.
+pub async fn scoped_workload(
+    state: &AppState,
+    access: &Access,
+    id: &str,
+    scope: Scope,
+) -> Result<WorkloadRow, ApiError> {
+    let missing = || ApiError::not_found(format!("no workload {id}"));
+    let w = state
+        .store
+        .workload(id.to_string())
+        .await?
+        .ok_or_else(missing)?;
+    let (cluster, ns) = (&w.seen.cluster, &w.seen.namespace);
+    match scope {
+        Scope::Read => {
+            if let Via::Teams(grants) = &access.via {
+                if !grants.iter().any(|g| g.covers(cluster, ns)) {
+                    return Err(missing());
+                }
+            }
+        }
+        Scope::Write => {
+            if !access.may_write(cluster, ns) {
+                return Err(ApiError::forbidden(format!(
+                    "namespace {ns} of cluster {cluster} is outside your teams"
+                )));
+            }
+        }
+    }
+    Ok(w)
+}
+
+/// The audit context of a change to workload `w`: `actor.teams` lists only the teams
+/// whose role covers the workload's namespace (the scope that allowed the change).
+pub fn workload_context(
+    access: &Access,
+    w: &WorkloadRow,
+    reason: Option<String>,
+) -> Result<AuditContext, ApiError> {
+    let mut ctx = super::config_audit::context(access, reason)?;
+    if let Via::Teams(grants) = &access.via {
+        ctx.actor.teams = grants
+            .iter()
+            .filter(|g| g.covers(&w.seen.cluster, &w.seen.namespace))
+            .map(|g| ActorTeam {
+                id: g.team_id.to_string(),
+                name: g.team_name.clone(),
+            })
+            .collect();
+    }
+    Ok(ctx)
+}
+
+/// The resolution inputs for the workloads of `cluster` (all when `None`).
+pub async fn policy_set(state: &AppState, cluster: Option<&str>) -> Result<PolicySet, ApiError> {
+    let settings = state.runs.recommender().await.map_err(ApiError::internal)?;
+    state
+        .runs
+        .policy_set(cluster, &settings)
+        .await
+        .map_err(ApiError::internal)
+}
+
+/// The reference resolution matches on.
+pub fn workload_ref(w: &WorkloadRow) -> WorkloadRef {
+    let s = &w.seen;
+    WorkloadRef::from_columns(&s.cluster, &s.namespace, &s.kind, &s.name, &s.labels)
+}
+
+/// The effective policy of `w` now.
+pub async fn resolve_workload(state: &AppState, w: &WorkloadRow) -> Result<Resolution, ApiError> {
+    let set = policy_set(state, Some(&w.seen.cluster)).await?;
+    Ok(set.resolve(&w.seen.id, &workload_ref(w), crate::store::now_ms()))
+}
+
+/// `GET /v1/workloads/{id}/policy`.
+pub async fn get_policy(
+    State(state): State<AppState>,
+    access: Access,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
+    let set = policy_set(&state, Some(&w.seen.cluster)).await?;
+    let r = set.resolve(&w.seen.id, &workload_ref(&w), crate::store::now_ms());
+    let matched: Vec<Value> = r
+        .matched
+        .iter()
+        .filter_map(|pid| set.policies.iter().find(|p| p.id == *pid))
+        .map(|p| {
+            json!({
+                "id": p.id, "name": p.spec.name, "version": p.version,
+                "priority": p.spec.priority,
+            })
+        })
+        .collect();
+    let ov = state.store.workload_override(w.seen.id.clone()).await?;
+    let now = crate::store::now_ms();
+    let override_json = match ov {
+        Some(o) => json!({
+            "spec": o.spec,
+            "active": o.expires_at.is_none_or(|e| e > now),
+        }),
+        None => Value::Null,
+    };
+    Ok(Json(json!({
+        "workloadId": w.seen.id,
+        "identity": r.identity,
+        "effective": r.effective,
+        "origins": r.origins,
+        "policies": matched,
+        "override": override_json,
+    })))
+}

@@ -1,0 +1,142 @@
+//! The `workload_overrides` table: at most one operator override per workload (mode per
+//! resource, excluded containers, optional expiry), and the loading of everything
+//! resolution needs for a cluster or one workload ([`policy_set`]).
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use super::StoreError;
+use crate::policy::{OverrideSpec, PolicySet, StoredOverride};
+
+/// A stored override.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverrideRecord {
+    pub workload_id: String,
+    pub spec: OverrideSpec,
+    pub expires_at: Option<i64>,
+    pub created_at: i64,
+    /// The audit actor JSON of whoever set it.
+    pub actor: String,
+}
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<OverrideRecord> {
+    let text: String = r.get(1)?;
+    Ok(OverrideRecord {
+        workload_id: r.get(0)?,
+        spec: serde_json::from_str(&text).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, Box::new(e))
+        })?,
+        expires_at: r.get(2)?,
+        created_at: r.get(3)?,
+        actor: r.get(4)?,
+    })
+}
+
+const SELECT: &str =
+    "SELECT o.workload_id, o.spec, o.expires_at, o.created_at, o.actor FROM workload_overrides o";
+
+/// The override of `workload_id`, expired or not.
+pub fn get_override(
+    conn: &Connection,
+    workload_id: &str,
+) -> Result<Option<OverrideRecord>, StoreError> {
+    Ok(conn
+        .query_row(
+            &format!("{SELECT} WHERE o.workload_id = ?1"),
+            [workload_id],
+            from_row,
+        )
+        .optional()?)
+}
+
+/// Sets (replaces) the override of a workload; returns the previous one.
+pub fn set_override(
+    tx: &Transaction<'_>,
+    rec: &OverrideRecord,
+) -> Result<Option<OverrideRecord>, StoreError> {
+    let before = get_override(tx, &rec.workload_id)?;
+    let spec = serde_json::to_string(&rec.spec).map_err(|e| StoreError::Task(e.to_string()))?;
+    tx.execute(
+        "INSERT INTO workload_overrides (workload_id, spec, expires_at, created_at, actor)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (workload_id) DO UPDATE SET spec = excluded.spec,
+             expires_at = excluded.expires_at, created_at = excluded.created_at,
+             actor = excluded.actor",
+        params![
+            rec.workload_id,
+            spec,
+            rec.expires_at,
+            rec.created_at,
+            rec.actor
+        ],
+    )?;
+    Ok(before)
+}
+
+/// Removes the override of a workload; returns it (`None` when there was none).
+pub fn clear_override(
+    tx: &Transaction<'_>,
+    workload_id: &str,
+) -> Result<Option<OverrideRecord>, StoreError> {
+    let before = get_override(tx, workload_id)?;
+    tx.execute(
+        "DELETE FROM workload_overrides WHERE workload_id = ?1",
+        [workload_id],
+    )?;
+    Ok(before)
+}
+
+/// The overrides of the workloads of `cluster` (all clusters when `None`).
+fn overrides(
+    conn: &Connection,
+    cluster: Option<&str>,
+) -> Result<HashMap<String, StoredOverride>, StoreError> {
+    let mut stmt = conn.prepare(&format!(
+        "{SELECT} JOIN workloads w ON w.id = o.workload_id WHERE ?1 IS NULL OR w.cluster = ?1"
+    ))?;
+    let rows = stmt.query_map([cluster], from_row)?;
+    let mut out = HashMap::new();
+    for r in rows {
+        let r = r?;
+        out.insert(r.workload_id, (r.spec, r.expires_at));
+    }
+    Ok(out)
+}
+
+/// Everything resolution needs for the workloads of `cluster` (or all), read in one
+/// snapshot: live policies and overrides. `default_analysis` comes from the settings.
+pub fn policy_set(
+    conn: &Connection,
+    cluster: Option<&str>,
+    default_analysis: serde_json::Value,
+) -> Result<PolicySet, StoreError> {
+    let tx = conn.unchecked_transaction()?;
+    let set = PolicySet {
+        policies: super::policies::live_policies(&tx)?,
+        overrides: overrides(&tx, cluster)?,
+        default_analysis,
+    };
+    tx.finish()?;
+    Ok(set)
+}
+
+impl super::Store {
+    /// See [`get_override`].
+    pub async fn workload_override(
+        &self,
+        workload_id: String,
+    ) -> Result<Option<OverrideRecord>, StoreError> {
+        self.read(move |c| get_override(c, &workload_id)).await
+    }
+
+    /// See [`policy_set`].
+    pub async fn policy_set(
+        &self,
+        cluster: Option<String>,
+        default_analysis: serde_json::Value,
+    ) -> Result<PolicySet, StoreError> {
+        self.read(move |c| policy_set(c, cluster.as_deref(), default_analysis))
+            .await
+    }
+}

@@ -1,0 +1,289 @@
+//! The `policies` and `policy_versions` tables: RightsizingPolicies with a gap-free
+//! version history, optimistic concurrency on every write (the caller names the version
+//! it read), soft delete and revert. Writes take a transaction (the API's audited one).
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use super::{is_unique_violation, StoreError};
+use crate::policy::{PolicySpec, StoredPolicy};
+
+/// A policy with its current content.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyRecord {
+    pub id: i64,
+    pub version: i64,
+    pub spec: PolicySpec,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub deleted_at: Option<i64>,
+}
+
+/// One entry of a policy's history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicyVersion {
+    pub version: i64,
+    pub spec: PolicySpec,
+    pub created_at: i64,
+    /// The audit actor JSON of whoever wrote it.
+    pub actor: String,
+    /// `created`, `updated` or `reverted`.
+    pub change: String,
+}
+
+fn spec_of(text: &str) -> rusqlite::Result<PolicySpec> {
+    serde_json::from_str(text).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+fn spec_text(spec: &PolicySpec) -> Result<String, StoreError> {
+    serde_json::to_string(spec).map_err(|e| StoreError::Task(e.to_string()))
+}
+
+const SELECT: &str = "SELECT p.id, p.version, v.spec, p.created_at, p.updated_at, p.deleted_at
+    FROM policies p JOIN policy_versions v ON v.policy_id = p.id AND v.version = p.version";
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PolicyRecord> {
+    Ok(PolicyRecord {
+        id: r.get(0)?,
+        version: r.get(1)?,
+        spec: spec_of(&r.get::<_, String>(2)?)?,
+        created_at: r.get(3)?,
+        updated_at: r.get(4)?,
+        deleted_at: r.get(5)?,
+    })
+}
+
+fn name_taken(e: rusqlite::Error, name: &str) -> StoreError {
+    if is_unique_violation(&e) {
+        StoreError::Conflict(format!("a policy named {name:?}"))
+    } else {
+        e.into()
+    }
+}
+
+/// One policy by id, deleted or not.
+pub fn get_policy(conn: &Connection, id: i64) -> Result<Option<PolicyRecord>, StoreError> {
+    Ok(conn
+        .query_row(&format!("{SELECT} WHERE p.id = ?1"), [id], from_row)
+        .optional()?)
+}
+
+/// Policies by name (then id); soft-deleted ones only when `deleted`.
+pub fn list_policies(conn: &Connection, deleted: bool) -> Result<Vec<PolicyRecord>, StoreError> {
+    let filter = if deleted {
+        ""
+    } else {
+        " WHERE p.deleted_at IS NULL"
+    };
+    let mut stmt = conn.prepare(&format!("{SELECT}{filter} ORDER BY p.name, p.id"))?;
+    let rows = stmt.query_map([], from_row)?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The live policies as resolution takes them.
+pub fn live_policies(conn: &Connection) -> Result<Vec<StoredPolicy>, StoreError> {
+    Ok(list_policies(conn, false)?
+        .into_iter()
+        .map(|p| StoredPolicy {
+            id: p.id,
+            version: p.version,
+            spec: p.spec,
+        })
+        .collect())
+}
+
+fn append_version(
+    tx: &Transaction<'_>,
+    id: i64,
+    version: i64,
+    spec: &PolicySpec,
+    actor: &str,
+    change: &str,
+    now: i64,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO policy_versions (policy_id, version, spec, created_at, actor, change)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![id, version, spec_text(spec)?, now, actor, change],
+    )?;
+    Ok(())
+}
+
+/// Creates a policy at version 1; a live policy with the same name is a `Conflict`.
+pub fn create_policy(
+    tx: &Transaction<'_>,
+    spec: &PolicySpec,
+    actor: &str,
+    now: i64,
+) -> Result<PolicyRecord, StoreError> {
+    tx.execute(
+        "INSERT INTO policies (name, version, created_at, updated_at) VALUES (?1, 1, ?2, ?2)",
+        params![spec.name, now],
+    )
+    .map_err(|e| name_taken(e, &spec.name))?;
+    let id = tx.last_insert_rowid();
+    append_version(tx, id, 1, spec, actor, "created", now)?;
+    get_policy(tx, id)?.ok_or_else(|| StoreError::Task("inserted policy vanished".into()))
+}
+
+/// The live policy `id` at exactly `expected` (its current version), or why not.
+fn current(tx: &Transaction<'_>, id: i64, expected: i64) -> Result<PolicyRecord, StoreError> {
+    let p = get_policy(tx, id)?
+        .filter(|p| p.deleted_at.is_none())
+        .ok_or_else(|| StoreError::NotFound(format!("policy {id}")))?;
+    if p.version != expected {
+        return Err(StoreError::VersionConflict {
+            what: format!("policy {id}"),
+            expected,
+            current: p.version,
+        });
+    }
+    Ok(p)
+}
+
+/// Replaces the content of policy `id`, which must be at version `expected`; appends
+/// version `expected + 1`. Returns (before, after).
+pub fn update_policy(
+    tx: &Transaction<'_>,
+    id: i64,
+    expected: i64,
+    spec: &PolicySpec,
+    actor: &str,
+    change: &str,
+    now: i64,
+) -> Result<(PolicyRecord, PolicyRecord), StoreError> {
+    let before = current(tx, id, expected)?;
+    let next = before.version + 1;
+    tx.execute(
+        "UPDATE policies SET name = ?2, version = ?3, updated_at = ?4 WHERE id = ?1",
+        params![id, spec.name, next, now],
+    )
+    .map_err(|e| name_taken(e, &spec.name))?;
+    append_version(tx, id, next, spec, actor, change, now)?;
+    let after = get_policy(tx, id)?.ok_or_else(|| StoreError::NotFound(format!("policy {id}")))?;
+    Ok((before, after))
+}
+
+/// Soft-deletes policy `id` at version `expected`: it stops applying, its history stays,
+/// its name is free again. Returns the policy as it was.
+pub fn delete_policy(
+    tx: &Transaction<'_>,
+    id: i64,
+    expected: i64,
+    now: i64,
+) -> Result<PolicyRecord, StoreError> {
+    let before = current(tx, id, expected)?;
+    tx.execute(
+        "UPDATE policies SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1",
+        params![id, now],
+    )?;
+    Ok(before)
+}
+
+/// The history of policy `id`, oldest first.
+pub fn policy_versions(conn: &Connection, id: i64) -> Result<Vec<PolicyVersion>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT version, spec, created_at, actor, change FROM policy_versions
+         WHERE policy_id = ?1 ORDER BY version",
+    )?;
+    let rows = stmt.query_map([id], |r| {
+        Ok(PolicyVersion {
+            version: r.get(0)?,
+            spec: spec_of(&r.get::<_, String>(1)?)?,
+            created_at: r.get(2)?,
+            actor: r.get(3)?,
+            change: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One version of policy `id`.
+pub fn policy_version(
+    conn: &Connection,
+    id: i64,
+    version: i64,
+) -> Result<Option<PolicyVersion>, StoreError> {
+    Ok(policy_versions(conn, id)?
+        .into_iter()
+        .find(|v| v.version == version))
+}
+
+impl super::Store {
+    /// See [`get_policy`].
+    pub async fn policy(&self, id: i64) -> Result<Option<PolicyRecord>, StoreError> {
+        self.read(move |c| get_policy(c, id)).await
+    }
+
+    /// See [`list_policies`].
+    pub async fn policies(&self, deleted: bool) -> Result<Vec<PolicyRecord>, StoreError> {
+        self.read(move |c| list_policies(c, deleted)).await
+    }
+
+    /// See [`policy_versions`].
+    pub async fn policy_versions(&self, id: i64) -> Result<Vec<PolicyVersion>, StoreError> {
+        self.read(move |c| policy_versions(c, id)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kerf.db");
+        let mut conn = Connection::open(&path).expect("open");
+        super::super::migrate::run(&mut conn, &path).expect("migrate");
+        (dir, conn)
+    }
+
+    fn spec(name: &str, priority: i32) -> PolicySpec {
+        PolicySpec {
+            name: name.into(),
+            priority,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_stale_version_is_refused_and_history_has_no_gaps() {
+        let (_d, mut conn) = db();
+        let tx = conn.transaction().unwrap();
+        let p = create_policy(&tx, &spec("a", 1), "{}", 1).unwrap();
+        update_policy(&tx, p.id, 1, &spec("a", 2), "{}", "updated", 2).unwrap();
+        let err = update_policy(&tx, p.id, 1, &spec("a", 3), "{}", "updated", 3).unwrap_err();
+        assert!(
+            matches!(err, StoreError::VersionConflict { current: 2, .. }),
+            "{err}"
+        );
+        let versions: Vec<i64> = policy_versions(&tx, p.id)
+            .unwrap()
+            .iter()
+            .map(|v| v.version)
+            .collect();
+        assert_eq!(versions, [1, 2]);
+    }
+
+    #[test]
+    fn a_soft_deleted_policy_keeps_its_history_and_frees_its_name() {
+        let (_d, mut conn) = db();
+        let tx = conn.transaction().unwrap();
+        let p = create_policy(&tx, &spec("a", 1), "{}", 1).unwrap();
+        assert!(matches!(
+            create_policy(&tx, &spec("a", 1), "{}", 1),
+            Err(StoreError::Conflict(_))
+        ));
+        delete_policy(&tx, p.id, 1, 2).unwrap();
+        assert!(live_policies(&tx).unwrap().is_empty());
+        assert_eq!(policy_versions(&tx, p.id).unwrap().len(), 1);
+        let again = create_policy(&tx, &spec("a", 5), "{}", 3).unwrap();
+        assert_ne!(again.id, p.id);
+        assert_eq!(list_policies(&tx, true).unwrap().len(), 2);
+        assert!(matches!(
+            update_policy(&tx, p.id, 1, &spec("a", 1), "{}", "updated", 4),
+            Err(StoreError::NotFound(_))
+        ));
+    }
+}

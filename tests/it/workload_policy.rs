@@ -1,0 +1,410 @@
+//! A workload's policy through the real binary (`kerf demo`): the effective policy does
+//! not depend on the order policies were created in, soft-deleted policies stop
+//! applying, overrides with expiry, approvals usable exactly once (superseded and stale
+//! ones refused), the agent feed showing the pending approval, and the merged history.
+//! Every change's `config_changed` row names the actor (and the team that allowed it).
+
+use std::time::{Duration, Instant};
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use reqwest::Method;
+use serde_json::{json, Value};
+
+use crate::identity::PASSWORD;
+use crate::policies_api::{assert_change, Http};
+use crate::support::{client, post_events, uuid, DataDir, Demo};
+
+async fn until<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn idle(api: &Http) {
+    until("runs to finish", || async {
+        let r = api.call(Method::GET, "/v1/runs?status=running", None).await;
+        r.body["items"].as_array()?.is_empty().then_some(())
+    })
+    .await;
+}
+
+fn overlapping() -> Vec<Value> {
+    vec![
+        json!({"name": "base", "mode": {"cpu": "audit", "memory": "audit"},
+               "guardrails": {"cooldown": "12h"}}),
+        json!({"name": "east", "priority": 5, "selector": {"clusters": ["demo-*"]},
+               "guardrails": {"minConfidence": 80}}),
+        json!({"name": "tie-a", "priority": 5, "selector": {"clusters": ["demo-east"]},
+               "guardrails": {"minConfidence": 60}, "apply": {"strategy": "rollout"}}),
+        json!({"name": "tie-b", "priority": 5, "selector": {"clusters": ["demo-east"]},
+               "apply": {"strategy": "deferred"}, "hpaCoordination": false}),
+    ]
+}
+
+/// Creates `specs` in `order`, returns the workload's effective policy and the ids.
+async fn create_in(api: &Http, wl: &str, specs: &[Value], order: &[usize]) -> (Value, Vec<i64>) {
+    let mut ids = Vec::new();
+    for &i in order {
+        let r = api
+            .call(Method::POST, "/v1/policies", Some(specs[i].clone()))
+            .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        ids.push(r.body["id"].as_i64().unwrap());
+    }
+    let p = api
+        .call(Method::GET, &format!("/v1/workloads/{wl}/policy"), None)
+        .await;
+    assert_eq!(p.status, 200, "{}", p.body);
+    (p.body, ids)
+}
+
+async fn delete_all(api: &Http, ids: &[i64]) {
+    for id in ids {
+        let r = api
+            .call_as(
+                &api.token,
+                Method::DELETE,
+                &format!("/v1/policies/{id}"),
+                None,
+                Some(1),
+            )
+            .await;
+        assert_eq!(r.status, 204, "{}", r.body);
+    }
+}
+
+/// A user whose only role is team-editor of a team owning `cluster`/`namespace`.
+async fn team_editor(api: &Http, cluster: &str, namespace: &str) -> (String, String) {
+    let u = api
+        .call(
+            Method::POST,
+            "/v1/admin/users",
+            Some(json!({"username": "tina", "password": PASSWORD})),
+        )
+        .await;
+    assert_eq!(u.status, 201, "{}", u.body);
+    let uid = u.body["user"]["id"].as_str().unwrap().to_string();
+    let t = api
+        .call(
+            Method::POST,
+            "/v1/admin/teams",
+            Some(json!({"name": "shop-team",
+                "namespaces": [{"cluster": cluster, "namespace": namespace}],
+                "members": [{"userId": uid, "role": "team-editor"}]})),
+        )
+        .await;
+    assert_eq!(t.status, 201, "{}", t.body);
+    let team_id = t.body["id"].as_str().unwrap().to_string();
+    let login = api
+        .http
+        .post(format!("{}/v1/auth/login", api.base))
+        .json(&json!({"username": "tina", "password": PASSWORD}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), 200);
+    let cookie = login.headers()["set-cookie"].to_str().unwrap().to_string();
+    let body: Value = login.json().await.unwrap();
+    let session = cookie.split(';').next().unwrap().to_string();
+    (
+        format!("{session}|{}", body["csrfToken"].as_str().unwrap()),
+        team_id,
+    )
+}
+
+async fn as_session(
+    api: &Http,
+    session: &str,
+    m: Method,
+    path: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let (cookie, csrf) = session.split_once('|').unwrap();
+    let mut rb = api
+        .http
+        .request(m, format!("{}{path}", api.base))
+        .header("cookie", cookie)
+        .header("x-csrf-token", csrf);
+    if let Some(b) = body {
+        rb = rb.json(&b);
+    }
+    let r = rb.send().await.unwrap();
+    (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn effective_policy_overrides_approvals_and_history_work_end_to_end() {
+    let data = DataDir::new();
+    let agent = data.create_cluster("demo-east");
+    let demo = Demo::start(Some(data.path()));
+    let api = Http {
+        http: client(),
+        base: demo.kerf.url(""),
+        token: demo.token.clone(),
+    };
+    idle(&api).await;
+    let feed_path = "/v1/clusters/demo-east/recommendations";
+    let feed = api
+        .call_as(&agent, Method::GET, feed_path, None, None)
+        .await;
+    assert_eq!(feed.status, 200, "{}", feed.body);
+    let item = feed.body["items"][0].clone();
+    let wl = item["workloadId"].as_str().unwrap().to_string();
+    let ns = item["workload"]["namespace"].as_str().unwrap().to_string();
+    assert_eq!(item["settingsIdentity"], item["policyIdentity"], "{item}");
+    assert_eq!(item["approval"], Value::Null);
+    let initial = api
+        .call(Method::GET, &format!("/v1/workloads/{wl}/policy"), None)
+        .await
+        .body;
+    assert_eq!(initial["identity"], item["policyIdentity"]);
+
+    // Insertion order does not matter (seeded shuffles), and deleted policies stop applying.
+    let specs = overlapping();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(6);
+    let mut first: Option<Value> = None;
+    for _ in 0..3 {
+        let mut order: Vec<usize> = (0..specs.len()).collect();
+        order.shuffle(&mut rng);
+        let (p, ids) = create_in(&api, &wl, &specs, &order).await;
+        let names: Vec<&str> = p["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["tie-a", "tie-b", "east", "base"], "{p}");
+        assert_eq!(p["effective"]["apply"]["strategy"], "rollout");
+        assert_eq!(p["effective"]["guardrails"]["minConfidence"], 60);
+        assert_eq!(p["effective"]["guardrails"]["cooldown"], "12h");
+        assert_eq!(p["origins"]["hpaCoordination"]["name"], "tie-b");
+        match &first {
+            None => first = Some(p.clone()),
+            Some(f) => assert_eq!(f["identity"], p["identity"], "order changed the result"),
+        }
+        // Recommendations were made under the old identity: stale now.
+        let stale = api
+            .call(
+                Method::POST,
+                &format!("/v1/workloads/{wl}/approve"),
+                Some(json!({"recommendationId": item["recommendationId"]})),
+            )
+            .await;
+        assert_eq!(
+            stale.body["error"]["code"], "recommendation_stale",
+            "{}",
+            stale.body
+        );
+        delete_all(&api, &ids).await;
+    }
+    let back = api
+        .call(Method::GET, &format!("/v1/workloads/{wl}/policy"), None)
+        .await
+        .body;
+    assert_eq!(
+        back["identity"], initial["identity"],
+        "deleted policies no longer apply"
+    );
+
+    // Overrides, set by a team-editor: the team is named in the audit.
+    let (tina, team_id) = team_editor(&api, "demo-east", &ns).await;
+    let (s, b) = as_session(
+        &api,
+        &tina,
+        Method::PUT,
+        &format!("/v1/workloads/{wl}/override"),
+        Some(json!({"mode": {"cpu": "off", "memory": "off"}, "reason": "r-override"})),
+    )
+    .await;
+    assert_eq!((s, b["active"].as_bool()), (200, Some(true)), "{b}");
+    let p = api
+        .call(Method::GET, &format!("/v1/workloads/{wl}/policy"), None)
+        .await
+        .body;
+    assert_eq!(
+        p["effective"]["mode"],
+        json!({"cpu": "off", "memory": "off"})
+    );
+    assert_eq!(p["origins"]["mode.cpu"]["source"], "override");
+    let off = api
+        .call(
+            Method::POST,
+            &format!("/v1/workloads/{wl}/approve"),
+            Some(json!({"recommendationId": item["recommendationId"]})),
+        )
+        .await;
+    assert_eq!(off.body["error"]["code"], "not_audit_mode", "{}", off.body);
+    let (s, b) = as_session(
+        &api,
+        &tina,
+        Method::PUT,
+        &format!("/v1/workloads/{wl}/override"),
+        Some(
+            json!({"mode": {"cpu": "off"}, "expiresAt": "2020-01-01T00:00:00Z",
+                    "reason": "r-expired"}),
+        ),
+    )
+    .await;
+    assert_eq!((s, b["active"].as_bool()), (200, Some(false)), "{b}");
+    let p = api
+        .call(Method::GET, &format!("/v1/workloads/{wl}/policy"), None)
+        .await
+        .body;
+    assert_eq!(
+        p["identity"], initial["identity"],
+        "an expired override is ignored"
+    );
+    let (s, _) = as_session(
+        &api,
+        &tina,
+        Method::DELETE,
+        &format!("/v1/workloads/{wl}/override?reason=r-clear"),
+        None,
+    )
+    .await;
+    assert_eq!(s, 204);
+    let set = api.changes("OverrideSet").await;
+    let c = assert_change(
+        &set,
+        "r-override",
+        "tina",
+        ("workload-override", &wl),
+        (false, true),
+    );
+    assert_eq!(c["actor"]["teams"][0]["id"], team_id.as_str(), "{c}");
+    assert_change(
+        &set,
+        "r-expired",
+        "tina",
+        ("workload-override", &wl),
+        (true, true),
+    );
+    let cleared = api.changes("OverrideCleared").await;
+    assert_change(
+        &cleared,
+        "r-clear",
+        "tina",
+        ("workload-override", &wl),
+        (true, false),
+    );
+
+    // Approval: usable exactly once, shown in the feed until consumed.
+    let rec = item["recommendationId"].as_str().unwrap().to_string();
+    let approve = |reason: &'static str| {
+        let (api, wl, rec) = (&api, wl.clone(), rec.clone());
+        async move {
+            api.call(
+                Method::POST,
+                &format!("/v1/workloads/{wl}/approve"),
+                Some(json!({"recommendationId": rec, "reason": reason})),
+            )
+            .await
+        }
+    };
+    let ok = approve("r-approve").await;
+    assert_eq!(ok.status, 201, "{}", ok.body);
+    let approval = ok.body["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        approve("again").await.body["error"]["code"],
+        "already_approved"
+    );
+    let feed = api
+        .call_as(&agent, Method::GET, feed_path, None, None)
+        .await;
+    let mine = |f: &Value| -> Value {
+        f["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["workloadId"] == wl.as_str())
+            .cloned()
+            .unwrap()
+    };
+    let shown = mine(&feed.body);
+    assert_eq!(shown["approval"]["id"], approval.as_str(), "{shown}");
+    assert_eq!(shown["approval"]["approvedBy"], "demo", "{shown}");
+    let w = &shown["workload"];
+    let applied = json!([{"id": uuid(), "type": "applied", "reason": "ApprovedOnce",
+        "time": "2026-11-04T10:15:00Z", "recommendationID": rec,
+        "strategy": "in-place", "resources": ["memory"],
+        "containers": [{"name": "app",
+            "from": {"requests": {"memory": "384Mi"}}, "to": {"requests": {"memory": "512Mi"}}}],
+        "workload": {"namespace": w["namespace"], "kind": w["kind"], "name": w["name"]},
+        "details": {"approvalId": approval}}]);
+    let (s, b) = post_events(&api.http, &api.base, "demo-east", &agent, &applied).await;
+    assert_eq!((s, b["accepted"].as_i64()), (200, Some(1)), "{b}");
+    let feed = api
+        .call_as(&agent, Method::GET, feed_path, None, None)
+        .await;
+    assert_eq!(mine(&feed.body)["approval"], Value::Null, "consumed");
+    assert_eq!(
+        approve("third").await.body["error"]["code"],
+        "already_approved"
+    );
+    assert_change(
+        &api.changes("WorkloadApproved").await,
+        "r-approve",
+        "demo",
+        ("approval", &approval),
+        (false, true),
+    );
+
+    // A new run supersedes the recommendation.
+    let run = api
+        .call(Method::POST, "/v1/clusters/demo-east/runs", None)
+        .await;
+    assert_eq!(run.status, 202, "{}", run.body);
+    idle(&api).await;
+    let sup = approve("late").await;
+    assert_eq!(
+        sup.body["error"]["code"], "recommendation_superseded",
+        "{}",
+        sup.body
+    );
+
+    // History: events, recommendations and config changes, newest first, paginated.
+    let mut seen = Vec::new();
+    let mut next: Option<String> = None;
+    loop {
+        let q = next
+            .as_ref()
+            .map(|n| format!("&next={n}"))
+            .unwrap_or_default();
+        let page = api
+            .call(
+                Method::GET,
+                &format!("/v1/workloads/{wl}/history?limit=2{q}"),
+                None,
+            )
+            .await;
+        assert_eq!(page.status, 200, "{}", page.body);
+        seen.extend(page.body["items"].as_array().unwrap().iter().cloned());
+        match page.body["next"].as_str() {
+            Some(n) => next = Some(n.to_string()),
+            None => break,
+        }
+    }
+    let kinds: Vec<&str> = seen.iter().map(|i| i["type"].as_str().unwrap()).collect();
+    let count = |k: &str| kinds.iter().filter(|x| **x == k).count();
+    assert!(count("recommendation") >= 2, "{kinds:?}");
+    assert_eq!(count("event"), 1, "{kinds:?}");
+    assert_eq!(
+        count("configChange"),
+        4,
+        "3 override changes and the approval: {kinds:?}"
+    );
+    let times: Vec<&str> = seen.iter().map(|i| i["time"].as_str().unwrap()).collect();
+    let mut sorted = times.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(times, sorted, "newest first");
+}

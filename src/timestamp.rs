@@ -11,11 +11,17 @@ pub fn parse_ms(text: &str) -> Option<i64> {
         .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
 }
 
-/// Formats Unix milliseconds as RFC 3339 in UTC (empty for out-of-range values).
+/// RFC 3339 in UTC with exactly three fractional digits, so formatted times sort as text.
+const FIXED_MS: &[time::format_description::BorrowedFormatItem<'static>] = time::macros::format_description!(
+    "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
+);
+
+/// Formats Unix milliseconds as RFC 3339 in UTC with millisecond precision, e.g.
+/// `2026-11-04T10:15:00.000Z` (empty for out-of-range values).
 pub fn format_ms(ms: i64) -> String {
     OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
         .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
+        .and_then(|t| t.format(FIXED_MS).ok())
         .unwrap_or_default()
 }
 
@@ -25,6 +31,11 @@ mod tests {
     fn milliseconds_round_trip_through_rfc3339() {
         let ms = 1_793_787_300_123;
         assert_eq!(super::format_ms(ms), "2026-11-04T10:15:00.123Z");
+        assert_eq!(
+            super::format_ms(1_793_787_300_000),
+            "2026-11-04T10:15:00.000Z"
+        );
+        assert!(super::format_ms(1_793_787_300_320) < super::format_ms(1_793_787_300_325));
         assert_eq!(super::parse_ms(&super::format_ms(ms)), Some(ms));
         assert_eq!(
             super::parse_ms("2026-11-04T11:15:00+01:00"),

@@ -16,6 +16,12 @@ pub mod action {
     pub const TEAM_CREATED: &str = "TeamCreated";
     pub const TEAM_UPDATED: &str = "TeamUpdated";
     pub const TEAM_DELETED: &str = "TeamDeleted";
+    pub const CLUSTER_CREATED: &str = "ClusterCreated";
+    pub const CLUSTER_UPDATED: &str = "ClusterUpdated";
+    pub const CLUSTER_DELETED: &str = "ClusterDeleted";
+    pub const AUTOMATION_PAUSED: &str = "AutomationPaused";
+    pub const AUTOMATION_RESUMED: &str = "AutomationResumed";
+    pub const READINESS_CHANGED: &str = "ReadinessChanged";
 }
 
 /// Longest accepted `reason`, in characters.

@@ -38,6 +38,13 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "runs",
         sql: include_str!("../../migrations/0004_runs.sql"),
     },
+    // Version 5 (policies) lands from its own branch; the runner applies every version
+    // the ledger lacks, so the gap is harmless.
+    Migration {
+        version: 6,
+        name: "fleet",
+        sql: include_str!("../../migrations/0006_fleet.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

@@ -2,13 +2,15 @@
 //! All SQL lives in this module, one file per table group. Blocking SQLite calls run on
 //! tokio's blocking pool, never on the async workers.
 
+pub mod automation;
 mod backup;
-mod clusters;
+pub mod clusters;
 pub mod config_audit;
 mod datasources;
 mod events;
 mod migrate;
 mod pool;
+pub mod readiness;
 mod recommendations;
 mod runs;
 pub mod sessions;
@@ -24,7 +26,10 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 pub use backup::backup_to;
-pub use clusters::{insert_cluster, list_clusters, ClusterRecord, NewCluster};
+pub use clusters::{
+    active_cluster, get_cluster, insert_cluster, insert_cluster_with, list_clusters, ClusterMeta,
+    ClusterPatch, ClusterRecord, FreezeRecord, NewCluster,
+};
 pub use config_audit::{ConfigAuditFilter, ConfigAuditPage, StoredChange};
 pub use datasources::{
     cluster_datasource, delete_datasource, get_datasource, insert_datasource, list_datasources,

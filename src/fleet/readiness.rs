@@ -213,3 +213,91 @@ pub fn view(cluster: &str, r: &ReadinessRecord) -> Value {
         "evaluatedAt": ms_text(r.evaluated_at),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::readiness::{HeartbeatRecord, LastRun};
+
+    const NOW: i64 = 10_000_000;
+
+    fn inputs(
+        hb_age: Option<i64>,
+        reachable: Option<bool>,
+        missing: &[&str],
+        run: Option<&str>,
+    ) -> ReadinessInputs {
+        ReadinessInputs {
+            heartbeat: hb_age.map(|age| HeartbeatRecord {
+                received_at: NOW - age,
+                agent_version: "1".into(),
+                kubernetes_version: "v1.33".into(),
+                capabilities: json!({}),
+            }),
+            datasource: reachable.map(|r| DatasourceCheckRecord {
+                checked_at: NOW,
+                reachable: r,
+                missing_metrics: missing.iter().map(|m| m.to_string()).collect(),
+                message: "m".into(),
+            }),
+            last_run: run.map(|s| LastRun {
+                id: "r1".into(),
+                status: s.into(),
+                finished_at: Some(NOW),
+                error: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_rule_ranks_not_ready_over_degraded_over_ready() {
+        let stale = heartbeat_stale_after_ms() + 1;
+        let cases = [
+            (
+                inputs(Some(0), Some(true), &[], Some("succeeded")),
+                READY,
+                0,
+            ),
+            (inputs(Some(0), Some(true), &[], None), READY, 0),
+            (inputs(None, Some(true), &[], None), NOT_READY, 1),
+            (inputs(Some(stale), Some(true), &[], None), NOT_READY, 1),
+            (
+                inputs(Some(heartbeat_stale_after_ms()), Some(true), &[], None),
+                READY,
+                0,
+            ),
+            (inputs(Some(0), None, &[], None), NOT_READY, 1),
+            (inputs(Some(0), Some(false), &[], None), NOT_READY, 1),
+            (
+                inputs(
+                    Some(0),
+                    Some(true),
+                    &["container_memory_working_set_bytes"],
+                    None,
+                ),
+                DEGRADED,
+                1,
+            ),
+            (
+                inputs(Some(0), Some(true), &[], Some("failed")),
+                DEGRADED,
+                1,
+            ),
+            (
+                inputs(Some(0), Some(true), &[], Some("partial")),
+                DEGRADED,
+                1,
+            ),
+            (inputs(None, Some(true), &[], Some("failed")), NOT_READY, 2),
+        ];
+        for (i, (input, state, reasons)) in cases.iter().enumerate() {
+            let d = decide(input, NOW);
+            assert_eq!(
+                (d.state, d.reasons.len()),
+                (*state, *reasons),
+                "case {i}: {:?}",
+                d.reasons
+            );
+        }
+    }
+}

@@ -45,5 +45,6 @@ pub mod server;
 pub mod shutdown;
 pub mod store;
 pub mod telemetry;
+pub mod timestamp;
 pub mod tls;
 pub mod ui;

@@ -5,17 +5,14 @@
 
 use axum::extract::{RawQuery, State};
 use axum::Json;
-use base64::Engine;
 use serde_json::{json, Value};
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 
 use super::error::ApiError;
+use super::query;
 use super::AppState;
 use crate::store::AuditFilter;
 
 const DEFAULT_LIMIT: usize = 100;
-const MAX_LIMIT: usize = 500;
 
 pub async fn get_audit(
     State(state): State<AppState>,
@@ -38,23 +35,16 @@ pub async fn get_audit(
         items.push(v);
     }
     Ok(Json(
-        json!({ "items": items, "next": page.next.map(encode_cursor) }),
+        json!({ "items": items, "next": page.next.map(query::encode_seq) }),
     ))
 }
 
-fn parse_filter(query: &str) -> Result<AuditFilter, ApiError> {
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).map_err(|e| {
-        ApiError::bad_request("invalid_query", format!("malformed query string: {e}"))
-    })?;
+fn parse_filter(raw: &str) -> Result<AuditFilter, ApiError> {
     let mut f = AuditFilter {
         limit: DEFAULT_LIMIT,
         ..Default::default()
     };
-    for (key, value) in pairs {
-        let bad = |why: &str| {
-            ApiError::bad_request("invalid_query", format!("{key}: {why}"))
-                .with_details(json!({ "parameter": key }))
-        };
+    for (key, value) in query::pairs(Some(raw))? {
         let slot = match key.as_str() {
             "cluster" => &mut f.cluster,
             "namespace" => &mut f.namespace,
@@ -64,61 +54,31 @@ fn parse_filter(query: &str) -> Result<AuditFilter, ApiError> {
             "reason" => &mut f.reason,
             "recommendationID" => &mut f.recommendation_id,
             "since" => {
-                f.since_ms =
-                    Some(parse_time(&value).ok_or_else(|| bad("must be an RFC 3339 timestamp"))?);
+                f.since_ms = Some(query::time_ms(&key, &value)?);
                 continue;
             }
             "until" => {
-                f.until_ms =
-                    Some(parse_time(&value).ok_or_else(|| bad("must be an RFC 3339 timestamp"))?);
+                f.until_ms = Some(query::time_ms(&key, &value)?);
                 continue;
             }
             "limit" => {
-                f.limit = value
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=MAX_LIMIT).contains(n))
-                    .ok_or_else(|| bad("must be an integer from 1 to 500"))?;
+                f.limit = query::limit(&key, &value)?;
                 continue;
             }
             "next" => {
-                f.before_seq = Some(
-                    decode_cursor(&value)
-                        .ok_or_else(|| bad("is not a cursor returned by this API"))?,
-                );
+                f.before_seq = Some(query::decode_seq(&key, &value)?);
                 continue;
             }
-            _ => return Err(bad("unknown parameter")),
+            _ => return Err(query::bad(&key, "unknown parameter")),
         };
         *slot = Some(value);
     }
     Ok(f)
 }
 
-pub(super) fn parse_time(s: &str) -> Option<i64> {
-    OffsetDateTime::parse(s, &Rfc3339)
-        .ok()
-        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
-}
-
 /// Unix milliseconds as RFC 3339 (UTC, millisecond precision).
 pub fn rfc3339(ms: i64) -> String {
-    OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .unwrap_or_default()
-}
-
-pub(super) fn encode_cursor(seq: i64) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("s:{seq}"))
-}
-
-pub(super) fn decode_cursor(s: &str) -> Option<i64> {
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(s)
-        .ok()?;
-    let text = String::from_utf8(raw).ok()?;
-    text.strip_prefix("s:")?.parse().ok().filter(|n| *n > 0)
+    crate::timestamp::format_ms(ms)
 }
 
 #[cfg(test)]
@@ -127,8 +87,11 @@ mod tests {
 
     #[test]
     fn cursors_round_trip_and_junk_is_refused() {
-        assert_eq!(decode_cursor(&encode_cursor(42)), Some(42));
-        assert_eq!(decode_cursor("nope"), None);
+        assert_eq!(
+            query::decode_seq("next", &query::encode_seq(42)).ok(),
+            Some(42)
+        );
+        assert!(query::decode_seq("next", "nope").is_err());
     }
 
     #[test]

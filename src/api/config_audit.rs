@@ -8,14 +8,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::access::Access;
-use super::audit::{decode_cursor, encode_cursor, parse_time};
 use super::error::ApiError;
+use super::query;
 use super::AppState;
 use crate::events::config_change::{AuditContext, MAX_REASON_CHARS};
 use crate::store::ConfigAuditFilter;
 
 const DEFAULT_LIMIT: usize = 100;
-const MAX_LIMIT: usize = 500;
 
 /// The audit context of a change made by this request, with the user's `reason`.
 pub fn context(access: &Access, reason: Option<String>) -> Result<AuditContext, ApiError> {
@@ -60,23 +59,16 @@ pub async fn get_config_audit(
     let page = state.store.query_config_audit(filter).await?;
     let items: Vec<Value> = page.items.into_iter().map(|c| c.record).collect();
     Ok(Json(
-        json!({ "items": items, "next": page.next.map(encode_cursor) }),
+        json!({ "items": items, "next": page.next.map(query::encode_seq) }),
     ))
 }
 
-fn parse_filter(query: &str) -> Result<ConfigAuditFilter, ApiError> {
-    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query).map_err(|e| {
-        ApiError::bad_request("invalid_query", format!("malformed query string: {e}"))
-    })?;
+fn parse_filter(raw: &str) -> Result<ConfigAuditFilter, ApiError> {
     let mut f = ConfigAuditFilter {
         limit: DEFAULT_LIMIT,
         ..Default::default()
     };
-    for (key, value) in pairs {
-        let bad = |why: &str| {
-            ApiError::bad_request("invalid_query", format!("{key}: {why}"))
-                .with_details(json!({ "parameter": key }))
-        };
+    for (key, value) in query::pairs(Some(raw))? {
         let slot = match key.as_str() {
             "action" => &mut f.action,
             "targetType" => &mut f.target_type,
@@ -84,35 +76,27 @@ fn parse_filter(query: &str) -> Result<ConfigAuditFilter, ApiError> {
             "actor" => &mut f.actor,
             "actorType" => {
                 if !matches!(value.as_str(), "user" | "token" | "system") {
-                    return Err(bad("must be user, token or system"));
+                    return Err(query::bad(&key, "must be user, token or system"));
                 }
                 &mut f.actor_type
             }
-            "since" | "until" => {
-                let t = parse_time(&value).ok_or_else(|| bad("must be an RFC 3339 timestamp"))?;
-                if key == "since" {
-                    f.since_ms = Some(t);
-                } else {
-                    f.until_ms = Some(t);
-                }
+            "since" => {
+                f.since_ms = Some(query::time_ms(&key, &value)?);
+                continue;
+            }
+            "until" => {
+                f.until_ms = Some(query::time_ms(&key, &value)?);
                 continue;
             }
             "limit" => {
-                f.limit = value
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=MAX_LIMIT).contains(n))
-                    .ok_or_else(|| bad("must be an integer from 1 to 500"))?;
+                f.limit = query::limit(&key, &value)?;
                 continue;
             }
             "next" => {
-                f.before_seq = Some(
-                    decode_cursor(&value)
-                        .ok_or_else(|| bad("is not a cursor returned by this API"))?,
-                );
+                f.before_seq = Some(query::decode_seq(&key, &value)?);
                 continue;
             }
-            _ => return Err(bad("unknown parameter")),
+            _ => return Err(query::bad(&key, "unknown parameter")),
         };
         *slot = Some(value);
     }

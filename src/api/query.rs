@@ -4,8 +4,6 @@
 
 use base64::Engine;
 use serde_json::{json, Value};
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 
 use super::error::ApiError;
 
@@ -44,9 +42,7 @@ pub fn boolean(key: &str, value: &str) -> Result<bool, ApiError> {
 
 /// An RFC 3339 timestamp as Unix milliseconds.
 pub fn time_ms(key: &str, value: &str) -> Result<i64, ApiError> {
-    OffsetDateTime::parse(value, &Rfc3339)
-        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
-        .map_err(|_| bad(key, "must be an RFC 3339 timestamp"))
+    crate::timestamp::parse_ms(value).ok_or_else(|| bad(key, "must be an RFC 3339 timestamp"))
 }
 
 /// An opaque cursor for `value`.
@@ -60,6 +56,20 @@ pub fn decode_cursor(key: &str, s: &str) -> Result<Value, ApiError> {
         .decode(s)
         .ok()
         .and_then(|raw| serde_json::from_slice(&raw).ok())
+        .ok_or_else(|| bad(key, "is not a cursor returned by this API"))
+}
+
+/// A cursor for a position in an append-only log (`seq`).
+pub fn encode_seq(seq: i64) -> String {
+    encode_cursor(&json!({ "s": seq }))
+}
+
+/// The log position inside a cursor made by [`encode_seq`], or a 400 naming `key`.
+pub fn decode_seq(key: &str, s: &str) -> Result<i64, ApiError> {
+    decode_cursor(key, s)?
+        .get("s")
+        .and_then(Value::as_i64)
+        .filter(|n| *n > 0)
         .ok_or_else(|| bad(key, "is not a cursor returned by this API"))
 }
 

@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::access::Access;
-use super::audit::parse_time;
 use super::body::read_json;
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
@@ -123,9 +122,13 @@ pub async fn create(
     let now = state.auth.clock.now_ms();
     let expires_at = match &req.expires_at {
         None => None,
-        Some(s) => Some(parse_time(s).filter(|t| *t > now).ok_or_else(|| {
-            ApiError::invalid_field("expiresAt", "must be an RFC 3339 time in the future")
-        })?),
+        Some(s) => Some(
+            crate::timestamp::parse_ms(s)
+                .filter(|t| *t > now)
+                .ok_or_else(|| {
+                    ApiError::invalid_field("expiresAt", "must be an RFC 3339 time in the future")
+                })?,
+        ),
     };
     let ctx = context(&access, req.reason)?;
     let created_by = format!("{} {}", ctx.actor_kind_str(), ctx.actor.name);

@@ -133,11 +133,7 @@ pub struct AuditContext {
 
 /// Unix milliseconds as RFC 3339 (UTC).
 pub fn rfc3339_ms(ms: i64) -> String {
-    use time::format_description::well_known::Rfc3339;
-    time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
-        .ok()
-        .and_then(|t| t.format(&Rfc3339).ok())
-        .unwrap_or_default()
+    crate::timestamp::format_ms(ms)
 }
 
 impl AuditContext {

@@ -4,8 +4,6 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
 
 use super::quantity::is_quantity;
 use super::wellknown as wk;
@@ -182,15 +180,15 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
             c.fail("reason", format!("{reason:?} is not a reason of type {t}"));
         }
     }
-    let time_ms =
-        c.string(&obj, "time", true)
-            .and_then(|s| match OffsetDateTime::parse(s, &Rfc3339) {
-                Ok(t) => Some((t.unix_timestamp_nanos() / 1_000_000) as i64),
-                Err(_) => {
-                    c.fail("time", "must be an RFC 3339 timestamp");
-                    None
-                }
-            });
+    let time_ms = c
+        .string(&obj, "time", true)
+        .and_then(|s| match crate::timestamp::parse_ms(s) {
+            Some(ms) => Some(ms),
+            None => {
+                c.fail("time", "must be an RFC 3339 timestamp");
+                None
+            }
+        });
     let workload = check_workload(&mut c, obj.get("workload"));
     let recommendation_id = c
         .string(&obj, "recommendationID", false)

@@ -158,10 +158,7 @@ pub fn validate_override(o: &OverrideSpec) -> Vec<FieldError> {
 
 /// Milliseconds of an RFC 3339 timestamp.
 pub fn rfc3339_ms(text: &str) -> Option<i64> {
-    use time::format_description::well_known::Rfc3339;
-    time::OffsetDateTime::parse(text, &Rfc3339)
-        .ok()
-        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+    crate::timestamp::parse_ms(text)
 }
 
 fn valid_name(name: &str) -> bool {

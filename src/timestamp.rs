@@ -1,0 +1,35 @@
+//! Timestamps at kerf's edges: Unix milliseconds inside (database, engine), RFC 3339 in
+//! the API, the CLI and config documents. The one place that converts between them.
+
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+/// Parses an RFC 3339 timestamp into Unix milliseconds.
+pub fn parse_ms(text: &str) -> Option<i64> {
+    OffsetDateTime::parse(text, &Rfc3339)
+        .ok()
+        .map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+}
+
+/// Formats Unix milliseconds as RFC 3339 in UTC (empty for out-of-range values).
+pub fn format_ms(ms: i64) -> String {
+    OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(&Rfc3339).ok())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn milliseconds_round_trip_through_rfc3339() {
+        let ms = 1_793_787_300_123;
+        assert_eq!(super::format_ms(ms), "2026-11-04T10:15:00.123Z");
+        assert_eq!(super::parse_ms(&super::format_ms(ms)), Some(ms));
+        assert_eq!(
+            super::parse_ms("2026-11-04T11:15:00+01:00"),
+            Some(1_793_787_300_000)
+        );
+        assert_eq!(super::parse_ms("yesterday"), None);
+    }
+}

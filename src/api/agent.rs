@@ -14,9 +14,9 @@ use super::body::read_json;
 use super::clusters::freeze_view;
 use super::error::ApiError;
 use super::AppState;
-use crate::events::config_change::rfc3339_ms;
 use crate::fleet::{agent::AgentSettings, effective, pause, readiness};
 use crate::store::{self, readiness::HeartbeatRecord};
+use crate::timestamp::format_ms as rfc3339_ms;
 
 /// `GET /v1/clusters/{cluster}/config`.
 pub async fn config(

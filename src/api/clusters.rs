@@ -18,8 +18,9 @@ use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::AppState;
 use crate::auth::token;
-use crate::events::config_change::{action, rfc3339_ms, Change};
+use crate::events::config_change::{action, Change};
 use crate::store::{self, ClusterMeta, ClusterPatch, ClusterRecord, FreezeRecord, NewCluster};
+use crate::timestamp::format_ms as rfc3339_ms;
 
 /// The API representation of a cluster (also `before`/`after` of its audit rows; it
 /// never holds the token or its hash).
@@ -142,7 +143,7 @@ fn validate_meta(
 
 /// Parses an RFC 3339 time that must lie after `now`.
 pub fn future_time(field: &str, text: &str, now: i64) -> Result<i64, ApiError> {
-    let t = super::audit::parse_time(text)
+    let t = crate::timestamp::parse_ms(text)
         .ok_or_else(|| ApiError::invalid_field(field, "must be an RFC 3339 timestamp"))?;
     if t <= now {
         return Err(ApiError::invalid_field(field, "must be in the future"));

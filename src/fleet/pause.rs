@@ -5,11 +5,12 @@
 
 use serde_json::{json, Value};
 
-use crate::events::config_change::{action, rfc3339_ms, Actor, AuditContext, Change};
+use crate::events::config_change::{action, Actor, AuditContext, Change};
 use crate::store::automation::{
     delete_due_pause, delete_pause, due_pauses, get_pause, put_pause, PauseRecord, FLEET_SCOPE,
 };
 use crate::store::{active_cluster, config_audit, Store, StoreError};
+use crate::timestamp::format_ms as rfc3339_ms;
 
 /// `cluster` or `fleet`.
 pub fn scope_kind(scope: &str) -> &'static str {

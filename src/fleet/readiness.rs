@@ -29,7 +29,7 @@ pub fn actor() -> AuditContext {
 }
 
 fn ms_text(ms: i64) -> String {
-    crate::events::config_change::rfc3339_ms(ms)
+    crate::timestamp::format_ms(ms)
 }
 
 /// The readiness rule. `not-ready`: the agent is silent (no heartbeat, or none for

@@ -129,7 +129,7 @@ impl Hub {
 }
 
 fn at(ms: i64) -> String {
-    kerf::events::config_change::rfc3339_ms(ms)
+    kerf::timestamp::format_ms(ms)
 }
 
 #[tokio::test(flavor = "multi_thread")]

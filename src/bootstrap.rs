@@ -1,6 +1,7 @@
 //! First credentials, made offline against the data dir: admin users and API tokens,
 //! each recorded as a `config_changed` row with a `system` actor in the same
-//! transaction. Used by `kerf users create`, `kerf token create` and `kerf demo`.
+//! transaction. Used by `kerf users create`, `kerf token create`, `kerf clusters create`
+//! and `kerf demo`.
 
 use crate::api::tokens::TokenView;
 use crate::api::users::UserView;
@@ -114,4 +115,32 @@ pub fn create_user(
         })
     })?;
     Ok(())
+}
+
+/// Registers a cluster (`ClusterCreated`) and returns its agent token (shown once).
+pub fn create_cluster(store: &Store, name: &str, actor: &str) -> Result<String, BootstrapError> {
+    if !crate::commands::valid_cluster_name(name) {
+        return Err(BootstrapError::Invalid(
+            "cluster name must be 1-63 lower-case letters, digits or '-', starting and ending with a letter or digit".into(),
+        ));
+    }
+    let value = token::generate(token::CLUSTER_TOKEN_PREFIX);
+    let digest = token::hash(&value);
+    let ctx = AuditContext {
+        actor: Actor::system(actor),
+        reason: None,
+    };
+    store.write_blocking(|c| {
+        store::config_audit::in_transaction(c, &ctx, |tx| {
+            let new = store::NewCluster {
+                name,
+                token_sha256: &digest,
+            };
+            let cl = store::insert_cluster_with(tx, &new, &Default::default(), store::now_ms())?;
+            let change = Change::new(action::CLUSTER_CREATED, "cluster", &cl.name, Some(&cl.name))
+                .after(crate::api::clusters::ClusterView::from(&cl));
+            Ok((cl, change))
+        })
+    })?;
+    Ok(value)
 }

@@ -4,7 +4,6 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use crate::auth::token;
 use crate::bootstrap;
 use crate::cli::{ClusterAction, ConfigAction, Exit, TokenAction, UserAction};
 use crate::config::Config;
@@ -203,24 +202,8 @@ pub fn clusters(config: &Config, action: ClusterAction) -> Result<(), Exit> {
     let store = open_store(config)?;
     match action {
         ClusterAction::Create { name } => {
-            if !valid_cluster_name(&name) {
-                return Err(Exit::usage(
-                    "cluster name must be 1-63 lower-case letters, digits or '-', starting and ending with a letter or digit",
-                ));
-            }
-            let value = token::generate(token::CLUSTER_TOKEN_PREFIX);
-            let digest = token::hash(&value);
-            store
-                .write_blocking(|c| {
-                    store::insert_cluster(
-                        c,
-                        &store::NewCluster {
-                            name: &name,
-                            token_sha256: &digest,
-                        },
-                    )
-                })
-                .map_err(store_exit)?;
+            let value = bootstrap::create_cluster(&store, &name, "kerf clusters create (cli)")
+                .map_err(bootstrap_exit)?;
             eprintln!("registered cluster {name:?}; its agent token is shown only once:");
             println!("{value}");
         }

@@ -19,7 +19,11 @@
 //!   the engine's input. Uses `analysis` types.
 //! - `runs`: recommendation runs (collect → analyze → store), their schedule,
 //!   progress, retention, settings and savings. Uses `datasource`, `analysis`, `store`;
-//!   knows nothing of HTTP.
+//!   knows nothing of HTTP. After each run it asks `fleet::readiness` to re-evaluate
+//!   the cluster (the one call back into `fleet`).
+//! - `fleet`: automation pauses and auto-resume, cluster readiness, agent settings and
+//!   the per-workload effective policy of the config feed. Uses `store`, `runs` (clock,
+//!   datasource, settings), `policy`, `events`; knows nothing of HTTP.
 //!
 //! Later parts plug in beside these: `notify`, `agent` (feature `agent`) and `sim`.
 
@@ -33,6 +37,7 @@ pub mod config;
 pub mod datasource;
 pub mod demo;
 pub mod events;
+pub mod fleet;
 pub mod metrics;
 pub mod policy;
 pub mod runs;

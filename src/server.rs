@@ -1,4 +1,5 @@
-//! `kerf serve`: opens the store, builds the app, starts the run scheduler and serves
+//! `kerf serve`: opens the store, builds the app, starts the run scheduler and the fleet
+//! ticker (auto-resume, readiness) and serves
 //! over HTTP or HTTPS until SIGTERM; then stops the scheduler and accepting, lets
 //! in-flight requests finish (bounded by `http.shutdown_grace_seconds`) and checkpoints
 //! the database. `kerf demo` uses the same path with a hook that runs once listening.
@@ -103,11 +104,22 @@ where
     let scheduler = tokio::spawn(crate::runs::scheduler::run(runs, store.clone(), async {
         let _ = stopped.await;
     }));
+    let (stop_ticker, ticker_stopped) = tokio::sync::oneshot::channel::<()>();
+    let ticker = tokio::spawn(crate::fleet::ticker::run(
+        store.clone(),
+        state.runs.clone(),
+        state.fleet.clone(),
+        async {
+            let _ = ticker_stopped.await;
+        },
+    ));
     tracing::info!(addr = %local, tls = tls.is_some(), "listening");
     tokio::spawn(on_ready(Started { addr: local, state }));
     accept_loop(listener, tls, app, grace).await;
     let _ = stop_scheduler.send(());
     let _ = scheduler.await;
+    let _ = stop_ticker.send(());
+    let _ = ticker.await;
     let s = store.clone();
     match tokio::task::spawn_blocking(move || s.checkpoint()).await {
         Ok(Ok(())) => tracing::info!("database checkpointed; bye"),

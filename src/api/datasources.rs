@@ -235,6 +235,10 @@ pub async fn test(
     let source = Datasource::from_settings(&settings, &secrets)
         .map_err(|e| ApiError::bad_request("invalid_datasource", e.to_string()))?;
     let cluster = rec.clusters.first().cloned().unwrap_or_default();
+    // Readiness follows: every cluster on this datasource is re-checked.
+    for c in &rec.clusters {
+        crate::fleet::readiness::spawn_check(state.store.clone(), state.runs.clone(), c.clone());
+    }
     let report = source
         .test(&scope_for(&settings, &cluster))
         .await
@@ -269,5 +273,6 @@ pub async fn set_for_cluster(
             "no active cluster {cluster:?} or no datasource {id}"
         )));
     }
+    crate::fleet::readiness::spawn_check(state.store.clone(), state.runs.clone(), cluster.clone());
     Ok(Json(json!({ "cluster": cluster, "datasourceId": id })))
 }

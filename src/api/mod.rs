@@ -3,9 +3,12 @@
 //! (JSON 404/405 under /v1, the UI everywhere else).
 
 pub mod access;
+pub mod agent;
 pub mod approvals;
 pub mod audit;
+pub mod automation;
 pub mod body;
+pub mod clusters;
 pub mod config_audit;
 pub mod datasources;
 pub mod effective;
@@ -58,6 +61,8 @@ pub struct AppState {
     pub auth: Arc<Authenticator>,
     /// Recommendation runs: trigger, progress, settings.
     pub runs: crate::runs::Runs,
+    /// Pauses and readiness: wakes the fleet ticker.
+    pub fleet: crate::fleet::Fleet,
 }
 
 impl AppState {
@@ -92,6 +97,7 @@ impl AppState {
             config,
             auth,
             runs,
+            fleet: crate::fleet::Fleet::default(),
         })
     }
 }
@@ -305,6 +311,81 @@ pub fn route_table(state: AppState) -> RouteTable {
             "/v1/clusters/{cluster}/datasource",
             Admin,
             datasources::set_for_cluster,
+        )
+        .add(Method::GET, "/v1/clusters", Viewer, clusters::list)
+        .add(Method::POST, "/v1/clusters", Admin, clusters::create)
+        .add(Method::GET, "/v1/clusters/{cluster}", Viewer, clusters::get)
+        .add(
+            Method::PATCH,
+            "/v1/clusters/{cluster}",
+            Admin,
+            clusters::update,
+        )
+        .add(
+            Method::DELETE,
+            "/v1/clusters/{cluster}",
+            Admin,
+            clusters::retire,
+        )
+        .add(
+            Method::POST,
+            "/v1/clusters/{cluster}/token",
+            Admin,
+            clusters::rotate_token,
+        )
+        .add(
+            Method::PUT,
+            "/v1/clusters/{cluster}/freeze",
+            Editor,
+            clusters::put_freeze,
+        )
+        .add(
+            Method::GET,
+            "/v1/clusters/{cluster}/readiness",
+            Viewer,
+            clusters::readiness,
+        )
+        .add(
+            Method::POST,
+            "/v1/clusters/{cluster}/pause",
+            Editor,
+            automation::pause_cluster,
+        )
+        .add(
+            Method::POST,
+            "/v1/clusters/{cluster}/resume",
+            Editor,
+            automation::resume_cluster,
+        )
+        .add(
+            Method::POST,
+            "/v1/fleet/pause",
+            Editor,
+            automation::pause_fleet,
+        )
+        .add(
+            Method::POST,
+            "/v1/fleet/resume",
+            Editor,
+            automation::resume_fleet,
+        )
+        .add(
+            Method::GET,
+            "/v1/fleet/automation",
+            Viewer,
+            automation::list_pauses,
+        )
+        .add(
+            Method::GET,
+            "/v1/clusters/{cluster}/config",
+            ClusterAgent,
+            agent::config,
+        )
+        .add(
+            Method::POST,
+            "/v1/clusters/{cluster}/heartbeat",
+            ClusterAgent,
+            agent::heartbeat,
         )
 }
 

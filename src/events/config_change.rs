@@ -27,6 +27,12 @@ pub mod action {
     pub const DATASOURCE_CREATED: &str = "DatasourceCreated";
     pub const DATASOURCE_UPDATED: &str = "DatasourceUpdated";
     pub const DATASOURCE_DELETED: &str = "DatasourceDeleted";
+    pub const CLUSTER_CREATED: &str = "ClusterCreated";
+    pub const CLUSTER_UPDATED: &str = "ClusterUpdated";
+    pub const CLUSTER_DELETED: &str = "ClusterDeleted";
+    pub const AUTOMATION_PAUSED: &str = "AutomationPaused";
+    pub const AUTOMATION_RESUMED: &str = "AutomationResumed";
+    pub const READINESS_CHANGED: &str = "ReadinessChanged";
 }
 
 /// Target types of the configuration table.

@@ -196,6 +196,8 @@ impl Runs {
             let source = this.source_for(&run.cluster).await;
             let done = engine::execute(&inputs, run, source).await;
             drop(inputs.progress);
+            let now = inputs.clock.now_ms();
+            crate::fleet::readiness::evaluate_logged(&store, now, &done.cluster).await;
             let retention = inputs.settings.retention_ms();
             scheduler::prune(&store, inputs.clock.now_ms() - retention).await;
             done

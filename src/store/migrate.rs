@@ -43,6 +43,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "policies",
         sql: include_str!("../../migrations/0005_policies.sql"),
     },
+    Migration {
+        version: 6,
+        name: "fleet",
+        sql: include_str!("../../migrations/0006_fleet.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.
@@ -213,9 +218,8 @@ mod tests {
                     .expect("readable");
             assert_eq!(on_disk, m.sql);
         }
-        assert_eq!(MIGRATIONS[0].version, 1);
-        for pair in MIGRATIONS.windows(2) {
-            assert!(pair[0].version < pair[1].version, "versions increase");
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.version, i as i64 + 1, "versions are contiguous from 1");
         }
     }
 

@@ -3,8 +3,9 @@
 //! tokio's blocking pool, never on the async workers.
 
 pub mod approvals;
+pub mod automation;
 mod backup;
-mod clusters;
+pub mod clusters;
 pub mod config_audit;
 mod datasources;
 mod events;
@@ -13,6 +14,7 @@ mod migrate;
 pub mod overrides;
 pub mod policies;
 mod pool;
+pub mod readiness;
 mod recommendations;
 mod runs;
 pub mod sessions;
@@ -28,7 +30,10 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 pub use backup::backup_to;
-pub use clusters::{insert_cluster, list_clusters, ClusterRecord, NewCluster};
+pub use clusters::{
+    active_cluster, get_cluster, insert_cluster, insert_cluster_with, list_clusters, ClusterMeta,
+    ClusterPatch, ClusterRecord, FreezeRecord, NewCluster,
+};
 pub use config_audit::{ConfigAuditFilter, ConfigAuditPage, StoredChange};
 pub use datasources::{
     cluster_datasource, delete_datasource, get_datasource, insert_datasource, list_datasources,

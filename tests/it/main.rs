@@ -17,6 +17,8 @@ mod datasource_api;
 mod datasource_prometheus;
 mod events_fault;
 mod events_ingest;
+mod fleet_audit;
+mod fleet_clock;
 mod identity;
 mod identity_audit;
 mod policies_api;

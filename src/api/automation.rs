@@ -1,0 +1,115 @@
+//! Pause and resume of automation: `POST /v1/clusters/{cluster}/pause|resume` for one
+//! cluster and `POST /v1/fleet/pause|resume` for the whole fleet (audit target
+//! `automation`, id = cluster or `*`). A pause needs a reason and may carry `resumeAt`,
+//! when the fleet ticker resumes it (actor `system`).
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::access::Access;
+use super::body::read_json;
+use super::clusters::future_time;
+use super::config_audit::context;
+use super::error::ApiError;
+use super::AppState;
+use crate::fleet::pause;
+use crate::store::automation::FLEET_SCOPE;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PauseBody {
+    reason: Option<String>,
+    resume_at: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResumeBody {
+    reason: Option<String>,
+}
+
+async fn do_pause(
+    state: &AppState,
+    access: &Access,
+    scope: String,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let b: PauseBody = read_json(body).await?;
+    let now = state.runs.clock().now_ms();
+    let resume_at = b
+        .resume_at
+        .as_deref()
+        .map(|t| future_time("resumeAt", t, now))
+        .transpose()?;
+    let ctx = context(access, b.reason)?;
+    if ctx.reason.is_none() {
+        return Err(ApiError::invalid_field("reason", "a pause needs a reason"));
+    }
+    let out = pause::pause(&state.store, scope, resume_at, ctx, now).await?;
+    state.fleet.wake();
+    Ok(Json(out))
+}
+
+async fn do_resume(
+    state: &AppState,
+    access: &Access,
+    scope: String,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let b: ResumeBody = read_json(body).await?;
+    let ctx = context(access, b.reason)?;
+    let out = pause::resume(&state.store, scope, ctx).await?;
+    state.fleet.wake();
+    Ok(Json(out))
+}
+
+/// `POST /v1/clusters/{cluster}/pause`: `AutomationPaused` (id = cluster).
+pub async fn pause_cluster(
+    State(state): State<AppState>,
+    access: Access,
+    Path(cluster): Path<String>,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    do_pause(&state, &access, cluster, body).await
+}
+
+/// `POST /v1/clusters/{cluster}/resume`: `AutomationResumed` (id = cluster).
+pub async fn resume_cluster(
+    State(state): State<AppState>,
+    access: Access,
+    Path(cluster): Path<String>,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    do_resume(&state, &access, cluster, body).await
+}
+
+/// `POST /v1/fleet/pause`: `AutomationPaused` (id = `*`).
+pub async fn pause_fleet(
+    State(state): State<AppState>,
+    access: Access,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    do_pause(&state, &access, FLEET_SCOPE.into(), body).await
+}
+
+/// `POST /v1/fleet/resume`: `AutomationResumed` (id = `*`).
+pub async fn resume_fleet(
+    State(state): State<AppState>,
+    access: Access,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    do_resume(&state, &access, FLEET_SCOPE.into(), body).await
+}
+
+/// `GET /v1/fleet/automation`: every pause in force.
+pub async fn list_pauses(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let pauses = state
+        .store
+        .read(crate::store::automation::list_pauses)
+        .await?;
+    let items: Vec<Value> = pauses.iter().map(pause::view).collect();
+    Ok(Json(serde_json::json!({ "items": items })))
+}

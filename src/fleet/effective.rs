@@ -1,0 +1,76 @@
+//! Per-workload effective mode and policy identity for a cluster's config feed, resolved
+//! from the stored policies and overrides exactly as runs resolve them, so the identity
+//! the feed shows equals the one each recommendation records.
+
+use crate::policy::{EffectivePolicy, WorkloadRef};
+use crate::runs::Runs;
+use crate::store::{Store, StoreError, WorkloadFilter, WorkloadRow, WorkloadSort};
+
+/// One workload's resolution, as the agent needs it.
+#[derive(Debug, Clone)]
+pub struct WorkloadEffective {
+    pub workload: WorkloadRow,
+    pub effective: EffectivePolicy,
+    pub identity: String,
+}
+
+/// Every workload of `cluster` (stale ones included: the agent may still hold them)
+/// with its effective policy and identity, by workload id.
+pub async fn effective_for_cluster(
+    store: &Store,
+    runs: &Runs,
+    cluster: &str,
+) -> Result<Vec<WorkloadEffective>, StoreError> {
+    let settings = runs
+        .recommender()
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?;
+    let set = runs
+        .policy_set(Some(cluster), &settings)
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?;
+    let now = runs.clock().now_ms();
+    let mut out = Vec::new();
+    for w in all_workloads(store, cluster).await? {
+        let s = &w.seen;
+        let wref = WorkloadRef::from_columns(&s.cluster, &s.namespace, &s.kind, &s.name, &s.labels);
+        let r = set.resolve(&s.id, &wref, now);
+        out.push(WorkloadEffective {
+            workload: w,
+            effective: r.effective,
+            identity: r.identity,
+        });
+    }
+    Ok(out)
+}
+
+async fn all_workloads(store: &Store, cluster: &str) -> Result<Vec<WorkloadRow>, StoreError> {
+    const PAGE: usize = 1000;
+    let mut out: Vec<WorkloadRow> = Vec::new();
+    loop {
+        let filter = WorkloadFilter {
+            cluster: Some(cluster.to_string()),
+            after: out.last().map(|w| {
+                (
+                    rusqlite::types::Value::Text(w.seen.name.clone()),
+                    w.seen.id.clone(),
+                )
+            }),
+            limit: PAGE,
+            namespace: None,
+            kind: None,
+            search: None,
+            has_recommendation: None,
+            data_quality: None,
+            notice: None,
+            stale: None,
+            sort: WorkloadSort::Name,
+            descending: false,
+        };
+        let (page, more) = store.list_workloads(filter).await?;
+        out.extend(page);
+        if !more {
+            return Ok(out);
+        }
+    }
+}

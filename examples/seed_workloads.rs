@@ -99,6 +99,7 @@ fn count_workloads(conn: &mut rusqlite::Connection) -> Result<usize, store::Stor
 
 fn filter(limit: usize) -> WorkloadFilter {
     WorkloadFilter {
+        scopes: None,
         cluster: None,
         namespace: None,
         kind: None,

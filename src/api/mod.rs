@@ -181,25 +181,25 @@ pub fn route_table(state: AppState) -> RouteTable {
         .add(
             Method::GET,
             "/v1/workloads",
-            Viewer,
+            WorkloadRead,
             workloads::list_workloads,
         )
         .add(
             Method::GET,
             "/v1/workloads/{id}",
-            Viewer,
+            WorkloadRead,
             workloads::get_workload,
         )
         .add(
             Method::GET,
             "/v1/workloads/{id}/recommendations",
-            Viewer,
+            WorkloadRead,
             workloads::list_recommendations,
         )
         .add(
             Method::GET,
             "/v1/workloads/{id}/usage",
-            Viewer,
+            WorkloadRead,
             usage::get_usage,
         )
         .add(

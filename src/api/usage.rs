@@ -20,6 +20,7 @@ const MAX_SPAN_MS: i64 = 90 * 86_400_000;
 
 pub async fn get_usage(
     State(state): State<AppState>,
+    access: super::access::Access,
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
@@ -40,11 +41,8 @@ pub async fn get_usage(
         }
     }
     let resource = resource.ok_or_else(|| bad("resource", "is required (cpu or memory)"))?;
-    let w = state
-        .store
-        .workload(id.clone())
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no workload {id}")))?;
+    let w = super::effective::scoped_workload(&state, &access, &id, super::effective::Scope::Read)
+        .await?;
     let settings = state.runs.recommender().await.map_err(ApiError::internal)?;
     let to = to.unwrap_or_else(|| state.runs.clock().now_ms());
     let from = from.unwrap_or(to - settings.lookback_seconds * 1000);

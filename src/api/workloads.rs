@@ -7,6 +7,8 @@ use axum::Json;
 use rusqlite::types::Value as SqlValue;
 use serde_json::{json, Value};
 
+use super::access::Access;
+use super::effective::{scoped_workload, Scope};
 use super::error::ApiError;
 use super::query::{self, bad, decode_cursor, encode_cursor, stored_json, time_or_null};
 use super::AppState;
@@ -14,9 +16,11 @@ use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow, WorkloadSort}
 
 pub async fn list_workloads(
     State(state): State<AppState>,
+    access: Access,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
     let mut f = WorkloadFilter {
+        scopes: access.namespace_scope(),
         cluster: None,
         namespace: None,
         kind: None,
@@ -153,19 +157,12 @@ pub fn recommendation_json(r: &RecommendationRow) -> Result<Value, ApiError> {
     Ok(v)
 }
 
-async fn find(state: &AppState, id: &str) -> Result<WorkloadRow, ApiError> {
-    state
-        .store
-        .workload(id.to_string())
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no workload {id}")))
-}
-
 pub async fn get_workload(
     State(state): State<AppState>,
+    access: Access,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let w = find(&state, &id).await?;
+    let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
     let mut v = workload_json(&w)?;
     v["current"] = stored_json(&w.seen.current)?;
     v["recommendation"] = match &w.latest_rec_id {
@@ -180,6 +177,7 @@ pub async fn get_workload(
 
 pub async fn list_recommendations(
     State(state): State<AppState>,
+    access: Access,
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
@@ -196,7 +194,7 @@ pub async fn list_recommendations(
             _ => return Err(bad(&key, "unknown parameter")),
         }
     }
-    find(&state, &id).await?;
+    scoped_workload(&state, &access, &id, Scope::Read).await?;
     let (items, more) = state
         .store
         .list_recommendations(id, before, limit, analysis)

@@ -49,6 +49,7 @@ async fn all_workloads(store: &Store, cluster: &str) -> Result<Vec<WorkloadRow>,
     let mut out: Vec<WorkloadRow> = Vec::new();
     loop {
         let filter = WorkloadFilter {
+            scopes: None,
             cluster: Some(cluster.to_string()),
             after: out.last().map(|w| {
                 (

@@ -161,6 +161,7 @@ fn kerf_policy_set(s: &RecommenderSettings) -> crate::policy::PolicySet {
 
 async fn workloads(f: &Fixture, cluster: &str) -> Vec<WorkloadRow> {
     let filter = WorkloadFilter {
+        scopes: None,
         cluster: Some(cluster.into()),
         namespace: None,
         kind: None,

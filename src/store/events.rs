@@ -148,18 +148,11 @@ pub fn query_audit(conn: &Connection, f: &AuditFilter) -> Result<AuditPage, Stor
         }
     }
     if let Some(scopes) = &f.scopes {
-        // Patterns are validated to [a-z0-9.-*], so GLOB sees only `*` as special.
-        let terms = vec!["(cluster GLOB ? AND namespace GLOB ?)"; scopes.len()];
-        let any = if terms.is_empty() {
-            "0".to_string()
-        } else {
-            terms.join(" OR ")
-        };
-        sql.push_str(&format!(" AND ({any})"));
-        for p in scopes {
-            args.push(p.cluster.clone().into());
-            args.push(p.namespace.clone().into());
-        }
+        let cond = super::teams::scope_condition(scopes, "cluster", "namespace", |v| {
+            args.push(v);
+            "?".to_string()
+        });
+        sql.push_str(&format!(" AND {cond}"));
     }
     sql.push_str(" ORDER BY seq DESC LIMIT ?");
     args.push(((f.limit + 1) as i64).into());

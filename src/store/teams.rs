@@ -285,3 +285,27 @@ impl super::Store {
         self.read(move |c| get_team(c, id)).await
     }
 }
+
+/// SQL keeping rows whose `cluster_col` and `namespace_col` fall inside one of `scopes`
+/// (no scopes: no rows). `param` records each parameter and returns its placeholder, so
+/// the condition fits both positional and numbered statements. Patterns are validated to
+/// `[a-z0-9.-*]`, so GLOB sees only `*` as special.
+pub(super) fn scope_condition(
+    scopes: &[NamespacePattern],
+    cluster_col: &str,
+    namespace_col: &str,
+    mut param: impl FnMut(rusqlite::types::Value) -> String,
+) -> String {
+    if scopes.is_empty() {
+        return "0".to_string();
+    }
+    let terms: Vec<String> = scopes
+        .iter()
+        .map(|p| {
+            let c = param(p.cluster.clone().into());
+            let n = param(p.namespace.clone().into());
+            format!("({cluster_col} GLOB {c} AND {namespace_col} GLOB {n})")
+        })
+        .collect();
+    format!("({})", terms.join(" OR "))
+}

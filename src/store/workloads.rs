@@ -78,6 +78,8 @@ pub struct WorkloadFilter {
     /// The (sort value, id) of the last item of the previous page.
     pub after: Option<(Value, String)>,
     pub limit: usize,
+    /// Team scope: only workloads inside these cluster/namespace patterns (`None`: all).
+    pub scopes: Option<Vec<super::NamespacePattern>>,
 }
 
 pub(super) const COLUMNS: &str = "w.id, w.cluster, w.namespace, w.kind, w.name, w.uid, \
@@ -249,6 +251,13 @@ pub fn list_workloads(
             &format!(" AND w.id {cmp} ?))"),
             Value::Text(id.clone()),
         );
+    }
+    if let Some(scopes) = &f.scopes {
+        let cond = super::teams::scope_condition(scopes, "w.cluster", "w.namespace", |v| {
+            args.push(v);
+            format!("?{}", args.len())
+        });
+        sql.push_str(&format!(" AND {cond}"));
     }
     sql.push_str(&format!(
         " ORDER BY w.{col} {dir}, w.id {dir} LIMIT {}",

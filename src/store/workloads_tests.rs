@@ -65,6 +65,7 @@ fn walk(
     let mut after: Option<(Value, String)> = None;
     loop {
         let f = WorkloadFilter {
+            scopes: None,
             cluster: None,
             namespace: None,
             kind: None,

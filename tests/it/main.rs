@@ -27,3 +27,4 @@ mod runs_api;
 mod ui_shell;
 mod ui_size;
 mod workload_policy;
+mod workload_scope;

@@ -40,8 +40,8 @@ export function queryString(query) {
   return s ? `?${s}` : "";
 }
 
-export async function api(method, path, { query, body, signal } = {}) {
-  const headers = { Accept: "application/json" };
+export async function api(method, path, { query, body, signal, headers: extra } = {}) {
+  const headers = { Accept: "application/json", ...extra };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const token = apiToken();
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -81,10 +81,12 @@ export async function api(method, path, { query, body, signal } = {}) {
 }
 
 export const get = (path, query, opts) => api("GET", path, { ...opts, query });
-export const post = (path, body, query) => api("POST", path, { body, query });
-export const put = (path, body) => api("PUT", path, { body });
+export const post = (path, body, query, opts) => api("POST", path, { ...opts, body, query });
+export const put = (path, body, opts) => api("PUT", path, { ...opts, body });
 export const patch = (path, body) => api("PATCH", path, { body });
-export const del = (path, query) => api("DELETE", path, { query });
+export const del = (path, query, opts) => api("DELETE", path, { ...opts, query });
+/** The `If-Match` header naming the version a change was based on. */
+export const ifMatch = (version) => ({ headers: { "If-Match": `"${version}"` } });
 
 /** Every page of a cursor-paginated list, up to `max` items (for exports). */
 export async function getAll(path, query, max = 10000) {

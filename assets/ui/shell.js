@@ -8,7 +8,7 @@ import { OverviewPage } from "./pages/overview.js";
 import { WorkloadsPage } from "./pages/workloads.js";
 import { WorkloadPage } from "./pages/workload.js";
 import { AuditPage } from "./pages/audit.js";
-import { PoliciesPage } from "./pages/fleet.js";
+import { PoliciesPage } from "./pages/policies.js";
 import { ClustersPage } from "./pages/clusters.js";
 import { SettingsPage } from "./pages/settings.js";
 
@@ -27,6 +27,7 @@ const ROUTES = [
   ["/workloads/:id", WorkloadPage],
   ["/audit", AuditPage],
   ["/policies", PoliciesPage],
+  ["/policies/:id", PoliciesPage],
   ["/clusters", ClustersPage],
   ["/settings", SettingsPage],
 ];

@@ -9,6 +9,7 @@ import { startHub, routes } from "./lib/hub.js";
 import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
 
 const VIEWER = { username: "vera", password: "plum-harbour-lantern-73" };
+const EDITOR = { username: "eddie", password: "copper-meadow-signal-41" };
 let hub, browser, tab, page, api;
 
 before(async () => {
@@ -20,7 +21,14 @@ before(async () => {
   // A viewer made through the admin API, as an administrator would.
   const made = await hub.api("POST", "/v1/admin/users", { username: VIEWER.username, displayName: "Vera Viewer", role: "viewer", password: VIEWER.password });
   assert.equal(made.status, 201, JSON.stringify(made.body));
+  const editor = await hub.api("POST", "/v1/admin/users", { username: EDITOR.username, displayName: "Eddie Editor", role: "editor", password: EDITOR.password });
+  assert.equal(editor.status, 201, JSON.stringify(editor.body));
 });
+
+/** The id of demo-east/shop/catalog, the over-provisioned workload. */
+async function catalogId() {
+  return (await hub.api("GET", "/v1/workloads?q=catalog&cluster=demo-east")).body.items[0].id;
+}
 
 after(async () => {
   await browser?.close();
@@ -109,6 +117,190 @@ test("filter the workloads, open the over-provisioned shop/catalog, see its char
   tab.assertClean("workload detail");
 });
 
+test("an editor approves the recommendation once, seeing exactly what will change, and finds it in the history and the config-change audit", async () => {
+  await hub.runsDone();
+  const id = await catalogId();
+  const e = await newPage(browser, hub.url);
+  try {
+    await signIn(e.page, hub.url, EDITOR);
+    assert.equal((await e.page.textContent(".who .badge.role")).trim(), "editor");
+    await go(e.page, `/workloads/${id}`);
+    await e.page.waitForSelector(".effective .settings-table");
+    await settled(e.page);
+    // The effective policy, readable, with where each setting came from (the defaults here).
+    const modeRow = e.page.locator(".effective tr", { hasText: "CPU mode" });
+    assert.match(await modeRow.textContent(), /audit.*default/);
+    await screenshot(e.page, "workload-effective-policy");
+    await e.page.click("button:has-text('Approve once…')");
+    const dialog = e.page.locator("dialog[open]");
+    await dialog.waitFor();
+    const rows = dialog.locator("table.approve-changes tbody tr");
+    assert.ok(await rows.count() >= 2, "requests and limits of CPU and memory");
+    const cpuRequest = dialog.locator("table.approve-changes tbody tr", { hasText: "CPU" }).filter({ hasText: "request" });
+    assert.match(await cpuRequest.textContent(), /app.*CPU.*request.*2 cores.*m/, "container, resource, setting: from → to");
+    await dialog.locator("#approve-reason").fill("e2e: approved by the editor");
+    await screenshot(e.page, "workload-approve-dialog");
+    await dialog.locator("button.primary").click();
+    await e.page.waitForSelector("text=Approved. The agent will apply it once.");
+    await e.page.waitForSelector(".timeline .tl-config:has-text('WorkloadApproved')");
+    assert.match(await e.page.textContent(".timeline .tl-config"), /eddie.*e2e: approved by the editor/);
+    await settled(e.page);
+    await screenshot(e.page, "workload-approved");
+    // Approving it again is refused by the API, and its message is shown.
+    e.expect((status, method, url) => status === 409 && method === "POST" && url.endsWith("/approve"));
+    await e.page.click("button:has-text('Approve once…')");
+    await e.page.locator("dialog[open] button.primary").click();
+    await e.page.waitForSelector("dialog[open] .state.error");
+    assert.match(await e.page.textContent("dialog[open] .state.error"), /already approved.*HTTP 409/s);
+    await e.page.locator("dialog[open] button:has-text('Cancel')").click();
+    e.expect(() => false);
+    e.assertClean("approve as an editor");
+  } finally {
+    await e.context.close();
+  }
+  await go(page, "/audit?tab=config&action=WorkloadApproved");
+  await settled(page);
+  const row = page.locator("table tbody tr", { hasText: "WorkloadApproved" });
+  assert.equal(await row.count(), 1, "the approval is audited");
+  assert.match(await row.textContent(), /eddie/);
+  assert.match(await row.textContent(), /demo-east\/shop\/Deployment\/catalog/);
+  await screenshot(page, "audit-config-approved");
+  tab.assertClean("approval audit");
+});
+
+test("a policy: create it, an invalid field shows the API's error at that field (form and JSON line), fix it, diff and revert versions (with a conflict), delete it, and find it all in the audit", async () => {
+  await go(page, "/policies");
+  await settled(page);
+  await page.click("a:has-text('New policy')");
+  await page.waitForSelector("form[aria-label='New policy']");
+  await page.fill("#pol-name", "e2e-sandbox");
+  // It selects a namespace the demo does not have, so it changes no workload's policy.
+  await page.fill("#pol-selector-namespaces", "e2e-sandbox");
+  await page.selectOption("#pol-mode-cpu", "auto-patch");
+  await page.fill("#pol-reason", "e2e: a policy for the browser test");
+  assert.match(await page.inputValue("#pol-json"), /"namespaces": \[\s*"e2e-sandbox"\s*\]/, "the form writes the JSON document");
+  await page.click("form[aria-label='New policy'] button[type=submit]");
+  await page.waitForSelector("text=Saved as version 1.");
+  await settled(page);
+  const policyUrl = new URL(page.url()).pathname;
+  assert.match(policyUrl, /^\/policies\/\d+$/);
+  assert.match(await page.textContent(".settings-table"), /Namespaces\s*e2e-sandbox/);
+  await screenshot(page, "policy-view");
+
+  // An invalid field in the form: the error sits at that control.
+  await page.click("[role=tab]:has-text('Edit')");
+  await page.waitForSelector("form[aria-label='Edit policy']");
+  await page.fill("#pol-guardrails-minConfidence", "200");
+  tab.expect((status, method, url) => status === 400 && method === "PUT" && /\/v1\/policies\/\d+$/.test(url));
+  await page.click("form[aria-label='Edit policy'] button[type=submit]");
+  const err = page.locator("#pol-guardrails-minConfidence-error");
+  await err.waitFor();
+  assert.match(await err.textContent(), /between 0 and 95/);
+  assert.equal(await page.locator(".field.invalid #pol-guardrails-minConfidence").count(), 1, "the field is marked");
+  assert.equal(await page.getAttribute("#pol-guardrails-minConfidence", "aria-invalid"), "true");
+  await screenshot(page, "policy-invalid-field");
+
+  // A field only the JSON editor has: the error names its line in the editor.
+  const doc = JSON.parse(await page.inputValue("#pol-json"));
+  doc.guardrails.minConfidence = 80;
+  doc.apply = { maintenanceWindows: [{ cron: "every night", duration: "2h", timezone: "UTC" }] };
+  await page.fill("#pol-json", JSON.stringify(doc));
+  assert.equal(await page.inputValue("#pol-guardrails-minConfidence"), "80", "the JSON editor writes the form");
+  await page.click("form[aria-label='Edit policy'] button[type=submit]");
+  const jsonErr = page.locator(".json-errors li[data-path='apply.maintenanceWindows[0].cron']");
+  await jsonErr.waitFor();
+  assert.match(await jsonErr.textContent(), /line \d+.*five-field cron/);
+  const line = Number(await jsonErr.getAttribute("data-line"));
+  const text = (await page.inputValue("#pol-json")).split("\n");
+  assert.match(text[line - 1], /"cron": "every night"/, "the line the error names is the cron's");
+  assert.equal(await page.locator("#pol-guardrails-minConfidence-error").count(), 0, "the fixed field is clean");
+  await screenshot(page, "policy-invalid-json-line");
+  delete doc.apply;
+  await page.fill("#pol-json", JSON.stringify(doc));
+  tab.expect(() => false);
+  await page.click("form[aria-label='Edit policy'] button[type=submit]");
+  await page.waitForSelector("text=Saved as version 2.");
+  await settled(page);
+
+  // Versions: the diff between 1 and 2, and a revert that someone else's change beats.
+  await page.click("[role=tab]:has-text('Versions')");
+  await page.waitForSelector(".diff-lines");
+  await settled(page);
+  assert.match((await page.locator(".diff-lines .add").allTextContents()).join("\n"), /\+ +"minConfidence": 80/);
+  await screenshot(page, "policy-versions-diff");
+  const pid = policyUrl.split("/").pop();
+  const behind = await hub.api("PUT", `/v1/policies/${pid}`, { ...doc, description: "changed behind the UI's back", version: 2 });
+  assert.equal(behind.status, 200, JSON.stringify(behind.body));
+  await page.click("button:has-text('Revert to v1…')");
+  const dialog = page.locator("dialog[open]");
+  await dialog.locator(".diff-lines").waitFor();
+  await dialog.locator("#revert-reason").fill("e2e: back to the first version");
+  tab.expect((status, method, url) => (status === 412 || status === 409) && method === "POST" && url.endsWith("/revert"));
+  await dialog.locator("button.primary").click();
+  await dialog.locator(".conflict").waitFor();
+  assert.match(await dialog.locator(".conflict").textContent(), /Someone changed this policy.*version 3/s);
+  await screenshot(page, "policy-revert-conflict");
+  tab.expect(() => false);
+  await dialog.locator(".conflict button:has-text('Reload')").click();
+  await page.waitForSelector("h1:has-text('version 3')");
+  await settled(page);
+  await page.click("button:has-text('Revert to v1…')");
+  await page.locator("dialog[open] #revert-reason").fill("e2e: back to the first version");
+  await page.locator("dialog[open] button.primary").click();
+  await page.waitForSelector("h1:has-text('version 4')");
+  await settled(page);
+  assert.match(await page.textContent("table.versions tbody tr:first-child"), /4.*current.*reverted/s);
+  await screenshot(page, "policy-reverted");
+
+  // Soft delete, with confirmation: hidden from the list, shown with "Show deleted".
+  await page.click("[role=tab]:has-text('Settings')");
+  await page.click("button:has-text('Delete…')");
+  await page.locator("dialog[open] #delete-reason").fill("e2e: done with it");
+  await page.locator("dialog[open] button.primary").click();
+  await page.waitForFunction(() => location.pathname === "/policies");
+  await settled(page);
+  assert.equal(await page.locator("table.policies tr", { hasText: "e2e-sandbox" }).count(), 0, "deleted policies are hidden");
+  await page.check("label.check input");
+  await settled(page);
+  assert.match(await page.textContent("table.policies tr:has-text('e2e-sandbox')"), /deleted/);
+  await screenshot(page, "policies-with-deleted");
+
+  await go(page, `/audit?tab=config&targetType=policy&targetId=${pid}`);
+  await settled(page);
+  for (const action of ["PolicyCreated", "PolicyUpdated", "PolicyReverted", "PolicyDeleted"]) {
+    assert.ok(await page.locator("table tbody tr", { hasText: action }).count() >= 1, `${action} is audited`);
+  }
+  await screenshot(page, "audit-config-policy");
+  tab.assertClean("policies");
+});
+
+test("set and clear a workload's override, see where the effective policy comes from, and find both in the audit", async () => {
+  const id = await catalogId();
+  await go(page, `/workloads/${id}`);
+  await page.waitForSelector(".effective .settings-table");
+  await settled(page);
+  await page.click("button:has-text('Set override…')");
+  const dialog = page.locator("dialog[open]");
+  await dialog.locator("#ov-memory").selectOption("off");
+  await dialog.locator("#ov-reason").fill("e2e: memory hands off");
+  await dialog.locator("button.primary").click();
+  await page.waitForSelector(".override .badge:has-text('in force')");
+  await settled(page);
+  assert.match(await page.textContent(".effective tr:has-text('Memory mode')"), /off.*override/);
+  assert.match(await page.textContent(".effective tr:has-text('CPU mode')"), /audit.*default/);
+  await screenshot(page, "workload-override");
+  await page.click("button:has-text('Clear override…')");
+  await page.locator("dialog[open] #ov-clear-reason").fill("e2e: back to the policy");
+  await page.locator("dialog[open] button.primary").click();
+  await page.waitForSelector(".override p.muted:has-text('No override')");
+  await settled(page);
+  await go(page, `/audit?tab=config&targetType=workload-override&targetId=${id}`);
+  await settled(page);
+  assert.equal(await page.locator("table tbody tr", { hasText: "OverrideSet" }).count(), 1);
+  assert.equal(await page.locator("table tbody tr", { hasText: "OverrideCleared" }).count(), 1);
+  tab.assertClean("override");
+});
+
 test("settings show the API's validation error at the field it names", async () => {
   await go(page, "/settings");
   await settled(page);
@@ -167,8 +359,8 @@ test("an API token made in the UI is shown once and found in the config-change a
   tab.assertClean("config audit");
 });
 
-test("pause a cluster with a reason and resume time, resume it, and find both in the config-change audit", async (t) => {
-  if (!api.has("POST /v1/clusters/{cluster}/pause")) return t.skip("this hub has no fleet API (issue 6) yet");
+test("pause a cluster with a reason and resume time, resume it, and find both in the config-change audit", async () => {
+  assert.ok(api.has("POST /v1/clusters/{cluster}/pause"), "the hub serves the fleet API");
   await go(page, "/clusters");
   await settled(page);
   const card = page.locator("article[aria-label='Cluster demo-east']");
@@ -260,6 +452,8 @@ test("a viewer sees no actions, and what the API refuses is shown as its message
     await v.page.waitForSelector(".results .result");
     await settled(v.page);
     assert.equal(await v.page.locator("button", { hasText: "Approve once" }).count(), 0, "no approve for a viewer");
+    await v.page.waitForSelector("text=Approving needs the editor role.");
+    assert.equal(await v.page.locator("button", { hasText: /override/i }).count(), 0, "no override actions for a viewer");
     await screenshot(v.page, "viewer-workload-detail");
 
     // Admin-only pages ask the API anyway and show its refusal, not a blank page.
@@ -281,6 +475,13 @@ test("a viewer sees no actions, and what the API refuses is shown as its message
       return { status: r.status, body: await r.json() };
     });
     assert.equal(direct.status, 403, JSON.stringify(direct.body));
+    const approve = await v.page.evaluate(async (wid) => {
+      const me = await (await fetch("/v1/me")).json();
+      const w = await (await fetch(`/v1/workloads/${wid}`)).json();
+      const r = await fetch(`/v1/workloads/${wid}/approve`, { method: "POST", headers: { "X-CSRF-Token": me.csrfToken, "Content-Type": "application/json" }, body: JSON.stringify({ recommendationId: w.recommendation.id }) });
+      return { status: r.status, body: await r.json() };
+    }, wl.id);
+    assert.equal(approve.status, 403, JSON.stringify(approve.body));
     v.expect(() => false);
     v.assertClean("viewer");
   } finally {

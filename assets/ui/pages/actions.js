@@ -1,42 +1,146 @@
-// Actions on a recommendation, offered only when the hub serves their route (read from
-// its OpenAPI document) and the user's role allows them.
+// Actions on a workload: approve its latest recommendation once, and set or clear its
+// override. Offered only when the hub serves their route (read from its OpenAPI
+// document) and the user's role allows them; what the API refuses is shown as its message.
 import { html, useState, useEffect } from "../lib.js";
-import { hasRoute, post } from "../api.js";
-import { Confirm, Field } from "../components.js";
-import { hasRole } from "../session.js";
+import { hasRoute, post, put, del } from "../api.js";
+import { Confirm, Field, ErrorBox, Badge } from "../components.js";
 import * as fmt from "../format.js";
 
-export function WorkloadActions({ w, rec, session }) {
-  const [canApprove, setCanApprove] = useState(null);
+const MODES = ["off", "audit", "auto-patch"];
+
+/** Fleet editor/admin, or team-editor/team-admin of a team whose namespaces cover the workload. */
+export function canChange(session, w) {
+  const me = session.me;
+  if (!me) return true;
+  if (me.role === "editor" || me.role === "admin") return true;
+  return (me.teams ?? []).some((t) => (t.role === "team-editor" || t.role === "team-admin")
+    && (t.namespaces ?? []).some((n) => (n.cluster === "*" || n.cluster === w.cluster) && (n.namespace === "*" || n.namespace === w.namespace)));
+}
+
+function useRoute(method, path) {
+  const [has, setHas] = useState(null);
+  useEffect(() => { hasRoute(method, path).then(setHas); }, []);
+  return has;
+}
+
+/** The changes an approval lets the agent make: resources in audit mode, containers not excluded. */
+export function approvalChanges(rec, effective) {
+  const mode = effective?.mode ?? {};
+  const excluded = new Set(effective?.excludedContainers ?? []);
+  return (rec.summary?.containers ?? []).filter((c) => !excluded.has(c.name)).flatMap((c) => ["cpu", "memory"].filter((r) => mode[r] === "audit")
+    .flatMap((res) => ["requests", "limits"].map((s) => ({ c: c.name, res, s, v: c[res]?.[s] }))
+      .filter((x) => x.v && x.v.suggested != null && x.v.current !== x.v.suggested)));
+}
+
+export function ApproveAction({ w, rec, eff, session, onDone }) {
+  const route = useRoute("POST", "/v1/workloads/{id}/approve");
   const [open, setOpen] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
   const [done, setDone] = useState(null);
   const [reason, setReason] = useState("");
-  useEffect(() => { hasRoute("POST", "/v1/workloads/{id}/approve").then(setCanApprove); }, []);
-  if (canApprove === null) return null;
-  if (!canApprove) {
-    return html`<p class="small muted" role="note">Approve once and overrides: not available on this hub yet (the API has no approval route).</p>`;
+  if (route === null || !eff) return null;
+  if (!route) return html`<p class="small muted" role="note">Approve once: not available on this hub yet (the API has no approval route).</p>`;
+  if (!canChange(session, w)) return html`<p class="small muted" role="note">Approving needs the editor role.</p>`;
+  const mode = eff.effective?.mode ?? {};
+  const audited = ["cpu", "memory"].filter((r) => mode[r] === "audit");
+  if (audited.length === 0) {
+    return html`<p class="small muted" role="note">Approve once is for audit mode; here CPU is <strong>${mode.cpu}</strong> and memory <strong>${mode.memory}</strong>.</p>`;
   }
-  if (!hasRole(session, "editor")) return html`<p class="small muted">Approving needs the editor role.</p>`;
-  const changes = (rec.summary?.containers ?? []).flatMap((c) => ["cpu", "memory"].flatMap((res) =>
-    ["requests", "limits"].map((s) => ({ c: c.name, res, s, v: c[res]?.[s] })).filter((x) => x.v)));
+  const stale = rec.settingsIdentity && rec.settingsIdentity !== eff.identity;
+  const changes = approvalChanges(rec, eff.effective);
   const approve = async () => {
     setBusy(true); setError(null);
     try {
       setDone(await post(`/v1/workloads/${encodeURIComponent(w.id)}/approve`, { recommendationId: rec.id, reason: reason || undefined }));
       setOpen(false);
+      onDone?.();
     } catch (e) { setError(e); } finally { setBusy(false); }
   };
   return html`<div class="actions">
-    <button type="button" class="primary" disabled=${!w.hasRecommendation} onClick=${() => setOpen(true)}>Approve once…</button>
+    <button type="button" class="primary" disabled=${!w.hasRecommendation || changes.length === 0 || stale} onClick=${() => setOpen(true)}>Approve once…</button>
+    ${stale && html`<span class="small muted">Made under another effective policy: wait for the next run.</span>`}
+    ${!stale && changes.length === 0 && html`<span class="small muted">Nothing to approve in audit mode.</span>`}
     ${done && html`<span class="ok" role="status">Approved. The agent will apply it once.</span>`}
+    ${error && !open && html`<${ErrorBox} error=${error} />`}
     <${Confirm} open=${open} title="Approve this recommendation once?" confirmLabel="Approve once" busy=${busy} error=${error}
       onConfirm=${approve} onCancel=${() => { setOpen(false); setError(null); }}>
-      <p>The agent will apply exactly these changes to <strong>${w.namespace}/${w.name}</strong> in <strong>${w.cluster}</strong>, once:</p>
-      <table class="compact"><thead><tr><th scope="col">Container</th><th scope="col">Setting</th><th scope="col">From</th><th scope="col">To</th></tr></thead>
-        <tbody>${changes.map((x) => html`<tr><td>${x.c}</td><td>${x.res} ${x.s}</td><td>${x.v.current == null ? "not set" : fmt.quantity(x.res, x.v.current)}</td><td>${fmt.quantity(x.res, x.v.suggested)}</td></tr>`)}</tbody></table>
+      <p>The agent will apply exactly these changes to <strong>${w.namespace}/${w.name}</strong> (${w.kind}) in <strong>${w.cluster}</strong>, once, for the resource${audited.length > 1 ? "s" : ""} in audit mode (${audited.join(", ")}):</p>
+      <table class="compact approve-changes"><thead><tr><th scope="col">Container</th><th scope="col">Resource</th><th scope="col">Setting</th><th scope="col">From</th><th scope="col">To</th></tr></thead>
+        <tbody>${changes.map((x) => html`<tr><td>${x.c}</td><td>${x.res === "cpu" ? "CPU" : "memory"}</td><td>${x.s === "requests" ? "request" : "limit"}</td>
+          <td>${x.v.current == null ? "not set" : fmt.quantity(x.res, x.v.current)}</td><td><strong class="to">${fmt.quantity(x.res, x.v.suggested)}</strong></td></tr>`)}</tbody></table>
+      ${audited.length < 2 && html`<p class="small muted">${["cpu", "memory"].filter((r) => mode[r] !== "audit").map((r) => `${r} is ${mode[r]}: not part of this approval.`).join(" ")}</p>`}
       <${Field} id="approve-reason" label="Reason (recorded in the audit)"><input id="approve-reason" value=${reason} onInput=${(e) => setReason(e.target.value)} /></${Field}>
     </${Confirm}>
   </div>`;
+}
+
+const toLocal = (iso) => { if (!iso) return ""; const d = new Date(iso); return new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16); };
+
+export function OverrideCard({ w, eff, session, names, onDone }) {
+  const route = useRoute("PUT", "/v1/workloads/{id}/override");
+  const [dialog, setDialog] = useState(null);
+  const o = eff?.override;
+  const editor = canChange(session, w);
+  return html`<section class="card override" aria-labelledby="override-h">
+    <h2 id="override-h">Override</h2>
+    ${!o ? html`<p class="muted">No override: the policies (or the defaults) decide.</p>`
+      : html`<p>${o.active ? html`<${Badge} kind="warn">in force</${Badge}>` : html`<${Badge} kind="muted">expired, ignored</${Badge}>`}
+          Mode ${Object.entries(o.spec?.mode ?? {}).map(([k, v]) => `${k} ${v}`).join(", ") || "unchanged"}
+          ${(o.spec?.excludedContainers ?? []).length > 0 && html` · excluded ${o.spec.excludedContainers.join(", ")}`}
+          ${o.expiresAt && html` · until ${fmt.time(o.expiresAt)}`}</p>
+        <p class="small muted">Set by ${o.setBy?.name ?? "?"} ${fmt.ago(o.setAt)}${o.spec?.reason ? html` — “${o.spec.reason}”` : ""}</p>`}
+    ${route === false && html`<p class="small muted">Overrides: not available on this hub yet.</p>`}
+    ${route && !editor && html`<p class="small muted" role="note">Setting an override needs the editor role.</p>`}
+    ${route && editor && html`<div class="actions">
+      <button type="button" onClick=${() => setDialog("set")}>${o ? "Change override…" : "Set override…"}</button>
+      ${o && html`<button type="button" class="danger" onClick=${() => setDialog("clear")}>Clear override…</button>`}
+    </div>`}
+    ${dialog === "set" && html`<${SetOverride} w=${w} o=${o} names=${names} onClose=${() => setDialog(null)} onDone=${onDone} />`}
+    ${dialog === "clear" && html`<${ClearOverride} w=${w} onClose=${() => setDialog(null)} onDone=${onDone} />`}
+  </section>`;
+}
+
+function SetOverride({ w, o, names, onClose, onDone }) {
+  const s = o?.spec ?? {};
+  const [f, setF] = useState({ cpu: s.mode?.cpu ?? "", memory: s.mode?.memory ?? "", excluded: new Set(s.excludedContainers ?? []), until: toLocal(s.expiresAt), reason: "" });
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const save = async () => {
+    setBusy(true); setError(null);
+    const mode = {};
+    if (f.cpu) mode.cpu = f.cpu;
+    if (f.memory) mode.memory = f.memory;
+    try {
+      await put(`/v1/workloads/${encodeURIComponent(w.id)}/override`, { mode, excludedContainers: [...f.excluded], expiresAt: f.until ? new Date(f.until).toISOString() : undefined, reason: f.reason || undefined });
+      onClose(); onDone?.();
+    } catch (e) { setError(e); } finally { setBusy(false); }
+  };
+  const toggle = (n) => { const x = new Set(f.excluded); if (x.has(n)) x.delete(n); else x.add(n); setF({ ...f, excluded: x }); };
+  return html`<${Confirm} open=${true} title=${`Override for ${w.namespace}/${w.name}`} confirmLabel="Set override" busy=${busy} error=${error} onConfirm=${save} onCancel=${onClose}>
+    <p class="small muted">An override beats every policy for the fields it sets, until it expires.</p>
+    <div class="form-grid">
+      ${["cpu", "memory"].map((r) => html`<${Field} id=${`ov-${r}`} label=${`${r === "cpu" ? "CPU" : "Memory"} mode`}>
+        <select id=${`ov-${r}`} value=${f[r]} onChange=${(e) => setF({ ...f, [r]: e.target.value })}><option value="">as the policy says</option>${MODES.map((m) => html`<option value=${m}>${m}</option>`)}</select></${Field}>`)}
+      <${Field} id="ov-until" label="Expires (optional)"><input id="ov-until" type="datetime-local" value=${f.until} onInput=${(e) => setF({ ...f, until: e.target.value })} /></${Field}>
+    </div>
+    ${names.length > 0 && html`<fieldset><legend>Excluded containers (never changed)</legend>
+      ${names.map((n) => html`<label class="check"><input type="checkbox" checked=${f.excluded.has(n)} onChange=${() => toggle(n)} /> ${n}</label> `)}</fieldset>`}
+    <${Field} id="ov-reason" label="Reason (recorded in the audit)"><input id="ov-reason" value=${f.reason} onInput=${(e) => setF({ ...f, reason: e.target.value })} /></${Field}>
+  </${Confirm}>`;
+}
+
+function ClearOverride({ w, onClose, onDone }) {
+  const [reason, setReason] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const clear = async () => {
+    setBusy(true); setError(null);
+    try { await del(`/v1/workloads/${encodeURIComponent(w.id)}/override`, { reason }); onClose(); onDone?.(); }
+    catch (e) { setError(e); } finally { setBusy(false); }
+  };
+  return html`<${Confirm} open=${true} title="Clear the override?" confirmLabel="Clear override" busy=${busy} error=${error} onConfirm=${clear} onCancel=${onClose}>
+    <p>The policies (or the defaults) decide again for <strong>${w.namespace}/${w.name}</strong>.</p>
+    <${Field} id="ov-clear-reason" label="Reason (recorded in the audit)"><input id="ov-clear-reason" value=${reason} onInput=${(e) => setReason(e.target.value)} /></${Field}>
+  </${Confirm}>`;
 }

@@ -84,7 +84,6 @@ function ClusterCard({ c, currency, runs, runsError, reloadRuns, session, fleetE
       <${Count} cluster=${c.cluster} filter=${{ notice: "oom-kill-detected" }} label="OOM-killed" />
       <${Count} cluster=${c.cluster} filter=${{ notice: "potential-memory-leak" }} label="potential leak" />
     </ul>
-    <p class="small muted">By mode (off / audit / auto-patch): not available yet, the fleet configuration API is not on this hub.</p>
     <h3>Estimated monthly</h3>
     <p><span class="ok">saves ${fmt.money(c.monthlySavings, currency)}</span> · <span class="bad">costs ${fmt.money(c.monthlyExtraSpend, currency)} more</span>
       ${c.workloadsWithoutEstimate > 0 && html`<br /><span class="small muted">${c.workloadsWithoutEstimate} workloads without an estimate (replicas unknown)</span>`}</p>

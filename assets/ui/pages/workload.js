@@ -1,13 +1,14 @@
 // Workload detail: usage charts, the recommendation per container with its evidence and
 // trace, the effective policy, actions, and history.
-import { html, useMemo } from "../lib.js";
+import { html, useMemo, useState } from "../lib.js";
 import { get } from "../api.js";
 import { useApi, Async, Badge, QualityBadge, ErrorBox, Loading, Empty } from "../components.js";
 import { setQuery } from "../router.js";
 import { UsageChart } from "../chart.js";
 import { ResourceResult } from "../recommendation.js";
 import { WorkloadHistory } from "./history.js";
-import { WorkloadActions } from "./actions.js";
+import { ApproveAction, OverrideCard } from "./actions.js";
+import { EffectivePolicy } from "./effective.js";
 import * as fmt from "../format.js";
 
 export function WorkloadPage({ params, query, session }) {
@@ -21,6 +22,10 @@ function Detail({ w, query, session }) {
   const results = rec?.analysis?.results ?? [];
   const names = [...new Set([...(w.current ?? []).map((c) => c.name), ...results.map((r) => r.target?.container)])].filter(Boolean);
   const container = query.get("container") || names[0];
+  const eff = useApi((signal) => get(`/v1/workloads/${encodeURIComponent(w.id)}/policy`, {}, { signal }), [w.id]);
+  // Bumped after an action, so the history shows it.
+  const [tick, setTick] = useState(0);
+  const changed = () => { eff.reload(); setTick((t) => t + 1); };
   return html`<article class="workload">
     <nav class="crumbs" aria-label="Breadcrumb"><a href="/workloads">Workloads</a> › ${w.cluster} › ${w.namespace}</nav>
     <div class="page-head">
@@ -39,7 +44,8 @@ function Detail({ w, query, session }) {
           <p>${w.hasRecommendation ? "Suggests a change" : "No change suggested"} · lowest confidence ${w.confidence ?? "—"} ·
             <strong class=${rec.estimatedMonthlyCostDelta < 0 ? "ok" : rec.estimatedMonthlyCostDelta > 0 ? "bad" : ""}>${fmt.delta(rec.estimatedMonthlyCostDelta)}</strong></p>
           <p class="small muted">Made ${fmt.time(rec.createdAt)} by run <code>${rec.runId}</code> · policy <code title=${rec.policyVersion}>${String(rec.policyVersion).slice(0, 14)}…</code></p>
-          <${WorkloadActions} w=${w} rec=${rec} session=${session} />
+          ${eff.error ? html`<${ErrorBox} error=${eff.error} retry=${eff.reload} what="the effective policy" />`
+            : html`<${ApproveAction} w=${w} rec=${rec} eff=${eff.data} session=${session} onDone=${changed} />`}
         </section>`}
     ${names.length > 1 && html`<label class="filter inline"><span>Container</span>
       <select value=${container} onChange=${(e) => setQuery({ container: e.target.value }, { replace: true })}>
@@ -52,8 +58,9 @@ function Detail({ w, query, session }) {
         ? html`<p class="muted">The stored recommendation has no engine output for this container.</p>`
         : html`<div class="results">${results.filter((r) => r.target?.container === container).map((r) => html`<${ResourceResult} r=${r} />`)}</div>`}
     </section>`}
-    <${EffectivePolicy} id=${w.id} />
-    <${WorkloadHistory} w=${w} />
+    <${EffectivePolicy} res=${eff} rec=${rec} />
+    <${OverrideCard} w=${w} eff=${eff.data} session=${session} names=${names} onDone=${changed} />
+    <${WorkloadHistory} w=${w} tick=${tick} />
   </article>`;
 }
 
@@ -94,12 +101,4 @@ function ResourceChart({ w, container, results, resource }) {
     return html`<${Empty}><p><strong>${label}: no usage data</strong> for <code>${container}</code> between ${fmt.time(res.data.from)} and ${fmt.time(res.data.to)}.</p></${Empty}>`;
   }
   return html`<${UsageChart} resource=${resource} points=${c.points} lines=${lines} ooms=${resource === "memory" ? ooms : ooms} label=${`${label} of ${container} (${c.seriesCount} series)`} />`;
-}
-
-function EffectivePolicy({ id }) {
-  const res = useApi((signal) => get(`/v1/workloads/${encodeURIComponent(id)}/policy`, {}, { signal }), [id]);
-  return html`<section class="card">
-    <h2>Effective policy</h2>
-    <${Async} res=${res} what="the effective policy">${(p) => html`<pre class="json">${JSON.stringify(p, null, 2)}</pre>`}</${Async}>
-  </section>`;
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::*;
 use crate::analysis::Series;
 use crate::datasource::Datasource;
-use crate::datasource::{Collection, DatasourceError, TestReport, UsageResource};
+use crate::datasource::{CollectPlan, Collection, DatasourceError, TestReport, UsageResource};
 use crate::runs::progress::ActiveRuns;
 use crate::runs::{ManualClock, RunError, Runs, Trigger};
 use crate::store::{self, WorkloadFilter, WorkloadRow, WorkloadSort};
@@ -72,12 +72,20 @@ struct Flaky {
 }
 
 impl Source for Flaky {
-    async fn collect(
+    async fn plan(
         &self,
         scope: &ClusterScope,
         window: Window,
+    ) -> Result<CollectPlan, DatasourceError> {
+        self.inner.plan(scope, window).await
+    }
+
+    async fn collect_group(
+        &self,
+        plan: &CollectPlan,
+        index: usize,
     ) -> Result<Collection, DatasourceError> {
-        let mut c = self.inner.collect(scope, window).await?;
+        let mut c = self.inner.collect_group(plan, index).await?;
         c.workloads.retain(|w| w.name != self.lose);
         c.input.containers.retain(|x| x.target.name != self.lose);
         for x in c

@@ -62,6 +62,18 @@ fn status_mib(pid: &str, field: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// CPU seconds (user + system) a process has used so far.
+fn cpu_seconds(pid: &str) -> f64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name (which may hold spaces): utime is the 12th, stime 13th.
+    let rest = text.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0.0))
+        .collect();
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+}
+
 fn measured_run() {
     let (tsdb, _) = dataset::ensure(&target_dir());
     let started = Instant::now();
@@ -111,6 +123,7 @@ fn measured_run() {
     let clock = Arc::new(ManualClock::new(dataset::END_S * 1000));
     let runs = Runs::new(store, clock).with_source(Datasource::Prometheus(source));
     let rss_before = status_mib("self", "VmRSS:");
+    let (kerf_cpu, prom_cpu) = (cpu_seconds("self"), cpu_seconds(&prom_pid));
 
     let started = Instant::now();
     let run = runtime
@@ -160,6 +173,11 @@ fn measured_run() {
         "prometheus RSS after the run: {:.0} MiB (peak {:.0} MiB)",
         status_mib(&prom_pid, "VmRSS:"),
         status_mib(&prom_pid, "VmHWM:")
+    );
+    println!(
+        "CPU during the run: kerf {:.1} s, prometheus {:.1} s (2 cores shared)",
+        cpu_seconds("self") - kerf_cpu,
+        cpu_seconds(&prom_pid) - prom_cpu
     );
     drop(runs);
     drop(prom);

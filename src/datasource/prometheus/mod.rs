@@ -39,6 +39,50 @@ fn check(window: Window) -> Result<i64, DatasourceError> {
     Ok(((window.end_ms - window.start_ms) / 1000).max(1))
 }
 
+/// Appends `more` to `samples` (both in time order): the next range piece is appended
+/// as is; samples of a coinciding series are merged, the max kept at equal times.
+fn merge_max(samples: &mut Vec<Sample>, more: Vec<Sample>) {
+    match (samples.last(), more.first()) {
+        (Some(last), Some(first)) if last.timestamp < first.timestamp => {
+            samples.reserve_exact(more.len());
+            samples.extend(more);
+        }
+        (_, None) => {}
+        _ => {
+            let mut out = Vec::with_capacity(samples.len() + more.len());
+            let (mut i, mut j) = (0, 0);
+            while i < samples.len() || j < more.len() {
+                let take = match (samples.get(i), more.get(j)) {
+                    (Some(x), Some(y)) if x.timestamp == y.timestamp => {
+                        i += 1;
+                        j += 1;
+                        Sample {
+                            timestamp: x.timestamp,
+                            value: x.value.max(y.value),
+                        }
+                    }
+                    (Some(x), Some(y)) if x.timestamp < y.timestamp => {
+                        i += 1;
+                        *x
+                    }
+                    (Some(x), None) => {
+                        i += 1;
+                        *x
+                    }
+                    (_, Some(y)) => {
+                        j += 1;
+                        *y
+                    }
+                    (None, None) => break,
+                };
+                out.push(take);
+            }
+            out.shrink_to_fit();
+            *samples = out;
+        }
+    }
+}
+
 fn ms(since: Instant) -> u64 {
     since.elapsed().as_millis() as u64
 }
@@ -83,21 +127,27 @@ impl PrometheusSource {
     }
 
     /// A range query over `window`, split under the points-per-series limit; a series'
-    /// parts are joined with exact reservations (no doubled capacity).
-    async fn range(&self, promql: &str, window: Window) -> Result<Vec<RawSeries>, DatasourceError> {
+    /// parts are joined with exact reservations (no doubled capacity). With `keep`, only
+    /// those labels are kept and series that then coincide are merged by their max.
+    async fn range(
+        &self,
+        promql: &str,
+        window: Window,
+        keep: Option<&[&str]>,
+    ) -> Result<Vec<RawSeries>, DatasourceError> {
         let mut merged: BTreeMap<Labels, Vec<Sample>> = BTreeMap::new();
         for (from, to) in queries::split_range(window.start_ms, window.end_ms, window.step_seconds)
         {
-            for s in self
+            for mut s in self
                 .client
                 .query_range(promql, from, to, window.step_seconds)
                 .await?
             {
+                if let Some(keep) = keep {
+                    s.labels.retain(|k, _| keep.contains(&k.as_str()));
+                }
                 match merged.get_mut(&s.labels) {
-                    Some(samples) => {
-                        samples.reserve_exact(s.samples.len());
-                        samples.extend(s.samples);
-                    }
+                    Some(samples) => merge_max(samples, s.samples),
                     None => {
                         merged.insert(s.labels, s.samples);
                     }
@@ -128,9 +178,9 @@ impl PrometheusSource {
         let (settings_now, memory_limits, oom, cpu, memory) = tokio::try_join!(
             c.query(&q[0], window.end_ms),
             c.query(&q[1], window.end_ms),
-            self.range(&q[2], window),
-            self.range(&q[3], window),
-            self.range(&q[4], window),
+            self.range(&q[2], window, None),
+            self.range(&q[3], window, Some(queries::USAGE_LABELS)),
+            self.range(&q[4], window, Some(queries::USAGE_LABELS)),
         )?;
         let settings = RawSettings {
             settings_now,
@@ -249,7 +299,13 @@ impl Source for PrometheusSource {
             UsageResource::Cpu => metric::CPU,
             UsageResource::Memory => metric::MEMORY,
         };
-        let series = self.range(&queries::usage(&sel, name_of), window).await?;
+        let series = self
+            .range(
+                &queries::usage(&sel, name_of),
+                window,
+                Some(queries::USAGE_LABELS),
+            )
+            .await?;
         let usage = match resource {
             UsageResource::Cpu => RawUsage {
                 cpu: series,
@@ -318,5 +374,28 @@ impl Source for PrometheusSource {
             missing_metrics: missing,
             message,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(points: &[(i64, f64)]) -> Vec<Sample> {
+        points
+            .iter()
+            .map(|&(timestamp, value)| Sample { timestamp, value })
+            .collect()
+    }
+
+    #[test]
+    fn range_pieces_append_and_coinciding_series_keep_the_max() {
+        let mut a = s(&[(1, 1.0), (2, 5.0)]);
+        merge_max(&mut a, s(&[(3, 2.0)]));
+        assert_eq!(a, s(&[(1, 1.0), (2, 5.0), (3, 2.0)]));
+        merge_max(&mut a, s(&[(2, 7.0), (3, 1.0), (4, 4.0)]));
+        assert_eq!(a, s(&[(1, 1.0), (2, 7.0), (3, 2.0), (4, 4.0)]));
+        merge_max(&mut a, Vec::new());
+        assert_eq!(a.len(), 4);
     }
 }

@@ -183,13 +183,19 @@ pub fn oom_terminations(sel: &Selector) -> String {
     )
 }
 
-/// Raw usage series, one per cAdvisor container instance (range query).
+/// Raw usage series (range query): a plain selector, which Prometheus answers ~5× cheaper
+/// than `max by (namespace, pod, container, id) (…)` (no per-step grouping). kerf keeps
+/// only [`USAGE_LABELS`] and takes the max of series that collapse onto the same
+/// labels, which is what the aggregation did.
 pub fn usage(sel: &Selector, metric_name: &str) -> String {
     format!(
-        "max by (namespace, pod, container, id) ({metric_name}{})",
+        "{metric_name}{}",
         sel.with("container!=\"\",container!=\"POD\"")
     )
 }
+
+/// The labels of a usage series kerf keeps: one series per cAdvisor container instance.
+pub const USAGE_LABELS: &[&str] = &["namespace", "pod", "container", "id"];
 
 /// Which required metrics have series now (instant).
 pub fn presence(sel: &Selector) -> String {

@@ -2,9 +2,12 @@
 //! VictoriaMetrics) or the built-in demo fleet, both behind one interface, mapped into
 //! the analysis engine's `resource-analysis-input/v2`.
 //!
-//! INTERFACE (agreed between the datasource and runs work; implementations fill it in):
-//! runs call [`Datasource::collect`] once per cluster per run and
-//! [`Datasource::usage`] for charts; the API calls [`Datasource::test`].
+//! INTERFACE: runs call [`Source::plan`] once per cluster per run (the inventory, cut
+//! into groups of workloads) and then [`Source::collect_group`] for each group in turn,
+//! so a run holds the samples of a group or two, never of the whole cluster
+//! (`docs/contracts/datasource.md`, "Grouped collection"). [`Source::collect`] gathers
+//! every group into one collection (tests, small clusters). The API calls
+//! [`Source::usage`] for charts and [`Source::test`].
 
 use crate::analysis::{Input, Series};
 
@@ -107,12 +110,39 @@ pub enum UsageResource {
 /// The operations every datasource offers. Implemented by the Prometheus client and the
 /// demo fleet; runs and the API hold a `Datasource` and never know which one it is.
 pub trait Source: Send + Sync {
-    /// Collects every workload container of `scope` over `window`.
+    /// Reads the inventory of `scope` over `window` and cuts it into groups.
+    fn plan(
+        &self,
+        scope: &ClusterScope,
+        window: Window,
+    ) -> impl std::future::Future<Output = Result<CollectPlan, DatasourceError>> + Send;
+
+    /// Collects group `index` of `plan`: complete workloads, mapped, with the counters
+    /// of this group only.
+    fn collect_group(
+        &self,
+        plan: &CollectPlan,
+        index: usize,
+    ) -> impl std::future::Future<Output = Result<Collection, DatasourceError>> + Send;
+
+    /// Collects every workload container of `scope` over `window` at once: the plan and
+    /// every group, gathered and sorted. Holds the whole cluster; runs use the groups.
     fn collect(
         &self,
         scope: &ClusterScope,
         window: Window,
-    ) -> impl std::future::Future<Output = Result<Collection, DatasourceError>> + Send;
+    ) -> impl std::future::Future<Output = Result<Collection, DatasourceError>> + Send {
+        async move {
+            let plan = self.plan(scope, window).await?;
+            let mut all = Collection::empty(window);
+            all.stats = plan.stats.clone();
+            for index in 0..plan.groups.len() {
+                all.absorb(self.collect_group(&plan, index).await?);
+            }
+            all.sort();
+            Ok(all)
+        }
+    }
 
     /// Raw usage series of one container (for charts; the API normalizes them with
     /// `analysis::normalize_samples` and downsamples for display only).
@@ -134,12 +164,14 @@ pub trait Source: Send + Sync {
 
 pub mod demo;
 pub mod mapping;
+pub mod plan;
 pub mod prometheus;
 pub mod raw;
 pub mod secret;
 pub mod settings;
 
 pub use demo::DemoFleet;
+pub use plan::{CollectPlan, Group};
 pub use prometheus::PrometheusSource;
 pub use secret::{SecretKey, Secrets};
 pub use settings::DatasourceSettings;
@@ -226,14 +258,25 @@ pub fn scope_for(settings: &DatasourceSettings, cluster: &str) -> ClusterScope {
 }
 
 impl Source for Datasource {
-    async fn collect(
+    async fn plan(
         &self,
         scope: &ClusterScope,
         window: Window,
+    ) -> Result<CollectPlan, DatasourceError> {
+        match self {
+            Datasource::Prometheus(p) => p.plan(scope, window).await,
+            Datasource::Demo(d) => d.plan(scope, window).await,
+        }
+    }
+
+    async fn collect_group(
+        &self,
+        plan: &CollectPlan,
+        index: usize,
     ) -> Result<Collection, DatasourceError> {
         match self {
-            Datasource::Prometheus(p) => p.collect(scope, window).await,
-            Datasource::Demo(d) => d.collect(scope, window).await,
+            Datasource::Prometheus(p) => p.collect_group(plan, index).await,
+            Datasource::Demo(d) => d.collect_group(plan, index).await,
         }
     }
 

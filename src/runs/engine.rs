@@ -1,21 +1,20 @@
-//! One run of one cluster: collect → analyze (in chunks, on the blocking pool) → store,
-//! with progress after every chunk, per-phase durations, and the rules for failures:
-//! a failed collection fails the run and touches no recommendation; a workload that
-//! cannot be analyzed keeps its last good recommendation and is marked stale; a workload
-//! the collection no longer returns is marked stale.
+//! One run of one cluster: plan → (collect a group → analyze it in chunks on the
+//! blocking pool → store) per group, pipelined (`pipeline`), with progress after every
+//! chunk, per-phase durations, and the rules for failures: a failed plan fails the run
+//! and touches no recommendation; a workload that cannot be analyzed, or whose group
+//! could not be collected, keeps its last good recommendation and is marked stale; a
+//! workload the collection no longer returns is marked stale.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use serde_json::json;
 
-use super::analyze::{analyze_chunk, ChunkContext};
+use super::pipeline::{stages, Tally};
 use super::progress::ProgressSlot;
 use super::settings::{Pricing, RecommenderSettings};
-use super::workload::group;
 use super::Clock;
 use crate::datasource::{ClusterScope, Source, Window};
-use crate::store::{ChunkWrite, RunRecord, Store};
+use crate::store::{RunRecord, Store};
 
 /// Workloads analyzed per engine call; bounds the memory of one chunk's output.
 pub const CHUNK_WORKLOADS: usize = 100;
@@ -78,14 +77,6 @@ pub fn new_record(
     }
 }
 
-#[derive(Default)]
-struct Tally {
-    errors: Vec<serde_json::Value>,
-    collect_ms: u64,
-    analyze_ms: u64,
-    store_ms: u64,
-}
-
 /// Executes `run` (already stored as `running`) to its end and returns the final record,
 /// also written to the store. Never panics on datasource, engine or store errors: they
 /// end up in the record.
@@ -118,111 +109,6 @@ pub async fn execute<S: Source>(
         phase_ms = %run.phase_ms, "run finished"
     );
     run
-}
-
-async fn stages<S: Source>(
-    inputs: &RunInputs,
-    run: &mut RunRecord,
-    source: Result<(S, ClusterScope), String>,
-    tally: &mut Tally,
-) -> Result<(), String> {
-    let (source, scope) = source?;
-    let window = Window {
-        start_ms: run.window_start,
-        end_ms: run.window_end,
-        step_seconds: inputs.settings.step_seconds,
-    };
-    let started = Instant::now();
-    let collected = source.collect(&scope, window).await;
-    tally.collect_ms = started.elapsed().as_millis() as u64;
-    let collection = collected.map_err(|e| format!("collect: {e}"))?;
-    let stats = &collection.stats;
-    run.collect_stats = json!({
-        "queries": stats.queries, "series": stats.series, "samples": stats.samples,
-        "phaseMs": stats.phase_ms.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
-    })
-    .to_string();
-    let mut groups = group(&run.cluster, collection);
-    run.workloads_total = groups.len() as i64;
-    run.phase = "analyze".into();
-    inputs.progress.update(run);
-    save(inputs, run).await?;
-    let ctx = ChunkContext {
-        run_id: run.id.clone(),
-        now_ms: inputs.clock.now_ms(),
-        window,
-        policies: inputs.policies.clone(),
-        prices: inputs.pricing.for_cluster(&run.cluster),
-    };
-    let ctx = Arc::new(ctx);
-    while !groups.is_empty() {
-        let rest = groups.split_off(groups.len().min(CHUNK_WORKLOADS));
-        let chunk = std::mem::replace(&mut groups, rest);
-        let n = chunk.len() as i64;
-        let started = Instant::now();
-        let c = ctx.clone();
-        let outcome = tokio::task::spawn_blocking(move || analyze_chunk(chunk, &c))
-            .await
-            .map_err(|e| format!("analysis task failed: {e}"))?;
-        tally.analyze_ms += started.elapsed().as_millis() as u64;
-        for (w, why) in &outcome.failed {
-            let workload = format!("{}/{}/{}", w.namespace, w.kind, w.name);
-            tally
-                .errors
-                .push(json!({ "workload": workload, "message": why }));
-        }
-        run.recommendations += outcome.analyzed.len() as i64;
-        run.workloads_failed += outcome.failed.len() as i64;
-        run.workloads_done += n;
-        let write = ChunkWrite {
-            run_id: run.id.clone(),
-            now_ms: ctx.now_ms,
-            analyzed: outcome.analyzed,
-            failed: outcome.failed,
-        };
-        run.phase = "store".into();
-        inputs.progress.update(run);
-        let started = Instant::now();
-        inputs
-            .store
-            .write_chunk(write)
-            .await
-            .map_err(|e| format!("store: {e}"))?;
-        run.phase = "analyze".into();
-        save(inputs, run).await?;
-        tally.store_ms += started.elapsed().as_millis() as u64;
-        inputs.progress.update(run);
-    }
-    let started = Instant::now();
-    let absent = inputs
-        .store
-        .mark_absent_stale(
-            run.cluster.clone(),
-            run.id.clone(),
-            ABSENT_REASON,
-            ctx.now_ms,
-        )
-        .await
-        .map_err(|e| format!("store: {e}"))?;
-    tally.store_ms += started.elapsed().as_millis() as u64;
-    run.workloads_stale = run.workloads_failed + absent as i64;
-    run.status = if run.workloads_failed == 0 {
-        "succeeded"
-    } else if run.recommendations == 0 {
-        "failed"
-    } else {
-        "partial"
-    }
-    .into();
-    Ok(())
-}
-
-async fn save(inputs: &RunInputs, run: &RunRecord) -> Result<(), String> {
-    inputs
-        .store
-        .update_run(run.clone())
-        .await
-        .map_err(|e| format!("store: {e}"))
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 //! with the engine, and store one recommendation per workload; on a schedule and on
 //! demand, never two at once for a cluster, with progress and history.
 //!
-//! * `engine` — one run of one cluster; `analyze` — one chunk of analysis (blocking);
+//! * `engine` — one run of one cluster; `pipeline` — its stages, group by group;
+//!   `analyze` — one chunk of analysis (blocking);
 //!   `workload` — stable ids and grouping; `summary` — values, filters and cost delta.
 //! * `progress` — runs in flight (the no-overlap rule); `scheduler` — the cron loop and
 //!   retention; `schedule` — parsing and the pure `next_due`.
@@ -12,6 +13,7 @@
 pub mod analyze;
 pub mod clock;
 pub mod engine;
+mod pipeline;
 pub mod progress;
 pub mod schedule;
 pub mod scheduler;

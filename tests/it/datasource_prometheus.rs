@@ -3,6 +3,7 @@
 //! OOM kill, two clusters behind one backend, missing kube-state-metrics, and basic auth.
 
 use kerf::analysis::{analyze, default_policy, Reason, Resource, Setting};
+use kerf::datasource::plan::plan_groups;
 use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource};
 use kerf::datasource::{ClusterScope, DatasourceError, Source, Window};
 
@@ -415,6 +416,50 @@ async fn prometheus_collection_maps_resets_restarts_rollouts_ooms_clusters_and_m
         "{}",
         mem_req.suggested_value
     );
+
+    // Grouped collection: one workload per group (its pods named in the selector) maps
+    // exactly what the whole-cluster collection maps.
+    let mut plan = src.plan(&scope("east"), WINDOW).await.expect("plan");
+    plan.groups = plan_groups(&plan.pods, 1);
+    assert_eq!(plan.groups.len(), 3, "{:?}", plan.groups);
+    assert!(
+        plan.groups.iter().any(|g| !g.pods.is_empty()),
+        "shop is split"
+    );
+    let mut grouped = Vec::new();
+    for index in 0..plan.groups.len() {
+        let c = src.collect_group(&plan, index).await.expect("group");
+        assert_eq!(c.workloads.len(), 1, "a workload is never split");
+        grouped.extend(c.input.containers);
+    }
+    let shape = |cs: &[kerf::analysis::ContainerObservation]| {
+        let mut v: Vec<(String, Vec<(String, usize)>)> = cs
+            .iter()
+            .map(|c| {
+                let series = c.cpu.series.iter().chain(&c.memory.series);
+                let ids = series.map(|s| (s.id.clone(), s.samples.len())).collect();
+                (c.target.name.clone(), ids)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(shape(&grouped), shape(&east.input.containers));
+
+    // Charts read one container of one workload, with the collection's series.
+    let chart = src
+        .usage(
+            &scope("east"),
+            ("shop", "Deployment", "api"),
+            "app",
+            kerf::datasource::UsageResource::Cpu,
+            WINDOW,
+        )
+        .await
+        .expect("chart");
+    let chart_ids: Vec<&str> = chart.iter().map(|s| s.id.as_str()).collect();
+    let api_ids: Vec<&str> = api.cpu.series.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(chart_ids, api_ids);
 
     // Two clusters behind one backend: west sees only its own api.
     let west = src

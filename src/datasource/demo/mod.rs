@@ -5,14 +5,16 @@
 pub mod fleet;
 pub mod generate;
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use crate::analysis::{Input, Series, INPUT_SCHEMA_VERSION};
+use crate::analysis::Series;
 use crate::datasource::mapping::{map_batch, PodIndex};
 use crate::datasource::{
-    ClusterScope, CollectStats, Collection, DatasourceError, Source, TestReport, UsageResource,
-    Window,
+    ClusterScope, CollectPlan, CollectStats, Collection, DatasourceError, Group, Source,
+    TestReport, UsageResource, Window,
 };
+use fleet::WorkloadSpec;
 
 /// The demo fleet for one seed. Cheap to clone; generates on demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,39 +32,79 @@ impl DemoFleet {
         fleet::CLUSTERS
     }
 
-    fn answers(
+    fn specs(
         &self,
         scope: &ClusterScope,
         window: Window,
-    ) -> Result<generate::Answers, DatasourceError> {
+    ) -> Result<Vec<WorkloadSpec>, DatasourceError> {
         if window.end_ms <= window.start_ms || window.step_seconds == 0 {
             return Err(DatasourceError::Invalid(
                 "window must have end > start and a positive step".into(),
             ));
         }
-        let specs = fleet::workloads(&scope.cluster).ok_or_else(|| {
+        fleet::workloads(&scope.cluster).ok_or_else(|| {
             DatasourceError::Query(format!(
                 "the demo fleet has no cluster {:?} (it has {})",
                 scope.cluster,
                 fleet::CLUSTERS.join(", ")
             ))
-        })?;
-        Ok(generate::generate(
-            self.seed,
-            &scope.cluster,
-            &specs,
-            window,
-        ))
+        })
     }
 
-    /// Synchronous collection (the demo does no IO).
-    pub fn collect_now(
+    /// The plan: the whole fleet's inventory, one group per namespace (so runs on the
+    /// demo go through the same group-by-group pipeline as Prometheus).
+    pub fn plan_now(
         &self,
         scope: &ClusterScope,
         window: Window,
-    ) -> Result<Collection, DatasourceError> {
+    ) -> Result<CollectPlan, DatasourceError> {
         let started = Instant::now();
-        let answers = self.answers(scope, window)?;
+        let specs = self.specs(scope, window)?;
+        let answers = generate::generate(self.seed, &scope.cluster, &specs, window);
+        let pods = PodIndex::build(&answers.inventory);
+        let groups = pods
+            .workloads_by_namespace()
+            .into_iter()
+            .map(|(namespace, workloads)| Group {
+                namespaces: vec![namespace],
+                pods: Vec::new(),
+                pod_count: workloads.values().map(|w| w.pods.len()).sum(),
+                workloads: workloads.values().filter(|w| w.alive).count(),
+            })
+            .collect();
+        Ok(CollectPlan {
+            scope: scope.clone(),
+            window,
+            groups,
+            pods: Arc::new(pods),
+            stats: CollectStats {
+                phase_ms: vec![("inventory".into(), started.elapsed().as_millis() as u64)],
+                ..CollectStats::default()
+            },
+        })
+    }
+
+    /// One namespace group: only its workloads are generated (each from its own seed,
+    /// so the samples are those of a whole-fleet generation).
+    pub fn collect_group_now(
+        &self,
+        plan: &CollectPlan,
+        index: usize,
+    ) -> Result<Collection, DatasourceError> {
+        let window = plan.window;
+        let group = plan
+            .groups
+            .get(index)
+            .ok_or_else(|| DatasourceError::Invalid(format!("the plan has no group {index}")))?;
+        let started = Instant::now();
+        let specs: Vec<WorkloadSpec> = self
+            .specs(&plan.scope, window)?
+            .into_iter()
+            .filter(|s| {
+                group.namespaces.is_empty() || group.namespaces.iter().any(|n| n == s.namespace)
+            })
+            .collect();
+        let answers = generate::generate(self.seed, &plan.scope.cluster, &specs, window);
         let generated = started.elapsed();
         let series = (answers.usage.cpu.len() + answers.usage.memory.len()) as u64;
         let samples = answers
@@ -72,31 +114,59 @@ impl DemoFleet {
             .chain(&answers.usage.memory)
             .map(|s| s.samples.len() as u64)
             .sum();
-        let pods = PodIndex::build(&answers.inventory);
-        let (containers, workloads) = map_batch(window, &pods, &answers.settings, answers.usage);
+        let (containers, workloads) =
+            map_batch(window, &plan.pods, &answers.settings, answers.usage);
         let total = started.elapsed();
-        Ok(Collection {
-            input: Input {
-                schema_version: INPUT_SCHEMA_VERSION.to_string(),
-                evaluation_time: window.end_ms,
-                window_start: window.start_ms,
-                containers,
-            },
-            workloads,
-            stats: CollectStats {
-                queries: 0,
-                series,
-                samples,
-                phase_ms: vec![
-                    ("usage".into(), generated.as_millis() as u64),
-                    ("map".into(), (total - generated).as_millis() as u64),
-                ],
-            },
-        })
+        let mut out = Collection::empty(window);
+        out.input.containers = containers;
+        out.workloads = workloads;
+        out.sort();
+        out.stats = CollectStats {
+            queries: 0,
+            series,
+            samples,
+            phase_ms: vec![
+                ("usage".into(), generated.as_millis() as u64),
+                ("map".into(), (total - generated).as_millis() as u64),
+            ],
+        };
+        Ok(out)
+    }
+
+    /// Synchronous collection of the whole fleet (the demo does no IO).
+    pub fn collect_now(
+        &self,
+        scope: &ClusterScope,
+        window: Window,
+    ) -> Result<Collection, DatasourceError> {
+        let plan = self.plan_now(scope, window)?;
+        let mut all = Collection::empty(window);
+        all.stats = plan.stats.clone();
+        for index in 0..plan.groups.len() {
+            all.absorb(self.collect_group_now(&plan, index)?);
+        }
+        all.sort();
+        Ok(all)
     }
 }
 
 impl Source for DemoFleet {
+    async fn plan(
+        &self,
+        scope: &ClusterScope,
+        window: Window,
+    ) -> Result<CollectPlan, DatasourceError> {
+        self.plan_now(scope, window)
+    }
+
+    async fn collect_group(
+        &self,
+        plan: &CollectPlan,
+        index: usize,
+    ) -> Result<Collection, DatasourceError> {
+        self.collect_group_now(plan, index)
+    }
+
     async fn collect(
         &self,
         scope: &ClusterScope,
@@ -113,9 +183,17 @@ impl Source for DemoFleet {
         resource: UsageResource,
         window: Window,
     ) -> Result<Vec<Series>, DatasourceError> {
-        let collection = self.collect_now(scope, window)?;
+        // Only this workload is generated (its samples do not depend on the others).
         let (ns, kind, name) = workload;
-        let found = collection.input.containers.into_iter().find(|c| {
+        let specs: Vec<WorkloadSpec> = self
+            .specs(scope, window)?
+            .into_iter()
+            .filter(|s| s.namespace == ns && s.name == name)
+            .collect();
+        let answers = generate::generate(self.seed, &scope.cluster, &specs, window);
+        let pods = PodIndex::build(&answers.inventory);
+        let (containers, _) = map_batch(window, &pods, &answers.settings, answers.usage);
+        let found = containers.into_iter().find(|c| {
             c.target.namespace == ns
                 && c.target.kind == kind
                 && c.target.name == name

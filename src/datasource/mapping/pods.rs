@@ -170,6 +170,31 @@ impl PodIndex {
         out
     }
 
+    /// Every workload with its pods seen in the window (names, sorted) and whether one is
+    /// alive at the end, by namespace (group planning).
+    pub fn workloads_by_namespace(
+        &self,
+    ) -> BTreeMap<String, BTreeMap<WorkloadKey, crate::datasource::plan::WorkloadPods>> {
+        let mut out: BTreeMap<String, BTreeMap<WorkloadKey, _>> = BTreeMap::new();
+        for ((namespace, pod), uids) in &self.by_name {
+            for meta in uids.iter().filter_map(|u| self.pods.get(u)) {
+                let entry: &mut crate::datasource::plan::WorkloadPods = out
+                    .entry(namespace.clone())
+                    .or_default()
+                    .entry(meta.workload.clone())
+                    .or_default();
+                if !entry.pods.contains(pod) {
+                    entry.pods.push(pod.clone());
+                }
+                entry.alive |= self.alive.contains_key(&meta.uid);
+            }
+        }
+        for w in out.values_mut().flat_map(|ws| ws.values_mut()) {
+            w.pods.sort();
+        }
+        out
+    }
+
     /// Namespaces with the number of pods seen in each (batch planning).
     pub fn namespaces(&self) -> BTreeMap<String, usize> {
         let mut out = BTreeMap::new();

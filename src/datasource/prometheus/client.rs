@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tokio::sync::Semaphore;
 
+use super::decode;
 use crate::analysis::Sample;
 use crate::datasource::raw::RawSeries;
 use crate::datasource::DatasourceError;
@@ -93,10 +94,10 @@ struct Data {
 #[derive(Deserialize)]
 struct Item {
     metric: std::collections::BTreeMap<String, String>,
-    #[serde(default)]
-    values: Vec<(f64, String)>,
-    #[serde(default)]
-    value: Option<(f64, String)>,
+    #[serde(default, deserialize_with = "decode::points")]
+    values: Vec<Sample>,
+    #[serde(default, deserialize_with = "decode::point")]
+    value: Option<Sample>,
 }
 
 impl Client {
@@ -266,25 +267,18 @@ fn decode(data: Data) -> Result<Vec<RawSeries>, DatasourceError> {
             data.result_type
         )));
     }
-    let mut out = Vec::with_capacity(data.result.len());
-    for item in data.result {
-        let points = item.value.into_iter().chain(item.values);
-        let mut samples = Vec::new();
-        for (t, v) in points {
-            let value: f64 = v
-                .parse()
-                .map_err(|_| DatasourceError::Decode(format!("sample value {v:?}")))?;
-            samples.push(Sample {
-                timestamp: (t * 1000.0).round() as i64,
-                value,
-            });
-        }
-        out.push(RawSeries {
-            labels: item.metric,
-            samples,
-        });
-    }
-    Ok(out)
+    Ok(data
+        .result
+        .into_iter()
+        .map(|item| {
+            let mut samples = item.values;
+            samples.extend(item.value);
+            RawSeries {
+                labels: item.metric,
+                samples,
+            }
+        })
+        .collect())
 }
 
 fn seconds(ms: i64) -> String {

@@ -121,16 +121,26 @@ impl Prometheus {
         om.write_to(&file);
         let tsdb = dir.path().join("tsdb");
         backfill(&file, &tsdb);
-        Self::serve(dir, tsdb, basic_auth)
+        Self::serve(dir, tsdb, basic_auth, &[])
     }
 
     /// Serves an existing TSDB directory (the benchmark's cache) from a copy-free path.
     pub fn serve_existing(tsdb: &Path) -> Prometheus {
-        let dir = tempfile::tempdir().expect("tempdir");
-        Self::serve(dir, tsdb.to_path_buf(), false)
+        Self::serve_existing_with(tsdb, &[])
     }
 
-    fn serve(dir: tempfile::TempDir, tsdb: PathBuf, basic_auth: bool) -> Prometheus {
+    /// As [`Prometheus::serve_existing`], with extra command-line flags.
+    pub fn serve_existing_with(tsdb: &Path, extra: &[&str]) -> Prometheus {
+        let dir = tempfile::tempdir().expect("tempdir");
+        Self::serve(dir, tsdb.to_path_buf(), false, extra)
+    }
+
+    fn serve(
+        dir: tempfile::TempDir,
+        tsdb: PathBuf,
+        basic_auth: bool,
+        extra: &[&str],
+    ) -> Prometheus {
         ensure_installed();
         let config = dir.path().join("prometheus.yml");
         std::fs::write(
@@ -147,6 +157,7 @@ impl Prometheus {
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
             .arg("--query.max-samples=200000000")
             .arg("--log.level=warn")
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).expect("log file"));
@@ -193,6 +204,11 @@ impl Prometheus {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// The server's process id (its RSS is the benchmark's measure of load).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn dir(&self) -> &Path {

@@ -353,8 +353,11 @@ test("an API token made in the UI is shown once and found in the config-change a
   assert.match(await tokenRow.textContent(), /admin\s*user/, "made by the admin user's session");
   await screenshot(page, "audit-config-token-created");
 
-  await go(page, "/audit?tab=config&action=UserCreated");
+  await page.fill(`${filters} label:has-text('Action') input`, "UserCreated");
+  await page.click(`${filters} button[type=submit]`);
   await settled(page);
+  assert.match(page.url(), /action=UserCreated/);
+  await page.locator("table tbody tr", { hasText: VIEWER.username }).first().waitFor({ timeout: 10000 });
   assert.equal(await page.locator("table tbody tr", { hasText: VIEWER.username }).count(), 1, "the viewer made in setup");
   tab.assertClean("config audit");
 });

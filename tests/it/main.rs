@@ -24,6 +24,7 @@ mod identity_audit;
 mod policies_api;
 mod route_table;
 mod runs_api;
+mod runs_stale;
 mod ui_shell;
 mod ui_size;
 mod workload_policy;

@@ -48,6 +48,10 @@ pub struct RawInventory {
     /// Desired replicas at the end with raw sample times: `kube_deployment_spec_replicas`,
     /// `kube_statefulset_replicas`, `kube_daemonset_status_desired_number_scheduled`.
     pub replicas: Vec<RawSeries>,
+    /// `kube_{deployment,statefulset,daemonset}_labels` and `kube_pod_labels` at the end
+    /// (metric name kept): allow-listed labels as `label_<sanitized name>`, of each
+    /// workload and of each pod alive now (the fallback when a workload has none).
+    pub labels: Vec<RawSeries>,
 }
 
 /// Current settings and OOM terminations of one batch of namespaces.
@@ -106,6 +110,9 @@ pub mod metric {
     pub const DEPLOYMENT_CREATED: &str = "kube_deployment_created";
     pub const STATEFULSET_CREATED: &str = "kube_statefulset_created";
     pub const DAEMONSET_CREATED: &str = "kube_daemonset_created";
+    pub const DEPLOYMENT_LABELS: &str = "kube_deployment_labels";
+    pub const STATEFULSET_LABELS: &str = "kube_statefulset_labels";
+    pub const DAEMONSET_LABELS: &str = "kube_daemonset_labels";
     pub const DEPLOYMENT_REPLICAS: &str = "kube_deployment_spec_replicas";
     pub const STATEFULSET_REPLICAS: &str = "kube_statefulset_replicas";
     pub const DAEMONSET_DESIRED: &str = "kube_daemonset_status_desired_number_scheduled";

@@ -61,7 +61,16 @@ fn ksm_pod(om: &mut OpenMetrics, p: &Pod, deployment: &str, cpu_req: f64, mem_li
             om.sample(metric, &l, value, t);
         }
     }
-    let _ = deployment;
+    // Pod labels as KSM sanitizes them; the template hash differs per release.
+    let mut labels = base.to_vec();
+    labels.extend([
+        ("label_app", deployment),
+        ("label_version", p.rs),
+        ("label_pod_template_hash", p.rs),
+    ]);
+    for t in each(p.from, p.to + 1) {
+        om.sample("kube_pod_labels", &labels, 1.0, t);
+    }
 }
 
 fn ksm_deployment(
@@ -158,8 +167,19 @@ fn pod<'a>(
 fn fixture() -> OpenMetrics {
     let mut om = OpenMetrics::new();
     let rollout = END - 40 * MIN;
-    // east shop/api: release api-old until 40 minutes ago, then api-new.
+    // east shop/api: release api-old until 40 minutes ago, then api-new. Its own labels
+    // are exported (the other workloads' are not: their pods' labels stand in).
     ksm_deployment(&mut om, "east", "shop", "api", 2.0, &["api-old", "api-new"]);
+    let api_labels = [
+        ("cluster", "east"),
+        ("namespace", "shop"),
+        ("deployment", "api"),
+        ("label_app_kubernetes_io_name", "api"),
+        ("label_tier", "web"),
+    ];
+    for t in each(START - 60 * MIN, END + 1) {
+        om.sample("kube_deployment_labels", &api_labels, 1.0, t);
+    }
     for (rs, from, to, cores) in [
         ("api-old", START - 60 * MIN, rollout, 0.2),
         ("api-new", rollout, END, 0.3),
@@ -341,6 +361,17 @@ async fn prometheus_collection_maps_resets_restarts_rollouts_ooms_clusters_and_m
         names,
         ["ledger", "api", "worker"],
         "one entry per workload, never per pod"
+    );
+    let labels = |name: &str| {
+        let w = east.workloads.iter().find(|w| w.name == name).expect(name);
+        let pairs = w.labels.iter().map(|(k, v)| format!("{k}={v}"));
+        pairs.collect::<Vec<_>>()
+    };
+    assert_eq!(labels("api"), ["app_kubernetes_io_name=api", "tier=web"]);
+    assert_eq!(
+        labels("worker"),
+        ["app=worker", "version=worker-abc"],
+        "pod labels without the template hash"
     );
     let out = analyze(&east.input, &default_policy()).expect("analyze east");
     let find = |name: &str| {

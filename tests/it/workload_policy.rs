@@ -3,6 +3,7 @@
 //! applying, overrides with expiry, approvals usable exactly once (superseded and stale
 //! ones refused), the agent feed showing the pending approval, and the merged history.
 //! Every change's `config_changed` row names the actor (and the team that allowed it).
+//! Label selectors match the labels the demo's kube-state-metrics series carry.
 
 use std::time::{Duration, Instant};
 
@@ -407,4 +408,64 @@ async fn effective_policy_overrides_approvals_and_history_work_end_to_end() {
     let mut sorted = times.clone();
     sorted.sort_by(|a, b| b.cmp(a));
     assert_eq!(times, sorted, "newest first");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_label_selector_matches_demo_workloads_by_their_collected_labels() {
+    let demo = Demo::start(None);
+    let api = Http {
+        http: client(),
+        base: demo.kerf.url(""),
+        token: demo.token.clone(),
+    };
+    idle(&api).await;
+    let id = |ns: &str, kind: &str, name: &str| {
+        kerf::runs::workload::workload_id("demo-east", ns, kind, name)
+    };
+    let (catalog, ledger) = (
+        id("shop", "Deployment", "catalog"),
+        id("payments", "Deployment", "ledger"),
+    );
+    let w = until("catalog to be stored", || async {
+        let r = api
+            .call(Method::GET, &format!("/v1/workloads/{catalog}"), None)
+            .await;
+        (r.status == 200).then_some(r.body)
+    })
+    .await;
+    assert_eq!(
+        w["labels"],
+        json!({"app": "catalog", "team": "commerce", "tier": "backend"})
+    );
+    let r = api
+        .call(
+            Method::POST,
+            "/v1/policies",
+            Some(json!({"name": "commerce", "priority": 3,
+                "selector": {"labels": {"team": "commerce", "tier": "backend"}},
+                "guardrails": {"minConfidence": 70}})),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let matched = |body: &Value| -> Vec<String> {
+        let list = body["policies"].as_array().cloned().unwrap_or_default();
+        list.iter()
+            .filter_map(|m| m["name"].as_str().map(String::from))
+            .collect()
+    };
+    let p = api
+        .call(
+            Method::GET,
+            &format!("/v1/workloads/{catalog}/policy"),
+            None,
+        )
+        .await;
+    assert_eq!(p.status, 200, "{}", p.body);
+    assert_eq!(matched(&p.body), ["commerce"], "{}", p.body);
+    assert_eq!(p.body["effective"]["guardrails"]["minConfidence"], 70);
+    let other = api
+        .call(Method::GET, &format!("/v1/workloads/{ledger}/policy"), None)
+        .await;
+    assert_eq!(other.status, 200, "{}", other.body);
+    assert!(matched(&other.body).is_empty(), "{}", other.body);
 }

@@ -139,6 +139,25 @@ fn plain(namespace: &'static str, name: &str, replicas: u32, cpu: Cpu, mem: f64)
     }
 }
 
+/// The labels of a demo workload (and of its pod template): `app`, `tier` and `team`.
+pub fn labels(spec: &WorkloadSpec) -> [(&'static str, String); 3] {
+    let (tier, team) = match spec.namespace {
+        "web" => ("frontend", "web"),
+        "shop" => ("backend", "commerce"),
+        "payments" => ("backend", "payments"),
+        "search" => ("backend", "search"),
+        "auth" => ("backend", "identity"),
+        "data" => ("data", "data"),
+        "analytics" => ("data", "insights"),
+        _ => ("platform", "platform"),
+    };
+    [
+        ("app", spec.name.clone()),
+        ("tier", tier.to_string()),
+        ("team", team.to_string()),
+    ]
+}
+
 /// The workloads of `cluster`, or `None` for a name the demo does not have.
 pub fn workloads(cluster: &str) -> Option<Vec<WorkloadSpec>> {
     match cluster {

@@ -114,6 +114,13 @@ fn kind_label(kind: Kind) -> &'static str {
     }
 }
 
+/// A demo workload's labels as kube-state-metrics names them.
+fn ksm_labels(spec: &WorkloadSpec) -> impl Iterator<Item = (String, String)> {
+    super::fleet::labels(spec)
+        .into_iter()
+        .map(|(k, v)| (format!("label_{k}"), v))
+}
+
 fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i64, end: i64) {
     let l = kind_label(spec.kind);
     let (created, replicas) = match spec.kind {
@@ -129,6 +136,28 @@ fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i6
         }],
     });
     let _ = created;
+    // As if kube-state-metrics allow-listed labels of Deployments and StatefulSets only:
+    // DaemonSets get theirs from their pods (the mapping's fallback).
+    let labels_metric = match spec.kind {
+        Kind::Deployment => Some(metric::DEPLOYMENT_LABELS),
+        Kind::StatefulSet => Some(metric::STATEFULSET_LABELS),
+        Kind::DaemonSet => None,
+    };
+    if let Some(name) = labels_metric {
+        let mut l = labels(&[
+            (label::NAME, name),
+            (label::NAMESPACE, spec.namespace),
+            (l, &spec.name),
+        ]);
+        l.extend(ksm_labels(spec));
+        inv.labels.push(RawSeries {
+            labels: l,
+            samples: vec![Sample {
+                timestamp: end,
+                value: 1.0,
+            }],
+        });
+    }
     inv.replicas.push(RawSeries {
         labels: labels(&[
             (label::NAME, replicas),
@@ -227,6 +256,23 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
         let mut l = owner.clone();
         l.insert(label::NAME.into(), metric::POD_OWNER.into());
         inv.pod_alive.push(RawSeries {
+            labels: l,
+            samples: vec![at_end],
+        });
+    }
+    if alive {
+        let mut l = labels(&base);
+        l.insert(label::NAME.into(), metric::POD_LABELS.into());
+        l.extend(ksm_labels(spec));
+        let per_pod = match &pod.revision {
+            Some(rev) => ("label_controller_revision_hash", rev.as_str()),
+            None => (
+                "label_pod_template_hash",
+                pod.owner_name.rsplit('-').next().unwrap_or_default(),
+            ),
+        };
+        l.insert(per_pod.0.into(), per_pod.1.into());
+        inv.labels.push(RawSeries {
             labels: l,
             samples: vec![at_end],
         });

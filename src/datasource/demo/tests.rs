@@ -177,3 +177,31 @@ fn unknown_demo_cluster_is_an_error_naming_the_known_ones() {
 fn show(r: &ResourceAnalysis) -> String {
     serde_json::to_string(r).unwrap_or_default()
 }
+
+#[test]
+fn demo_workloads_carry_labels_from_their_own_metric_or_else_their_pods() {
+    let (collection, _) = run("demo-east");
+    let labels = |name: &str| {
+        let w = collection.workloads.iter().find(|w| w.name == name);
+        let pairs = w.map(|w| w.labels.clone()).unwrap_or_default();
+        pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        labels("catalog"),
+        ["app=catalog", "team=commerce", "tier=backend"]
+    );
+    assert_eq!(
+        labels("postgres"),
+        ["app=postgres", "team=data", "tier=data"]
+    );
+    // DaemonSets have no workload label metric in the demo: their pods' shared labels,
+    // without the per-release hash.
+    assert_eq!(
+        labels("node-agent"),
+        ["app=node-agent", "team=platform", "tier=platform"]
+    );
+    assert!(collection.workloads.iter().all(|w| w.labels.len() == 3));
+}

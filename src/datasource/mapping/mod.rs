@@ -4,6 +4,7 @@
 //! agrees, OOM events from the reason/timestamp join, previous releases newest first, and
 //! `available: false` wherever the source cannot tell. Shared by Prometheus and the demo.
 
+pub mod labels;
 pub mod pods;
 pub mod settings;
 
@@ -136,7 +137,7 @@ pub fn map_batch(
             uid: workload_uid,
             replicas: pods.replicas(&key).map(|s| s.value.max(0.0) as u32),
             containers: names,
-            labels: BTreeMap::new(),
+            labels: pods.labels(&key),
         });
     }
     (observations, workloads)

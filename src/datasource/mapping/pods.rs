@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::analysis::Sample;
-use crate::datasource::raw::{label, RawInventory, RawSeries};
+use crate::datasource::raw::{label, Labels, RawInventory, RawSeries};
 
 /// Release of StatefulSet/DaemonSet pods whose `controller-revision-hash` label is not
 /// exported by kube-state-metrics (its `--metric-labels-allowlist`).
@@ -41,6 +41,7 @@ pub struct PodIndex {
     alive: HashMap<String, i64>,
     workload_uids: HashMap<WorkloadKey, String>,
     replicas: HashMap<WorkloadKey, Sample>,
+    labels: HashMap<WorkloadKey, Labels>,
 }
 
 impl PodIndex {
@@ -106,6 +107,7 @@ impl PodIndex {
         }
         idx.workload_uids = workload_uids(&inv.workload_created);
         idx.replicas = desired_replicas(&inv.replicas);
+        idx.labels = super::labels::workload_labels(&inv.labels, &idx.pods);
         idx
     }
 
@@ -156,6 +158,11 @@ impl PodIndex {
 
     pub fn replicas(&self, key: &WorkloadKey) -> Option<Sample> {
         self.replicas.get(key).copied()
+    }
+
+    /// The workload's labels (policy selectors), empty when unknown.
+    pub fn labels(&self, key: &WorkloadKey) -> Labels {
+        self.labels.get(key).cloned().unwrap_or_default()
     }
 
     /// Pods of `key` alive at the end, as (uid, release, last seen).
@@ -233,7 +240,7 @@ fn replicaset_owners(series: &[RawSeries]) -> HashMap<(&str, &str), (&str, &str)
 }
 
 /// Which workload a `kube_{deployment,statefulset,daemonset}_*` series is about.
-fn workload_of(s: &RawSeries) -> Option<WorkloadKey> {
+pub(super) fn workload_of(s: &RawSeries) -> Option<WorkloadKey> {
     let (kind, name) = [
         ("Deployment", label::DEPLOYMENT),
         ("StatefulSet", label::STATEFULSET),

@@ -106,7 +106,7 @@ impl PrometheusSource {
     ) -> Result<RawInventory, DatasourceError> {
         let q = queries::inventory(sel, window_s);
         let c = &self.client;
-        let (a, b, cr, d, e, f, g) = tokio::try_join!(
+        let (a, b, cr, d, e, f, g, h) = tokio::try_join!(
             c.query(&q[0], end_ms),
             c.query(&q[1], end_ms),
             c.query(&q[2], end_ms),
@@ -114,6 +114,7 @@ impl PrometheusSource {
             c.query(&q[4], end_ms),
             c.query(&q[5], end_ms),
             c.query(&q[6], end_ms),
+            c.query(&q[7], end_ms),
         )?;
         Ok(RawInventory {
             pod_owner: a,
@@ -123,6 +124,7 @@ impl PrometheusSource {
             replicaset_owner: e,
             workload_created: f,
             replicas: g,
+            labels: h,
         })
     }
 

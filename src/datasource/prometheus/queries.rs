@@ -102,7 +102,7 @@ impl Selector {
 }
 
 /// The inventory queries (instant, at the window end), in `RawInventory` field order.
-pub fn inventory(sel: &Selector, window_s: i64) -> [String; 7] {
+pub fn inventory(sel: &Selector, window_s: i64) -> [String; 8] {
     let w = format!("{window_s}s");
     [
         format!(
@@ -146,6 +146,14 @@ pub fn inventory(sel: &Selector, window_s: i64) -> [String; 7] {
                 metric::DAEMONSET_DESIRED
             ))
         ),
+        // A plain selector: label names are not known in advance, so no `max by`.
+        sel.with(&format!(
+            "__name__=~\"{}|{}|{}|{}\"",
+            metric::DEPLOYMENT_LABELS,
+            metric::STATEFULSET_LABELS,
+            metric::DAEMONSET_LABELS,
+            metric::POD_LABELS
+        )),
     ]
 }
 

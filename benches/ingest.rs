@@ -57,6 +57,7 @@ fn main() {
 
 fn cli(bin: &str, dir: &std::path::Path, args: &[&str]) -> String {
     let out = Command::new(bin)
+        .env_remove("KERF_BENCH_EVENTS")
         .arg("--data-dir")
         .arg(dir)
         .args(args)
@@ -83,6 +84,7 @@ async fn start(bin: &str, dir: &std::path::Path) -> (Child, u16, f64) {
     let http = reqwest::Client::new();
     let t0 = Instant::now();
     let child = Command::new(bin)
+        .env_remove("KERF_BENCH_EVENTS")
         .arg("--data-dir")
         .arg(dir)
         .args(["--listen", &format!("127.0.0.1:{port}"), "serve"])

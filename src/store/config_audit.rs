@@ -2,7 +2,9 @@
 //! same transaction as the change they describe, and the query behind
 //! `GET /v1/audit/config`. Every API change of any kind goes through [`in_transaction`].
 
-use rusqlite::{params, types::Value as SqlValue, Connection, Transaction};
+use rusqlite::{params, Connection, Transaction};
+
+use super::log_query::LogQuery;
 use serde_json::{json, Value};
 
 use super::{now_ms, StoreError};
@@ -105,50 +107,28 @@ pub fn in_transaction<T>(
 
 /// Configuration changes matching `f`, newest first.
 pub fn query(conn: &Connection, f: &ConfigAuditFilter) -> Result<ConfigAuditPage, StoreError> {
-    let mut sql = String::from("SELECT seq, payload FROM audit_events WHERE type = ?");
-    let mut args: Vec<SqlValue> = vec![CONFIG_CHANGED.to_string().into()];
-    let text = [
-        ("reason = ?", &f.action),
-        ("target_type = ?", &f.target_type),
-        ("target_id = ?", &f.target_id),
-        ("json_extract(actor, '$.name') = ?", &f.actor),
-        ("json_extract(actor, '$.type') = ?", &f.actor_type),
-    ];
-    for (cond, val) in text {
-        if let Some(v) = val {
-            sql.push_str(&format!(" AND {cond}"));
-            args.push(v.clone().into());
-        }
-    }
-    let ints = [
-        ("time_ms >= ?", f.since_ms),
-        ("time_ms < ?", f.until_ms),
-        ("seq < ?", f.before_seq),
-    ];
-    for (cond, val) in ints {
-        if let Some(v) = val {
-            sql.push_str(&format!(" AND {cond}"));
-            args.push(v.into());
-        }
-    }
-    sql.push_str(" ORDER BY seq DESC LIMIT ?");
-    args.push(((f.limit + 1) as i64).into());
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-    })?;
-    let mut items = Vec::new();
-    for row in rows {
-        let (seq, payload) = row?;
-        let record = serde_json::from_str(&payload).map_err(|e| StoreError::Task(e.to_string()))?;
-        items.push(StoredChange { seq, record });
-    }
-    let next = if items.len() > f.limit {
-        items.truncate(f.limit);
-        items.last().map(|e| e.seq)
-    } else {
-        None
-    };
+    let mut q = LogQuery::new(
+        "SELECT seq, payload FROM audit_events WHERE type = ?",
+        CONFIG_CHANGED.to_string().into(),
+    );
+    q.equal(&[
+        ("reason", &f.action),
+        ("target_type", &f.target_type),
+        ("target_id", &f.target_id),
+        ("json_extract(actor, '$.name')", &f.actor),
+        ("json_extract(actor, '$.type')", &f.actor_type),
+    ]);
+    q.window(f.since_ms, f.until_ms, f.before_seq);
+    let row = |r: &rusqlite::Row<'_>| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?));
+    let (rows, next) = q.page(conn, f.limit, row, |(seq, _)| *seq)?;
+    let items = rows
+        .into_iter()
+        .map(|(seq, payload): (i64, String)| {
+            let record =
+                serde_json::from_str(&payload).map_err(|e| StoreError::Task(e.to_string()))?;
+            Ok(StoredChange { seq, record })
+        })
+        .collect::<Result<_, StoreError>>()?;
     Ok(ConfigAuditPage { items, next })
 }
 

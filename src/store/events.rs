@@ -1,7 +1,9 @@
 //! The `audit_events` table: workload events from agents (exactly once per id) and the
 //! audit query behind `GET /v1/audit`.
 
-use rusqlite::{params, types::Value as SqlValue, Connection};
+use rusqlite::{params, Connection};
+
+use super::log_query::LogQuery;
 
 use super::{now_ms, StoreError};
 use crate::events::{wellknown::CONFIG_CHANGED, ValidEvent};
@@ -117,11 +119,11 @@ pub fn event_counts(conn: &Connection) -> Result<EventCounts, StoreError> {
 
 /// Workload events matching `f`, newest first. `config_changed` rows never appear.
 pub fn query_audit(conn: &Connection, f: &AuditFilter) -> Result<AuditPage, StoreError> {
-    let mut sql = String::from(
+    let mut q = LogQuery::new(
         "SELECT seq, cluster, received_at_ms, payload FROM audit_events WHERE type != ?",
+        CONFIG_CHANGED.to_string().into(),
     );
-    let mut args: Vec<SqlValue> = vec![CONFIG_CHANGED.to_string().into()];
-    let text = [
+    q.equal(&[
         ("cluster", &f.cluster),
         ("namespace", &f.namespace),
         ("kind", &f.kind),
@@ -129,49 +131,20 @@ pub fn query_audit(conn: &Connection, f: &AuditFilter) -> Result<AuditPage, Stor
         ("type", &f.event_type),
         ("reason", &f.reason),
         ("recommendation_id", &f.recommendation_id),
-    ];
-    for (col, val) in text {
-        if let Some(v) = val {
-            sql.push_str(&format!(" AND {col} = ?"));
-            args.push(v.clone().into());
-        }
-    }
-    let ints = [
-        ("time_ms >= ?", f.since_ms),
-        ("time_ms < ?", f.until_ms),
-        ("seq < ?", f.before_seq),
-    ];
-    for (cond, val) in ints {
-        if let Some(v) = val {
-            sql.push_str(&format!(" AND {cond}"));
-            args.push(v.into());
-        }
-    }
+    ]);
+    q.window(f.since_ms, f.until_ms, f.before_seq);
     if let Some(scopes) = &f.scopes {
-        let cond = super::teams::scope_condition(scopes, "cluster", "namespace", |v| {
-            args.push(v);
-            "?".to_string()
-        });
-        sql.push_str(&format!(" AND {cond}"));
+        q.and_with(|param| super::teams::scope_condition(scopes, "cluster", "namespace", param));
     }
-    sql.push_str(" ORDER BY seq DESC LIMIT ?");
-    args.push(((f.limit + 1) as i64).into());
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(rusqlite::params_from_iter(args), |r| {
+    let row = |r: &rusqlite::Row<'_>| {
         Ok(StoredEvent {
             seq: r.get(0)?,
             cluster: r.get(1)?,
             received_at_ms: r.get(2)?,
             payload: r.get(3)?,
         })
-    })?;
-    let mut items: Vec<StoredEvent> = rows.collect::<Result<_, _>>()?;
-    let next = if items.len() > f.limit {
-        items.truncate(f.limit);
-        items.last().map(|e| e.seq)
-    } else {
-        None
     };
+    let (items, next) = q.page(conn, f.limit, row, |e| e.seq)?;
     Ok(AuditPage { items, next })
 }
 

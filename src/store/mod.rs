@@ -10,6 +10,7 @@ pub mod config_audit;
 mod datasources;
 mod events;
 mod history;
+mod log_query;
 mod migrate;
 pub mod overrides;
 pub mod policies;

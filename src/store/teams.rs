@@ -294,7 +294,7 @@ pub(super) fn scope_condition(
     scopes: &[NamespacePattern],
     cluster_col: &str,
     namespace_col: &str,
-    mut param: impl FnMut(rusqlite::types::Value) -> String,
+    param: &mut dyn FnMut(rusqlite::types::Value) -> String,
 ) -> String {
     if scopes.is_empty() {
         return "0".to_string();

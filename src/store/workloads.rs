@@ -253,7 +253,7 @@ pub fn list_workloads(
         );
     }
     if let Some(scopes) = &f.scopes {
-        let cond = super::teams::scope_condition(scopes, "w.cluster", "w.namespace", |v| {
+        let cond = super::teams::scope_condition(scopes, "w.cluster", "w.namespace", &mut |v| {
             args.push(v);
             format!("?{}", args.len())
         });

@@ -3,7 +3,7 @@
 //! real run engine (collect → analyze → store into a temp SQLite).
 //!
 //! `cargo bench --bench run_prometheus`. The first run generates and backfills the data
-//! (`dataset`, cached under `<target>/bench-data/`); the measured run then happens in a
+//! (`dataset`, cached under `~/.cache/kerf/bench-data/`); the measured run then happens in a
 //! fresh child process, so the peak RSS (VmHWM) printed is kerf's own and nothing of the
 //! generation. Prometheus's RSS after the run is printed as the load it carried.
 //! Figures are printed, never asserted.

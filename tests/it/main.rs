@@ -15,6 +15,7 @@ mod audit_pagination;
 mod bad_input;
 mod datasource_api;
 mod datasource_prometheus;
+mod datasource_protocols;
 mod events_fault;
 mod events_ingest;
 mod fleet_audit;

@@ -94,7 +94,8 @@ where
     })?;
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
     let mut runs = crate::runs::Runs::new(store.clone(), Arc::new(crate::runs::SystemClock))
-        .with_data_dir(config.data_dir.clone());
+        .with_data_dir(config.data_dir.clone())
+        .with_metrics(metrics.clone());
     if let Some(source) = source {
         runs = runs.with_source(source);
     }

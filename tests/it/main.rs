@@ -14,6 +14,7 @@ mod appliance;
 mod audit_pagination;
 mod bad_input;
 mod datasource_api;
+mod datasource_oom_limit;
 mod datasource_prometheus;
 mod datasource_protocols;
 mod events_fault;

@@ -13,7 +13,7 @@ struct Writer {
 
 impl Writer {
     fn bit(&mut self, on: bool) {
-        if self.bits % 8 == 0 {
+        if self.bits.is_multiple_of(8) {
             self.bytes.push(0);
         }
         if on {

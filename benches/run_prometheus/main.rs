@@ -17,9 +17,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kerf::clock::ManualClock;
 use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource};
 use kerf::datasource::Datasource;
-use kerf::runs::{ManualClock, Runs, Trigger};
+use kerf::runs::{Runs, Trigger};
 use kerf::store::{self, Store, StoreOptions};
 
 const CHILD_ENV: &str = "KERF_BENCH_RUN_PROMETHEUS_CHILD";
@@ -94,7 +95,7 @@ fn measured_run() {
         readers: 2,
         busy_timeout_ms: 5000,
     };
-    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts).expect("store");
+    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, 0).expect("store");
     store
         .write_blocking(|c| {
             store::insert_cluster(
@@ -103,6 +104,7 @@ fn measured_run() {
                     name: CLUSTER,
                     token_sha256: "bench",
                 },
+                0,
             )
         })
         .expect("cluster");

@@ -332,7 +332,8 @@ impl Source for PrometheusSource {
     }
 
     async fn test(&self, scope: &ClusterScope) -> Result<TestReport, DatasourceError> {
-        let now = crate::store::now_ms();
+        // A reachability probe asks the real server about the real present.
+        let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
         match self.client.ping(now).await {
             Ok(()) => {}
             Err(DatasourceError::Unauthorized(code)) => {

@@ -10,7 +10,12 @@
 //! - `auth`: tokens and principals. Uses `store`.
 //! - `api`: HTTP handlers, the route table with per-route permissions, errors. Uses
 //!   `store`, `auth`, `events`, `runs`, `metrics`, `ui`.
-//! - `server`: listener, TLS, graceful shutdown. Uses `api`.
+//! - `server`: listener, TLS, graceful shutdown; starts and supervises the background
+//!   jobs. Uses `api`, `jobs`, `runs`, `fleet`.
+//! - `jobs`: the supervised job runner (named jobs, status, graceful stop; a panic in a
+//!   job stops the hub non-zero, naming it). Imports nothing of kerf.
+//! - `clock`: the one `Clock` (system and manual). Imports nothing of kerf; below the
+//!   top of the process everything takes `now` from its caller.
 //! - `cli` / `commands` / `demo`: the command line (`demo` wires the demo fleet into
 //!   `server`). Uses everything above; holds no domain logic.
 //! - `config`, `telemetry`, `shutdown`, `tls`, `metrics`, `ui`: infrastructure leaves.
@@ -18,12 +23,12 @@
 //! - `datasource`: usage from Prometheus-compatible APIs or the demo fleet, mapped into
 //!   the engine's input. Uses `analysis` types.
 //! - `runs`: recommendation runs (collect → analyze → store), their schedule,
-//!   progress, retention, settings and savings. Uses `datasource`, `analysis`, `store`;
+//!   progress, retention, recommender and pricing settings and savings. Uses `datasource`, `analysis`, `store`;
 //!   knows nothing of HTTP. After each run it asks `fleet::readiness` to re-evaluate
 //!   the cluster (the one call back into `fleet`).
-//! - `fleet`: automation pauses and auto-resume, cluster readiness, agent settings and
-//!   the per-workload effective policy of the config feed. Uses `store`, `runs` (clock,
-//!   datasource, settings), `policy`, `events`; knows nothing of HTTP.
+//! - `fleet`: automation pauses and auto-resume, cluster readiness, agent settings
+//!   (`agent_settings`) and the per-workload effective policy of the config feed. Uses
+//!   `store`, `runs` (datasource, settings), `policy`, `events`; knows nothing of HTTP.
 //!
 //! Later parts plug in beside these: `notify`, `agent` (feature `agent`) and `sim`.
 
@@ -32,12 +37,14 @@ pub mod api;
 pub mod auth;
 pub mod bootstrap;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod config;
 pub mod datasource;
 pub mod demo;
 pub mod events;
 pub mod fleet;
+pub mod jobs;
 pub mod metrics;
 pub mod policy;
 pub mod runs;

@@ -19,9 +19,10 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kerf::clock::ManualClock;
 use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource, ProtocolChoice};
 use kerf::datasource::Datasource;
-use kerf::runs::{ManualClock, Runs, Trigger};
+use kerf::runs::{Runs, Trigger};
 use kerf::store::{self, Store, StoreOptions};
 
 const CHILD_ENV: &str = "KERF_BENCH_RUN_PROMETHEUS_CHILD";
@@ -123,7 +124,7 @@ fn measured_run(protocol: &str) {
         readers: 2,
         busy_timeout_ms: 5000,
     };
-    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts).expect("store");
+    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, 0).expect("store");
     store
         .write_blocking(|c| {
             store::insert_cluster(
@@ -132,6 +133,7 @@ fn measured_run(protocol: &str) {
                     name: CLUSTER,
                     token_sha256: "bench",
                 },
+                0,
             )
         })
         .expect("cluster");

@@ -14,7 +14,7 @@ use super::body::read_json;
 use super::clusters::freeze_view;
 use super::error::ApiError;
 use super::AppState;
-use crate::fleet::{agent::AgentSettings, effective, pause, readiness};
+use crate::fleet::{agent_settings::AgentSettings, effective, pause, readiness};
 use crate::store::{self, readiness::HeartbeatRecord};
 use crate::timestamp::format_ms as rfc3339_ms;
 
@@ -23,7 +23,7 @@ pub async fn config(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let now = state.runs.clock().now_ms();
+    let now = state.now();
     let name = cluster.clone();
     let (c, applying) = state
         .store
@@ -102,7 +102,7 @@ pub async fn heartbeat(
             "at most 64 entries and 8 KiB",
         ));
     }
-    let now = state.runs.clock().now_ms();
+    let now = state.now();
     let hb = HeartbeatRecord {
         received_at: now,
         agent_version: b.agent_version,

@@ -38,7 +38,7 @@ async fn do_pause(
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let b: PauseBody = read_json(body).await?;
-    let now = state.runs.clock().now_ms();
+    let now = state.now();
     let resume_at = b
         .resume_at
         .as_deref()
@@ -61,7 +61,7 @@ async fn do_resume(
 ) -> Result<Json<Value>, ApiError> {
     let b: ResumeBody = read_json(body).await?;
     let ctx = context(access, b.reason)?;
-    let out = pause::resume(&state.store, scope, ctx).await?;
+    let out = pause::resume(&state.store, scope, ctx, state.now()).await?;
     state.fleet.wake();
     Ok(Json(out))
 }

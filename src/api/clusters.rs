@@ -152,7 +152,7 @@ pub fn future_time(field: &str, text: &str, now: i64) -> Result<i64, ApiError> {
 }
 
 fn now(state: &AppState) -> i64 {
-    state.runs.clock().now_ms()
+    state.now()
 }
 
 /// `GET /v1/clusters`: every cluster (retired ones too) with its readiness.
@@ -238,7 +238,7 @@ pub async fn register(
     let value = token::generate(token::CLUSTER_TOKEN_PREFIX);
     let digest = token::hash(&value);
     let c = st
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let new = NewCluster {
                 name: &name,
                 token_sha256: &digest,
@@ -274,7 +274,7 @@ pub async fn update(
     let now = now(&state);
     let c = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let (before, after) = store::clusters::update_cluster(tx, &name, &patch, now)?;
             Ok((after.clone(), updated(&before, &after)))
         })
@@ -304,7 +304,7 @@ pub async fn retire(
     let now = now(&state);
     state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = store::clusters::retire_cluster(tx, &name, now)?;
             let change = Change::new(action::CLUSTER_DELETED, "cluster", &name, Some(&name))
                 .before(ClusterView::from(&before));
@@ -329,7 +329,7 @@ pub async fn rotate_token(
     let now = now(&state);
     let c = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let (before, after) = store::clusters::rotate_cluster_token(tx, &name, &digest, now)?;
             Ok((after.clone(), updated(&before, &after)))
         })
@@ -372,7 +372,7 @@ pub async fn put_freeze(
     let ctx = context(&access, b.reason)?;
     let c = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let (before, after) =
                 store::clusters::set_cluster_freeze(tx, &name, freeze.as_ref(), now)?;
             Ok((after.clone(), updated(&before, &after)))

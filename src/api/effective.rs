@@ -95,7 +95,7 @@ pub fn workload_ref(w: &WorkloadRow) -> WorkloadRef {
 /// The effective policy of `w` now.
 pub async fn resolve_workload(state: &AppState, w: &WorkloadRow) -> Result<Resolution, ApiError> {
     let set = policy_set(state, Some(&w.seen.cluster)).await?;
-    Ok(set.resolve(&w.seen.id, &workload_ref(w), crate::store::now_ms()))
+    Ok(set.resolve(&w.seen.id, &workload_ref(w), state.now()))
 }
 
 /// `GET /v1/workloads/{id}/policy`.
@@ -106,7 +106,8 @@ pub async fn get_policy(
 ) -> Result<Json<Value>, ApiError> {
     let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
     let set = policy_set(&state, Some(&w.seen.cluster)).await?;
-    let r = set.resolve(&w.seen.id, &workload_ref(&w), crate::store::now_ms());
+    let now = state.now();
+    let r = set.resolve(&w.seen.id, &workload_ref(&w), now);
     let matched: Vec<Value> = r
         .matched
         .iter()
@@ -119,7 +120,6 @@ pub async fn get_policy(
         })
         .collect();
     let ov = state.store.workload_override(w.seen.id.clone()).await?;
-    let now = crate::store::now_ms();
     let override_json = match ov {
         Some(o) => json!({
             "spec": o.spec,

@@ -43,7 +43,7 @@ pub async fn cluster_recommendations(
     };
     let policies = policy_set(&state, Some(&cluster)).await?;
     let approvals = state.store.pending_approvals(cluster.clone()).await?;
-    let now = crate::store::now_ms();
+    let now = state.now();
     let mut items = Vec::with_capacity(rows.len());
     for (w, r) in rows {
         let summary = stored_json(&r.summary)?;

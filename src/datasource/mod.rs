@@ -202,19 +202,19 @@ pub async fn send(sink: &Sink, piece: Collection) -> Result<(), DatasourceError>
         .map_err(|_| DatasourceError::Query("the run stopped reading the collection".into()))
 }
 
+pub mod connection;
 pub mod demo;
 pub mod mapping;
 pub mod plan;
 pub mod prometheus;
 pub mod raw;
 pub mod secret;
-pub mod settings;
 
+pub use connection::DatasourceSettings;
 pub use demo::DemoFleet;
 pub use plan::{Budget, CollectPlan, Group};
 pub use prometheus::PrometheusSource;
 pub use secret::{SecretKey, Secrets};
-pub use settings::DatasourceSettings;
 
 /// The datasource a cluster points at. The trait is not object-safe (async methods), so
 /// runs and the API hold this enum and never know which source answers.

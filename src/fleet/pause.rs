@@ -61,7 +61,7 @@ pub async fn pause(
         resume_at,
     };
     store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             if scope != FLEET_SCOPE {
                 active_cluster(tx, &scope)?;
             }
@@ -76,9 +76,14 @@ pub async fn pause(
 }
 
 /// Resumes `scope`; `Refused` when it is not paused.
-pub async fn resume(store: &Store, scope: String, ctx: AuditContext) -> Result<Value, StoreError> {
+pub async fn resume(
+    store: &Store,
+    scope: String,
+    ctx: AuditContext,
+    now: i64,
+) -> Result<Value, StoreError> {
     store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             if scope != FLEET_SCOPE {
                 active_cluster(tx, &scope)?;
             }
@@ -110,7 +115,7 @@ pub async fn auto_resume(store: &Store, now: i64) -> Result<Vec<String>, StoreEr
                     let c = change(action::AUTOMATION_RESUMED, &due.scope)
                         .before(view(&due))
                         .after(unpaused(&due.scope));
-                    config_audit::record(&tx, &ctx, &c)?;
+                    config_audit::record(&tx, &ctx, now, &c)?;
                     resumed.push(due.scope.clone());
                 }
                 tx.commit()?;

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use super::agent::heartbeat_stale_after_ms;
+use super::agent_settings::heartbeat_stale_after_ms;
 use crate::datasource::Source;
 use crate::events::config_change::{Actor, AuditContext};
 use crate::runs::Runs;

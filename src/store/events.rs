@@ -5,7 +5,7 @@ use rusqlite::{params, Connection};
 
 use super::log_query::LogQuery;
 
-use super::{now_ms, StoreError};
+use super::StoreError;
 use crate::events::{wellknown::CONFIG_CHANGED, ValidEvent};
 
 /// An event to store for a cluster (validated already).
@@ -61,13 +61,13 @@ pub struct AuditPage {
 
 /// Stores a batch in one transaction; ids already stored (or repeated in the batch) are
 /// ignored and counted as duplicates. A new `applied ApprovedOnce` event consumes the
-/// approval it names, in the same transaction.
+/// approval it names, in the same transaction. `received` is when the hub got them.
 pub fn insert_batch(
     conn: &mut Connection,
     cluster: &str,
     events: &[NewEvent],
+    received: i64,
 ) -> Result<InsertOutcome, StoreError> {
-    let received = now_ms();
     let tx = conn.transaction()?;
     let mut out = InsertOutcome::default();
     {
@@ -154,8 +154,9 @@ impl super::Store {
         &self,
         cluster: String,
         events: Vec<NewEvent>,
+        received: i64,
     ) -> Result<InsertOutcome, StoreError> {
-        self.write(move |c| insert_batch(c, &cluster, &events))
+        self.write(move |c| insert_batch(c, &cluster, &events, received))
             .await
     }
 
@@ -193,16 +194,16 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("kerf.db");
         let mut conn = Connection::open(&path).expect("open");
-        super::super::migrate::run(&mut conn, &path).expect("migrate");
+        super::super::migrate::run(&mut conn, &path, 0).expect("migrate");
         (dir, conn)
     }
 
     #[test]
     fn an_id_repeated_inside_one_batch_is_stored_once() {
         let (_d, mut conn) = db();
-        let out = insert_batch(&mut conn, "c1", &[event("a"), event("a"), event("b")]).unwrap();
+        let out = insert_batch(&mut conn, "c1", &[event("a"), event("a"), event("b")], 1).unwrap();
         assert_eq!((out.inserted.len(), out.duplicates), (2, 1));
-        let out = insert_batch(&mut conn, "c1", &[event("b")]).unwrap();
+        let out = insert_batch(&mut conn, "c1", &[event("b")], 1).unwrap();
         assert_eq!((out.inserted.len(), out.duplicates), (0, 1));
         assert_eq!(
             event_counts(&conn).unwrap(),
@@ -214,7 +215,7 @@ mod tests {
     fn pages_walk_newest_first_without_overlap() {
         let (_d, mut conn) = db();
         let evs: Vec<NewEvent> = (0..7).map(|i| event(&format!("e{i}"))).collect();
-        insert_batch(&mut conn, "c1", &evs).unwrap();
+        insert_batch(&mut conn, "c1", &evs, 1).unwrap();
         let mut f = AuditFilter {
             limit: 3,
             ..Default::default()

@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use kerf::api::AppState;
+use kerf::clock::ManualClock;
 use kerf::config::Config;
 use kerf::datasource::Datasource;
 use kerf::fleet::{readiness, ticker};
 use kerf::metrics::Metrics;
-use kerf::runs::{ManualClock, Runs, Trigger};
+use kerf::runs::{Runs, Trigger};
 use kerf::store::{Store, StoreOptions};
 use serde_json::{json, Value};
 
@@ -33,7 +34,7 @@ async fn hub(cluster: &str, demo: bool) -> Hub {
         readers: 2,
         busy_timeout_ms: 5000,
     };
-    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts).expect("store");
+    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, T0).expect("store");
     let clock = Arc::new(ManualClock::new(T0));
     let mut runs = Runs::new(store.clone(), clock.clone()).with_data_dir(dir.path().into());
     if demo {
@@ -42,16 +43,16 @@ async fn hub(cluster: &str, demo: bool) -> Hub {
     let mut config = Config::default();
     config.auth.argon2_memory_kib = 8192;
     config.auth.argon2_iterations = 1;
-    let state = AppState::with_clock(
+    let state = AppState::new(
         store.clone(),
         Arc::new(Metrics::new()),
         Arc::new(config),
         runs.clone(),
-        Arc::new(kerf::auth::SystemClock),
     )
     .expect("state");
-    let admin = kerf::bootstrap::create_token(&store, "ops", "admin", None, "test").expect("token");
-    let agent = kerf::bootstrap::create_cluster(&store, cluster, "test").expect("cluster");
+    let admin =
+        kerf::bootstrap::create_token(&store, "ops", "admin", None, "test", T0).expect("token");
+    let agent = kerf::bootstrap::create_cluster(&store, cluster, "test", T0).expect("cluster");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -338,7 +339,7 @@ async fn concurrent_evaluations_record_a_change_once() {
     let mut tasks = Vec::new();
     for _ in 0..8 {
         let store = h.store.clone();
-        let now = kerf::runs::Clock::now_ms(h.clock.as_ref());
+        let now = kerf::clock::Clock::now_ms(h.clock.as_ref());
         tasks.push(tokio::spawn(async move {
             readiness::evaluate(&store, now, "demo-east").await
         }));

@@ -23,6 +23,7 @@ mod fleet_audit;
 mod fleet_clock;
 mod identity;
 mod identity_audit;
+mod jobs_supervision;
 mod policies_api;
 mod route_table;
 mod runs_api;

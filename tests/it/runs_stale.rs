@@ -138,7 +138,7 @@ async fn workloads(http: &reqwest::Client, base: &str, token: &str) -> Vec<Value
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_workload_the_datasource_stops_reporting_is_marked_stale_and_keeps_its_recommendation() {
-    let now = kerf::store::now_ms();
+    let now = kerf::clock::Clock::now_ms(&kerf::clock::SystemClock);
     let mut before = OpenMetrics::new();
     deployment(&mut before, "api", now);
     deployment(&mut before, "web", now);

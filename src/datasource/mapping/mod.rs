@@ -6,7 +6,7 @@
 
 pub mod labels;
 pub mod pods;
-pub mod settings;
+pub mod requests_limits;
 
 use std::collections::BTreeMap;
 
@@ -18,8 +18,8 @@ use crate::datasource::raw::{label, RawSeries, RawSettings, RawUsage};
 use crate::datasource::{Window, WorkloadInfo};
 
 pub use pods::{PodIndex, PodMeta, WorkloadKey};
-pub use settings::SettingsIndex;
-use settings::{oom_terminations, Setting};
+pub use requests_limits::SettingsIndex;
+use requests_limits::{oom_terminations, Setting};
 
 /// Without kube-state-metrics a workload is guessed from its pod name; it is included
 /// only when it reported usage this close to the window end.

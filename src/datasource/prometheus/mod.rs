@@ -94,7 +94,11 @@ impl PrometheusSource {
     /// The protocol usage is read with (probed once per source).
     pub async fn protocol(&self) -> Result<Protocol, DatasourceError> {
         self.protocol
-            .get_or_try_init(|| protocol::choose(&self.client, self.choice, crate::store::now_ms()))
+            .get_or_try_init(|| {
+                // The probe reads the last minute; any recent time will do.
+                let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+                protocol::choose(&self.client, self.choice, now)
+            })
             .await
             .copied()
     }
@@ -424,7 +428,8 @@ impl Source for PrometheusSource {
     }
 
     async fn test(&self, scope: &ClusterScope) -> Result<TestReport, DatasourceError> {
-        let now = crate::store::now_ms();
+        // A reachability probe asks the real server about the real present.
+        let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
         match self.client.ping(now).await {
             Ok(()) => {}
             Err(DatasourceError::Unauthorized(code)) => {

@@ -17,6 +17,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 scripts/ensure-prometheus.sh
+scripts/ensure-victoria-metrics.sh
 
 cargo test --locked
 scripts/e2e.sh

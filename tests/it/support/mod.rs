@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod prometheus;
+pub mod victoria;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

@@ -305,14 +305,8 @@ impl Client {
                 "application/x-www-form-urlencoded",
             )
             .body(body);
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
+        let resp = send(req).await?;
         let status = resp.status().as_u16();
-        if status == 401 || status == 403 {
-            return Err((DatasourceError::Unauthorized(status), false));
-        }
         let transient = status == 429 || status >= 500;
         let bytes = resp
             .bytes()
@@ -376,6 +370,20 @@ fn seconds(ms: i64) -> String {
 }
 
 /// A reqwest error without its URL (a URL can carry userinfo).
+/// Sends `req`; refused credentials are final, a failed connection may be retried.
+pub(in crate::datasource::prometheus) async fn send(
+    req: reqwest::RequestBuilder,
+) -> Result<reqwest::Response, (DatasourceError, bool)> {
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
+    match resp.status().as_u16() {
+        code @ (401 | 403) => Err((DatasourceError::Unauthorized(code), false)),
+        _ => Ok(resp),
+    }
+}
+
 pub(in crate::datasource::prometheus) fn redact(e: &reqwest::Error) -> String {
     let kind = if e.is_timeout() {
         "timed out"

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{encode_request, Body, ReadQuery, ReadStream, STREAMED_CONTENT_TYPE};
-use crate::datasource::prometheus::client::{redact, Client, Counters};
+use crate::datasource::prometheus::client::{redact, send, Client, Counters};
 use crate::datasource::DatasourceError;
 
 impl Client {
@@ -33,14 +33,8 @@ impl Client {
                     .header(reqwest::header::CONTENT_ENCODING, "snappy")
                     .header("X-Prometheus-Remote-Read-Version", "0.1.0")
                     .body(body.clone());
-                let resp = req
-                    .send()
-                    .await
-                    .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
+                let resp = send(req).await?;
                 let status = resp.status().as_u16();
-                if status == 401 || status == 403 {
-                    return Err((DatasourceError::Unauthorized(status), false));
-                }
                 if status >= 300 {
                     let transient = status == 429 || status >= 500;
                     let text = resp.text().await.unwrap_or_default();

@@ -77,8 +77,10 @@ fn hub_idle_mib() -> f64 {
         .arg("serve")
         .env("KERF_LISTEN", "127.0.0.1:0")
         .env_remove("KERF_CONFIG")
-        .stdout(std::fs::File::create(&log).expect("log"))
-        .stderr(std::process::Stdio::null())
+        // kerf reads KERF_* variables as configuration and refuses unknown ones.
+        .env_remove(CHILD_ENV)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
         .spawn()
         .expect("start kerf serve");
     let deadline = Instant::now() + Duration::from_secs(30);

@@ -30,6 +30,7 @@
 pub mod analysis;
 pub mod api;
 pub mod auth;
+pub mod cluster;
 pub mod bootstrap;
 pub mod cli;
 pub mod commands;

@@ -21,6 +21,7 @@ mod fleet_audit;
 mod fleet_clock;
 mod identity;
 mod identity_audit;
+mod kube;
 mod policies_api;
 mod route_table;
 mod runs_api;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod kube;
 pub mod prometheus;
 
 use std::io::{BufRead, BufReader};

@@ -1,0 +1,3 @@
+//! Tests against the real control plane (`support::kube`).
+
+mod control_plane;

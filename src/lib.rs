@@ -44,6 +44,7 @@ pub mod policy;
 pub mod runs;
 pub mod server;
 pub mod shutdown;
+pub mod sim;
 pub mod store;
 pub mod telemetry;
 pub mod timestamp;

@@ -139,11 +139,24 @@ impl ResourceField {
     }
 }
 
-/// New values for one container. Only the fields that are `Some` are written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// New values for one container: the `Some` fields of `resources` are written, the
+/// fields in `remove` are taken away (a resize refuses to remove a limit; an apply
+/// leaves them out, releasing this manager's ownership), the rest are left alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContainerResources {
     pub container: String,
     pub resources: Resources,
+    pub remove: Vec<ResourceField>,
+}
+
+impl ContainerResources {
+    pub fn set(container: &str, resources: Resources) -> ContainerResources {
+        ContainerResources {
+            container: container.into(),
+            resources,
+            remove: Vec::new(),
+        }
+    }
 }
 
 /// What the kubelet does to a container when a resource is resized in place.

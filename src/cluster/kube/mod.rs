@@ -154,8 +154,9 @@ impl KubeCluster {
     }
 }
 
-/// The `resources` JSON for the `Some` fields of `changes`.
-fn container_patches(changes: &[ContainerResources]) -> Vec<Value> {
+/// The `resources` JSON for the `Some` fields of `changes`; with `nulls`, removed
+/// fields are sent as `null` (a patch deletes them; an apply just leaves them out).
+fn container_patches(changes: &[ContainerResources], nulls: bool) -> Vec<Value> {
     changes
         .iter()
         .map(|c| {
@@ -177,6 +178,15 @@ fn container_patches(changes: &[ContainerResources]) -> Vec<Value> {
                     &mut limits
                 };
                 target.insert(resource.into(), Value::String(text));
+            }
+            for field in c.remove.iter().filter(|_| nulls) {
+                let (group, resource) = field.path();
+                let target = if group == "requests" {
+                    &mut requests
+                } else {
+                    &mut limits
+                };
+                target.insert(resource.into(), Value::Null);
             }
             let mut resources = serde_json::Map::new();
             if !requests.is_empty() {
@@ -277,7 +287,7 @@ impl Cluster for KubeCluster {
 
     async fn resize_pod(&self, pod: &PodRef, changes: &[ContainerResources]) -> Result<Pod, ClusterError> {
         let api: Api<KPod> = Api::namespaced(self.client.clone(), &pod.namespace);
-        let patch = json!({ "spec": { "containers": container_patches(changes) } });
+        let patch = json!({ "spec": { "containers": container_patches(changes, true) } });
         let pp = PatchParams {
             field_manager: Some(self.manager.clone()),
             ..PatchParams::default()
@@ -299,7 +309,7 @@ impl Cluster for KubeCluster {
         changes: &[ContainerResources],
         mode: ApplyMode,
     ) -> Result<Workload, ClusterError> {
-        self.apply_template(key, container_patches(changes), mode).await
+        self.apply_template(key, container_patches(changes, false), mode).await
     }
 
     async fn release_template_resources(&self, key: &WorkloadKey) -> Result<Workload, ClusterError> {

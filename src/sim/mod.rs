@@ -5,6 +5,9 @@
 //!
 //! - `shape`, `catalogue`: usage shapes and the demo catalogue (read by the demo
 //!   datasource; the only parts in the hub-only build).
+//! - `kubelet`: the kubelet's decisions (resize verdicts, OOM kills, throttling).
 
 pub mod catalogue;
 pub mod shape;
+#[cfg(feature = "agent")]
+pub mod kubelet;

@@ -73,6 +73,13 @@ impl ClusterError {
         self.code() == Some(429)
     }
 
+    /// 403 with cause `NodeCapacity`: since v1.35 the API server itself refuses a
+    /// resize larger than the node's allocatable (the kubelet would call it Infeasible).
+    pub fn is_node_capacity(&self) -> bool {
+        self.status()
+            .is_some_and(|s| s.code == 403 && s.causes.iter().any(|c| c.reason == "NodeCapacity"))
+    }
+
     /// 409 from server-side apply: the fields another manager owns, as
     /// `(field path, message)`. Empty for any other error.
     pub fn field_conflicts(&self) -> Vec<(&str, &str)> {

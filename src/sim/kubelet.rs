@@ -56,6 +56,7 @@ pub struct ContainerRun {
     pub periods: u64,
     pub throttled_periods: u64,
     pub memory_bytes: f64,
+    pub oom_kills: u32,
     /// Last simulated moment.
     pub at_ms: i64,
 }
@@ -74,6 +75,7 @@ impl ContainerRun {
             periods: 0,
             throttled_periods: 0,
             memory_bytes: 0.0,
+            oom_kills: 0,
             at_ms: now_ms,
         }
     }
@@ -107,6 +109,7 @@ impl ContainerRun {
         self.at_ms = now_ms;
         match limit {
             Some(l) if bytes >= l => {
+                self.oom_kills += 1;
                 self.kill("OOMKilled", 137, now_ms);
                 true
             }

@@ -11,3 +11,5 @@ pub mod catalogue;
 pub mod shape;
 #[cfg(feature = "agent")]
 pub mod kubelet;
+#[cfg(feature = "agent")]
+pub mod api_kubelet;

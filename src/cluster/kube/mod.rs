@@ -22,7 +22,7 @@ use super::{
     WorkloadKey, WorkloadKind, FIELD_MANAGER,
 };
 
-pub use convert::resources as resources_from_maps;
+pub use convert::container as container_model;
 
 /// Node label naming the kubelet's CPU Manager policy (`static` disables in-place resize).
 pub const CPU_MANAGER_LABEL: &str = "kerf.getkerf.dev/cpu-manager-policy";

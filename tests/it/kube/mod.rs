@@ -1,3 +1,5 @@
-//! Tests against the real control plane (`support::kube`).
+//! Tests against the real control plane (`support::kube`) with the sim kubelet.
 
 mod control_plane;
+mod deployment;
+mod objects;

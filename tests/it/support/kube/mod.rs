@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
-pub use pki::AGENT_USER;
+use pki::AGENT_USER;
 use pki::Pki;
 
 /// The running control plane.
@@ -274,6 +274,7 @@ fn start() -> ControlPlane {
         plane.wait_healthy(&format!("https://127.0.0.1:{port}/healthz"), Duration::from_secs(90));
     }
     let start_to_ready = started.elapsed();
+    plane.install_agent_rbac();
     eprintln!(
         "kube: control plane at {} ready in {:.1} s (logs in {})",
         plane.server,
@@ -326,6 +327,58 @@ impl ControlPlane {
             self.record_failure();
             panic!("not healthy after {limit:?}; logs in {}", self.dir.display());
         }
+    }
+
+    /// The `kerf-agent` ClusterRole (what the `Cluster` interface uses) bound to the
+    /// agent's identity.
+    fn install_agent_rbac(&self) {
+        let role = serde_json::json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": { "name": "kerf-agent" },
+            "rules": [
+                { "apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets", "replicasets"], "verbs": ["get", "list", "watch"] },
+                { "apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets"], "verbs": ["patch"] },
+                { "apiGroups": [""], "resources": ["pods", "nodes"], "verbs": ["get", "list", "watch"] },
+                { "apiGroups": [""], "resources": ["pods/resize"], "verbs": ["get", "patch"] },
+                { "apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"] },
+                { "apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"], "verbs": ["get", "list", "watch", "patch"] },
+                { "apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list", "watch"] },
+                { "apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "get", "list"] },
+            ],
+        });
+        let binding = serde_json::json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": { "name": "kerf-agent" },
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kerf-agent" },
+            "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": AGENT_USER }],
+        });
+        let (server, ca, token) = (self.server.clone(), self.pki.ca_pem.clone(), self.pki.tokens.admin.token.clone());
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            rt.block_on(async move {
+                let client = reqwest::Client::builder()
+                    .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).expect("ca"))
+                    .build()
+                    .expect("client");
+                for (kind, body) in [("ClusterRole", role), ("ClusterRoleBinding", binding)] {
+                    let url = match kind {
+                        "ClusterRole" => "clusterroles",
+                        _ => "clusterrolebindings",
+                    };
+                    let status = client
+                        .post(format!("{server}/apis/rbac.authorization.k8s.io/v1/{url}"))
+                        .bearer_auth(&token)
+                        .json(&body)
+                        .send()
+                        .await
+                        .expect("create RBAC")
+                        .status();
+                    assert!(status.is_success(), "creating {kind} kerf-agent: {status}");
+                }
+            })
+        })
+        .join()
+        .expect("rbac thread");
     }
 
     /// Stops every process by PID (SIGTERM, then SIGKILL after 5 s) and removes the run

@@ -30,9 +30,9 @@
 pub mod analysis;
 pub mod api;
 pub mod auth;
-pub mod cluster;
 pub mod bootstrap;
 pub mod cli;
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod datasource;

@@ -390,7 +390,9 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn pods_of<'a>(&'a self, key: &'a WorkloadKey) -> impl Iterator<Item = &'a Pod> + 'a {
-        self.pods.iter().filter(move |p| p.owner.as_ref() == Some(key))
+        self.pods
+            .iter()
+            .filter(move |p| p.owner.as_ref() == Some(key))
     }
 }
 

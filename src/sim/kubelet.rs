@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::shape::{cpu_at, memory_at, Cpu, Memory, Rng};
 use crate::cluster::{
-    Node, QosClass, ResizePolicy, ResizeState, ResourceField, Resources, RestartPolicy,
-    Termination,
+    Node, QosClass, ResizePolicy, ResizeState, ResourceField, Resources, RestartPolicy, Termination,
 };
 
 /// What one container would use: its shapes and its share of them.
@@ -62,7 +61,13 @@ pub struct ContainerRun {
 }
 
 impl ContainerRun {
-    pub fn start(name: &str, usage: Usage, resources: Resources, policy: ResizePolicy, now_ms: i64) -> ContainerRun {
+    pub fn start(
+        name: &str,
+        usage: Usage,
+        resources: Resources,
+        policy: ResizePolicy,
+        now_ms: i64,
+    ) -> ContainerRun {
         ContainerRun {
             name: name.into(),
             usage,
@@ -105,7 +110,13 @@ impl ContainerRun {
         }
         self.cpu_seconds += granted / 1000.0 * dt_ms as f64 / 1000.0;
         let limit = self.actual.memory_limit.map(|l| l as f64);
-        let bytes = memory_at(self.usage.memory, now_ms - self.life_start_ms, limit, self.usage.scale, &d);
+        let bytes = memory_at(
+            self.usage.memory,
+            now_ms - self.life_start_ms,
+            limit,
+            self.usage.scale,
+            &d,
+        );
         self.at_ms = now_ms;
         match limit {
             Some(l) if bytes >= l => {
@@ -135,7 +146,11 @@ impl ContainerRun {
     /// Applies an accepted resize; restarts the container when a changed resource's
     /// policy says `RestartContainer`.
     pub fn resize(&mut self, desired: Resources, now_ms: i64) {
-        let changed = |fields: [ResourceField; 2]| fields.iter().any(|f| self.actual.get(*f) != desired.get(*f));
+        let changed = |fields: [ResourceField; 2]| {
+            fields
+                .iter()
+                .any(|f| self.actual.get(*f) != desired.get(*f))
+        };
         let restart = (changed([ResourceField::CpuRequest, ResourceField::CpuLimit])
             && self.resize_policy.cpu == RestartPolicy::RestartContainer)
             || (changed([ResourceField::MemoryRequest, ResourceField::MemoryLimit])
@@ -155,7 +170,8 @@ pub fn qos(containers: &[Resources]) -> QosClass {
     }
     let guaranteed = containers.iter().all(|r| {
         let cpu = r.cpu_limit.is_some() && r.cpu_request.is_none_or(|q| Some(q) == r.cpu_limit);
-        let mem = r.memory_limit.is_some() && r.memory_request.is_none_or(|q| Some(q) == r.memory_limit);
+        let mem =
+            r.memory_limit.is_some() && r.memory_request.is_none_or(|q| Some(q) == r.memory_limit);
         cpu && mem
     });
     if guaranteed {
@@ -169,15 +185,24 @@ pub fn qos(containers: &[Resources]) -> QosClass {
 ///
 /// `others` are the requests (millicores, bytes) already admitted on the node for every
 /// other pod; `pod_requests` what this pod would need after the resize.
-pub fn decide_resize(node: &Node, guaranteed: bool, memory_changes: bool, others: (u64, u64), pod_requests: (u64, u64)) -> ResizeState {
+pub fn decide_resize(
+    node: &Node,
+    guaranteed: bool,
+    memory_changes: bool,
+    others: (u64, u64),
+    pod_requests: (u64, u64),
+) -> ResizeState {
     if node.managers.cpu_static && guaranteed {
         return ResizeState::Infeasible {
-            message: "Resize is infeasible for Guaranteed Pods alongside CPU Manager static policy".into(),
+            message: "Resize is infeasible for Guaranteed Pods alongside CPU Manager static policy"
+                .into(),
         };
     }
     if node.managers.memory_static && guaranteed {
         return ResizeState::Infeasible {
-            message: "Resize is infeasible for Guaranteed Pods alongside Memory Manager static policy".into(),
+            message:
+                "Resize is infeasible for Guaranteed Pods alongside Memory Manager static policy"
+                    .into(),
         };
     }
     if node.swap_bytes > 0 && memory_changes {

@@ -7,9 +7,9 @@
 //!   datasource; the only parts in the hub-only build).
 //! - `kubelet`: the kubelet's decisions (resize verdicts, OOM kills, throttling).
 
-pub mod catalogue;
-pub mod shape;
-#[cfg(feature = "agent")]
-pub mod kubelet;
 #[cfg(feature = "agent")]
 pub mod api_kubelet;
+pub mod catalogue;
+#[cfg(feature = "agent")]
+pub mod kubelet;
+pub mod shape;

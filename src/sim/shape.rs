@@ -110,7 +110,9 @@ pub fn cpu_at(shape: Cpu, t_ms: i64, d: &Draws) -> f64 {
     match shape {
         Cpu::Steady(m) => m * (0.9 + 0.2 * u),
         Cpu::Diurnal(base, amp) => {
-            let phase = ((hour - 9.0) / 24.0 * std::f64::consts::TAU).sin().max(-1.0);
+            let phase = ((hour - 9.0) / 24.0 * std::f64::consts::TAU)
+                .sin()
+                .max(-1.0);
             (base + amp * 0.5 * (1.0 + phase)) * (0.92 + 0.16 * u)
         }
         Cpu::Spiky(base, peak) => {
@@ -136,7 +138,11 @@ pub fn memory_at(shape: Memory, life_ms: i64, limit: Option<f64>, scale: f64, d:
             (b + (top - b) * (hours / hours_to_limit).min(1.2)) * d.noise
         }
         Memory::Sawtooth(base, peak, period) => {
-            let phase = if period > 0.0 { (hours % period) / period } else { 0.0 };
+            let phase = if period > 0.0 {
+                (hours % period) / period
+            } else {
+                0.0
+            };
             (base + (peak - base) * phase) * scale * d.noise
         }
     }

@@ -152,7 +152,10 @@ fn owners_of_entry(entry: &ManagedFieldsEntry, out: &mut Vec<FieldOwner>) {
     }
 }
 
-fn rolling(max_surge: &Option<IntOrString>, max_unavailable: &Option<IntOrString>) -> UpdateStrategy {
+fn rolling(
+    max_surge: &Option<IntOrString>,
+    max_unavailable: &Option<IntOrString>,
+) -> UpdateStrategy {
     UpdateStrategy::RollingUpdate {
         max_surge: int_or_string(max_surge),
         max_unavailable: int_or_string(max_unavailable),
@@ -190,7 +193,12 @@ fn workload_base(
 
 pub fn deployment(d: &Deployment) -> Option<Workload> {
     let spec = d.spec.as_ref()?;
-    let mut w = workload_base(WorkloadKind::Deployment, &d.metadata, &spec.selector, &spec.template);
+    let mut w = workload_base(
+        WorkloadKind::Deployment,
+        &d.metadata,
+        &spec.selector,
+        &spec.template,
+    );
     w.replicas = spec.replicas.unwrap_or(1);
     w.strategy = match spec.strategy.as_ref() {
         Some(s) if s.type_.as_deref() == Some("Recreate") => UpdateStrategy::Recreate,
@@ -209,13 +217,20 @@ pub fn deployment(d: &Deployment) -> Option<Workload> {
 
 pub fn statefulset(s: &StatefulSet) -> Option<Workload> {
     let spec = s.spec.as_ref()?;
-    let mut w = workload_base(WorkloadKind::StatefulSet, &s.metadata, &spec.selector, &spec.template);
+    let mut w = workload_base(
+        WorkloadKind::StatefulSet,
+        &s.metadata,
+        &spec.selector,
+        &spec.template,
+    );
     w.replicas = spec.replicas.unwrap_or(1);
     w.strategy = match spec.update_strategy.as_ref() {
         Some(u) if u.type_.as_deref() == Some("OnDelete") => UpdateStrategy::OnDelete,
         Some(u) => rolling(
             &None,
-            &u.rolling_update.as_ref().and_then(|r| r.max_unavailable.clone()),
+            &u.rolling_update
+                .as_ref()
+                .and_then(|r| r.max_unavailable.clone()),
         ),
         None => rolling(&None, &None),
     };
@@ -227,7 +242,12 @@ pub fn statefulset(s: &StatefulSet) -> Option<Workload> {
 
 pub fn daemonset(d: &DaemonSet) -> Option<Workload> {
     let spec = d.spec.as_ref()?;
-    let mut w = workload_base(WorkloadKind::DaemonSet, &d.metadata, &spec.selector, &spec.template);
+    let mut w = workload_base(
+        WorkloadKind::DaemonSet,
+        &d.metadata,
+        &spec.selector,
+        &spec.template,
+    );
     w.strategy = match spec.update_strategy.as_ref() {
         Some(u) if u.type_.as_deref() == Some("OnDelete") => UpdateStrategy::OnDelete,
         Some(u) => u
@@ -273,7 +293,8 @@ fn resize_state(conditions: &[core::PodCondition]) -> ResizeState {
         };
     }
     if let Some(c) = active("PodResizeInProgress") {
-        let error = (c.reason.as_deref() == Some("Error")).then(|| c.message.clone().unwrap_or_default());
+        let error =
+            (c.reason.as_deref() == Some("Error")).then(|| c.message.clone().unwrap_or_default());
         return ResizeState::InProgress { error };
     }
     ResizeState::Settled
@@ -285,8 +306,14 @@ fn container_status(s: &core::ContainerStatus) -> ContainerStatus {
         name: s.name.clone(),
         ready: s.ready,
         restart_count: s.restart_count,
-        resources: s.resources.as_ref().map(|r| resources(r.requests.as_ref(), r.limits.as_ref())),
-        allocated: s.allocated_resources.as_ref().map(|a| resources(Some(a), None)),
+        resources: s
+            .resources
+            .as_ref()
+            .map(|r| resources(r.requests.as_ref(), r.limits.as_ref())),
+        allocated: s
+            .allocated_resources
+            .as_ref()
+            .map(|a| resources(Some(a), None)),
         last_termination: last.map(|t| Termination {
             reason: t.reason.clone().unwrap_or_default(),
             exit_code: t.exit_code,
@@ -307,7 +334,9 @@ pub fn pod(p: &core::Pod, rs_owners: &BTreeMap<String, String>) -> Pod {
     });
     let labels = map(&meta.labels);
     let status = p.status.as_ref();
-    let conditions = status.and_then(|s| s.conditions.clone()).unwrap_or_default();
+    let conditions = status
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
     let phase = match status.and_then(|s| s.phase.as_deref()) {
         Some("Pending") => PodPhase::Pending,
         Some("Running") => PodPhase::Running,
@@ -321,7 +350,9 @@ pub fn pod(p: &core::Pod, rs_owners: &BTreeMap<String, String>) -> Pod {
         owner,
         node: p.spec.as_ref().and_then(|s| s.node_name.clone()),
         phase,
-        ready: conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True"),
+        ready: conditions
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "True"),
         qos: match status.and_then(|s| s.qos_class.as_deref()) {
             Some("Guaranteed") => Some(QosClass::Guaranteed),
             Some("Burstable") => Some(QosClass::Burstable),
@@ -354,7 +385,10 @@ pub fn node(n: &core::Node) -> Node {
     let status = n.status.as_ref();
     let alloc = status.and_then(|s| s.allocatable.as_ref());
     let q = |k: &str, f: fn(&str) -> Option<u64>| {
-        alloc.and_then(|a| a.get(k)).and_then(|v| f(&v.0)).unwrap_or(0)
+        alloc
+            .and_then(|a| a.get(k))
+            .and_then(|v| f(&v.0))
+            .unwrap_or(0)
     };
     let swap = status
         .and_then(|s| s.node_info.as_ref())
@@ -429,6 +463,10 @@ pub fn pdb(p: &PodDisruptionBudget) -> Pdb {
         selector: match_labels(&spec.and_then(|s| s.selector.clone())),
         min_available: spec.and_then(|s| int_or_string(&s.min_available)),
         max_unavailable: spec.and_then(|s| int_or_string(&s.max_unavailable)),
-        disruptions_allowed: p.status.as_ref().map(|s| s.disruptions_allowed).unwrap_or(0),
+        disruptions_allowed: p
+            .status
+            .as_ref()
+            .map(|s| s.disruptions_allowed)
+            .unwrap_or(0),
     }
 }

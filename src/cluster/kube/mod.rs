@@ -83,13 +83,31 @@ impl KubeCluster {
     }
 
     async fn snapshot_of(&self, ns: Option<&str>, out: &mut Snapshot) -> Result<(), ClusterError> {
-        out.workloads.extend(self.list::<Deployment>(ns).await?.iter().filter_map(convert::deployment));
-        out.workloads.extend(self.list::<StatefulSet>(ns).await?.iter().filter_map(convert::statefulset));
-        out.workloads.extend(self.list::<DaemonSet>(ns).await?.iter().filter_map(convert::daemonset));
+        out.workloads.extend(
+            self.list::<Deployment>(ns)
+                .await?
+                .iter()
+                .filter_map(convert::deployment),
+        );
+        out.workloads.extend(
+            self.list::<StatefulSet>(ns)
+                .await?
+                .iter()
+                .filter_map(convert::statefulset),
+        );
+        out.workloads.extend(
+            self.list::<DaemonSet>(ns)
+                .await?
+                .iter()
+                .filter_map(convert::daemonset),
+        );
         let mut rs: BTreeMap<(String, String), String> = BTreeMap::new();
         for r in self.list::<ReplicaSet>(ns).await? {
             if let Some((name, deployment)) = convert::replicaset_owner(&r) {
-                rs.insert((r.metadata.namespace.clone().unwrap_or_default(), name), deployment);
+                rs.insert(
+                    (r.metadata.namespace.clone().unwrap_or_default(), name),
+                    deployment,
+                );
             }
         }
         for p in self.list::<KPod>(ns).await? {
@@ -101,8 +119,18 @@ impl KubeCluster {
                 .collect();
             out.pods.push(convert::pod(&p, &owners));
         }
-        out.hpas.extend(self.list::<HorizontalPodAutoscaler>(ns).await?.iter().map(convert::hpa));
-        out.pdbs.extend(self.list::<PodDisruptionBudget>(ns).await?.iter().map(convert::pdb));
+        out.hpas.extend(
+            self.list::<HorizontalPodAutoscaler>(ns)
+                .await?
+                .iter()
+                .map(convert::hpa),
+        );
+        out.pdbs.extend(
+            self.list::<PodDisruptionBudget>(ns)
+                .await?
+                .iter()
+                .map(convert::pdb),
+        );
         Ok(())
     }
 
@@ -139,15 +167,21 @@ impl KubeCluster {
         };
         match key.kind {
             WorkloadKind::Deployment => {
-                let d = Api::<Deployment>::namespaced(c, ns).patch(&key.name, &pp, &patch).await;
+                let d = Api::<Deployment>::namespaced(c, ns)
+                    .patch(&key.name, &pp, &patch)
+                    .await;
                 convert::deployment(&d.map_err(error)?).ok_or_else(unexpected)
             }
             WorkloadKind::StatefulSet => {
-                let s = Api::<StatefulSet>::namespaced(c, ns).patch(&key.name, &pp, &patch).await;
+                let s = Api::<StatefulSet>::namespaced(c, ns)
+                    .patch(&key.name, &pp, &patch)
+                    .await;
                 convert::statefulset(&s.map_err(error)?).ok_or_else(unexpected)
             }
             WorkloadKind::DaemonSet => {
-                let d = Api::<DaemonSet>::namespaced(c, ns).patch(&key.name, &pp, &patch).await;
+                let d = Api::<DaemonSet>::namespaced(c, ns)
+                    .patch(&key.name, &pp, &patch)
+                    .await;
                 convert::daemonset(&d.map_err(error)?).ok_or_else(unexpected)
             }
         }
@@ -264,12 +298,18 @@ impl Cluster for KubeCluster {
         let c = self.client.clone();
         let ns = &key.namespace;
         Ok(match key.kind {
-            WorkloadKind::Deployment => not_found_is_none(Api::<Deployment>::namespaced(c, ns).get(&key.name).await)?
-                .and_then(|d| convert::deployment(&d)),
-            WorkloadKind::StatefulSet => not_found_is_none(Api::<StatefulSet>::namespaced(c, ns).get(&key.name).await)?
-                .and_then(|s| convert::statefulset(&s)),
-            WorkloadKind::DaemonSet => not_found_is_none(Api::<DaemonSet>::namespaced(c, ns).get(&key.name).await)?
-                .and_then(|d| convert::daemonset(&d)),
+            WorkloadKind::Deployment => {
+                not_found_is_none(Api::<Deployment>::namespaced(c, ns).get(&key.name).await)?
+                    .and_then(|d| convert::deployment(&d))
+            }
+            WorkloadKind::StatefulSet => {
+                not_found_is_none(Api::<StatefulSet>::namespaced(c, ns).get(&key.name).await)?
+                    .and_then(|s| convert::statefulset(&s))
+            }
+            WorkloadKind::DaemonSet => {
+                not_found_is_none(Api::<DaemonSet>::namespaced(c, ns).get(&key.name).await)?
+                    .and_then(|d| convert::daemonset(&d))
+            }
         })
     }
 
@@ -285,7 +325,11 @@ impl Cluster for KubeCluster {
         Ok(Some(convert::pod(&p, &owners)))
     }
 
-    async fn resize_pod(&self, pod: &PodRef, changes: &[ContainerResources]) -> Result<Pod, ClusterError> {
+    async fn resize_pod(
+        &self,
+        pod: &PodRef,
+        changes: &[ContainerResources],
+    ) -> Result<Pod, ClusterError> {
         let api: Api<KPod> = Api::namespaced(self.client.clone(), &pod.namespace);
         let patch = json!({ "spec": { "containers": container_patches(changes, true) } });
         let pp = PatchParams {
@@ -309,16 +353,23 @@ impl Cluster for KubeCluster {
         changes: &[ContainerResources],
         mode: ApplyMode,
     ) -> Result<Workload, ClusterError> {
-        self.apply_template(key, container_patches(changes, false), mode).await
+        self.apply_template(key, container_patches(changes, false), mode)
+            .await
     }
 
-    async fn release_template_resources(&self, key: &WorkloadKey) -> Result<Workload, ClusterError> {
-        self.apply_template(key, Vec::new(), ApplyMode::default()).await
+    async fn release_template_resources(
+        &self,
+        key: &WorkloadKey,
+    ) -> Result<Workload, ClusterError> {
+        self.apply_template(key, Vec::new(), ApplyMode::default())
+            .await
     }
 
     async fn evict(&self, pod: &PodRef) -> Result<(), ClusterError> {
         let api: Api<KPod> = Api::namespaced(self.client.clone(), &pod.namespace);
-        api.evict(&pod.name, &EvictParams::default()).await.map_err(error)?;
+        api.evict(&pod.name, &EvictParams::default())
+            .await
+            .map_err(error)?;
         Ok(())
     }
 
@@ -344,7 +395,9 @@ impl Cluster for KubeCluster {
             object: format!("Event about {}/{}", r.kind, r.name),
             problem: e.to_string(),
         })?;
-        api.create(&PostParams::default(), &body).await.map_err(error)?;
+        api.create(&PostParams::default(), &body)
+            .await
+            .map_err(error)?;
         Ok(())
     }
 

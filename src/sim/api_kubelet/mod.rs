@@ -69,18 +69,27 @@ impl Drop for ApiKubelet {
 impl ApiKubelet {
     /// Registers `nodes` and starts playing their kubelet. `client` needs rights on
     /// nodes, nodes/status, leases, pods and pods/status (the tests use an admin).
-    pub async fn start(client: Client, nodes: Vec<Node>, seed: u64) -> Result<ApiKubelet, ClusterError> {
+    pub async fn start(
+        client: Client,
+        nodes: Vec<Node>,
+        seed: u64,
+    ) -> Result<ApiKubelet, ClusterError> {
         let now = crate::store::now_ms();
         let node_api: Api<KNode> = Api::all(client.clone());
         for node in &nodes {
-            let object: KNode = serde_json::from_value(status::node_object(node)).map_err(unexpected)?;
+            let object: KNode =
+                serde_json::from_value(status::node_object(node)).map_err(unexpected)?;
             match node_api.create(&PostParams::default(), &object).await {
                 Ok(_) => {}
                 Err(kube::Error::Api(s)) if s.code == 409 => {}
                 Err(e) => return Err(error(e)),
             }
             node_api
-                .patch_status(&node.name, &PatchParams::default(), &Patch::Merge(status::node_status(node, now)))
+                .patch_status(
+                    &node.name,
+                    &PatchParams::default(),
+                    &Patch::Merge(status::node_status(node, now)),
+                )
                 .await
                 .map_err(error)?;
         }
@@ -146,7 +155,9 @@ async fn run_pods(client: Client, nodes: Vec<Node>, seed: u64, shared: Arc<Share
             match api.list(&lp).await {
                 Ok(list) => {
                     for pod in list.items {
-                        if let Err(e) = reconcile(&client, node, seed, &shared, &pod, &mut next_ip).await {
+                        if let Err(e) =
+                            reconcile(&client, node, seed, &shared, &pod, &mut next_ip).await
+                        {
                             tracing::debug!(error = %e, "sim kubelet: pod not reconciled this tick");
                         }
                     }
@@ -173,7 +184,12 @@ fn desired(pod: &KPod) -> Vec<(String, Resources, crate::cluster::ResizePolicy, 
         .flat_map(|s| s.containers.iter())
         .map(|c| {
             let model = crate::cluster::kube::container_model(c);
-            (model.name, model.resources, model.resize_policy, model.image)
+            (
+                model.name,
+                model.resources,
+                model.resize_policy,
+                model.image,
+            )
         })
         .collect()
 }
@@ -193,7 +209,11 @@ async fn reconcile(
     let api: Api<KPod> = Api::namespaced(client.clone(), ns);
     if meta.deletion_timestamp.is_some() {
         // The kubelet confirms a deletion once the containers are gone: at once here.
-        shared.pods.lock().unwrap_or_else(|e| e.into_inner()).remove(uid);
+        shared
+            .pods
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(uid);
         let dp = DeleteParams {
             grace_period_seconds: Some(0),
             preconditions: Some(kube::api::Preconditions {
@@ -233,7 +253,15 @@ async fn reconcile(
                 started_ms: now,
                 containers: wanted
                     .iter()
-                    .map(|(n, r, policy, _)| ContainerRun::start(n, usage.get(n).copied().unwrap_or_default(), *r, *policy, now))
+                    .map(|(n, r, policy, _)| {
+                        ContainerRun::start(
+                            n,
+                            usage.get(n).copied().unwrap_or_default(),
+                            *r,
+                            *policy,
+                            now,
+                        )
+                    })
                     .collect(),
                 images: wanted.iter().map(|w| w.3.clone()).collect(),
                 allocated: wanted.iter().map(|w| w.1).collect(),
@@ -251,7 +279,13 @@ async fn reconcile(
             .zip(&run.images)
             .map(|((c, a), image)| status::container_status(c, a, image, uid))
             .collect();
-        let body = status::pod_status(statuses, &run.resize, run.observed_generation, run.started_ms, &run.ip);
+        let body = status::pod_status(
+            statuses,
+            &run.resize,
+            run.observed_generation,
+            run.started_ms,
+            &run.ip,
+        );
         if run.last_written.as_ref() == Some(&body) {
             None
         } else {
@@ -261,11 +295,20 @@ async fn reconcile(
     };
     if let Some(body) = patch {
         let result = api
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(json!({ "status": body })))
+            .patch_status(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "status": body })),
+            )
             .await;
         if let Err(e) = result {
             // Write again on the next tick.
-            if let Some(run) = shared.pods.lock().unwrap_or_else(|e| e.into_inner()).get_mut(uid) {
+            if let Some(run) = shared
+                .pods
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_mut(uid)
+            {
                 run.last_written = None;
             }
             return Err(error(e));
@@ -296,16 +339,16 @@ fn step(
     } else {
         let target: Vec<Resources> = wanted.iter().map(|w| w.1).collect();
         let current: Vec<Resources> = run.containers.iter().map(|c| c.actual).collect();
-        let retry = matches!(run.resize, ResizeState::Deferred { .. }) || generation != run.observed_generation;
+        let retry = matches!(run.resize, ResizeState::Deferred { .. })
+            || generation != run.observed_generation;
         if target.len() == current.len() && target != current && retry {
             let requests = target.iter().fold((0, 0), |acc, r| {
                 let (c, m) = r.effective_requests();
                 (acc.0 + c, acc.1 + m)
             });
-            let memory_changes = target
-                .iter()
-                .zip(&current)
-                .any(|(t, c)| t.memory_request != c.memory_request || t.memory_limit != c.memory_limit);
+            let memory_changes = target.iter().zip(&current).any(|(t, c)| {
+                t.memory_request != c.memory_request || t.memory_limit != c.memory_limit
+            });
             let guaranteed = qos(&current) == QosClass::Guaranteed;
             match decide_resize(node, guaranteed, memory_changes, others, requests) {
                 ResizeState::Settled => {

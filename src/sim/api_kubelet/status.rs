@@ -30,7 +30,12 @@ fn quantities(r: &Resources, limits: bool) -> Value {
 }
 
 /// `status.containerStatuses[]` entry.
-pub fn container_status(run: &ContainerRun, allocated: &Resources, image: &str, pod_uid: &str) -> Value {
+pub fn container_status(
+    run: &ContainerRun,
+    allocated: &Resources,
+    image: &str,
+    pod_uid: &str,
+) -> Value {
     let last = match &run.last_termination {
         Some(t) => json!({ "terminated": {
             "reason": t.reason, "exitCode": t.exit_code,
@@ -76,8 +81,12 @@ pub fn pod_status(
     ];
     let resize_condition = match resize {
         ResizeState::Settled => None,
-        ResizeState::Deferred { message } => Some(("PodResizePending", "Deferred", message.clone())),
-        ResizeState::Infeasible { message } => Some(("PodResizePending", "Infeasible", message.clone())),
+        ResizeState::Deferred { message } => {
+            Some(("PodResizePending", "Deferred", message.clone()))
+        }
+        ResizeState::Infeasible { message } => {
+            Some(("PodResizePending", "Infeasible", message.clone()))
+        }
         ResizeState::InProgress { error } => Some((
             "PodResizeInProgress",
             if error.is_some() { "Error" } else { "" },

@@ -34,25 +34,63 @@ fn usage(cpu: f64, mem_mib: f64) -> Usage {
 
 #[test]
 fn memory_above_the_limit_is_oom_killed_and_restarts() {
-    let mut c = ContainerRun::start("app", usage(100.0, 300.0), res(100, None, 128, Some(128)), ResizePolicy::default(), 0);
-    assert!(c.advance(7, "uid", 1_000), "300 MiB in a 128 MiB limit is killed");
+    let mut c = ContainerRun::start(
+        "app",
+        usage(100.0, 300.0),
+        res(100, None, 128, Some(128)),
+        ResizePolicy::default(),
+        0,
+    );
+    assert!(
+        c.advance(7, "uid", 1_000),
+        "300 MiB in a 128 MiB limit is killed"
+    );
     assert_eq!(c.restarts, 1);
-    assert_eq!(c.last_termination.as_ref().map(|t| t.reason.as_str()), Some("OOMKilled"));
-    let mut roomy = ContainerRun::start("app", usage(100.0, 300.0), res(100, None, 512, Some(512)), ResizePolicy::default(), 0);
+    assert_eq!(
+        c.last_termination.as_ref().map(|t| t.reason.as_str()),
+        Some("OOMKilled")
+    );
+    let mut roomy = ContainerRun::start(
+        "app",
+        usage(100.0, 300.0),
+        res(100, None, 512, Some(512)),
+        ResizePolicy::default(),
+        0,
+    );
     assert!(!roomy.advance(7, "uid", 1_000));
     assert_eq!(roomy.restarts, 0);
 }
 
 #[test]
 fn cpu_above_the_limit_is_throttled_and_counted() {
-    let mut c = ContainerRun::start("app", usage(800.0, 10.0), res(200, Some(400), 64, None), ResizePolicy::default(), 0);
+    let mut c = ContainerRun::start(
+        "app",
+        usage(800.0, 10.0),
+        res(200, Some(400), 64, None),
+        ResizePolicy::default(),
+        0,
+    );
     for s in 1..=10 {
         c.advance(7, "uid", s * 1_000);
     }
     assert_eq!(c.periods, 100, "ten seconds of 100 ms periods");
-    assert!(c.throttled_periods >= 40, "wants ~2x its limit: {}", c.throttled_periods);
-    assert!(c.cpu_seconds <= 4.0 + 1e-9, "never more than the limit: {}", c.cpu_seconds);
-    let mut free = ContainerRun::start("app", usage(100.0, 10.0), res(200, Some(400), 64, None), ResizePolicy::default(), 0);
+    assert!(
+        c.throttled_periods >= 40,
+        "wants ~2x its limit: {}",
+        c.throttled_periods
+    );
+    assert!(
+        c.cpu_seconds <= 4.0 + 1e-9,
+        "never more than the limit: {}",
+        c.cpu_seconds
+    );
+    let mut free = ContainerRun::start(
+        "app",
+        usage(100.0, 10.0),
+        res(200, Some(400), 64, None),
+        ResizePolicy::default(),
+        0,
+    );
     free.advance(7, "uid", 1_000);
     assert_eq!(free.throttled_periods, 0);
 }
@@ -63,7 +101,13 @@ fn resize_restarts_only_under_restart_container() {
         cpu: RestartPolicy::NotRequired,
         memory: RestartPolicy::RestartContainer,
     };
-    let mut c = ContainerRun::start("app", usage(100.0, 10.0), res(100, None, 64, Some(64)), policy, 0);
+    let mut c = ContainerRun::start(
+        "app",
+        usage(100.0, 10.0),
+        res(100, None, 64, Some(64)),
+        policy,
+        0,
+    );
     c.resize(res(200, None, 64, Some(64)), 10);
     assert_eq!(c.restarts, 0, "cpu is NotRequired");
     c.resize(res(200, None, 128, Some(128)), 20);
@@ -74,23 +118,47 @@ fn resize_restarts_only_under_restart_container() {
 #[test]
 fn resize_verdicts_follow_capacity_and_node_policies() {
     let n = node();
-    assert_eq!(decide_resize(&n, false, false, (1000, 0), (2000, 0)), ResizeState::Settled);
-    assert!(matches!(decide_resize(&n, false, false, (3000, 0), (2000, 0)), ResizeState::Deferred { .. }));
-    assert!(matches!(decide_resize(&n, false, false, (0, 0), (5000, 0)), ResizeState::Infeasible { .. }));
+    assert_eq!(
+        decide_resize(&n, false, false, (1000, 0), (2000, 0)),
+        ResizeState::Settled
+    );
+    assert!(matches!(
+        decide_resize(&n, false, false, (3000, 0), (2000, 0)),
+        ResizeState::Deferred { .. }
+    ));
+    assert!(matches!(
+        decide_resize(&n, false, false, (0, 0), (5000, 0)),
+        ResizeState::Infeasible { .. }
+    ));
     let mut cpu_static = node();
     cpu_static.managers.cpu_static = true;
-    assert!(matches!(decide_resize(&cpu_static, true, false, (0, 0), (100, 0)), ResizeState::Infeasible { .. }));
-    assert_eq!(decide_resize(&cpu_static, false, false, (0, 0), (100, 0)), ResizeState::Settled);
+    assert!(matches!(
+        decide_resize(&cpu_static, true, false, (0, 0), (100, 0)),
+        ResizeState::Infeasible { .. }
+    ));
+    assert_eq!(
+        decide_resize(&cpu_static, false, false, (0, 0), (100, 0)),
+        ResizeState::Settled
+    );
     let mut swap = node();
     swap.swap_bytes = 1 << 30;
-    assert!(matches!(decide_resize(&swap, false, true, (0, 0), (100, MIB)), ResizeState::Infeasible { .. }));
+    assert!(matches!(
+        decide_resize(&swap, false, true, (0, 0), (100, MIB)),
+        ResizeState::Infeasible { .. }
+    ));
 }
 
 #[test]
 fn qos_classes_follow_the_kubernetes_rules() {
     assert_eq!(qos(&[Resources::default()]), QosClass::BestEffort);
-    assert_eq!(qos(&[res(500, Some(500), 64, Some(64))]), QosClass::Guaranteed);
-    assert_eq!(qos(&[res(250, Some(500), 64, Some(64))]), QosClass::Burstable);
+    assert_eq!(
+        qos(&[res(500, Some(500), 64, Some(64))]),
+        QosClass::Guaranteed
+    );
+    assert_eq!(
+        qos(&[res(250, Some(500), 64, Some(64))]),
+        QosClass::Burstable
+    );
     let limits_only = Resources {
         cpu_limit: Some(500),
         memory_limit: Some(64 * MIB),

@@ -15,7 +15,9 @@ pub const POOL_LABEL: &str = "sim.getkerf.dev/pool";
 pub fn node(ns: &str, cpu_millis: u64, memory_mib: u64) -> Node {
     Node {
         name: format!("{ns}-node"),
-        labels: [(POOL_LABEL.to_string(), ns.to_string())].into_iter().collect(),
+        labels: [(POOL_LABEL.to_string(), ns.to_string())]
+            .into_iter()
+            .collect(),
         ready: true,
         allocatable_cpu: cpu_millis,
         allocatable_memory: memory_mib * MIB,
@@ -57,7 +59,10 @@ where
         if let Some(v) = check().await {
             return v;
         }
-        assert!(Instant::now() < deadline, "timed out after {limit:?} waiting for: {what}");
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting for: {what}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
-use pki::AGENT_USER;
 use pki::Pki;
+use pki::AGENT_USER;
 
 /// The running control plane.
 pub struct ControlPlane {
@@ -83,7 +83,12 @@ fn binaries() -> PathBuf {
         .expect("run scripts/ensure-kube.sh");
     assert!(out.status.success(), "scripts/ensure-kube.sh failed");
     let text = String::from_utf8_lossy(&out.stdout);
-    PathBuf::from(text.lines().last().expect("ensure-kube.sh prints the directory").trim())
+    PathBuf::from(
+        text.lines()
+            .last()
+            .expect("ensure-kube.sh prints the directory")
+            .trim(),
+    )
 }
 
 /// A process spec: name, program, args.
@@ -158,7 +163,12 @@ fn start() -> ControlPlane {
     let p = |path: &Path| path.display().to_string();
     let etcd_url = format!("http://127.0.0.1:{etcd_port}");
     let peer_url = format!("http://127.0.0.1:{peer_port}");
-    let kcm_config = pki.kubeconfig(&dir, "controller-manager", &server, &pki.tokens.controller_manager.token);
+    let kcm_config = pki.kubeconfig(
+        &dir,
+        "controller-manager",
+        &server,
+        &pki.tokens.controller_manager.token,
+    );
     let sched_config = pki.kubeconfig(&dir, "scheduler", &server, &pki.tokens.scheduler.token);
     for sub in ["etcd", "flex", "kcm-certs", "sched-certs"] {
         std::fs::create_dir_all(dir.join(sub)).expect("sub dir");
@@ -268,10 +278,17 @@ fn start() -> ControlPlane {
     plane.wait_healthy(&format!("{}/readyz", plane.server), Duration::from_secs(90));
     for spec in specs {
         let pid = keeper.spawn(spec);
-        plane.pids.lock().unwrap_or_else(|e| e.into_inner()).push(pid);
+        plane
+            .pids
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(pid);
     }
     for port in [kcm_port, sched_port] {
-        plane.wait_healthy(&format!("https://127.0.0.1:{port}/healthz"), Duration::from_secs(90));
+        plane.wait_healthy(
+            &format!("https://127.0.0.1:{port}/healthz"),
+            Duration::from_secs(90),
+        );
     }
     let start_to_ready = started.elapsed();
     plane.install_agent_rbac();
@@ -325,7 +342,10 @@ impl ControlPlane {
         .expect("health thread");
         if !healthy {
             self.record_failure();
-            panic!("not healthy after {limit:?}; logs in {}", self.dir.display());
+            panic!(
+                "not healthy after {limit:?}; logs in {}",
+                self.dir.display()
+            );
         }
     }
 
@@ -352,12 +372,21 @@ impl ControlPlane {
             "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kerf-agent" },
             "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": AGENT_USER }],
         });
-        let (server, ca, token) = (self.server.clone(), self.pki.ca_pem.clone(), self.pki.tokens.admin.token.clone());
+        let (server, ca, token) = (
+            self.server.clone(),
+            self.pki.ca_pem.clone(),
+            self.pki.tokens.admin.token.clone(),
+        );
         std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
             rt.block_on(async move {
                 let client = reqwest::Client::builder()
-                    .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).expect("ca"))
+                    .add_root_certificate(
+                        reqwest::Certificate::from_pem(ca.as_bytes()).expect("ca"),
+                    )
                     .build()
                     .expect("client");
                 for (kind, body) in [("ClusterRole", role), ("ClusterRoleBinding", binding)] {
@@ -407,7 +436,10 @@ impl ControlPlane {
         if self.failures.load(Ordering::SeqCst) == 0 {
             let _ = std::fs::remove_dir_all(&self.dir);
         } else {
-            eprintln!("kube: a test failed; control-plane logs kept in {}", self.dir.display());
+            eprintln!(
+                "kube: a test failed; control-plane logs kept in {}",
+                self.dir.display()
+            );
         }
     }
 
@@ -431,7 +463,8 @@ impl ControlPlane {
     }
 
     pub async fn unprivileged(&self) -> Client {
-        self.client_for("jane", &self.pki.tokens.unprivileged.token).await
+        self.client_for("jane", &self.pki.tokens.unprivileged.token)
+            .await
     }
 
     /// Marks the run failed so the logs are kept.
@@ -442,7 +475,11 @@ impl ControlPlane {
 
 fn is_zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| s.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')))
+        .map(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        })
         .unwrap_or(true)
 }
 

@@ -43,7 +43,10 @@ impl Tokens {
             agent: Identity {
                 token: token("agent"),
                 user: AGENT_USER,
-                groups: &["system:serviceaccounts", "system:serviceaccounts:kerf-system"],
+                groups: &[
+                    "system:serviceaccounts",
+                    "system:serviceaccounts:kerf-system",
+                ],
             },
             unprivileged: Identity {
                 token: token("jane"),
@@ -72,7 +75,15 @@ impl Tokens {
             &self.scheduler,
         ]
         .iter()
-        .map(|i| format!("{},{},{},\"{}\"\n", i.token, i.user, i.user, i.groups.join(",")))
+        .map(|i| {
+            format!(
+                "{},{},{},\"{}\"\n",
+                i.token,
+                i.user,
+                i.user,
+                i.groups.join(",")
+            )
+        })
         .collect()
     }
 }

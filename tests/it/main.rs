@@ -22,6 +22,7 @@ mod fleet_clock;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;
+mod one_clock;
 mod policies_api;
 mod route_table;
 mod runs_api;

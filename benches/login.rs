@@ -32,13 +32,13 @@ async fn run() {
         readers: 2,
         busy_timeout_ms: 5000,
     };
-    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts).expect("store");
+    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, 0).expect("store");
     let config = Arc::new(Config::default());
     let state = AppState::new(
         store.clone(),
         Arc::new(Metrics::new()),
         config.clone(),
-        kerf::runs::Runs::new(store.clone(), Arc::new(kerf::runs::SystemClock)),
+        kerf::runs::Runs::new(store.clone(), Arc::new(kerf::clock::SystemClock)),
     )
     .expect("state");
     let phc = state.auth.hasher.hash(PASSWORD).expect("hash");
@@ -52,6 +52,7 @@ async fn run() {
                     role: Some("admin"),
                     password_hash: &phc,
                 },
+                0,
             )
         })
         .expect("user");

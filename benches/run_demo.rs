@@ -6,8 +6,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use kerf::clock::SystemClock;
 use kerf::datasource::{Datasource, DemoFleet};
-use kerf::runs::{Runs, SystemClock, Trigger};
+use kerf::runs::{Runs, Trigger};
 use kerf::store::{self, Store, StoreOptions};
 
 fn main() {
@@ -16,7 +17,7 @@ fn main() {
         readers: 2,
         busy_timeout_ms: 5000,
     };
-    let store = Store::open_and_migrate(&dir.join("kerf.db"), &opts).expect("store");
+    let store = Store::open_and_migrate(&dir.join("kerf.db"), &opts, 0).expect("store");
     for (i, name) in DemoFleet::clusters().iter().enumerate() {
         let digest = format!("bench-{i}");
         store
@@ -27,6 +28,7 @@ fn main() {
                         name,
                         token_sha256: &digest,
                     },
+                    0,
                 )
             })
             .expect("cluster");

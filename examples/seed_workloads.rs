@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context};
+use kerf::clock::{Clock, SystemClock};
 use kerf::store::{
     self, ChunkWrite, NewRecommendation, Store, StoreOptions, WorkloadFilter, WorkloadRow,
     WorkloadSeen, WorkloadSort,
@@ -30,7 +31,8 @@ fn main() -> anyhow::Result<()> {
         readers: 1,
         busy_timeout_ms: 5000,
     };
-    let db = Store::open_and_migrate(&dir.join("kerf.db"), &opts)?;
+    let now = SystemClock.now_ms();
+    let db = Store::open_and_migrate(&dir.join("kerf.db"), &opts, now)?;
     let templates = db.write_blocking(templates)?;
     if templates.is_empty() {
         bail!(
@@ -39,7 +41,6 @@ fn main() -> anyhow::Result<()> {
         );
     }
     let have = db.write_blocking(count_workloads)?;
-    let now = store::now_ms();
     let mut written = 0;
     for start in (have..count).step_by(CHUNK) {
         let mut chunk = ChunkWrite {

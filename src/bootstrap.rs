@@ -30,6 +30,7 @@ pub fn create_token(
     role: &str,
     expires_at: Option<i64>,
     actor: &str,
+    now: i64,
 ) -> Result<String, BootstrapError> {
     if !matches!(role, "admin" | "editor" | "viewer") {
         return Err(BootstrapError::Invalid(format!(
@@ -49,7 +50,7 @@ pub fn create_token(
         reason: None,
     };
     store.write_blocking(|c| {
-        store::config_audit::in_transaction(c, &ctx, |tx| {
+        store::config_audit::in_transaction(c, &ctx, now, |tx| {
             let t = store::insert_token(
                 tx,
                 &store::NewApiToken {
@@ -60,6 +61,7 @@ pub fn create_token(
                     token_sha256: &digest,
                     expires_at,
                 },
+                now,
             )?;
             let change = Change::new(action::TOKEN_CREATED, "token", t.id, Some(&t.name))
                 .after(TokenView::from(&t));
@@ -78,6 +80,7 @@ pub fn create_user(
     role: Option<&str>,
     password: &str,
     actor: &str,
+    now: i64,
 ) -> Result<(), BootstrapError> {
     if let Some(r) = role {
         if !matches!(r, "admin" | "editor" | "viewer") {
@@ -99,7 +102,7 @@ pub fn create_user(
         reason: None,
     };
     store.write_blocking(|c| {
-        store::config_audit::in_transaction(c, &ctx, |tx| {
+        store::config_audit::in_transaction(c, &ctx, now, |tx| {
             let u = store::users::insert_user(
                 tx,
                 &store::NewUser {
@@ -108,6 +111,7 @@ pub fn create_user(
                     role,
                     password_hash: &phc,
                 },
+                now,
             )?;
             let change = Change::new(action::USER_CREATED, "user", u.id, Some(&u.username))
                 .after(UserView::from(&u));
@@ -118,7 +122,12 @@ pub fn create_user(
 }
 
 /// Registers a cluster (`ClusterCreated`) and returns its agent token (shown once).
-pub fn create_cluster(store: &Store, name: &str, actor: &str) -> Result<String, BootstrapError> {
+pub fn create_cluster(
+    store: &Store,
+    name: &str,
+    actor: &str,
+    now: i64,
+) -> Result<String, BootstrapError> {
     if !crate::commands::valid_cluster_name(name) {
         return Err(BootstrapError::Invalid(
             "cluster name must be 1-63 lower-case letters, digits or '-', starting and ending with a letter or digit".into(),
@@ -131,12 +140,12 @@ pub fn create_cluster(store: &Store, name: &str, actor: &str) -> Result<String, 
         reason: None,
     };
     store.write_blocking(|c| {
-        store::config_audit::in_transaction(c, &ctx, |tx| {
+        store::config_audit::in_transaction(c, &ctx, now, |tx| {
             let new = store::NewCluster {
                 name,
                 token_sha256: &digest,
             };
-            let cl = store::insert_cluster_with(tx, &new, &Default::default(), store::now_ms())?;
+            let cl = store::insert_cluster_with(tx, &new, &Default::default(), now)?;
             let change = Change::new(action::CLUSTER_CREATED, "cluster", &cl.name, Some(&cl.name))
                 .after(crate::api::clusters::ClusterView::from(&cl));
             Ok((cl, change))

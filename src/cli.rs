@@ -228,11 +228,22 @@ fn serve(config: Config) -> Result<(), Exit> {
         .map_err(Exit::runtime)?;
     runtime
         .block_on(crate::server::run(config))
-        .map_err(|e| match e {
-            crate::server::ServeError::Store(crate::store::StoreError::TooNew { .. }) => {
-                Exit::usage(e)
-            }
-            crate::server::ServeError::Tls(_) => Exit::usage(e),
-            _ => Exit::runtime(e),
-        })
+        .map_err(serve_exit)
+}
+
+/// The exit of a server that stopped with `e`: bad input (a too-new database, bad TLS
+/// files) is a usage error (2); anything else, a failed background job included, is 1.
+pub fn serve_exit(e: crate::server::ServeError) -> Exit {
+    match e {
+        crate::server::ServeError::Store(crate::store::StoreError::TooNew { .. }) => Exit::usage(e),
+        crate::server::ServeError::Tls(_) => Exit::usage(e),
+        _ => Exit::runtime(e),
+    }
+}
+
+/// The binary's way out on failure: one line on stderr, then the exit code.
+pub fn exit_with(exit: Exit) -> ! {
+    let line = exit.message.lines().next().unwrap_or("failed").to_string();
+    eprintln!("kerf: {line}");
+    std::process::exit(exit.code)
 }

@@ -6,12 +6,18 @@ use std::path::Path;
 
 use crate::bootstrap;
 use crate::cli::{ClusterAction, ConfigAction, Exit, TokenAction, UserAction};
+use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
 use crate::server::store_options;
 use crate::store::{self, Store};
 
 fn open_store(config: &Config) -> Result<Store, Exit> {
-    Store::open_and_migrate(&config.database_path(), &store_options(config)).map_err(store_exit)
+    Store::open_and_migrate(
+        &config.database_path(),
+        &store_options(config),
+        SystemClock.now_ms(),
+    )
+    .map_err(store_exit)
 }
 
 fn store_exit(e: store::StoreError) -> Exit {
@@ -135,10 +141,17 @@ pub fn token(config: &Config, action: TokenAction) -> Result<(), Exit> {
         expires_in_days,
     } = action;
     let store = open_store(config)?;
-    let expires_at = expires_in_days.map(|d| store::now_ms() + i64::from(d) * 86_400_000);
-    let value =
-        bootstrap::create_token(&store, &name, &role, expires_at, "kerf token create (cli)")
-            .map_err(bootstrap_exit)?;
+    let now = SystemClock.now_ms();
+    let expires_at = expires_in_days.map(|d| now + i64::from(d) * 86_400_000);
+    let value = bootstrap::create_token(
+        &store,
+        &name,
+        &role,
+        expires_at,
+        "kerf token create (cli)",
+        now,
+    )
+    .map_err(bootstrap_exit)?;
     eprintln!(
         "created {role} token {:?}; it is shown only once:",
         name.trim()
@@ -177,6 +190,7 @@ pub fn users(config: &Config, action: UserAction) -> Result<(), Exit> {
         role.as_deref(),
         &password,
         "kerf users create (cli)",
+        SystemClock.now_ms(),
     )
     .map_err(bootstrap_exit)?;
     let role_text = role.as_deref().unwrap_or("no fleet role");
@@ -202,8 +216,13 @@ pub fn clusters(config: &Config, action: ClusterAction) -> Result<(), Exit> {
     let store = open_store(config)?;
     match action {
         ClusterAction::Create { name } => {
-            let value = bootstrap::create_cluster(&store, &name, "kerf clusters create (cli)")
-                .map_err(bootstrap_exit)?;
+            let value = bootstrap::create_cluster(
+                &store,
+                &name,
+                "kerf clusters create (cli)",
+                SystemClock.now_ms(),
+            )
+            .map_err(bootstrap_exit)?;
             eprintln!("registered cluster {name:?}; its agent token is shown only once:");
             println!("{value}");
         }

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use crate::auth::token;
 use crate::cli::Exit;
+use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, Mode};
 use crate::datasource::{Datasource, DemoFleet};
-use crate::runs::settings::RECOMMENDER_KEY;
+use crate::runs::recommender::RECOMMENDER_KEY;
 use crate::runs::{RecommenderSettings, Trigger};
 use crate::server::{store_options, Started};
 use crate::store::{self, Store, StoreError};
@@ -35,9 +36,12 @@ pub fn run(mut config: Config, explicit_data_dir: bool) -> Result<(), Exit> {
         .map_err(Exit::runtime)?;
     let data_dir = config.data_dir.clone();
     let source = Datasource::demo(DEMO_SEED);
-    let result = runtime.block_on(crate::server::run_with(config, Some(source), move |s| {
-        ready(s, credentials, data_dir, explicit_data_dir)
-    }));
+    let result = runtime.block_on(crate::server::run_with(
+        config,
+        Some(source),
+        |_, _| {},
+        move |s| ready(s, credentials, data_dir, explicit_data_dir),
+    ));
     drop(runtime);
     if let Some(dir) = ephemeral {
         let _ = std::fs::remove_dir_all(&dir);
@@ -48,14 +52,15 @@ pub fn run(mut config: Config, explicit_data_dir: bool) -> Result<(), Exit> {
 /// Migrates, registers the demo clusters, turns on leak detection (the demo has a
 /// leak to show) and makes the admin login and API token.
 fn prepare(config: &Config) -> Result<Credentials, StoreError> {
-    let store = Store::open_and_migrate(&config.database_path(), &store_options(config))?;
+    let now = SystemClock.now_ms();
+    let store = Store::open_and_migrate(&config.database_path(), &store_options(config), now)?;
     for name in DemoFleet::clusters() {
         let digest = token::hash(&token::generate(token::CLUSTER_TOKEN_PREFIX));
         let new = store::NewCluster {
             name,
             token_sha256: &digest,
         };
-        match store.write_blocking(|c| store::insert_cluster(c, &new)) {
+        match store.write_blocking(|c| store::insert_cluster(c, &new, now)) {
             Ok(_) | Err(StoreError::Conflict(_)) => {}
             Err(e) => return Err(e),
         }
@@ -69,11 +74,11 @@ fn prepare(config: &Config) -> Result<Credentials, StoreError> {
                 .map_err(|e| StoreError::Task(e.to_string()))?;
             let doc =
                 serde_json::to_string(&settings).map_err(|e| StoreError::Task(e.to_string()))?;
-            store::put_setting(c, RECOMMENDER_KEY, &doc, store::now_ms())?;
+            store::put_setting(c, RECOMMENDER_KEY, &doc, now)?;
         }
         Ok(())
     })?;
-    let token = crate::bootstrap::create_token(&store, "demo", "admin", None, "kerf demo")
+    let token = crate::bootstrap::create_token(&store, "demo", "admin", None, "kerf demo", now)
         .map_err(|e| StoreError::Task(e.to_string()))?;
     let password = crate::auth::password::generate();
     match crate::bootstrap::create_user(
@@ -83,6 +88,7 @@ fn prepare(config: &Config) -> Result<Credentials, StoreError> {
         Some("admin"),
         &password,
         "kerf demo",
+        now,
     ) {
         Ok(()) => Ok(Credentials {
             token,

@@ -4,13 +4,23 @@
 //! Module map (the architecture's source of truth; arrows point one way):
 //! - `analysis`: the pure recommendation engine (no IO, clock, randomness, async or
 //!   logging). Imports nothing else of kerf.
-//! - `events`: the audit-event vocabulary and batch validation (pure).
+//! - `wire`: what travels between hub and agent (config feed, recommendation feed,
+//!   heartbeat, typed agent events, the recommendation summary), Serialize +
+//!   Deserialize. Uses only `policy` and `timestamp`; no store, no HTTP, so the agent
+//!   imports it in either build.
+//! - `events`: the audit-event vocabulary and batch validation (pure), validating into
+//!   `wire::AgentEvent`.
 //! - `store`: SQLite: migrations, one writer + readers, every SQL statement. Knows
 //!   `events` types, nothing of HTTP.
 //! - `auth`: tokens and principals. Uses `store`.
 //! - `api`: HTTP handlers, the route table with per-route permissions, errors. Uses
 //!   `store`, `auth`, `events`, `runs`, `metrics`, `ui`.
-//! - `server`: listener, TLS, graceful shutdown. Uses `api`.
+//! - `server`: listener, TLS, graceful shutdown; starts and supervises the background
+//!   jobs. Uses `api`, `jobs`, `runs`, `fleet`.
+//! - `jobs`: the supervised job runner (named jobs, status, graceful stop; a panic in a
+//!   job stops the hub non-zero, naming it). Imports nothing of kerf.
+//! - `clock`: the one `Clock` (system and manual). Imports nothing of kerf; below the
+//!   top of the process everything takes `now` from its caller.
 //! - `cli` / `commands` / `demo`: the command line (`demo` wires the demo fleet into
 //!   `server`). Uses everything above; holds no domain logic.
 //! - `config`, `telemetry`, `shutdown`, `tls`, `metrics`, `ui`: infrastructure leaves.
@@ -18,12 +28,12 @@
 //! - `datasource`: usage from Prometheus-compatible APIs or the demo fleet, mapped into
 //!   the engine's input. Uses `analysis` types.
 //! - `runs`: recommendation runs (collect → analyze → store), their schedule,
-//!   progress, retention, settings and savings. Uses `datasource`, `analysis`, `store`;
+//!   progress, retention, recommender and pricing settings and savings. Uses `datasource`, `analysis`, `store`;
 //!   knows nothing of HTTP. After each run it asks `fleet::readiness` to re-evaluate
 //!   the cluster (the one call back into `fleet`).
-//! - `fleet`: automation pauses and auto-resume, cluster readiness, agent settings and
-//!   the per-workload effective policy of the config feed. Uses `store`, `runs` (clock,
-//!   datasource, settings), `policy`, `events`; knows nothing of HTTP.
+//! - `fleet`: automation pauses and auto-resume, cluster readiness, agent settings
+//!   (`agent_settings`) and the per-workload effective policy of the config feed. Uses
+//!   `store`, `runs` (datasource, settings), `policy`, `events`; knows nothing of HTTP.
 //!
 //! Later parts plug in beside these: `notify`, `agent` (feature `agent`) and `sim`.
 
@@ -32,6 +42,7 @@ pub mod api;
 pub mod auth;
 pub mod bootstrap;
 pub mod cli;
+pub mod clock;
 pub mod cluster;
 pub mod commands;
 pub mod config;
@@ -39,6 +50,7 @@ pub mod datasource;
 pub mod demo;
 pub mod events;
 pub mod fleet;
+pub mod jobs;
 pub mod metrics;
 pub mod policy;
 pub mod runs;
@@ -50,3 +62,4 @@ pub mod telemetry;
 pub mod timestamp;
 pub mod tls;
 pub mod ui;
+pub mod wire;

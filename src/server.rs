@@ -1,8 +1,10 @@
-//! `kerf serve`: opens the store, builds the app, starts the run scheduler and the fleet
-//! ticker (auto-resume, readiness) and serves
-//! over HTTP or HTTPS until SIGTERM; then stops the scheduler and accepting, lets
-//! in-flight requests finish (bounded by `http.shutdown_grace_seconds`) and checkpoints
-//! the database. `kerf demo` uses the same path with a hook that runs once listening.
+//! `kerf serve`: opens the store, builds the app, starts the hub's supervised jobs (run
+//! scheduler, retention, fleet ticker) and serves over HTTP or HTTPS until SIGTERM; then
+//! stops accepting, lets in-flight requests finish (bounded by
+//! `http.shutdown_grace_seconds`), stops the jobs and checkpoints the database. A job
+//! that fails ends serving the same way, and `run` returns its failure (exit 1), so a
+//! half-alive hub is restarted. `kerf demo` uses the same path with a hook that runs
+//! once listening.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -17,7 +19,9 @@ use tokio::net::TcpListener;
 use tower::ServiceExt;
 
 use crate::api::{self, AppState};
+use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
+use crate::jobs::{JobFailure, Jobs};
 use crate::metrics::Metrics;
 use crate::store::{Store, StoreOptions};
 
@@ -30,6 +34,9 @@ pub enum ServeError {
     Tls(#[from] crate::tls::TlsError),
     #[error(transparent)]
     Auth(#[from] crate::auth::password::PasswordError),
+    /// A background job panicked or ended on its own: the process exits non-zero.
+    #[error(transparent)]
+    Job(#[from] JobFailure),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -54,18 +61,21 @@ pub struct Started {
 
 /// Runs the hub until a shutdown signal.
 pub async fn run(config: Config) -> Result<(), ServeError> {
-    run_with(config, None, |_| async {}).await
+    run_with(config, None, |_, _| {}, |_| async {}).await
 }
 
-/// Runs the hub until a shutdown signal; `on_ready` runs as its own task once the
-/// listener is bound and the scheduler started. `source`, when given, answers for every
-/// cluster (the demo fleet).
-pub async fn run_with<F, Fut>(
+/// Runs the hub until a shutdown signal or a job failure. `source`, when given, answers
+/// for every cluster (the demo fleet); `more_jobs` adds jobs beside the hub's own (the
+/// demo's, later the in-process agent's); `on_ready` runs as its own task once the
+/// listener is bound and the jobs started.
+pub async fn run_with<J, F, Fut>(
     config: Config,
     source: Option<crate::datasource::Datasource>,
+    more_jobs: J,
     on_ready: F,
 ) -> Result<(), ServeError>
 where
+    J: FnOnce(&AppState, &mut Jobs),
     F: FnOnce(Started) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
@@ -77,7 +87,9 @@ where
     };
     let db_path = config.database_path();
     let opts = store_options(&config);
-    let store = tokio::task::spawn_blocking(move || Store::open_and_migrate(&db_path, &opts))
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let now = clock.now_ms();
+    let store = tokio::task::spawn_blocking(move || Store::open_and_migrate(&db_path, &opts, now))
         .await
         .map_err(|e| crate::store::StoreError::Task(e.to_string()))??;
     let metrics = Arc::new(Metrics::new());
@@ -93,52 +105,62 @@ where
         source,
     })?;
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
-    let mut runs = crate::runs::Runs::new(store.clone(), Arc::new(crate::runs::SystemClock))
-        .with_data_dir(config.data_dir.clone());
+    let mut runs = crate::runs::Runs::new(store.clone(), clock)
+        .with_data_dir(config.data_dir.clone())
+        .with_metrics(metrics.clone());
     if let Some(source) = source {
         runs = runs.with_source(source);
     }
-    let state = AppState::new(store.clone(), metrics, Arc::new(config), runs.clone())?;
+    let state = AppState::new(store.clone(), metrics, Arc::new(config), runs)?;
     let app = api::app(state.clone());
-    let (stop_scheduler, stopped) = tokio::sync::oneshot::channel::<()>();
-    let scheduler = tokio::spawn(crate::runs::scheduler::run(runs, store.clone(), async {
-        let _ = stopped.await;
-    }));
-    let (stop_ticker, ticker_stopped) = tokio::sync::oneshot::channel::<()>();
-    let ticker = tokio::spawn(crate::fleet::ticker::run(
-        store.clone(),
-        state.runs.clone(),
-        state.fleet.clone(),
-        async {
-            let _ = ticker_stopped.await;
-        },
-    ));
+    let mut jobs = hub_jobs(&state);
+    more_jobs(&state, &mut jobs);
     tracing::info!(addr = %local, tls = tls.is_some(), "listening");
     tokio::spawn(on_ready(Started { addr: local, state }));
-    accept_loop(listener, tls, app, grace).await;
-    let _ = stop_scheduler.send(());
-    let _ = scheduler.await;
-    let _ = stop_ticker.send(());
-    let _ = ticker.await;
+    let failed = accept_loop(listener, tls, app, grace, &mut jobs).await;
+    let mut failures: Vec<_> = failed.into_iter().collect();
+    failures.extend(jobs.stop(grace).await);
     let s = store.clone();
     match tokio::task::spawn_blocking(move || s.checkpoint()).await {
         Ok(Ok(())) => tracing::info!("database checkpointed; bye"),
         Ok(Err(e)) => tracing::error!(error = %e, "checkpoint failed"),
         Err(e) => tracing::error!(error = %e, "checkpoint task failed"),
     }
-    Ok(())
+    match failures.into_iter().next() {
+        Some(f) => Err(ServeError::Job(f)),
+        None => Ok(()),
+    }
 }
 
+/// The hub's background jobs, one line each; the server supervises and stops them.
+pub fn hub_jobs(state: &AppState) -> Jobs {
+    let mut jobs = Jobs::new(state.jobs.clone());
+    let (runs, fleet, store) = (&state.runs, &state.fleet, &state.store);
+    jobs.spawn("run-scheduler", |stop| {
+        crate::runs::scheduler::run(runs.clone(), store.clone(), stop)
+    });
+    jobs.spawn("retention", |stop| {
+        crate::runs::retention::run(runs.clone(), store.clone(), stop)
+    });
+    jobs.spawn("fleet-ticker", |stop| {
+        crate::fleet::ticker::run(store.clone(), runs.clone(), fleet.clone(), stop)
+    });
+    jobs
+}
+
+/// Serves until the shutdown signal or a job failure (returned), then drains.
 async fn accept_loop(
     listener: TcpListener,
     tls: Option<tokio_rustls::TlsAcceptor>,
     app: axum::Router,
     grace: Duration,
-) {
+    jobs: &mut Jobs,
+) -> Option<JobFailure> {
     let graceful = GracefulShutdown::new();
     let builder = Builder::new(TokioExecutor::new());
     let stop = crate::shutdown::signal();
     tokio::pin!(stop);
+    let mut failed = None;
     loop {
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -149,6 +171,10 @@ async fn accept_loop(
                 }
             },
             _ = &mut stop => break,
+            failure = jobs.failure() => {
+                failed = Some(failure);
+                break;
+            }
         };
         let _ = stream.set_nodelay(true);
         let svc = app
@@ -194,4 +220,5 @@ async fn accept_loop(
             "grace period over; closing remaining connections"
         );
     }
+    failed
 }

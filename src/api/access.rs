@@ -263,7 +263,7 @@ async fn authenticate(
     cookie: Option<String>,
 ) -> Result<Principal, ApiError> {
     if let Some(bearer) = bearer {
-        return Ok(resolve_bearer(&state.store, &bearer, state.auth.clock.now_ms()).await?);
+        return Ok(resolve_bearer(&state.store, &bearer, state.now()).await?);
     }
     match cookie {
         Some(value) => Ok(state.auth.resolve_session(&state.store, &value).await?),

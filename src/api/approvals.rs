@@ -21,7 +21,7 @@ use super::AppState;
 use crate::events::config_change::{action, target, Change};
 use crate::policy::Mode;
 use crate::store::approvals::{insert_approval, ApprovalRecord};
-use crate::store::{now_ms, StoreError};
+use crate::store::StoreError;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -55,6 +55,7 @@ pub async fn approve(
     Path(id): Path<String>,
     body: axum::body::Body,
 ) -> Result<Response, ApiError> {
+    let now = state.now();
     let body: ApproveBody = read_json(body).await?;
     let w = scoped_workload(&state, &access, &id, Scope::Write).await?;
     let r = resolve_workload(&state, &w).await?;
@@ -100,7 +101,7 @@ pub async fn approve(
         workload_id: w.seen.id.clone(),
         recommendation_id: rec.id.clone(),
         actor: serde_json::to_string(&ctx.actor).map_err(ApiError::internal)?,
-        created_at: now_ms(),
+        created_at: now,
         consumed_at: None,
         consumed_by_event: None,
     };
@@ -111,7 +112,7 @@ pub async fn approve(
     );
     state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             insert_approval(tx, &stored)?;
             let c = Change::new(
                 action::WORKLOAD_APPROVED,

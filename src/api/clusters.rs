@@ -21,6 +21,7 @@ use crate::auth::token;
 use crate::events::config_change::{action, Change};
 use crate::store::{self, ClusterMeta, ClusterPatch, ClusterRecord, FreezeRecord, NewCluster};
 use crate::timestamp::format_ms as rfc3339_ms;
+use crate::wire::Freeze;
 
 /// The API representation of a cluster (also `before`/`after` of its audit rows; it
 /// never holds the token or its hash).
@@ -37,21 +38,10 @@ pub struct ClusterView {
     pub updated_at: Option<String>,
     pub retired_at: Option<String>,
     pub token_rotated_at: Option<String>,
-    pub freeze: Value,
+    pub freeze: Freeze,
 }
 
-/// The freeze as the API shows it.
-pub fn freeze_view(f: Option<&FreezeRecord>) -> Value {
-    match f {
-        None => json!({ "enabled": false }),
-        Some(f) => json!({
-            "enabled": true,
-            "reason": f.reason,
-            "since": rfc3339_ms(f.since),
-            "until": f.until.map(rfc3339_ms),
-        }),
-    }
-}
+pub use crate::fleet::clusters::freeze_view;
 
 impl From<&ClusterRecord> for ClusterView {
     fn from(c: &ClusterRecord) -> Self {
@@ -152,7 +142,7 @@ pub fn future_time(field: &str, text: &str, now: i64) -> Result<i64, ApiError> {
 }
 
 fn now(state: &AppState) -> i64 {
-    state.runs.clock().now_ms()
+    state.now()
 }
 
 /// `GET /v1/clusters`: every cluster (retired ones too) with its readiness.
@@ -238,7 +228,7 @@ pub async fn register(
     let value = token::generate(token::CLUSTER_TOKEN_PREFIX);
     let digest = token::hash(&value);
     let c = st
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let new = NewCluster {
                 name: &name,
                 token_sha256: &digest,
@@ -274,7 +264,7 @@ pub async fn update(
     let now = now(&state);
     let c = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let (before, after) = store::clusters::update_cluster(tx, &name, &patch, now)?;
             Ok((after.clone(), updated(&before, &after)))
         })
@@ -304,7 +294,7 @@ pub async fn retire(
     let now = now(&state);
     state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = store::clusters::retire_cluster(tx, &name, now)?;
             let change = Change::new(action::CLUSTER_DELETED, "cluster", &name, Some(&name))
                 .before(ClusterView::from(&before));
@@ -329,7 +319,7 @@ pub async fn rotate_token(
     let now = now(&state);
     let c = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let (before, after) = store::clusters::rotate_cluster_token(tx, &name, &digest, now)?;
             Ok((after.clone(), updated(&before, &after)))
         })
@@ -372,7 +362,7 @@ pub async fn put_freeze(
     let ctx = context(&access, b.reason)?;
     let c = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let (before, after) =
                 store::clusters::set_cluster_freeze(tx, &name, freeze.as_ref(), now)?;
             Ok((after.clone(), updated(&before, &after)))
@@ -395,5 +385,5 @@ pub async fn readiness(
                 .ok_or_else(|| store::StoreError::NotFound(format!("readiness of {name:?}")))
         })
         .await?;
-    Ok(Json(crate::fleet::readiness::view(&r.0, &r.1)))
+    Ok(Json(json!(crate::fleet::readiness::view(&r.0, &r.1))))
 }

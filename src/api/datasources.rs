@@ -13,7 +13,7 @@ use super::access::Access;
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::AppState;
-use crate::datasource::settings::{public_view, validate, DatasourceSettings};
+use crate::datasource::connection::{public_view, validate, DatasourceSettings};
 use crate::datasource::{scope_for, Datasource, SecretKey, Secrets, Source};
 use crate::events::config_change::{action, target, Change, MASK};
 use crate::store::{self, DatasourceRecord, StoreError};
@@ -117,6 +117,7 @@ pub async fn create(
     access: Access,
     body: Bytes,
 ) -> Result<Response, ApiError> {
+    let now = state.now();
     let key = key(&state)?;
     let mut body = body_json(&body)?;
     let ctx = context(&access, take_reason(&mut body)?)?;
@@ -126,8 +127,9 @@ pub async fn create(
     let k = key.clone();
     let rec = state
         .store
-        .write_audited(ctx, move |tx| {
-            let rec = store::insert_datasource(tx, &settings.name, &settings.kind, &json, &sealed)?;
+        .write_audited(ctx, now, move |tx| {
+            let rec =
+                store::insert_datasource(tx, &settings.name, &settings.kind, &json, &sealed, now)?;
             let after = audit_view(&view_or_task(&rec, &k)?);
             let change = change(action::DATASOURCE_CREATED, &rec).after(after);
             Ok((rec, change))
@@ -170,6 +172,7 @@ pub async fn replace(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
+    let now = state.now();
     let id = parse_id(&id)?;
     let key = key(&state)?;
     let rec = fetch(&state, id).await?;
@@ -182,12 +185,19 @@ pub async fn replace(
     let k = key.clone();
     let rec = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = store::get_datasource(tx, id)?
                 .ok_or_else(|| StoreError::NotFound(format!("datasource {id}")))?;
-            let rec =
-                store::update_datasource(tx, id, &settings.name, &settings.kind, &json, &sealed)?
-                    .ok_or_else(|| StoreError::NotFound(format!("datasource {id}")))?;
+            let rec = store::update_datasource(
+                tx,
+                id,
+                &settings.name,
+                &settings.kind,
+                &json,
+                &sealed,
+                now,
+            )?
+            .ok_or_else(|| StoreError::NotFound(format!("datasource {id}")))?;
             let change = change(action::DATASOURCE_UPDATED, &rec)
                 .before(audit_view(&view_or_task(&before, &k)?))
                 .after(audit_view(&view_or_task(&rec, &k)?));
@@ -206,12 +216,13 @@ pub async fn delete(
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<StatusCode, ApiError> {
+    let now = state.now();
     let id = parse_id(&id)?;
     let ctx = context(&access, reason_query(query.as_deref())?)?;
     let k = key(&state)?;
     state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = store::get_datasource(tx, id)?
                 .ok_or_else(|| StoreError::NotFound(format!("datasource {id}")))?;
             store::delete_datasource(tx, id)?;
@@ -254,6 +265,7 @@ pub async fn set_for_cluster(
     Path(cluster): Path<String>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
+    let now = state.now();
     let body = body_json(&body)?;
     let id = body
         .get("datasourceId")
@@ -266,7 +278,7 @@ pub async fn set_for_cluster(
     let name = cluster.clone();
     let ok = state
         .store
-        .write(move |c| store::set_cluster_datasource(c, &name, id))
+        .write(move |c| store::set_cluster_datasource(c, &name, id, now))
         .await?;
     if !ok {
         return Err(ApiError::not_found(format!(

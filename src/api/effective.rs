@@ -11,7 +11,7 @@ use super::access::{Access, Via};
 use super::error::ApiError;
 use super::AppState;
 use crate::events::config_change::{ActorTeam, AuditContext};
-use crate::policy::{PolicySet, Resolution, WorkloadRef};
+use crate::policy::{PolicySet, Resolution};
 use crate::store::WorkloadRow;
 
 /// Whether the caller reads or changes the workload.
@@ -86,16 +86,12 @@ pub async fn policy_set(state: &AppState, cluster: Option<&str>) -> Result<Polic
         .map_err(ApiError::internal)
 }
 
-/// The reference resolution matches on.
-pub fn workload_ref(w: &WorkloadRow) -> WorkloadRef {
-    let s = &w.seen;
-    WorkloadRef::from_columns(&s.cluster, &s.namespace, &s.kind, &s.name, &s.labels)
-}
+pub use crate::fleet::effective::workload_ref;
 
 /// The effective policy of `w` now.
 pub async fn resolve_workload(state: &AppState, w: &WorkloadRow) -> Result<Resolution, ApiError> {
     let set = policy_set(state, Some(&w.seen.cluster)).await?;
-    Ok(set.resolve(&w.seen.id, &workload_ref(w), crate::store::now_ms()))
+    Ok(set.resolve(&w.seen.id, &workload_ref(w), state.now()))
 }
 
 /// `GET /v1/workloads/{id}/policy`.
@@ -106,7 +102,8 @@ pub async fn get_policy(
 ) -> Result<Json<Value>, ApiError> {
     let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
     let set = policy_set(&state, Some(&w.seen.cluster)).await?;
-    let r = set.resolve(&w.seen.id, &workload_ref(&w), crate::store::now_ms());
+    let now = state.now();
+    let r = set.resolve(&w.seen.id, &workload_ref(&w), now);
     let matched: Vec<Value> = r
         .matched
         .iter()
@@ -119,7 +116,6 @@ pub async fn get_policy(
         })
         .collect();
     let ov = state.store.workload_override(w.seen.id.clone()).await?;
-    let now = crate::store::now_ms();
     let override_json = match ov {
         Some(o) => json!({
             "spec": o.spec,

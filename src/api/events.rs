@@ -22,7 +22,10 @@ pub async fn post_events(
 ) -> Result<Json<Value>, ApiError> {
     let bytes = read_limited(body, MAX_BATCH_BYTES).await?;
     let events = validate_batch(&bytes).map_err(batch_error)?;
-    let outcome = state.store.insert_events(cluster.clone(), events).await?;
+    let outcome = state
+        .store
+        .insert_events(cluster.clone(), events, state.now())
+        .await?;
     let mut per_label: std::collections::HashMap<&(String, String), u64> = Default::default();
     for key in &outcome.inserted {
         *per_label.entry(key).or_default() += 1;

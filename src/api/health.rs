@@ -16,10 +16,23 @@ pub async fn healthz() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))
 }
 
-/// `GET /readyz`: the database answers and its schema is current.
+/// `GET /readyz`: the database answers, its schema is current and no background job
+/// has failed; lists the jobs and their state.
 pub async fn readyz(State(state): State<AppState>) -> Response {
+    let jobs = state.jobs.statuses();
+    let failed = jobs
+        .iter()
+        .find(|j| j.state == crate::jobs::JobState::Failed);
+    if let Some(job) = failed {
+        return super::error::ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not_ready",
+            format!("background job {:?} failed; kerf is stopping", job.name),
+        )
+        .into_response();
+    }
     if state.store.is_current().await {
-        Json(json!({ "status": "ready" })).into_response()
+        Json(json!({ "status": "ready", "jobs": jobs })).into_response()
     } else {
         super::error::ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -3,6 +3,7 @@
 //! (JSON 404/405 under /v1, the UI everywhere else).
 
 pub mod access;
+pub mod admin_settings;
 pub mod agent;
 pub mod approvals;
 pub mod audit;
@@ -23,7 +24,7 @@ pub mod policies;
 pub mod query;
 pub mod routes;
 pub mod runs;
-pub mod settings;
+pub mod savings;
 pub mod teams;
 pub mod tokens;
 pub mod usage;
@@ -47,6 +48,7 @@ use error::ApiError;
 pub use routes::{RouteSpec, RouteTable};
 
 use crate::auth::Authenticator;
+use crate::clock::Clock;
 use crate::config::Config;
 use crate::metrics::{HttpLabels, Metrics};
 use crate::store::Store;
@@ -57,48 +59,44 @@ pub struct AppState {
     pub store: Store,
     pub metrics: Arc<Metrics>,
     pub config: Arc<Config>,
+    /// The hub's one clock: every handler, feed, expiry and login limit reads it.
+    pub clock: Arc<dyn Clock>,
     /// Password hashing, login limits and sessions.
     pub auth: Arc<Authenticator>,
     /// Recommendation runs: trigger, progress, settings.
     pub runs: crate::runs::Runs,
     /// Pauses and readiness: wakes the fleet ticker.
     pub fleet: crate::fleet::Fleet,
+    /// The background jobs' status (`/readyz`).
+    pub jobs: crate::jobs::Board,
 }
 
 impl AppState {
-    /// The state for `config`, with the wall clock.
+    /// The state for `config`; time comes from the clock `runs` was made with, so the
+    /// API, the runs and the background jobs share one clock.
     pub fn new(
         store: Store,
         metrics: Arc<Metrics>,
         config: Arc<Config>,
         runs: crate::runs::Runs,
     ) -> Result<AppState, crate::auth::password::PasswordError> {
-        Self::with_clock(
-            store,
-            metrics,
-            config,
-            runs,
-            Arc::new(crate::auth::SystemClock),
-        )
-    }
-
-    /// The state with time from `clock` (tests move it without waiting).
-    pub fn with_clock(
-        store: Store,
-        metrics: Arc<Metrics>,
-        config: Arc<Config>,
-        runs: crate::runs::Runs,
-        clock: Arc<dyn crate::auth::Clock>,
-    ) -> Result<AppState, crate::auth::password::PasswordError> {
-        let auth = Arc::new(Authenticator::new(&config.auth, clock)?);
+        let clock = runs.clock().clone();
+        let auth = Arc::new(Authenticator::new(&config.auth, clock.clone())?);
         Ok(AppState {
             store,
             metrics,
             config,
+            clock,
             auth,
             runs,
             fleet: crate::fleet::Fleet::default(),
+            jobs: crate::jobs::Board::default(),
         })
+    }
+
+    /// Now, on the hub's clock.
+    pub fn now(&self) -> i64 {
+        self.clock.now_ms()
     }
 }
 
@@ -260,30 +258,30 @@ pub fn route_table(state: AppState) -> RouteTable {
             Editor,
             policies::revert,
         )
-        .add(Method::GET, "/v1/savings", Viewer, settings::get_savings)
+        .add(Method::GET, "/v1/savings", Viewer, savings::get_savings)
         .add(
             Method::GET,
             "/v1/admin/settings/recommender",
             Admin,
-            settings::get_recommender,
+            admin_settings::get_recommender,
         )
         .add(
             Method::PUT,
             "/v1/admin/settings/recommender",
             Admin,
-            settings::put_recommender,
+            admin_settings::put_recommender,
         )
         .add(
             Method::GET,
             "/v1/admin/settings/pricing",
             Admin,
-            settings::get_pricing,
+            admin_settings::get_pricing,
         )
         .add(
             Method::PUT,
             "/v1/admin/settings/pricing",
             Admin,
-            settings::put_pricing,
+            admin_settings::put_pricing,
         )
         .add(Method::POST, "/v1/datasources", Admin, datasources::create)
         .add(Method::GET, "/v1/datasources", Admin, datasources::list)

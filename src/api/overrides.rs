@@ -20,7 +20,7 @@ use crate::events::config_change::{action, target, Change};
 use crate::policy::validate::rfc3339_ms;
 use crate::policy::{validate_override, OverrideSpec};
 use crate::store::overrides::{clear_override, set_override, OverrideRecord};
-use crate::store::{now_ms, StoreError, WorkloadRow};
+use crate::store::{StoreError, WorkloadRow};
 
 /// The API representation of an override; `active` is false once it expired.
 pub fn override_json(o: &OverrideRecord, now: i64) -> Value {
@@ -62,7 +62,7 @@ pub async fn put_override(
     }
     let reason = (!spec.reason.is_empty()).then(|| spec.reason.clone());
     let ctx = workload_context(&access, &w, reason)?;
-    let now = now_ms();
+    let now = state.now();
     let rec = OverrideRecord {
         workload_id: w.seen.id.clone(),
         expires_at: spec.expires_at.as_deref().and_then(rfc3339_ms),
@@ -73,7 +73,7 @@ pub async fn put_override(
     let stored = rec.clone();
     state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = set_override(tx, &stored)?;
             let c = change(action::OVERRIDE_SET, &w)
                 .before(before.map(|b| override_json(&b, now)))
@@ -93,10 +93,10 @@ pub async fn delete_override(
 ) -> Result<StatusCode, ApiError> {
     let w = scoped_workload(&state, &access, &id, Scope::Write).await?;
     let ctx = workload_context(&access, &w, reason_query(query.as_deref())?)?;
-    let now = now_ms();
+    let now = state.now();
     state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = clear_override(tx, &w.seen.id)?.ok_or_else(|| {
                 StoreError::NotFound(format!("an override of workload {}", w.seen.id))
             })?;

@@ -21,7 +21,7 @@ use super::AppState;
 use crate::events::config_change::{action, target, Change};
 use crate::policy::{validate_policy, FieldError, PolicySpec};
 use crate::store::policies::{self as store, PolicyRecord, PolicyVersion};
-use crate::store::{now_ms, StoreError};
+use crate::store::StoreError;
 
 /// The API representation of a policy.
 pub fn policy_json(p: &PolicyRecord) -> Value {
@@ -206,14 +206,15 @@ pub async fn create(
     access: Access,
     body: Body,
 ) -> Result<Response, ApiError> {
+    let now = state.now();
     let mut o = object(body).await?;
     let ctx = context(&access, take_string(&mut o, "reason")?)?;
     let spec = spec_of(o)?;
     let actor = serde_json::to_string(&ctx.actor).map_err(ApiError::internal)?;
     let p = state
         .store
-        .write_audited(ctx, move |tx| {
-            let p = store::create_policy(tx, &spec, &actor, now_ms())?;
+        .write_audited(ctx, now, move |tx| {
+            let p = store::create_policy(tx, &spec, &actor, now)?;
             let c = change(action::POLICY_CREATED, &p).after(policy_json(&p));
             Ok((p, c))
         })
@@ -229,6 +230,7 @@ pub async fn replace(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
+    let now = state.now();
     let id = parse_id("policy", &id)?;
     let mut o = object(body).await?;
     let ctx = context(&access, take_string(&mut o, "reason")?)?;
@@ -237,9 +239,9 @@ pub async fn replace(
     let actor = serde_json::to_string(&ctx.actor).map_err(ApiError::internal)?;
     let p = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let (before, after) =
-                store::update_policy(tx, id, exp.version, &spec, &actor, "updated", now_ms())?;
+                store::update_policy(tx, id, exp.version, &spec, &actor, "updated", now)?;
             let c = change(action::POLICY_UPDATED, &after)
                 .before(policy_json(&before))
                 .after(policy_json(&after));
@@ -258,6 +260,7 @@ pub async fn delete(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<StatusCode, ApiError> {
+    let now = state.now();
     let id = parse_id("policy", &id)?;
     let (mut reason, mut version) = (None, None);
     for (key, value) in query::pairs(raw.as_deref())? {
@@ -277,8 +280,8 @@ pub async fn delete(
     let exp = expected(&headers, version, "version")?;
     state
         .store
-        .write_audited(ctx, move |tx| {
-            let before = store::delete_policy(tx, id, exp.version, now_ms())?;
+        .write_audited(ctx, now, move |tx| {
+            let before = store::delete_policy(tx, id, exp.version, now)?;
             let after = store::get_policy(tx, id)?;
             let c = change(action::POLICY_DELETED, &before)
                 .before(policy_json(&before))
@@ -331,6 +334,7 @@ pub async fn revert(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
+    let now = state.now();
     let id = parse_id("policy", &id)?;
     let mut o = object(body).await?;
     let ctx = context(&access, take_string(&mut o, "reason")?)?;
@@ -347,11 +351,11 @@ pub async fn revert(
     let actor = serde_json::to_string(&ctx.actor).map_err(ApiError::internal)?;
     let p = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let old = store::policy_version(tx, id, to)?
                 .ok_or_else(|| StoreError::NotFound(format!("version {to} of policy {id}")))?;
             let (before, after) =
-                store::update_policy(tx, id, exp.version, &old.spec, &actor, "reverted", now_ms())?;
+                store::update_policy(tx, id, exp.version, &old.spec, &actor, "reverted", now)?;
             let mut after_json = policy_json(&after);
             after_json["revertedTo"] = json!(to);
             let c = change(action::POLICY_REVERTED, &after)

@@ -203,6 +203,7 @@ pub async fn create(
     access: Access,
     body: Body,
 ) -> Result<Response, ApiError> {
+    let now = state.now();
     let req: CreateTeam = read_json(body).await?;
     validate_name(&req.name)?;
     validate_description(&req.description)?;
@@ -211,9 +212,9 @@ pub async fn create(
     let ctx = context(&access, req.reason)?;
     let team = state
         .store
-        .write_audited(ctx, move |tx| {
-            let t = teams::insert_team(tx, &req.name, &req.description, &namespaces)?;
-            teams::set_members(tx, t.id, &members)?;
+        .write_audited(ctx, now, move |tx| {
+            let t = teams::insert_team(tx, &req.name, &req.description, &namespaces, now)?;
+            teams::set_members(tx, t.id, &members, now)?;
             let t = teams::require_team(tx, t.id)?;
             let change = Change::new(action::TEAM_CREATED, "team", t.id, Some(&t.name))
                 .after(TeamView::from(&t));
@@ -230,6 +231,7 @@ pub async fn update(
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
+    let now = state.now();
     let id = parse_id("team", &id)?;
     let req: UpdateTeam = read_json(body).await?;
     if let Some(n) = &req.name {
@@ -242,11 +244,11 @@ pub async fn update(
     let ctx = context(&access, req.reason)?;
     let team = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = teams::require_team(tx, id)?;
-            teams::update_team(tx, id, req.name.as_deref(), req.description.as_deref())?;
+            teams::update_team(tx, id, req.name.as_deref(), req.description.as_deref(), now)?;
             if let Some(ns) = &namespaces {
-                teams::set_namespaces(tx, id, ns)?;
+                teams::set_namespaces(tx, id, ns, now)?;
             }
             let after = teams::require_team(tx, id)?;
             let change = Change::new(action::TEAM_UPDATED, "team", id, Some(&after.name))
@@ -265,15 +267,16 @@ pub async fn set_members(
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
+    let now = state.now();
     let id = parse_id("team", &id)?;
     let req: SetMembers = read_json(body).await?;
     let list = members(&req.members)?;
     let ctx = context(&access, req.reason)?;
     let team = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = teams::require_team(tx, id)?;
-            teams::set_members(tx, id, &list)?;
+            teams::set_members(tx, id, &list, now)?;
             let after = teams::require_team(tx, id)?;
             let change = Change::new(action::TEAM_UPDATED, "team", id, Some(&after.name))
                 .before(TeamView::from(&before))
@@ -291,11 +294,12 @@ pub async fn delete(
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<StatusCode, ApiError> {
+    let now = state.now();
     let id = parse_id("team", &id)?;
     let ctx = context(&access, reason_query(query.as_deref())?)?;
     state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = teams::require_team(tx, id)?;
             teams::delete_team(tx, id)?;
             let change = Change::new(action::TEAM_DELETED, "team", id, Some(&before.name))

@@ -119,7 +119,7 @@ pub async fn create(
                 ))
             }
         };
-    let now = state.auth.clock.now_ms();
+    let now = state.now();
     let expires_at = match &req.expires_at {
         None => None,
         Some(s) => Some(
@@ -137,7 +137,7 @@ pub async fn create(
     let role = req.role;
     let record = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             if let Some(team) = team_id {
                 teams::require_team(tx, team)
                     .map_err(|_| StoreError::NotFound(format!("team {team}")))?;
@@ -152,6 +152,7 @@ pub async fn create(
                     token_sha256: &digest,
                     expires_at,
                 },
+                now,
             )?;
             let change = Change::new(action::TOKEN_CREATED, "token", t.id, Some(&t.name))
                 .after(TokenView::from(&t));
@@ -175,18 +176,19 @@ pub async fn revoke(
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
+    let now = state.now();
     let id = parse_id("token", &id)?;
     let ctx = context(&access, reason_query(query.as_deref())?)?;
     let after = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = tokens::require_token(tx, id)?;
             if before.revoked_at.is_some() {
                 return Err(StoreError::Refused(format!(
                     "token {id} is already revoked"
                 )));
             }
-            tokens::revoke_token(tx, id)?;
+            tokens::revoke_token(tx, id, now)?;
             let after = tokens::require_token(tx, id)?;
             let change = Change::new(action::TOKEN_REVOKED, "token", id, Some(&after.name))
                 .before(TokenView::from(&before))

@@ -44,7 +44,7 @@ pub async fn get_usage(
     let w = super::effective::scoped_workload(&state, &access, &id, super::effective::Scope::Read)
         .await?;
     let settings = state.runs.recommender().await.map_err(ApiError::internal)?;
-    let to = to.unwrap_or_else(|| state.runs.clock().now_ms());
+    let to = to.unwrap_or_else(|| state.now());
     let from = from.unwrap_or(to - settings.lookback_seconds * 1000);
     if from >= to || to - from > MAX_SPAN_MS {
         return Err(bad("from", "must be before `to`, at most 90 days earlier"));

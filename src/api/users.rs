@@ -195,6 +195,7 @@ pub async fn create(
     access: Access,
     body: Body,
 ) -> Result<Response, ApiError> {
+    let now = state.now();
     let req: CreateUser = read_json(body).await?;
     validate_username(&req.username)?;
     validate_role(&req.role)?;
@@ -203,7 +204,7 @@ pub async fn create(
     let (phc, one_time) = new_password(&state, req.password, &req.username).await?;
     let user = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let u = users::insert_user(
                 tx,
                 &users::NewUser {
@@ -212,6 +213,7 @@ pub async fn create(
                     role: req.role.as_deref(),
                     password_hash: &phc,
                 },
+                now,
             )?;
             let change = Change::new(action::USER_CREATED, "user", u.id, Some(&u.username))
                 .after(UserView::from(&u));
@@ -232,6 +234,7 @@ pub async fn update(
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
+    let now = state.now();
     let id = parse_id("user", &id)?;
     let req: UpdateUser = read_json(body).await?;
     if let Some(role) = &req.role {
@@ -248,10 +251,10 @@ pub async fn update(
     };
     let user = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = users::require_user(tx, id)?;
             let admins = users::count_enabled_admins(tx)?;
-            users::update_user(tx, id, &patch)?;
+            users::update_user(tx, id, &patch, now)?;
             keep_an_admin(tx, admins)?;
             let after = users::require_user(tx, id)?;
             let change = Change::new(action::USER_UPDATED, "user", id, Some(&after.username))
@@ -270,11 +273,12 @@ pub async fn delete(
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<StatusCode, ApiError> {
+    let now = state.now();
     let id = parse_id("user", &id)?;
     let ctx = context(&access, reason_query(query.as_deref())?)?;
     state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = users::require_user(tx, id)?;
             let admins = users::count_enabled_admins(tx)?;
             users::delete_user(tx, id)?;
@@ -294,6 +298,7 @@ pub async fn password_reset(
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Response, ApiError> {
+    let now = state.now();
     let id = parse_id("user", &id)?;
     let req: ResetPassword = read_json(body).await?;
     let ctx = context(&access, req.reason)?;
@@ -305,9 +310,9 @@ pub async fn password_reset(
     let (phc, one_time) = new_password(&state, req.password, &user.username).await?;
     let after = state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = users::require_user(tx, id)?;
-            users::set_password(tx, id, &phc)?;
+            users::set_password(tx, id, &phc, now)?;
             let after = users::require_user(tx, id)?;
             let change = Change::new(action::PASSWORD_RESET, "user", id, Some(&after.username))
                 .before(UserView::from(&before))

@@ -7,20 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
-/// Where time comes from.
-pub trait Clock: Send + Sync {
-    /// Unix milliseconds.
-    fn now_ms(&self) -> i64;
-}
-
-/// The wall clock.
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> i64 {
-        crate::store::now_ms()
-    }
-}
+use crate::clock::Clock;
 
 /// Most keys remembered per map; beyond this the stalest keys are dropped first.
 const MAX_KEYS: usize = 100_000;
@@ -164,17 +151,10 @@ fn push<K: std::hash::Hash + Eq>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicI64, Ordering};
+    use crate::clock::ManualClock;
 
-    struct TestClock(AtomicI64);
-    impl Clock for TestClock {
-        fn now_ms(&self) -> i64 {
-            self.0.load(Ordering::SeqCst)
-        }
-    }
-
-    fn limiter() -> (Arc<TestClock>, LoginLimiter) {
-        let clock = Arc::new(TestClock(AtomicI64::new(1_000_000)));
+    fn limiter() -> (Arc<ManualClock>, LoginLimiter) {
+        let clock = Arc::new(ManualClock::new(1_000_000));
         let limits = Limits {
             window_ms: 60_000,
             max_per_account: 3,
@@ -193,7 +173,7 @@ mod tests {
         for _ in 0..3 {
             assert!(l.check("Ann", ip(1)).is_ok());
             l.failed("Ann", ip(1));
-            clock.0.fetch_add(1_000, Ordering::SeqCst);
+            clock.advance(1_000);
         }
         let locked = l.check("ann", ip(2)).unwrap_err();
         assert_eq!(locked.scope, LockScope::Account);
@@ -202,7 +182,7 @@ mod tests {
             l.check("bob", ip(2)).is_ok(),
             "other accounts are unaffected"
         );
-        clock.0.fetch_add(57_000, Ordering::SeqCst);
+        clock.advance(57_000);
         assert!(l.check("ann", ip(2)).is_ok(), "recovered after the window");
     }
 
@@ -217,7 +197,7 @@ mod tests {
             LockScope::Address
         );
         assert!(l.check("fresh", ip(8)).is_ok());
-        clock.0.fetch_add(60_000, Ordering::SeqCst);
+        clock.advance(60_000);
         assert!(l.check("fresh", ip(9)).is_ok());
     }
 

@@ -15,9 +15,10 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-pub use limiter::{Clock, LockScope, Locked, LoginLimiter, SystemClock};
+pub use limiter::{LockScope, Locked, LoginLimiter};
 pub use principal::{Caller, CallerKind, FleetRole, Principal, SessionRef, TeamGrant, TeamRole};
 
+use crate::clock::Clock;
 use crate::config::AuthConfig;
 use crate::store::{SessionRecord, Store, StoreError, UserRecord};
 
@@ -258,7 +259,7 @@ pub async fn resolve_bearer(
         return Err(AuthError::Unknown);
     }
     if t.last_used_at.is_none_or(|at| at < now_ms - 60_000) {
-        store.touch_token(t.id).await?;
+        store.touch_token(t.id, now_ms).await?;
     }
     let (fleet_role, teams) = match (FleetRole::parse(&t.role), t.team_id) {
         (Some(r), None) => (Some(r), Vec::new()),

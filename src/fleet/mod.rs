@@ -1,11 +1,13 @@
 //! Fleet configuration: clusters' automation pauses (`pause`), readiness (`readiness`),
-//! the agent settings (`agent`), per-workload effective policy for the config feed
+//! the agent settings (`agent_settings`), per-workload effective policy for the config feed
 //! (`effective`) and the ticker that auto-resumes pauses and re-evaluates readiness on
 //! the runs' clock (`ticker`). SQL stays in `store`; HTTP in `api::clusters`,
 //! `api::automation` and `api::agent`.
 
-pub mod agent;
+pub mod agent_settings;
+pub mod clusters;
 pub mod effective;
+pub mod feed;
 pub mod pause;
 pub mod readiness;
 pub mod ticker;

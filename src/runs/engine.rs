@@ -11,8 +11,8 @@ use serde_json::json;
 
 use super::pipeline::{stages, Tally};
 use super::progress::ProgressSlot;
-use super::settings::{Pricing, RecommenderSettings};
-use super::Clock;
+use super::{Pricing, RecommenderSettings};
+use crate::clock::Clock;
 use crate::datasource::{ClusterScope, Source, Window};
 use crate::store::{RunRecord, Store};
 

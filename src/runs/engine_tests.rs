@@ -8,10 +8,11 @@ use serde_json::Value;
 
 use super::*;
 use crate::analysis::Series;
+use crate::clock::ManualClock;
 use crate::datasource::Datasource;
 use crate::datasource::{CollectPlan, Collection, DatasourceError, TestReport, UsageResource};
 use crate::runs::progress::ActiveRuns;
-use crate::runs::{ManualClock, RunError, Runs, Trigger};
+use crate::runs::{RunError, Runs, Trigger};
 use crate::store::{self, WorkloadFilter, WorkloadRow, WorkloadSort};
 
 const T0: i64 = 1_800_000_000_000;
@@ -30,7 +31,7 @@ fn fixture(clusters: &[&str]) -> Fixture {
         readers: 2,
         busy_timeout_ms: 5000,
     };
-    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts).expect("store");
+    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, T0).expect("store");
     for (i, name) in clusters.iter().enumerate() {
         let digest = format!("digest-{i}");
         store
@@ -41,6 +42,7 @@ fn fixture(clusters: &[&str]) -> Fixture {
                         name,
                         token_sha256: &digest,
                     },
+                    T0,
                 )
             })
             .expect("cluster");
@@ -345,7 +347,7 @@ async fn retention_prunes_old_history_but_keeps_each_workloads_latest_recommenda
     };
     let ws = workloads(&f, "demo-east").await;
     assert_eq!(history(named(&ws, "postgres").seen.id.clone()).await, 2);
-    super::super::scheduler::prune(&f.store, f.clock.now_ms() - s.retention_ms()).await;
+    super::super::retention::prune(&f.store, f.clock.now_ms() - s.retention_ms()).await;
     assert_eq!(
         history(named(&ws, "postgres").seen.id.clone()).await,
         1,

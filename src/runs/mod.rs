@@ -5,29 +5,31 @@
 //! * `engine` — one run of one cluster; `pipeline` — its stages, group by group;
 //!   `analyze` — one chunk of analysis (blocking);
 //!   `workload` — stable ids and grouping; `summary` — values, filters and cost delta.
-//! * `progress` — runs in flight (the no-overlap rule); `scheduler` — the cron loop and
-//!   retention; `schedule` — parsing and the pure `next_due`.
-//! * `settings` — recommender and pricing settings; `source` — a cluster's datasource;
-//!   `clock` — the injected time.
+//! * `progress` — runs in flight (the no-overlap rule); `scheduler` — the cron job;
+//!   `retention` — the job pruning history; `schedule` — parsing and the pure `next_due`.
+//! * `recommender` and `pricing` — the settings documents; `source` — a cluster's
+//!   datasource.
 
 pub mod analyze;
-pub mod clock;
 pub mod engine;
 mod pipeline;
+pub mod pricing;
 pub mod progress;
+pub mod recommender;
+pub mod retention;
 pub mod schedule;
 pub mod scheduler;
-pub mod settings;
 pub mod source;
 pub mod summary;
 pub mod workload;
 
 use std::sync::Arc;
 
-pub use clock::{Clock, ManualClock, SystemClock};
+pub use pricing::Pricing;
 pub use progress::{ActiveRuns, Progress};
-pub use settings::{Pricing, RecommenderSettings, SettingsError};
+pub use recommender::{RecommenderSettings, SettingsError};
 
+use crate::clock::Clock;
 use crate::store::{RunRecord, Store, StoreError};
 
 /// What started a run.
@@ -66,9 +68,13 @@ pub struct Runs {
     clock: Arc<dyn Clock>,
     active: ActiveRuns,
     wake: Arc<tokio::sync::Notify>,
+    /// Notified when a run ends (retention prunes then).
+    finished: Arc<tokio::sync::Notify>,
     fixed_source: Option<crate::datasource::Datasource>,
     /// Where the datasource secret key lives.
     data_dir: std::path::PathBuf,
+    /// Collection figures of finished runs go to `/metrics` when set.
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Runs {
@@ -78,9 +84,17 @@ impl Runs {
             clock,
             active: ActiveRuns::default(),
             wake: Arc::new(tokio::sync::Notify::new()),
+            finished: Arc::new(tokio::sync::Notify::new()),
             fixed_source: None,
             data_dir: std::path::PathBuf::new(),
+            metrics: None,
         }
+    }
+
+    /// Finished runs add their datasource requests, bytes and samples to `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<crate::metrics::Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// The data dir holding the datasource secret key (`kerf serve` sets it).
@@ -133,14 +147,19 @@ impl Runs {
         &self.wake
     }
 
+    /// Notified when a run ends.
+    pub(crate) fn finished(&self) -> &tokio::sync::Notify {
+        &self.finished
+    }
+
     /// The stored recommender settings, or the defaults when none were saved.
     pub async fn recommender(&self) -> Result<RecommenderSettings, RunError> {
-        load(&self.store, settings::RECOMMENDER_KEY).await
+        load(&self.store, recommender::RECOMMENDER_KEY).await
     }
 
     /// The stored pricing, or the defaults when none were saved.
     pub async fn pricing(&self) -> Result<Pricing, RunError> {
-        load(&self.store, settings::PRICING_KEY).await
+        load(&self.store, pricing::PRICING_KEY).await
     }
 
     /// Everything effective-policy resolution needs for the workloads of `cluster` (all
@@ -198,10 +217,14 @@ impl Runs {
             let source = this.source_for(&run.cluster).await;
             let done = engine::execute(&inputs, run, source).await;
             drop(inputs.progress);
+            if let Some(metrics) = &this.metrics {
+                let collect = serde_json::from_str(&done.collect_stats).unwrap_or_default();
+                metrics.record_collection(&done.cluster, &collect);
+            }
             let now = inputs.clock.now_ms();
             crate::fleet::readiness::evaluate_logged(&store, now, &done.cluster).await;
-            let retention = inputs.settings.retention_ms();
-            scheduler::prune(&store, inputs.clock.now_ms() - retention).await;
+            // Retention prunes after every run; a stored permit wakes it even when busy.
+            this.finished.notify_one();
             done
         });
         Ok((first, task))

@@ -1,7 +1,7 @@
-//! The scheduler: starts a run of every active cluster whenever the recommender
-//! schedule fires, and prunes history past the retention. A cluster that is still
-//! running is skipped for that tick, never queued; a failing cluster never holds the
-//! others back (each run is its own task). Settings changes wake it at once.
+//! The scheduler job: starts a run of every active cluster whenever the recommender
+//! schedule fires. A cluster that is still running is skipped for that tick, never
+//! queued; a failing cluster never holds the others back (each run is its own task).
+//! Settings changes wake it at once. History retention is its own job (`retention`).
 
 use std::future::Future;
 use std::time::Duration;
@@ -9,16 +9,6 @@ use std::time::Duration;
 use super::schedule::{next_due, parse};
 use super::{RunError, Runs, Trigger};
 use crate::store::Store;
-
-/// Deletes history older than `cutoff_ms` (always keeping each workload's latest
-/// recommendation and each cluster's latest run); logs what it did.
-pub async fn prune(store: &Store, cutoff_ms: i64) {
-    match store.prune_history(cutoff_ms).await {
-        Ok((0, 0)) => {}
-        Ok((recs, runs)) => tracing::info!(recommendations = recs, runs, "pruned history"),
-        Err(e) => tracing::error!(error = %e, "pruning history failed"),
-    }
-}
 
 /// Starts one run per active cluster; returns the run ids started.
 pub async fn tick(runs: &Runs, store: &Store) -> Vec<String> {
@@ -77,6 +67,5 @@ pub async fn run(runs: Runs, store: Store, stop: impl Future<Output = ()>) {
         // A late wake-up skips the missed firings instead of running them back to back.
         after = runs.clock().now_ms().max(due);
         tick(&runs, &store).await;
-        prune(&store, runs.clock().now_ms() - settings.retention_ms()).await;
     }
 }

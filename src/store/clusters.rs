@@ -85,12 +85,13 @@ fn labels_json(labels: &BTreeMap<String, String>) -> String {
     serde_json::to_string(labels).unwrap_or_else(|_| "{}".into())
 }
 
-/// Registers a cluster without metadata, now; see [`insert_cluster_with`].
+/// Registers a cluster without metadata; see [`insert_cluster_with`].
 pub fn insert_cluster(
     conn: &Connection,
     new: &NewCluster<'_>,
+    now: i64,
 ) -> Result<ClusterRecord, StoreError> {
-    insert_cluster_with(conn, new, &ClusterMeta::default(), super::now_ms())
+    insert_cluster_with(conn, new, &ClusterMeta::default(), now)
 }
 
 /// Registers a cluster, starting `not-ready` (no heartbeat yet). A taken name, retired

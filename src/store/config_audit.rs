@@ -7,7 +7,7 @@ use rusqlite::{params, Connection, Transaction};
 use super::log_query::LogQuery;
 use serde_json::{json, Value};
 
-use super::{now_ms, StoreError};
+use super::StoreError;
 use crate::events::config_change::{forbidden_key, AuditContext, Change};
 use crate::events::wellknown::CONFIG_CHANGED;
 
@@ -42,11 +42,12 @@ pub struct ConfigAuditPage {
     pub next: Option<i64>,
 }
 
-/// Writes one `config_changed` row for `change` made under `ctx`. Call it inside the
-/// transaction that makes the change, so both land or neither does.
+/// Writes one `config_changed` row for `change` made under `ctx` at `now`. Call it
+/// inside the transaction that makes the change, so both land or neither does.
 pub fn record(
     conn: &Connection,
     ctx: &AuditContext,
+    now: i64,
     change: &Change,
 ) -> Result<String, StoreError> {
     for side in [&change.before, &change.after].into_iter().flatten() {
@@ -58,7 +59,6 @@ pub fn record(
         }
     }
     let id = uuid::Uuid::new_v4().to_string();
-    let now = now_ms();
     let actor = serde_json::to_string(&ctx.actor).map_err(|e| StoreError::Task(e.to_string()))?;
     let record = json!({
         "id": id,
@@ -96,11 +96,12 @@ pub fn record(
 pub fn in_transaction<T>(
     conn: &mut Connection,
     ctx: &AuditContext,
+    now: i64,
     f: impl FnOnce(&Transaction<'_>) -> Result<(T, Change), StoreError>,
 ) -> Result<T, StoreError> {
     let tx = conn.transaction()?;
     let (out, change) = f(&tx)?;
-    record(&tx, ctx, &change)?;
+    record(&tx, ctx, now, &change)?;
     tx.commit()?;
     Ok(out)
 }
@@ -135,12 +136,17 @@ pub fn query(conn: &Connection, f: &ConfigAuditFilter) -> Result<ConfigAuditPage
 impl super::Store {
     /// Runs `f` on the writer inside one transaction with its audit row; see
     /// [`in_transaction`]. The way every API change is written.
-    pub async fn write_audited<T, F>(&self, ctx: AuditContext, f: F) -> Result<T, StoreError>
+    pub async fn write_audited<T, F>(
+        &self,
+        ctx: AuditContext,
+        now: i64,
+        f: F,
+    ) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> Result<(T, Change), StoreError> + Send + 'static,
     {
-        self.write(move |c| in_transaction(c, &ctx, f)).await
+        self.write(move |c| in_transaction(c, &ctx, now, f)).await
     }
 
     /// See [`query`].
@@ -161,7 +167,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("kerf.db");
         let mut conn = Connection::open(&path).expect("open");
-        super::super::migrate::run(&mut conn, &path).expect("migrate");
+        super::super::migrate::run(&mut conn, &path, 0).expect("migrate");
         (dir, conn)
     }
 
@@ -191,7 +197,7 @@ mod tests {
     #[test]
     fn a_change_and_its_audit_row_commit_together() {
         let (_d, mut conn) = db();
-        in_transaction(&mut conn, &ctx(), create_team).unwrap();
+        in_transaction(&mut conn, &ctx(), 1, create_team).unwrap();
         let page = query(
             &conn,
             &ConfigAuditFilter {
@@ -217,7 +223,7 @@ mod tests {
              BEGIN SELECT RAISE(ABORT, 'audit is down'); END;",
         )
         .unwrap();
-        let err = in_transaction(&mut conn, &ctx(), create_team).unwrap_err();
+        let err = in_transaction(&mut conn, &ctx(), 1, create_team).unwrap_err();
         assert!(err.to_string().contains("audit is down"), "{err}");
         assert_eq!(teams(&conn), 0, "the team insert was rolled back");
     }
@@ -225,7 +231,7 @@ mod tests {
     #[test]
     fn a_secret_in_before_or_after_is_refused_and_nothing_is_written() {
         let (_d, mut conn) = db();
-        let err = in_transaction(&mut conn, &ctx(), |tx| {
+        let err = in_transaction(&mut conn, &ctx(), 1, |tx| {
             let ((), change) = create_team(tx)?;
             Ok((
                 (),
@@ -240,12 +246,12 @@ mod tests {
     #[test]
     fn filters_select_by_action_target_and_actor() {
         let (_d, mut conn) = db();
-        in_transaction(&mut conn, &ctx(), create_team).unwrap();
+        in_transaction(&mut conn, &ctx(), 1, create_team).unwrap();
         let other = AuditContext {
             actor: Actor::system("someone-else"),
             reason: None,
         };
-        in_transaction(&mut conn, &other, |_| {
+        in_transaction(&mut conn, &other, 2, |_| {
             Ok(((), Change::new(action::USER_DELETED, "user", 7, None)))
         })
         .unwrap();

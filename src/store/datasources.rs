@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{now_ms, StoreError};
+use super::StoreError;
 
 /// A stored datasource: settings JSON without secrets, and the sealed secrets.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,8 +67,8 @@ pub fn insert_datasource(
     kind: &str,
     settings_json: &str,
     sealed: &[u8],
+    now: i64,
 ) -> Result<DatasourceRecord, StoreError> {
-    let now = now_ms();
     conn.execute(
         "INSERT INTO datasources (name, type, settings_json, secrets_sealed, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
@@ -87,12 +87,13 @@ pub fn update_datasource(
     kind: &str,
     settings_json: &str,
     sealed: &[u8],
+    now: i64,
 ) -> Result<Option<DatasourceRecord>, StoreError> {
     let n = conn
         .execute(
             "UPDATE datasources SET name = ?2, type = ?3, settings_json = ?4, secrets_sealed = ?5,
              updated_at = ?6 WHERE id = ?1",
-            params![id, name, kind, settings_json, sealed, now_ms()],
+            params![id, name, kind, settings_json, sealed, now],
         )
         .map_err(|e| conflict(e, name))?;
     if n == 0 {
@@ -134,6 +135,7 @@ pub fn set_cluster_datasource(
     conn: &Connection,
     cluster: &str,
     datasource_id: i64,
+    now: i64,
 ) -> Result<bool, StoreError> {
     let cluster_id: Option<i64> = conn
         .query_row(
@@ -156,7 +158,7 @@ pub fn set_cluster_datasource(
     conn.execute(
         "INSERT INTO cluster_datasources (cluster_id, datasource_id, updated_at) VALUES (?1, ?2, ?3)
          ON CONFLICT (cluster_id) DO UPDATE SET datasource_id = ?2, updated_at = ?3",
-        params![cluster_id, datasource_id, now_ms()],
+        params![cluster_id, datasource_id, now],
     )?;
     Ok(true)
 }

@@ -5,7 +5,7 @@ use rusqlite::{params, Connection};
 
 use super::log_query::LogQuery;
 
-use super::{now_ms, StoreError};
+use super::StoreError;
 use crate::events::{wellknown::CONFIG_CHANGED, ValidEvent};
 
 /// An event to store for a cluster (validated already).
@@ -61,13 +61,13 @@ pub struct AuditPage {
 
 /// Stores a batch in one transaction; ids already stored (or repeated in the batch) are
 /// ignored and counted as duplicates. A new `applied ApprovedOnce` event consumes the
-/// approval it names, in the same transaction.
+/// approval it names, in the same transaction. `received` is when the hub got them.
 pub fn insert_batch(
     conn: &mut Connection,
     cluster: &str,
     events: &[NewEvent],
+    received: i64,
 ) -> Result<InsertOutcome, StoreError> {
-    let received = now_ms();
     let tx = conn.transaction()?;
     let mut out = InsertOutcome::default();
     {
@@ -77,25 +77,32 @@ pub fn insert_batch(
                 recommendation_id, payload)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?;
-        for e in events {
+        for ValidEvent {
+            event: e,
+            time_ms,
+            payload,
+        } in events
+        {
+            let (event_type, reason) = (e.event_type.as_str(), e.reason.as_str());
             let n = stmt.execute(params![
                 e.id,
                 cluster,
-                e.event_type,
-                e.reason,
-                e.time_ms,
+                event_type,
+                reason,
+                time_ms,
                 received,
-                e.namespace,
-                e.kind,
-                e.name,
+                e.workload.namespace,
+                e.workload.kind,
+                e.workload.name,
                 e.recommendation_id,
-                e.payload,
+                payload,
             ])?;
             if n == 1 {
-                if let Some(approval) = &e.approval_id {
+                if let Some(approval) = e.approval_id() {
                     super::approvals::consume(&tx, cluster, approval, &e.id, received)?;
                 }
-                out.inserted.push((e.event_type.clone(), e.reason.clone()));
+                out.inserted
+                    .push((event_type.to_string(), reason.to_string()));
             } else {
                 out.duplicates += 1;
             }
@@ -154,8 +161,9 @@ impl super::Store {
         &self,
         cluster: String,
         events: Vec<NewEvent>,
+        received: i64,
     ) -> Result<InsertOutcome, StoreError> {
-        self.write(move |c| insert_batch(c, &cluster, &events))
+        self.write(move |c| insert_batch(c, &cluster, &events, received))
             .await
     }
 
@@ -175,16 +183,26 @@ mod tests {
     use super::*;
 
     fn event(id: &str) -> NewEvent {
+        use crate::wire::event::{AgentEvent, EventType, Reason, WorkloadKey};
         NewEvent {
-            id: id.into(),
-            event_type: "skipped".into(),
-            reason: "ModeOff".into(),
+            event: AgentEvent {
+                id: id.into(),
+                event_type: EventType::Skipped,
+                time: "1970-01-01T00:00:00.001Z".into(),
+                workload: WorkloadKey {
+                    namespace: "ns".into(),
+                    kind: "Deployment".into(),
+                    name: "api".into(),
+                },
+                reason: Reason::ModeOff,
+                recommendation_id: None,
+                strategy: None,
+                resources: Vec::new(),
+                containers: Vec::new(),
+                message: None,
+                details: Default::default(),
+            },
             time_ms: 1,
-            namespace: "ns".into(),
-            kind: "Deployment".into(),
-            name: "api".into(),
-            recommendation_id: None,
-            approval_id: None,
             payload: "{}".into(),
         }
     }
@@ -193,16 +211,16 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("kerf.db");
         let mut conn = Connection::open(&path).expect("open");
-        super::super::migrate::run(&mut conn, &path).expect("migrate");
+        super::super::migrate::run(&mut conn, &path, 0).expect("migrate");
         (dir, conn)
     }
 
     #[test]
     fn an_id_repeated_inside_one_batch_is_stored_once() {
         let (_d, mut conn) = db();
-        let out = insert_batch(&mut conn, "c1", &[event("a"), event("a"), event("b")]).unwrap();
+        let out = insert_batch(&mut conn, "c1", &[event("a"), event("a"), event("b")], 1).unwrap();
         assert_eq!((out.inserted.len(), out.duplicates), (2, 1));
-        let out = insert_batch(&mut conn, "c1", &[event("b")]).unwrap();
+        let out = insert_batch(&mut conn, "c1", &[event("b")], 1).unwrap();
         assert_eq!((out.inserted.len(), out.duplicates), (0, 1));
         assert_eq!(
             event_counts(&conn).unwrap(),
@@ -214,7 +232,7 @@ mod tests {
     fn pages_walk_newest_first_without_overlap() {
         let (_d, mut conn) = db();
         let evs: Vec<NewEvent> = (0..7).map(|i| event(&format!("e{i}"))).collect();
-        insert_batch(&mut conn, "c1", &evs).unwrap();
+        insert_batch(&mut conn, "c1", &evs, 1).unwrap();
         let mut f = AuditFilter {
             limit: 3,
             ..Default::default()

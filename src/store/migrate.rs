@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 
-use super::{now_ms, StoreError};
+use super::StoreError;
 
 /// One embedded migration.
 pub struct Migration {
@@ -147,8 +147,8 @@ pub fn status(conn: &Connection) -> Result<MigrationStatus, StoreError> {
 }
 
 /// Applies pending migrations, each in its own transaction, after a safety copy.
-/// Returns the versions applied.
-pub fn run(conn: &mut Connection, db_path: &Path) -> Result<Vec<i64>, StoreError> {
+/// Returns the versions applied; `now` stamps the ledger and names the copy.
+pub fn run(conn: &mut Connection, db_path: &Path, now: i64) -> Result<Vec<i64>, StoreError> {
     let before = status(conn)?;
     if before.db_version > latest() {
         return Err(StoreError::TooNew {
@@ -160,7 +160,7 @@ pub fn run(conn: &mut Connection, db_path: &Path) -> Result<Vec<i64>, StoreError
         return Ok(Vec::new());
     }
     if !before.applied.is_empty() {
-        let copy = pre_migration_copy_path(db_path, before.db_version);
+        let copy = pre_migration_copy_path(db_path, before.db_version, now);
         super::backup::backup_connection(conn, &copy)?;
         tracing::info!(backup = %copy.display(), "copied database before migrating");
     }
@@ -176,7 +176,7 @@ pub fn run(conn: &mut Connection, db_path: &Path) -> Result<Vec<i64>, StoreError
         tx.execute_batch(m.sql)?;
         tx.execute(
             "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?1, ?2, ?3, ?4)",
-            params![m.version, m.name, checksum(m.sql), now_ms()],
+            params![m.version, m.name, checksum(m.sql), now],
         )?;
         tx.commit()?;
         tracing::info!(version = m.version, name = m.name, "applied migration");
@@ -185,13 +185,13 @@ pub fn run(conn: &mut Connection, db_path: &Path) -> Result<Vec<i64>, StoreError
     Ok(done)
 }
 
-fn pre_migration_copy_path(db_path: &Path, version: i64) -> PathBuf {
+fn pre_migration_copy_path(db_path: &Path, version: i64, now: i64) -> PathBuf {
     let dir = db_path
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default()
         .join("backups");
-    dir.join(format!("kerf-v{version}-{}.db", now_ms()))
+    dir.join(format!("kerf-v{version}-{now}.db"))
 }
 
 #[cfg(test)]
@@ -228,13 +228,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("kerf.db");
         let mut conn = Connection::open(&path).expect("open");
-        run(&mut conn, &path).expect("migrates");
+        run(&mut conn, &path, 0).expect("migrates");
         conn.execute(
             "INSERT INTO schema_migrations VALUES (999, 'future', 'x', 0)",
             [],
         )
         .expect("insert");
-        let err = run(&mut conn, &path).unwrap_err().to_string();
+        let err = run(&mut conn, &path, 0).unwrap_err().to_string();
         assert!(err.contains("999") && err.contains("newer"), "{err}");
         assert!(!dir.path().join("backups").exists());
     }
@@ -244,7 +244,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("kerf.db");
         let mut conn = Connection::open(&path).expect("open");
-        run(&mut conn, &path).expect("migrates");
+        run(&mut conn, &path, 0).expect("migrates");
         conn.execute("UPDATE schema_migrations SET checksum = 'bad'", [])
             .expect("update");
         let err = status(&conn).unwrap_err().to_string();
@@ -257,10 +257,10 @@ mod tests {
         let path = dir.path().join("kerf.db");
         let mut conn = Connection::open(&path).expect("open");
         assert_eq!(
-            run(&mut conn, &path).expect("first").len(),
+            run(&mut conn, &path, 0).expect("first").len(),
             MIGRATIONS.len()
         );
-        assert!(run(&mut conn, &path).expect("second").is_empty());
+        assert!(run(&mut conn, &path, 0).expect("second").is_empty());
         assert!(status(&conn).expect("status").is_current());
     }
 }

@@ -18,8 +18,8 @@ mod pool;
 pub mod readiness;
 mod recommendations;
 mod runs;
+mod runtime_settings;
 pub mod sessions;
-mod settings;
 pub mod teams;
 pub mod tokens;
 pub mod users;
@@ -48,8 +48,8 @@ pub use recommendations::{
     NewRecommendation, RecommendationRow,
 };
 pub use runs::{fail_interrupted_runs, prune_runs, RunFilter, RunRecord};
+pub use runtime_settings::{get_setting, put_setting, replace_setting};
 pub use sessions::SessionRecord;
-pub use settings::{get_setting, put_setting, replace_setting};
 pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
 pub use users::{NewUser, UserPatch, UserRecord};
@@ -137,7 +137,12 @@ impl Store {
     }
 
     /// Creates the data dir and database if needed, backs up and migrates, then opens.
-    pub fn open_and_migrate(path: &Path, opts: &StoreOptions) -> Result<Store, StoreError> {
+    /// `now` stamps the migrations applied.
+    pub fn open_and_migrate(
+        path: &Path,
+        opts: &StoreOptions,
+        now: i64,
+    ) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
                 path: dir.to_path_buf(),
@@ -145,7 +150,7 @@ impl Store {
             })?;
         }
         let mut conn = open_connection(path, opts, false)?;
-        migrate::run(&mut conn, path)?;
+        migrate::run(&mut conn, path, now)?;
         drop(conn);
         Store::open(path, opts)
     }
@@ -258,12 +263,4 @@ pub(crate) fn is_unique_violation(e: &rusqlite::Error) -> bool {
         if f.code == rusqlite::ErrorCode::ConstraintViolation
             && matches!(f.extended_code, rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
                 | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY))
-}
-
-/// Current wall-clock time in Unix milliseconds.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }

@@ -235,7 +235,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("kerf.db");
         let mut conn = Connection::open(&path).expect("open");
-        super::super::migrate::run(&mut conn, &path).expect("migrate");
+        super::super::migrate::run(&mut conn, &path, 0).expect("migrate");
         (dir, conn)
     }
 

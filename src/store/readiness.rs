@@ -255,7 +255,7 @@ pub fn evaluate_in_transaction(
             reason: Some(decision.reasons.join("; ")).filter(|r| !r.is_empty()),
             ..ctx.clone()
         };
-        super::config_audit::record(&tx, &ctx, &change)?;
+        super::config_audit::record(&tx, &ctx, now, &change)?;
     }
     tx.commit()?;
     let record = ReadinessRecord {

@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{now_ms, StoreError};
+use super::StoreError;
 
 /// A cluster + namespace pattern a team owns.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -47,8 +47,8 @@ pub fn insert_team(
     name: &str,
     description: &str,
     namespaces: &[NamespacePattern],
+    now: i64,
 ) -> Result<TeamRecord, StoreError> {
-    let now = now_ms();
     let res = conn.execute(
         "INSERT INTO teams (name, description, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
         params![name, description, now],
@@ -61,7 +61,7 @@ pub fn insert_team(
         Err(e) => return Err(e.into()),
     }
     let id = conn.last_insert_rowid();
-    set_namespaces(conn, id, namespaces)?;
+    set_namespaces(conn, id, namespaces, now)?;
     require_team(conn, id)
 }
 
@@ -142,8 +142,8 @@ pub fn update_team(
     id: i64,
     name: Option<&str>,
     description: Option<&str>,
+    now: i64,
 ) -> Result<(), StoreError> {
-    let now = now_ms();
     if let Some(name) = name {
         let res = conn.execute(
             "UPDATE teams SET name = ?2, updated_at = ?3 WHERE id = ?1",
@@ -171,6 +171,7 @@ pub fn set_namespaces(
     conn: &Connection,
     id: i64,
     namespaces: &[NamespacePattern],
+    now: i64,
 ) -> Result<(), StoreError> {
     conn.execute("DELETE FROM team_namespaces WHERE team_id = ?1", [id])?;
     let mut stmt = conn.prepare_cached(
@@ -181,7 +182,7 @@ pub fn set_namespaces(
     }
     conn.execute(
         "UPDATE teams SET updated_at = ?2 WHERE id = ?1",
-        params![id, now_ms()],
+        params![id, now],
     )?;
     Ok(())
 }
@@ -191,6 +192,7 @@ pub fn set_members(
     conn: &Connection,
     id: i64,
     members: &[(i64, String)],
+    now: i64,
 ) -> Result<(), StoreError> {
     conn.execute("DELETE FROM team_members WHERE team_id = ?1", [id])?;
     let mut stmt = conn.prepare_cached(
@@ -202,7 +204,7 @@ pub fn set_members(
     }
     conn.execute(
         "UPDATE teams SET updated_at = ?2 WHERE id = ?1",
-        params![id, now_ms()],
+        params![id, now],
     )?;
     Ok(())
 }

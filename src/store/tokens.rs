@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{now_ms, StoreError};
+use super::StoreError;
 
 /// An API token as stored (never the value).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +54,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApiTokenRecord> {
 pub fn insert_token(
     conn: &Connection,
     new: &NewApiToken<'_>,
+    now: i64,
 ) -> Result<ApiTokenRecord, StoreError> {
     conn.execute(
         "INSERT INTO api_tokens (name, role, team_id, created_by, token_sha256, created_at,
@@ -65,7 +66,7 @@ pub fn insert_token(
             new.team_id,
             new.created_by,
             new.token_sha256,
-            now_ms(),
+            now,
             new.expires_at
         ],
     )?;
@@ -87,10 +88,10 @@ pub fn list_tokens(conn: &Connection) -> Result<Vec<ApiTokenRecord>, StoreError>
 }
 
 /// Marks token `id` revoked (once; a second revoke keeps the first time).
-pub fn revoke_token(conn: &Connection, id: i64) -> Result<(), StoreError> {
+pub fn revoke_token(conn: &Connection, id: i64, now: i64) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE api_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-        params![id, now_ms()],
+        params![id, now],
     )?;
     Ok(())
 }
@@ -129,8 +130,8 @@ impl super::Store {
     }
 
     /// See [`touch_token`].
-    pub async fn touch_token(&self, id: i64) -> Result<(), StoreError> {
-        self.write(move |c| touch_token(c, id, now_ms())).await
+    pub async fn touch_token(&self, id: i64, now: i64) -> Result<(), StoreError> {
+        self.write(move |c| touch_token(c, id, now)).await
     }
 
     /// See [`list_tokens`].

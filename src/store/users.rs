@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{now_ms, StoreError};
+use super::StoreError;
 
 /// A user as stored, without the password hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,8 +52,11 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UserRecord> {
 }
 
 /// Creates a user; a taken username (any case) is a `Conflict`.
-pub fn insert_user(conn: &Connection, new: &NewUser<'_>) -> Result<UserRecord, StoreError> {
-    let now = now_ms();
+pub fn insert_user(
+    conn: &Connection,
+    new: &NewUser<'_>,
+    now: i64,
+) -> Result<UserRecord, StoreError> {
     let res = conn.execute(
         "INSERT INTO users (username, display_name, role, password_hash, created_at, updated_at,
                             password_changed_at)
@@ -116,8 +119,12 @@ pub fn user_for_login(
 }
 
 /// Applies `patch` to user `id`.
-pub fn update_user(conn: &Connection, id: i64, patch: &UserPatch) -> Result<(), StoreError> {
-    let now = now_ms();
+pub fn update_user(
+    conn: &Connection,
+    id: i64,
+    patch: &UserPatch,
+    now: i64,
+) -> Result<(), StoreError> {
     if let Some(name) = &patch.display_name {
         conn.execute(
             "UPDATE users SET display_name = ?2, updated_at = ?3 WHERE id = ?1",
@@ -143,8 +150,12 @@ pub fn update_user(conn: &Connection, id: i64, patch: &UserPatch) -> Result<(), 
 }
 
 /// Replaces user `id`'s password hash and ends all of their sessions.
-pub fn set_password(conn: &Connection, id: i64, password_hash: &str) -> Result<(), StoreError> {
-    let now = now_ms();
+pub fn set_password(
+    conn: &Connection,
+    id: i64,
+    password_hash: &str,
+    now: i64,
+) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE users SET password_hash = ?2, password_changed_at = ?3, updated_at = ?3
          WHERE id = ?1",

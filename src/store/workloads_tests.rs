@@ -99,7 +99,7 @@ fn ten_thousand_workloads_walk_once_each_in_every_sort_order() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("kerf.db");
     let mut conn = Connection::open(&path).expect("open");
-    crate::store::migrate::run(&mut conn, &path).expect("migrate");
+    crate::store::migrate::run(&mut conn, &path, 0).expect("migrate");
     seed(&mut conn, 10_000);
     for sort in [
         WorkloadSort::Name,

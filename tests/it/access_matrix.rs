@@ -113,6 +113,7 @@ fn world() -> World {
             readers: 2,
             busy_timeout_ms: 5000,
         },
+        0,
     )
     .expect("store");
     let mut config = Config::default();
@@ -122,7 +123,7 @@ fn world() -> World {
         store.clone(),
         Arc::new(Metrics::new()),
         Arc::new(config),
-        kerf::runs::Runs::new(store.clone(), Arc::new(kerf::runs::SystemClock)),
+        kerf::runs::Runs::new(store.clone(), Arc::new(kerf::clock::SystemClock)),
     )
     .expect("state");
     let mut tokens = Vec::new();
@@ -132,12 +133,13 @@ fn world() -> World {
                 cluster: c.into(),
                 namespace: n.into(),
             };
-            let alpha = store::teams::insert_team(c, "alpha", "", &[pat("prod", "shop")])?.id;
+            let alpha = store::teams::insert_team(c, "alpha", "", &[pat("prod", "shop")], 0)?.id;
             let beta = store::teams::insert_team(
                 c,
                 "beta",
                 "",
                 &[pat("other", "*"), pat("prod", "billing")],
+                0,
             )?
             .id;
             for (name, role) in [("prod", Role::ClusterOwn), ("other", Role::ClusterOther)] {
@@ -148,6 +150,7 @@ fn world() -> World {
                         name,
                         token_sha256: &token::hash(&v),
                     },
+                    0,
                 )?;
                 tokens.push((role, v));
             }
@@ -164,6 +167,7 @@ fn world() -> World {
                             token_sha256: &token::hash(&v),
                             expires_at: None,
                         },
+                        0,
                     )?;
                     tokens.push((role, v));
                     Ok(())
@@ -183,6 +187,7 @@ fn world() -> World {
                     role: Some("admin"),
                     password_hash: "x",
                 },
+                0,
             )?;
             Ok((alpha, u.id))
         })
@@ -200,7 +205,7 @@ impl World {
     /// A fresh session for the admin user: (cookie value, csrf token).
     fn session(&self) -> (String, String) {
         let (value, csrf) = kerf::auth::session::new_ids();
-        let now = kerf::store::now_ms();
+        let now = kerf::clock::Clock::now_ms(&kerf::clock::SystemClock);
         let rec = store::SessionRecord {
             user_id: self.admin_user,
             csrf_token: csrf.clone(),
@@ -388,7 +393,7 @@ async fn team_members_see_only_their_namespaces_in_the_workload_audit() {
     let events = kerf::events::validate_batch(&batch).expect("valid");
     w.state
         .store
-        .insert_events("prod".into(), events)
+        .insert_events("prod".into(), events, 0)
         .await
         .expect("insert");
     let app = kerf::api::app(w.state.clone());
@@ -426,6 +431,7 @@ async fn hsts_is_sent_only_when_tls_is_on() {
             readers: 1,
             busy_timeout_ms: 5000,
         },
+        0,
     )
     .expect("store");
     for tls in [false, true] {
@@ -438,7 +444,7 @@ async fn hsts_is_sent_only_when_tls_is_on() {
             store.clone(),
             Arc::new(Metrics::new()),
             Arc::new(config),
-            kerf::runs::Runs::new(store.clone(), Arc::new(kerf::runs::SystemClock)),
+            kerf::runs::Runs::new(store.clone(), Arc::new(kerf::clock::SystemClock)),
         )
         .expect("state");
         let resp = kerf::api::app(state)

@@ -404,7 +404,8 @@ async fn the_servers_ticker_lifts_a_pause_at_resume_at_as_the_system() {
         base: kerf.url(""),
         http: support::client(),
     };
-    let resume_at = kerf::timestamp::format_ms(kerf::store::now_ms() + 1_500);
+    let resume_at =
+        kerf::timestamp::format_ms(kerf::clock::Clock::now_ms(&kerf::clock::SystemClock) + 1_500);
     let body = json!({"reason": "short", "resumeAt": resume_at});
     assert_eq!(
         api.call("POST", "/v1/clusters/edge/pause", &admin, body)

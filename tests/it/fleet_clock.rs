@@ -2,135 +2,11 @@
 //! router on a bound port (real SQLite file, real HTTP): auto-resume at `resumeAt`, and
 //! each readiness transition recording exactly one `ReadinessChanged`.
 
-use std::sync::Arc;
-
-use kerf::api::AppState;
-use kerf::config::Config;
-use kerf::datasource::Datasource;
 use kerf::fleet::{readiness, ticker};
-use kerf::metrics::Metrics;
-use kerf::runs::{ManualClock, Runs, Trigger};
-use kerf::store::{Store, StoreOptions};
+use kerf::runs::{Runs, Trigger};
 use serde_json::{json, Value};
 
-const T0: i64 = 1_800_000_000_000;
-
-struct Hub {
-    _dir: tempfile::TempDir,
-    store: Store,
-    clock: Arc<ManualClock>,
-    runs: Runs,
-    base: String,
-    admin: String,
-    agent: String,
-    http: reqwest::Client,
-}
-
-/// A hub on a manual clock; `demo` makes every cluster read the demo fleet.
-async fn hub(cluster: &str, demo: bool) -> Hub {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let opts = StoreOptions {
-        readers: 2,
-        busy_timeout_ms: 5000,
-    };
-    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts).expect("store");
-    let clock = Arc::new(ManualClock::new(T0));
-    let mut runs = Runs::new(store.clone(), clock.clone()).with_data_dir(dir.path().into());
-    if demo {
-        runs = runs.with_source(Datasource::demo(7));
-    }
-    let mut config = Config::default();
-    config.auth.argon2_memory_kib = 8192;
-    config.auth.argon2_iterations = 1;
-    let state = AppState::with_clock(
-        store.clone(),
-        Arc::new(Metrics::new()),
-        Arc::new(config),
-        runs.clone(),
-        Arc::new(kerf::auth::SystemClock),
-    )
-    .expect("state");
-    let admin = kerf::bootstrap::create_token(&store, "ops", "admin", None, "test").expect("token");
-    let agent = kerf::bootstrap::create_cluster(&store, cluster, "test").expect("cluster");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, kerf::api::app(state)).await;
-    });
-    Hub {
-        _dir: dir,
-        store,
-        clock,
-        runs,
-        base,
-        admin,
-        agent,
-        http: crate::support::client(),
-    }
-}
-
-impl Hub {
-    async fn call(&self, method: &str, path: &str, token: &str, body: Value) -> (u16, Value) {
-        let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let resp = self
-            .http
-            .request(m, format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-            .expect("request");
-        let status = resp.status().as_u16();
-        (status, resp.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn config(&self, cluster: &str) -> Value {
-        let (s, v) = self
-            .call(
-                "GET",
-                &format!("/v1/clusters/{cluster}/config"),
-                &self.agent,
-                json!(null),
-            )
-            .await;
-        assert_eq!(s, 200, "{v}");
-        v
-    }
-
-    async fn changes(&self, action: &str) -> Vec<Value> {
-        let (s, v) = self
-            .call(
-                "GET",
-                &format!("/v1/audit/config?action={action}"),
-                &self.admin,
-                json!(null),
-            )
-            .await;
-        assert_eq!(s, 200, "{v}");
-        v["items"].as_array().expect("items").clone()
-    }
-
-    async fn heartbeat(&self, cluster: &str) -> Value {
-        let body = json!({"agentVersion": "0.1.0", "kubernetesVersion": "v1.33.1",
-                          "capabilities": {"inPlaceResize": true}});
-        let (s, v) = self
-            .call(
-                "POST",
-                &format!("/v1/clusters/{cluster}/heartbeat"),
-                &self.agent,
-                body,
-            )
-            .await;
-        assert_eq!(s, 200, "{v}");
-        v
-    }
-}
-
-fn at(ms: i64) -> String {
-    kerf::timestamp::format_ms(ms)
-}
+use crate::support::hub::{at, hub, Hub, T0};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pause_with_resume_at_is_lifted_by_the_ticker_exactly_when_the_clock_reaches_it() {
@@ -338,7 +214,7 @@ async fn concurrent_evaluations_record_a_change_once() {
     let mut tasks = Vec::new();
     for _ in 0..8 {
         let store = h.store.clone();
-        let now = kerf::runs::Clock::now_ms(h.clock.as_ref());
+        let now = kerf::clock::Clock::now_ms(h.clock.as_ref());
         tasks.push(tokio::spawn(async move {
             readiness::evaluate(&store, now, "demo-east").await
         }));

@@ -43,9 +43,10 @@ fn registered() -> BTreeSet<(String, String, String)> {
             readers: 1,
             busy_timeout_ms: 1000,
         },
+        0,
     )
     .expect("store");
-    let runs = kerf::runs::Runs::new(store.clone(), Arc::new(kerf::runs::SystemClock));
+    let runs = kerf::runs::Runs::new(store.clone(), Arc::new(kerf::clock::SystemClock));
     let state = AppState::new(
         store,
         Arc::new(Metrics::new()),

@@ -23,6 +23,7 @@ use kube::Client;
 use serde_json::{json, Value};
 
 use super::kubelet::{decide_resize, qos, ContainerRun, Usage, USAGE_ANNOTATION};
+use crate::clock::Clock as _;
 use crate::cluster::kube::error;
 use crate::cluster::{ClusterError, Node, QosClass, ResizeState, Resources};
 
@@ -74,7 +75,7 @@ impl ApiKubelet {
         nodes: Vec<Node>,
         seed: u64,
     ) -> Result<ApiKubelet, ClusterError> {
-        let now = crate::store::now_ms();
+        let now = crate::clock::SystemClock.now_ms();
         let node_api: Api<KNode> = Api::all(client.clone());
         for node in &nodes {
             let object: KNode =
@@ -228,7 +229,7 @@ async fn reconcile(
             Err(e) => Err(error(e)),
         };
     }
-    let now = crate::store::now_ms();
+    let now = crate::clock::SystemClock.now_ms();
     let generation = meta.generation.unwrap_or(1);
     let wanted = desired(pod);
     let patch = {

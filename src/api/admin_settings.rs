@@ -1,7 +1,6 @@
-//! Admin settings over HTTP (`/v1/admin/settings/recommender` and `.../pricing`, GET
-//! and PUT of one whole document each) and the savings totals (`GET /v1/savings`).
-//! Settings live in the database; a PUT wakes the scheduler so a new schedule applies
-//! at once.
+//! The recommender and pricing settings over HTTP (`/v1/admin/settings/recommender`
+//! and `.../pricing`, GET and PUT of one whole document each). Settings live in the
+//! database; a PUT wakes the scheduler so a new schedule applies at once.
 
 use axum::body::Body;
 use axum::extract::{RawQuery, State};
@@ -15,8 +14,8 @@ use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::AppState;
 use crate::events::config_change::{action, target, Change};
-use crate::runs::settings::{PRICING_KEY, RECOMMENDER_KEY};
-use crate::runs::summary::HOURS_PER_MONTH;
+use crate::runs::pricing::PRICING_KEY;
+use crate::runs::recommender::RECOMMENDER_KEY;
 use crate::runs::{Pricing, RecommenderSettings, SettingsError};
 use crate::store::replace_setting;
 
@@ -53,10 +52,10 @@ async fn store_audited(
     defaults: Value,
 ) -> Result<(), ApiError> {
     let ctx = context(access, reason)?;
-    let now = crate::store::now_ms();
+    let now = state.now();
     state
         .store
-        .write_audited(ctx, move |tx| {
+        .write_audited(ctx, now, move |tx| {
             let before = replace_setting(tx, key, &doc.to_string(), now)?;
             let before = before
                 .and_then(|b| serde_json::from_str::<Value>(&b).ok())
@@ -114,44 +113,4 @@ pub async fn put_pricing(
     let defaults = to_json(&Pricing::default())?;
     store_audited(&state, &access, reason, PRICING_KEY, doc.clone(), defaults).await?;
     Ok(Json(doc))
-}
-
-fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
-}
-
-pub async fn get_savings(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let pricing = state.runs.pricing().await.map_err(ApiError::internal)?;
-    let per_cluster = state.store.savings_by_cluster().await?;
-    let (mut s, mut x, mut n, mut u) = (0.0, 0.0, 0, 0);
-    let clusters: Vec<Value> = per_cluster
-        .iter()
-        .map(|c| {
-            s += c.savings;
-            x += c.extra_spend;
-            n += c.workloads;
-            u += c.unknown;
-            json!({
-                "cluster": c.cluster,
-                "monthlySavings": round2(c.savings),
-                "monthlyExtraSpend": round2(c.extra_spend),
-                "monthlyNet": round2(c.extra_spend - c.savings),
-                "workloads": c.workloads,
-                "workloadsWithoutEstimate": c.unknown,
-            })
-        })
-        .collect();
-    Ok(Json(json!({
-        "currency": pricing.currency,
-        "basis": "requests",
-        "hoursPerMonth": HOURS_PER_MONTH,
-        "fleet": {
-            "monthlySavings": round2(s),
-            "monthlyExtraSpend": round2(x),
-            "monthlyNet": round2(x - s),
-            "workloads": n,
-            "workloadsWithoutEstimate": u,
-        },
-        "clusters": clusters,
-    })))
 }

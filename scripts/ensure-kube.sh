@@ -3,13 +3,14 @@
 # kube-controller-manager, kube-scheduler) from the Kubernetes Go modules, once per
 # version, into ~/.cache/kerf/kube-v<version>/, and installs Debian's etcd-server when
 # etcd is missing. Nothing downloads a prebuilt binary. A second run is a no-op.
-# Prints the directory holding the binaries on its last line (KERF_KUBE_BIN for tests).
+# Prints the directory holding the binaries on its last line (KUBE_CONTROL_PLANE_DIR for
+# tests; not KERF_*, which kerf itself reads as configuration).
 set -euo pipefail
 
 # The one pinned version: the newest v1.36 patch the Go module proxy serves.
 KUBE_VERSION=1.36.3
 
-cache_root=${KERF_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kerf}
+cache_root=${KUBE_CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kerf}
 dest="$cache_root/kube-v$KUBE_VERSION"
 bins=(kube-apiserver kube-controller-manager kube-scheduler)
 

@@ -18,8 +18,8 @@ fi
 
 scripts/ensure-prometheus.sh
 # The real Kubernetes control plane the agent and sim tests run against (cached build).
-KERF_KUBE_BIN=$(scripts/ensure-kube.sh | tail -n 1)
-export KERF_KUBE_BIN
+KUBE_CONTROL_PLANE_DIR=$(scripts/ensure-kube.sh | tail -n 1)
+export KUBE_CONTROL_PLANE_DIR
 
 cargo test --locked
 scripts/e2e.sh

@@ -69,10 +69,10 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// The directory holding the three binaries: `KERF_KUBE_BIN`, else what
+/// The directory holding the three binaries: `KUBE_CONTROL_PLANE_DIR`, else what
 /// `scripts/ensure-kube.sh` prints (it builds them when the cache is empty).
 fn binaries() -> PathBuf {
-    if let Ok(dir) = std::env::var("KERF_KUBE_BIN") {
+    if let Ok(dir) = std::env::var("KUBE_CONTROL_PLANE_DIR") {
         return PathBuf::from(dir);
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ensure-kube.sh");

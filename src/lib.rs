@@ -4,7 +4,12 @@
 //! Module map (the architecture's source of truth; arrows point one way):
 //! - `analysis`: the pure recommendation engine (no IO, clock, randomness, async or
 //!   logging). Imports nothing else of kerf.
-//! - `events`: the audit-event vocabulary and batch validation (pure).
+//! - `wire`: what travels between hub and agent (config feed, recommendation feed,
+//!   heartbeat, typed agent events, the recommendation summary), Serialize +
+//!   Deserialize. Uses only `policy` and `timestamp`; no store, no HTTP, so the agent
+//!   imports it in either build.
+//! - `events`: the audit-event vocabulary and batch validation (pure), validating into
+//!   `wire::AgentEvent`.
 //! - `store`: SQLite: migrations, one writer + readers, every SQL statement. Knows
 //!   `events` types, nothing of HTTP.
 //! - `auth`: tokens and principals. Uses `store`.
@@ -39,6 +44,7 @@ pub mod auth;
 pub mod bootstrap;
 pub mod cli;
 pub mod clock;
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod datasource;
@@ -51,8 +57,10 @@ pub mod policy;
 pub mod runs;
 pub mod server;
 pub mod shutdown;
+pub mod sim;
 pub mod store;
 pub mod telemetry;
 pub mod timestamp;
 pub mod tls;
 pub mod ui;
+pub mod wire;

@@ -24,6 +24,8 @@ mod fleet_clock;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;
+mod kube;
+mod one_clock;
 mod policies_api;
 mod route_table;
 mod runs_api;

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod hub;
+pub mod kube;
 pub mod prometheus;
 pub mod victoria;
 

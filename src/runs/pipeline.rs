@@ -108,26 +108,19 @@ pub(super) async fn stages<S: Source>(
         drop(sink);
     };
     let mut batch = Batch::default();
-    let mut groups_seen = Vec::with_capacity(groups);
     let analyze = async {
         // Owned here, so an analysis error closes the channel and collection stops.
         let mut pieces = pieces;
         while let Some(collection) = pieces.recv().await {
             analyze_piece(inputs, run, tally, &ctx, collection, &mut batch).await?;
-            while let Ok(outcome) = reports.try_recv() {
-                groups_seen.push(outcome);
-            }
         }
         flush(inputs, run, tally, &ctx, &mut batch).await
     };
     let ((), analyzed) = tokio::join!(collect, analyze);
     analyzed?;
-    while let Ok(outcome) = reports.try_recv() {
-        groups_seen.push(outcome);
-    }
     let mut stats = plan.stats.clone();
     let (mut failed, mut first_error) = (0usize, None);
-    for (index, outcome, ms) in groups_seen {
+    while let Ok((index, outcome, ms)) = reports.try_recv() {
         tally.collect_ms += ms;
         match outcome {
             Ok(group_stats) => stats.add(&group_stats),

@@ -40,7 +40,6 @@
 pub mod analysis;
 pub mod api;
 pub mod auth;
-pub mod bootstrap;
 pub mod cli;
 pub mod clock;
 pub mod commands;
@@ -51,7 +50,10 @@ pub mod events;
 pub mod fleet;
 pub mod jobs;
 pub mod metrics;
+pub mod names;
+pub mod operation;
 pub mod policy;
+pub mod readiness;
 pub mod runs;
 pub mod server;
 pub mod shutdown;

@@ -45,6 +45,12 @@ pub fn time_ms(key: &str, value: &str) -> Result<i64, ApiError> {
     crate::timestamp::parse_ms(value).ok_or_else(|| bad(key, "must be an RFC 3339 timestamp"))
 }
 
+/// An RFC 3339 time in a request body, as Unix milliseconds; a 400 naming `field`.
+pub fn parse_time(field: &str, text: &str) -> Result<i64, ApiError> {
+    crate::timestamp::parse_ms(text)
+        .ok_or_else(|| ApiError::invalid_field(field, "must be an RFC 3339 timestamp"))
+}
+
 /// An opaque cursor for `value`.
 pub fn encode_cursor(value: &Value) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string())

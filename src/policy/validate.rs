@@ -162,7 +162,7 @@ pub fn rfc3339_ms(text: &str) -> Option<i64> {
 }
 
 fn valid_name(name: &str) -> bool {
-    crate::commands::valid_cluster_name(name)
+    crate::names::cluster(name).is_ok()
 }
 
 fn pattern(e: &mut Errors, path: &str, value: &str) {

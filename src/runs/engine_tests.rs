@@ -419,12 +419,7 @@ async fn each_workload_is_analyzed_under_its_effective_policy_and_records_its_id
     }))
     .expect("spec");
     f.store
-        .write(move |c| {
-            let tx = c.transaction()?;
-            store::policies::create_policy(&tx, &spec, "{}", 0)?;
-            tx.commit()?;
-            Ok(())
-        })
+        .writing(move |tx| tx.create_policy(&spec, "{}", 0))
         .await
         .expect("policy");
     let run = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;

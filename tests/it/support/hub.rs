@@ -49,9 +49,21 @@ pub async fn hub(cluster: &str, demo: bool) -> Hub {
         runs.clone(),
     )
     .expect("state");
-    let admin =
-        kerf::bootstrap::create_token(&store, "ops", "admin", None, "test", T0).expect("token");
-    let agent = kerf::bootstrap::create_cluster(&store, cluster, "test", T0).expect("cluster");
+    let ctx = || kerf::commands::operator("test");
+    let input = kerf::auth::accounts::NewTokenInput {
+        name: "ops".into(),
+        role: "admin".into(),
+        ..Default::default()
+    };
+    let admin = kerf::auth::accounts::create_token(&store, T0, ctx(), input)
+        .await
+        .expect("token")
+        .value;
+    let agent =
+        kerf::fleet::clusters::register(&store, T0, ctx(), cluster.into(), Default::default())
+            .await
+            .expect("cluster")
+            .token;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

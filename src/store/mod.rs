@@ -55,7 +55,8 @@ pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
 pub use users::{NewUser, UserPatch, UserRecord};
 pub use workloads::{
-    list_workloads, mark_absent_stale, WorkloadFilter, WorkloadRow, WorkloadSeen, WorkloadSort,
+    list_workloads, mark_absent_stale, SortValue, WorkloadFilter, WorkloadRow, WorkloadSeen,
+    WorkloadSort,
 };
 
 pub use tx::{Read, Tx};

@@ -5,7 +5,6 @@ mod support;
 
 mod access_matrix;
 mod analysis_cli;
-mod analysis_fence;
 mod analysis_fuzz;
 mod analysis_golden;
 mod analysis_leak_golden;
@@ -24,6 +23,7 @@ mod fleet_clock;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;
+mod module_fence;
 mod one_clock;
 mod policies_api;
 mod route_table;

@@ -7,7 +7,7 @@ use crate::events::config_change::{action, AuditContext, Change};
 use crate::operation::OpError;
 use crate::store::automation::{PauseRecord, FLEET_SCOPE};
 use crate::store::{Read, Store, StoreError};
-use crate::timestamp::format_ms as rfc3339_ms;
+use crate::timestamp::format_ms;
 use crate::wire::{Actor, Pause, PauseScope};
 
 /// `cluster` or `fleet`.
@@ -26,9 +26,9 @@ pub fn view(p: &PauseRecord) -> Pause {
         scope: scope_kind(&p.scope),
         paused: true,
         reason: Some(p.reason.clone()),
-        paused_at: Some(rfc3339_ms(p.paused_at)),
+        paused_at: Some(format_ms(p.paused_at)),
         paused_by: serde_json::from_str::<Actor>(&p.paused_by).ok(),
-        resume_at: Some(p.resume_at.map(rfc3339_ms)),
+        resume_at: Some(p.resume_at.map(format_ms)),
     }
 }
 

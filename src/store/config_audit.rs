@@ -62,7 +62,7 @@ pub fn record(
     let actor = serde_json::to_string(&ctx.actor).map_err(|e| StoreError::Task(e.to_string()))?;
     let record = json!({
         "id": id,
-        "time": crate::events::config_change::rfc3339_ms(now),
+        "time": crate::timestamp::format_ms(now),
         "action": change.action,
         "actor": ctx.actor,
         "target": change.target,

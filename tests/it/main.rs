@@ -23,6 +23,7 @@ mod fleet_clock;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;
+mod kube;
 mod module_fence;
 mod one_clock;
 mod policies_api;

@@ -14,6 +14,7 @@
 //! - `jobs`: the supervised job runner (named jobs, status, graceful stop; a panic in a
 //!   job stops the hub non-zero, naming it).
 //! - `names`: what cluster, user, team and token names may be.
+//! - `fingerprint`: stable FNV-1a hashes of text (ids and seeds that never change).
 //! - `timestamp`: RFC 3339 ⇄ Unix milliseconds.
 //! - `config`, `shutdown`, `tls`, `metrics`, `ui`: infrastructure.
 //!
@@ -33,7 +34,12 @@
 //!   was asked. Uses `store`.
 //! - `datasource`: usage from Prometheus-compatible APIs or the demo fleet, mapped into
 //!   the engine's input. Uses `analysis`, `clock` (probes ask the real present),
-//!   `timestamp`, `tls`.
+//!   `fingerprint`, `sim` (the demo fleet's catalogue and shapes), `timestamp`, `tls`.
+//! - `cluster`: the agent's one view of a Kubernetes cluster (the trait, its model, and
+//!   the kube-rs face). Imports nothing else of kerf.
+//! - `sim`: the simulated world (nodes, pods, usage shapes, kubelet outcomes): the
+//!   kubelet of a real test control plane and the in-process cluster of `kerf demo`.
+//!   Uses `clock`, `cluster`, `fingerprint`.
 //!
 //! Domain (operations below the API: store, now, audit context and typed input in,
 //! typed output or `OpError` out; nothing of HTTP):
@@ -74,6 +80,7 @@ pub mod config;
 pub mod datasource;
 pub mod demo;
 pub mod events;
+pub mod fingerprint;
 pub mod fleet;
 pub mod jobs;
 pub mod metrics;

@@ -18,12 +18,25 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("tls", &[]),
     ("metrics", &[]),
     ("ui", &[]),
+    ("fingerprint", &[]),
+    ("cluster", &[]),
+    ("sim", &["clock", "cluster", "fingerprint"]),
     ("policy", &["analysis", "names", "timestamp"]),
     ("wire", &["policy", "timestamp"]),
     ("events", &["wire", "timestamp"]),
     ("store", &["events", "policy", "wire", "timestamp"]),
     ("operation", &["store"]),
-    ("datasource", &["analysis", "clock", "timestamp", "tls"]),
+    (
+        "datasource",
+        &[
+            "analysis",
+            "clock",
+            "fingerprint",
+            "sim",
+            "timestamp",
+            "tls",
+        ],
+    ),
     (
         "auth",
         &[

@@ -32,8 +32,9 @@
 //!   inside. Uses `events`, `policy`, `wire`, `timestamp`.
 //! - `operation`: `OpError`, what every hub operation returns when it does not do what
 //!   was asked. Uses `store`.
-//! - `datasource`: usage from Prometheus-compatible APIs or the demo fleet, mapped into
-//!   the engine's input. Uses `analysis`, `clock` (probes ask the real present),
+//! - `datasource`: usage from Prometheus-compatible APIs (streamed remote read or
+//!   `query_range`) or the demo fleet, mapped into the engine's input and streamed to
+//!   runs workload by workload. Uses `analysis`, `clock` (probes ask the real present),
 //!   `fingerprint`, `sim` (the demo fleet's catalogue and shapes), `timestamp`, `tls`.
 //! - `cluster`: the agent's one view of a Kubernetes cluster (the trait, its model, and
 //!   the kube-rs face). Imports nothing else of kerf.

@@ -6,6 +6,7 @@
 pub mod hub;
 pub mod kube;
 pub mod prometheus;
+pub mod victoria;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

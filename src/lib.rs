@@ -9,9 +9,9 @@
 //!   `events` types, nothing of HTTP.
 //! - `auth`: tokens and principals. Uses `store`.
 //! - `api`: HTTP handlers, the route table with per-route permissions, errors. Uses
-//!   `store`, `auth`, `events`, `runs`, `metrics`, `ui`.
+//!   `store`, `auth`, `events`, `runs`, `notify`, `metrics`, `ui`.
 //! - `server`: listener, TLS, graceful shutdown; starts and supervises the background
-//!   jobs. Uses `api`, `jobs`, `runs`, `fleet`.
+//!   jobs. Uses `api`, `jobs`, `runs`, `fleet`, `notify`.
 //! - `jobs`: the supervised job runner (named jobs, status, graceful stop; a panic in a
 //!   job stops the hub non-zero, naming it). Imports nothing of kerf.
 //! - `clock`: the one `Clock` (system and manual). Imports nothing of kerf; below the
@@ -30,7 +30,12 @@
 //!   (`agent_settings`) and the per-workload effective policy of the config feed. Uses
 //!   `store`, `runs` (datasource, settings), `policy`, `events`; knows nothing of HTTP.
 //!
-//! Later parts plug in beside these: `notify`, `agent` (feature `agent`) and `sim`.
+//! - `notify`: notification channels and rules, the dispatcher (audit log → deliveries,
+//!   from a stored cursor), per-channel senders with retries, and the weekly digest.
+//!   Uses `store`, `events`, `auth` (patterns), `runs` (pricing, workload ids); knows
+//!   nothing of HTTP. Its jobs run under `jobs`.
+//!
+//! Later parts plug in beside these: `agent` (feature `agent`) and `sim`.
 
 pub mod analysis;
 pub mod api;
@@ -46,6 +51,7 @@ pub mod events;
 pub mod fleet;
 pub mod jobs;
 pub mod metrics;
+pub mod notify;
 pub mod policy;
 pub mod runs;
 pub mod server;

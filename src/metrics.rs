@@ -22,6 +22,15 @@ pub struct HttpLabels {
     pub status: u16,
 }
 
+/// Labels of `kerf_notifications_sent_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct NotifyLabels {
+    /// `slack`, `teams`, `webhook` or `email`.
+    pub channel_type: String,
+    /// `delivered`, `retry` (this attempt failed, another follows) or `failed` (given up).
+    pub outcome: String,
+}
+
 /// Every metric kerf exposes, plus the registry that renders them.
 pub struct Metrics {
     registry: Registry,
@@ -31,6 +40,8 @@ pub struct Metrics {
     pub duplicate_events: Counter,
     pub http_requests: Family<HttpLabels, Counter>,
     pub http_duration: Family<HttpLabels, Histogram, fn() -> Histogram>,
+    /// Notification delivery attempts by channel type and outcome.
+    pub notifications_sent: Family<NotifyLabels, Counter>,
 }
 
 impl Metrics {
@@ -62,8 +73,15 @@ impl Metrics {
             "HTTP request latency, by method, route and status",
             http_duration.clone(),
         );
+        let notifications_sent = Family::<NotifyLabels, Counter>::default();
+        registry.register(
+            "kerf_notifications_sent",
+            "Notification delivery attempts, by channel type and outcome",
+            notifications_sent.clone(),
+        );
         Metrics {
             registry,
+            notifications_sent,
             actions,
             duplicate_events,
             http_requests,

@@ -110,6 +110,9 @@ where
     if let Some(source) = source {
         runs = runs.with_source(source);
     }
+    // Links in notifications name the address actually bound (port 0 picks one).
+    let mut config = config;
+    config.listen = local;
     let state = AppState::new(store.clone(), metrics, Arc::new(config), runs)?;
     let app = api::app(state.clone());
     let mut jobs = hub_jobs(&state);
@@ -143,6 +146,14 @@ pub fn hub_jobs(state: &AppState) -> Jobs {
     });
     jobs.spawn("fleet-ticker", |stop| {
         crate::fleet::ticker::run(store.clone(), runs.clone(), fleet.clone(), stop)
+    });
+    let (notify, metrics) = (&state.notify, &state.metrics);
+    jobs.spawn("notify-dispatcher", |stop| {
+        let clock = runs.clock().clone();
+        crate::notify::dispatcher::run(store.clone(), clock, notify.clone(), metrics.clone(), stop)
+    });
+    jobs.spawn("notify-digest", |stop| {
+        crate::notify::digest::run(store.clone(), runs.clone(), notify.clone(), stop)
     });
     jobs
 }

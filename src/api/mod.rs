@@ -69,6 +69,8 @@ pub struct AppState {
     pub fleet: crate::fleet::Fleet,
     /// The background jobs' status (`/readyz`).
     pub jobs: crate::jobs::Board,
+    /// Notification channels: sealing, sending, waking the dispatcher and digest.
+    pub notify: crate::notify::Notifier,
 }
 
 impl AppState {
@@ -82,6 +84,7 @@ impl AppState {
     ) -> Result<AppState, crate::auth::password::PasswordError> {
         let clock = runs.clock().clone();
         let auth = Arc::new(Authenticator::new(&config.auth, clock.clone())?);
+        let notify = crate::notify::Notifier::new(&config);
         Ok(AppState {
             store,
             metrics,
@@ -91,6 +94,7 @@ impl AppState {
             runs,
             fleet: crate::fleet::Fleet::default(),
             jobs: crate::jobs::Board::default(),
+            notify,
         })
     }
 

@@ -4,7 +4,12 @@
 //! Module map (the architecture's source of truth; arrows point one way):
 //! - `analysis`: the pure recommendation engine (no IO, clock, randomness, async or
 //!   logging). Imports nothing else of kerf.
-//! - `events`: the audit-event vocabulary and batch validation (pure).
+//! - `wire`: what travels between hub and agent (config feed, recommendation feed,
+//!   heartbeat, typed agent events, the recommendation summary), Serialize +
+//!   Deserialize. Uses only `policy` and `timestamp`; no store, no HTTP, so the agent
+//!   imports it in either build.
+//! - `events`: the audit-event vocabulary and batch validation (pure), validating into
+//!   `wire::AgentEvent`.
 //! - `store`: SQLite: migrations, one writer + readers, every SQL statement. Knows
 //!   `events` types, nothing of HTTP.
 //! - `auth`: tokens and principals. Uses `store`.
@@ -61,3 +66,4 @@ pub mod telemetry;
 pub mod timestamp;
 pub mod tls;
 pub mod ui;
+pub mod wire;

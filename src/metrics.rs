@@ -31,6 +31,14 @@ pub struct NotifyLabels {
     pub outcome: String,
 }
 
+/// Labels of the datasource collection metrics.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CollectLabels {
+    pub cluster: String,
+    /// `remote-read` or `query-range` (`demo` for the built-in fleet).
+    pub protocol: String,
+}
+
 /// Every metric kerf exposes, plus the registry that renders them.
 pub struct Metrics {
     registry: Registry,
@@ -42,6 +50,12 @@ pub struct Metrics {
     pub http_duration: Family<HttpLabels, Histogram, fn() -> Histogram>,
     /// Notification delivery attempts by channel type and outcome.
     pub notifications_sent: Family<NotifyLabels, Counter>,
+    /// Datasource requests of recommendation runs (retries included).
+    pub collect_requests: Family<CollectLabels, Counter>,
+    /// Answer bytes received from datasources by runs.
+    pub collect_bytes: Family<CollectLabels, Counter>,
+    /// Samples decoded from datasource answers by runs.
+    pub collect_samples: Family<CollectLabels, Counter>,
 }
 
 impl Metrics {
@@ -79,9 +93,30 @@ impl Metrics {
             "Notification delivery attempts, by channel type and outcome",
             notifications_sent.clone(),
         );
+        let collect_requests = Family::<CollectLabels, Counter>::default();
+        registry.register(
+            "kerf_datasource_requests",
+            "Datasource requests made by recommendation runs, by cluster and protocol",
+            collect_requests.clone(),
+        );
+        let collect_bytes = Family::<CollectLabels, Counter>::default();
+        registry.register(
+            "kerf_datasource_received_bytes",
+            "Answer bytes received from datasources by runs, by cluster and protocol",
+            collect_bytes.clone(),
+        );
+        let collect_samples = Family::<CollectLabels, Counter>::default();
+        registry.register(
+            "kerf_datasource_samples_decoded",
+            "Samples decoded from datasource answers by runs, by cluster and protocol",
+            collect_samples.clone(),
+        );
         Metrics {
             registry,
             notifications_sent,
+            collect_requests,
+            collect_bytes,
+            collect_samples,
             actions,
             duplicate_events,
             http_requests,
@@ -100,6 +135,29 @@ impl Metrics {
                 })
                 .inc_by(*n);
         }
+    }
+
+    /// Adds one run's collection figures (its record's `collect` JSON: `queries`,
+    /// `bytes`, `samplesDecoded`, `protocol`).
+    pub fn record_collection(&self, cluster: &str, collect: &serde_json::Value) {
+        let protocol = match collect["protocol"].as_str() {
+            Some(p) if !p.is_empty() => p.to_string(),
+            _ => "demo".to_string(),
+        };
+        let labels = CollectLabels {
+            cluster: cluster.to_string(),
+            protocol,
+        };
+        let count = |key: &str| collect[key].as_u64().unwrap_or(0);
+        self.collect_requests
+            .get_or_create(&labels)
+            .inc_by(count("queries"));
+        self.collect_bytes
+            .get_or_create(&labels)
+            .inc_by(count("bytes"));
+        self.collect_samples
+            .get_or_create(&labels)
+            .inc_by(count("samplesDecoded"));
     }
 
     /// The text exposition format.

@@ -105,8 +105,9 @@ where
         source,
     })?;
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
-    let mut runs =
-        crate::runs::Runs::new(store.clone(), clock).with_data_dir(config.data_dir.clone());
+    let mut runs = crate::runs::Runs::new(store.clone(), clock)
+        .with_data_dir(config.data_dir.clone())
+        .with_metrics(metrics.clone());
     if let Some(source) = source {
         runs = runs.with_source(source);
     }

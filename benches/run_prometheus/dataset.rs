@@ -6,9 +6,10 @@
 //! The OpenMetrics text of 121 M samples is ~10 GB, so it is written one UTC day per
 //! file (promtool needs a regular file: it mmaps it), each file backfilled with
 //! `promtool tsdb create-blocks-from openmetrics --max-block-duration=24h` and deleted;
-//! two days are generated and backfilled at a time. The TSDB is cached under
-//! `<target>/bench-data/<GENERATOR_VERSION>/tsdb`, completed by a `complete` marker, so
-//! re-runs skip all of it.
+//! two days are generated and backfilled at a time. The TSDB is cached outside the
+//! repository, under `$KERF_BENCH_CACHE` or else `~/.cache/kerf/bench-data`, in
+//! `<GENERATOR_VERSION>/tsdb`, completed by a `complete` marker, so re-runs (and other
+//! worktrees) skip all of it.
 //!
 //! kube-state-metrics series are written every 10 minutes (plus a sample at the window
 //! end) instead of every 60 s: kerf reads them only through `last_over_time` over the
@@ -295,10 +296,23 @@ fn ksm_pod(
     Ok(())
 }
 
+/// Where generated datasets are cached: `$KERF_BENCH_CACHE`, else
+/// `~/.cache/kerf/bench-data` (a fresh clone or another worktree reuses it), else
+/// `<target>/bench-data` when there is no home directory.
+pub fn cache_dir(target_dir: &Path) -> PathBuf {
+    if let Some(dir) = std::env::var_os("KERF_BENCH_CACHE") {
+        return PathBuf::from(dir);
+    }
+    match std::env::var_os("HOME") {
+        Some(home) => PathBuf::from(home).join(".cache/kerf/bench-data"),
+        None => target_dir.join("bench-data"),
+    }
+}
+
 /// The cached TSDB, generated and backfilled first when missing. Returns its path and
 /// the seconds generation took (0 when cached).
 pub fn ensure(target_dir: &Path) -> (PathBuf, f64) {
-    let root = target_dir.join("bench-data").join(GENERATOR_VERSION);
+    let root = cache_dir(target_dir).join(GENERATOR_VERSION);
     let tsdb = root.join("tsdb");
     if root.join("complete").exists() {
         return (tsdb, 0.0);

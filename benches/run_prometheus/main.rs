@@ -1,12 +1,14 @@
-//! Issue 4, Done-means 4: a full recommendation run of a 1,000-workload cluster
-//! (× 3 replicas × 2 containers, 7 days at 60 s) against a real Prometheus, through the
-//! real run engine (collect → analyze → store into a temp SQLite).
+//! Issues 4 and 16: a full recommendation run of a 1,000-workload cluster (× 3 replicas
+//! × 2 containers, 7 days at 60 s) against a real Prometheus, through the real run
+//! engine (collect → analyze → store into a temp SQLite), once per protocol: the default
+//! (`auto`: streamed remote read on Prometheus) and `query_range`.
 //!
-//! `cargo bench --bench run_prometheus`. The first run generates and backfills the data
-//! (`dataset`, cached under `<target>/bench-data/`); the measured run then happens in a
-//! fresh child process, so the peak RSS (VmHWM) printed is kerf's own and nothing of the
-//! generation. Prometheus's RSS after the run is printed as the load it carried.
-//! Figures are printed, never asserted.
+//! `cargo bench --bench run_prometheus [-- auto|queryRange]`. The first run generates
+//! and backfills the data (`dataset`, cached under `~/.cache/kerf/bench-data/`). Each
+//! measured run happens in a fresh child process with a fresh Prometheus on the cached
+//! TSDB (the TSDB files are read once beforehand so both start from a warm page cache),
+//! so kerf's peak RSS (VmHWM) is its own, and Prometheus's CPU seconds and peak RSS are
+//! those of the run. Figures are printed, never asserted.
 
 mod dataset;
 #[path = "../../tests/it/support/prometheus.rs"]
@@ -18,12 +20,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kerf::clock::ManualClock;
-use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource};
+use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource, ProtocolChoice};
 use kerf::datasource::Datasource;
 use kerf::runs::{Runs, Trigger};
 use kerf::store::{self, Store, StoreOptions};
 
 const CHILD_ENV: &str = "KERF_BENCH_RUN_PROMETHEUS_CHILD";
+const PROTOCOLS: [&str; 2] = ["auto", "queryRange"];
 const CLUSTER: &str = "bench";
 
 fn target_dir() -> PathBuf {
@@ -33,8 +36,8 @@ fn target_dir() -> PathBuf {
 }
 
 fn main() {
-    if std::env::var_os(CHILD_ENV).is_some() {
-        measured_run();
+    if let Some(protocol) = std::env::var_os(CHILD_ENV) {
+        measured_run(&protocol.to_string_lossy());
         return;
     }
     prometheus::ensure_installed();
@@ -44,12 +47,38 @@ fn main() {
     } else {
         println!("data generation + backfill: cached");
     }
+    warm_page_cache(&dataset::ensure(&target_dir()).0);
+    let chosen: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| PROTOCOLS.contains(&a.as_str()))
+        .collect();
     let exe = std::env::current_exe().expect("current exe");
-    let status = Command::new(exe)
-        .env(CHILD_ENV, "1")
-        .status()
-        .expect("run the measured child");
-    assert!(status.success(), "measured run failed: {status}");
+    for protocol in PROTOCOLS
+        .iter()
+        .filter(|p| chosen.is_empty() || chosen.iter().any(|c| c == *p))
+    {
+        println!("\n== protocol setting: {protocol} ==");
+        let status = Command::new(&exe)
+            .env(CHILD_ENV, protocol)
+            .status()
+            .expect("run the measured child");
+        assert!(status.success(), "measured run failed: {status}");
+    }
+}
+
+/// Reads every TSDB file once, so each protocol's run starts from the same warm cache.
+fn warm_page_cache(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            warm_page_cache(&path);
+        } else if let Ok(mut f) = std::fs::File::open(&path) {
+            let _ = std::io::copy(&mut f, &mut std::io::sink());
+        }
+    }
 }
 
 /// `VmHWM` / `VmRSS` of a process, in MiB.
@@ -75,7 +104,7 @@ fn cpu_seconds(pid: &str) -> f64 {
     (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
 }
 
-fn measured_run() {
+fn measured_run(protocol: &str) {
     let (tsdb, _) = dataset::ensure(&target_dir());
     let started = Instant::now();
     // 24 h blocks stay as backfilled: no compaction competes with the run.
@@ -84,10 +113,10 @@ fn measured_run() {
         &["--storage.tsdb.max-block-duration=24h"],
     );
     let prom_pid = prom.pid().to_string();
+    let prom_rss_before = status_mib(&prom_pid, "VmRSS:");
     println!(
-        "prometheus ready in {:.1} s (RSS {:.0} MiB before the run)",
+        "prometheus ready in {:.1} s (RSS {prom_rss_before:.0} MiB before the run)",
         started.elapsed().as_secs_f64(),
-        status_mib(&prom_pid, "VmRSS:")
     );
 
     let dir = tempfile::tempdir().expect("tempdir");
@@ -117,7 +146,8 @@ fn measured_run() {
         timeout: Duration::from_secs(300),
         max_concurrent_queries: 4,
     })
-    .expect("client");
+    .expect("client")
+    .with_protocol(ProtocolChoice::parse(protocol).expect("protocol"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -156,15 +186,23 @@ fn measured_run() {
         let text = errors.to_string();
         println!("errors: {}", &text[..text.len().min(600)]);
     }
-    println!("total: {:.1} s", total.as_secs_f64());
+    let samples = stats["samples"].as_f64().unwrap_or(0.0);
+    let bytes = stats["bytes"].as_f64().unwrap_or(0.0);
+    println!("protocol used: {}", stats["protocol"]);
+    println!("run wall time: {:.1} s", total.as_secs_f64());
     println!(
         "phases (ms): collect {} | analyze {} | store {}",
         phase["collect"], phase["analyze"], phase["store"]
     );
     println!("datasource phases (ms): {}", stats["phaseMs"]);
     println!(
-        "queries: {} | series: {} | samples: {}",
-        stats["queries"], stats["series"], stats["samples"]
+        "requests: {} | series: {} | samples: {} | samples decoded: {}",
+        stats["queries"], stats["series"], stats["samples"], stats["samplesDecoded"]
+    );
+    println!(
+        "bytes received: {:.1} MB ({:.2} bytes per sample)",
+        bytes / 1e6,
+        bytes / samples.max(1.0)
     );
     println!(
         "kerf peak RSS (VmHWM): {:.0} MiB (RSS {:.0} MiB before the run)",
@@ -172,15 +210,59 @@ fn measured_run() {
         rss_before
     );
     println!(
-        "prometheus RSS after the run: {:.0} MiB (peak {:.0} MiB)",
+        "prometheus peak RSS (VmHWM): {:.0} MiB (RSS {:.0} MiB after the run, {:.0} MiB before it)",
+        status_mib(&prom_pid, "VmHWM:"),
         status_mib(&prom_pid, "VmRSS:"),
-        status_mib(&prom_pid, "VmHWM:")
+        prom_rss_before
     );
     println!(
         "CPU during the run: kerf {:.1} s, prometheus {:.1} s (2 cores shared)",
         cpu_seconds("self") - kerf_cpu,
         cpu_seconds(&prom_pid) - prom_cpu
     );
+    if stats["protocol"] == "remote-read" {
+        runtime.block_on(bytes_by_metric(&prom.url));
+    }
     drop(runs);
     drop(prom);
+}
+
+/// What each usage metric costs over remote read (whole cluster, one request each): XOR
+/// chunks store a repeated or integer value in a few bits, a fractional counter in ~7
+/// bytes.
+async fn bytes_by_metric(url: &str) {
+    use kerf::datasource::prometheus::remote_read::{MatchType, Matcher, ReadQuery};
+    for metric in [
+        "container_cpu_usage_seconds_total",
+        "container_memory_working_set_bytes",
+    ] {
+        let source = PrometheusSource::new(ClientConfig {
+            url: url.to_string(),
+            auth: ClientAuth::None,
+            headers: Vec::new(),
+            ca_pem: None,
+            insecure_skip_verify: false,
+            timeout: Duration::from_secs(300),
+            max_concurrent_queries: 1,
+        })
+        .expect("client");
+        let query = ReadQuery {
+            start_ms: dataset::START_S * 1000,
+            end_ms: dataset::END_S * 1000,
+            matchers: vec![Matcher::new(MatchType::Eq, "__name__", metric)],
+        };
+        let mut stream = source
+            .client()
+            .remote_read(std::slice::from_ref(&query))
+            .await
+            .expect("remote read");
+        while stream.next().await.expect("series").is_some() {}
+        let c = stream.counts;
+        println!(
+            "  {metric}: {:.1} MB for {} samples ({:.2} bytes per sample)",
+            c.bytes as f64 / 1e6,
+            c.samples,
+            c.bytes as f64 / c.samples.max(1) as f64
+        );
+    }
 }

@@ -17,6 +17,7 @@ use super::error::ApiError;
 use super::AppState;
 use crate::fleet::pause;
 use crate::store::automation::FLEET_SCOPE;
+use crate::wire::Pause;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -36,7 +37,7 @@ async fn do_pause(
     access: &Access,
     scope: String,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Pause>, ApiError> {
     let b: PauseBody = read_json(body).await?;
     let now = state.now();
     let resume_at = b
@@ -58,7 +59,7 @@ async fn do_resume(
     access: &Access,
     scope: String,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Pause>, ApiError> {
     let b: ResumeBody = read_json(body).await?;
     let ctx = context(access, b.reason)?;
     let out = pause::resume(&state.store, scope, ctx, state.now()).await?;
@@ -72,7 +73,7 @@ pub async fn pause_cluster(
     access: Access,
     Path(cluster): Path<String>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Pause>, ApiError> {
     do_pause(&state, &access, cluster, body).await
 }
 
@@ -82,7 +83,7 @@ pub async fn resume_cluster(
     access: Access,
     Path(cluster): Path<String>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Pause>, ApiError> {
     do_resume(&state, &access, cluster, body).await
 }
 
@@ -91,7 +92,7 @@ pub async fn pause_fleet(
     State(state): State<AppState>,
     access: Access,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Pause>, ApiError> {
     do_pause(&state, &access, FLEET_SCOPE.into(), body).await
 }
 
@@ -100,7 +101,7 @@ pub async fn resume_fleet(
     State(state): State<AppState>,
     access: Access,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Pause>, ApiError> {
     do_resume(&state, &access, FLEET_SCOPE.into(), body).await
 }
 
@@ -110,6 +111,6 @@ pub async fn list_pauses(State(state): State<AppState>) -> Result<Json<Value>, A
         .store
         .read(crate::store::automation::list_pauses)
         .await?;
-    let items: Vec<Value> = pauses.iter().map(pause::view).collect();
+    let items: Vec<Pause> = pauses.iter().map(pause::view).collect();
     Ok(Json(serde_json::json!({ "items": items })))
 }

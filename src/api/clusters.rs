@@ -21,6 +21,7 @@ use crate::auth::token;
 use crate::events::config_change::{action, Change};
 use crate::store::{self, ClusterMeta, ClusterPatch, ClusterRecord, FreezeRecord, NewCluster};
 use crate::timestamp::format_ms as rfc3339_ms;
+use crate::wire::Freeze;
 
 /// The API representation of a cluster (also `before`/`after` of its audit rows; it
 /// never holds the token or its hash).
@@ -37,21 +38,10 @@ pub struct ClusterView {
     pub updated_at: Option<String>,
     pub retired_at: Option<String>,
     pub token_rotated_at: Option<String>,
-    pub freeze: Value,
+    pub freeze: Freeze,
 }
 
-/// The freeze as the API shows it.
-pub fn freeze_view(f: Option<&FreezeRecord>) -> Value {
-    match f {
-        None => json!({ "enabled": false }),
-        Some(f) => json!({
-            "enabled": true,
-            "reason": f.reason,
-            "since": rfc3339_ms(f.since),
-            "until": f.until.map(rfc3339_ms),
-        }),
-    }
-}
+pub use crate::fleet::clusters::freeze_view;
 
 impl From<&ClusterRecord> for ClusterView {
     fn from(c: &ClusterRecord) -> Self {
@@ -395,5 +385,5 @@ pub async fn readiness(
                 .ok_or_else(|| store::StoreError::NotFound(format!("readiness of {name:?}")))
         })
         .await?;
-    Ok(Json(crate::fleet::readiness::view(&r.0, &r.1)))
+    Ok(Json(json!(crate::fleet::readiness::view(&r.0, &r.1))))
 }

@@ -11,7 +11,7 @@ use super::access::{Access, Via};
 use super::error::ApiError;
 use super::AppState;
 use crate::events::config_change::{ActorTeam, AuditContext};
-use crate::policy::{PolicySet, Resolution, WorkloadRef};
+use crate::policy::{PolicySet, Resolution};
 use crate::store::WorkloadRow;
 
 /// Whether the caller reads or changes the workload.
@@ -86,11 +86,7 @@ pub async fn policy_set(state: &AppState, cluster: Option<&str>) -> Result<Polic
         .map_err(ApiError::internal)
 }
 
-/// The reference resolution matches on.
-pub fn workload_ref(w: &WorkloadRow) -> WorkloadRef {
-    let s = &w.seen;
-    WorkloadRef::from_columns(&s.cluster, &s.namespace, &s.kind, &s.name, &s.labels)
-}
+pub use crate::fleet::effective::workload_ref;
 
 /// The effective policy of `w` now.
 pub async fn resolve_workload(state: &AppState, w: &WorkloadRow) -> Result<Resolution, ApiError> {

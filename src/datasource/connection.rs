@@ -12,6 +12,17 @@ use super::secret::Secrets;
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
 pub const DEFAULT_MAX_CONCURRENT_QUERIES: u64 = 4;
 pub const DEFAULT_STEP_SECONDS: u64 = 60;
+pub const DEFAULT_PROTOCOL: &str = "auto";
+
+fn default_protocol() -> String {
+    DEFAULT_PROTOCOL.into()
+}
+fn default_samples() -> u64 {
+    super::plan::DEFAULT_SAMPLES_PER_REQUEST
+}
+fn default_series() -> u64 {
+    super::plan::DEFAULT_SERIES_PER_REQUEST
+}
 
 /// The non-secret settings of one datasource (stored as JSON beside the sealed secrets).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +46,17 @@ pub struct DatasourceSettings {
     pub insecure_skip_verify: bool,
     pub timeout_seconds: u64,
     pub max_concurrent_queries: u64,
+    /// Samples one request may ask for (load budget; stored settings without it get the
+    /// default).
+    #[serde(default = "default_samples")]
+    pub max_samples_per_query: u64,
+    /// Series one request may select (load budget).
+    #[serde(default = "default_series")]
+    pub max_series_per_query: u64,
+    /// How usage is read: `auto` (remote read when the server streams it, else
+    /// `query_range`), `remoteRead` or `queryRange`.
+    #[serde(default = "default_protocol")]
+    pub protocol: String,
     pub step_seconds: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_label: Option<String>,
@@ -113,6 +135,9 @@ const KNOWN: &[&str] = &[
     "tls",
     "timeoutSeconds",
     "maxConcurrentQueries",
+    "maxSamplesPerQuery",
+    "maxSeriesPerQuery",
+    "protocol",
     "stepSeconds",
     "clusterLabel",
     "clusterValue",
@@ -175,6 +200,11 @@ pub fn validate(
     }
     let cluster_value =
         string(obj, "clusterValue", "$.clusterValue", &mut errors).filter(|s| !s.is_empty());
+    let protocol =
+        string(obj, "protocol", "$.protocol", &mut errors).unwrap_or_else(default_protocol);
+    if super::prometheus::ProtocolChoice::parse(&protocol).is_none() {
+        errors.push(err("$.protocol", "must be auto, remoteRead or queryRange"));
+    }
     let settings = DatasourceSettings {
         name,
         kind,
@@ -198,6 +228,21 @@ pub fn validate(
             (1, 64),
             &mut errors,
         ),
+        max_samples_per_query: number(
+            obj,
+            "maxSamplesPerQuery",
+            default_samples(),
+            (10_000, 100_000_000),
+            &mut errors,
+        ),
+        max_series_per_query: number(
+            obj,
+            "maxSeriesPerQuery",
+            default_series(),
+            (10, 1_000_000),
+            &mut errors,
+        ),
+        protocol,
         step_seconds: number(
             obj,
             "stepSeconds",
@@ -393,6 +438,9 @@ pub fn public_view(
         "tls": { "caPemSet": s.ca_pem.is_some(), "insecureSkipVerify": s.insecure_skip_verify },
         "timeoutSeconds": s.timeout_seconds,
         "maxConcurrentQueries": s.max_concurrent_queries,
+        "maxSamplesPerQuery": s.max_samples_per_query,
+        "maxSeriesPerQuery": s.max_series_per_query,
+        "protocol": s.protocol,
         "stepSeconds": s.step_seconds,
         "clusterLabel": s.cluster_label,
         "clusterValue": s.cluster_value,

@@ -3,10 +3,11 @@
 //! the analysis engine's `resource-analysis-input/v2`.
 //!
 //! INTERFACE: runs call [`Source::plan`] once per cluster per run (the inventory, cut
-//! into groups of workloads) and then [`Source::collect_group`] for each group in turn,
-//! so a run holds the samples of a group or two, never of the whole cluster
-//! (`docs/contracts/datasource.md`, "Grouped collection"). [`Source::collect`] gathers
-//! every group into one collection (tests, small clusters). The API calls
+//! into groups of workloads) and then [`Source::stream_group`] for each group in turn:
+//! the group's workloads arrive on a bounded channel as each is complete, so a run holds
+//! a window of workloads, never a group or the cluster (`docs/contracts/datasource.md`,
+//! "Grouped collection"). [`Source::collect_group`] returns one group whole and
+//! [`Source::collect`] gathers every group (tests, small clusters). The API calls
 //! [`Source::usage`] for charts and [`Source::test`].
 
 use crate::analysis::{Input, Series};
@@ -57,8 +58,14 @@ pub struct CollectStats {
     pub queries: u64,
     /// Series received.
     pub series: u64,
-    /// Samples received.
+    /// Samples handed to the engine (on the step grid).
     pub samples: u64,
+    /// Answer bytes received from the datasource.
+    pub bytes: u64,
+    /// Samples decoded from answers (JSON pairs, or raw samples of XOR chunks).
+    pub samples_decoded: u64,
+    /// How usage was read: `remote-read`, `query-range` (empty for the demo).
+    pub protocol: String,
     /// Milliseconds per named phase (e.g. `inventory`, `usage`, `settings`, `map`).
     pub phase_ms: Vec<(String, u64)>,
 }
@@ -81,6 +88,12 @@ pub struct TestReport {
     pub authenticated: bool,
     /// Metric names kerf needs that returned no series for this scope.
     pub missing_metrics: Vec<String>,
+    /// Whether the server streams remote read (`None` when unreachable or refused).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote_read: Option<bool>,
+    /// The protocol runs will read usage with (`remote-read` or `query-range`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
     /// A human-readable summary (never contains a secret).
     pub message: String,
 }
@@ -125,6 +138,23 @@ pub trait Source: Send + Sync {
         index: usize,
     ) -> impl std::future::Future<Output = Result<Collection, DatasourceError>> + Send;
 
+    /// Streams group `index` of `plan` into `sink`, as collections of complete workloads
+    /// sent as soon as each is complete (their own `stats` are left empty), and returns
+    /// the group's counters. Sources that cannot stream send the group whole.
+    fn stream_group(
+        &self,
+        plan: &CollectPlan,
+        index: usize,
+        sink: &Sink,
+    ) -> impl std::future::Future<Output = Result<CollectStats, DatasourceError>> + Send {
+        async move {
+            let mut group = self.collect_group(plan, index).await?;
+            let stats = std::mem::take(&mut group.stats);
+            send(sink, group).await?;
+            Ok(stats)
+        }
+    }
+
     /// Collects every workload container of `scope` over `window` at once: the plan and
     /// every group, gathered and sorted. Holds the whole cluster; runs use the groups.
     fn collect(
@@ -162,6 +192,16 @@ pub trait Source: Send + Sync {
     ) -> impl std::future::Future<Output = Result<TestReport, DatasourceError>> + Send;
 }
 
+/// Where a streamed group's workloads go (bounded: a full channel pauses collection).
+pub type Sink = tokio::sync::mpsc::Sender<Collection>;
+
+/// Sends `piece` into `sink`; a closed sink means the run stopped listening.
+pub async fn send(sink: &Sink, piece: Collection) -> Result<(), DatasourceError> {
+    sink.send(piece)
+        .await
+        .map_err(|_| DatasourceError::Query("the run stopped reading the collection".into()))
+}
+
 pub mod connection;
 pub mod demo;
 pub mod mapping;
@@ -172,7 +212,7 @@ pub mod secret;
 
 pub use connection::DatasourceSettings;
 pub use demo::DemoFleet;
-pub use plan::{CollectPlan, Group};
+pub use plan::{Budget, CollectPlan, Group};
 pub use prometheus::PrometheusSource;
 pub use secret::{SecretKey, Secrets};
 
@@ -216,8 +256,8 @@ impl Datasource {
                 (h.name.clone(), value)
             })
             .collect();
-        Ok(Datasource::Prometheus(PrometheusSource::new(
-            ClientConfig {
+        Ok(Datasource::Prometheus(
+            PrometheusSource::new(ClientConfig {
                 url: settings.url.clone(),
                 auth,
                 headers,
@@ -225,8 +265,15 @@ impl Datasource {
                 insecure_skip_verify: settings.insecure_skip_verify,
                 timeout: std::time::Duration::from_secs(settings.timeout_seconds),
                 max_concurrent_queries: settings.max_concurrent_queries as usize,
-            },
-        )?))
+            })?
+            .with_budget(Budget {
+                samples_per_request: settings.max_samples_per_query,
+                series_per_request: settings.max_series_per_query,
+            })
+            .with_protocol(
+                prometheus::ProtocolChoice::parse(&settings.protocol).unwrap_or_default(),
+            ),
+        ))
     }
 
     /// Opens `sealed` secrets with `key`, then as [`Datasource::from_settings`].
@@ -277,6 +324,18 @@ impl Source for Datasource {
         match self {
             Datasource::Prometheus(p) => p.collect_group(plan, index).await,
             Datasource::Demo(d) => d.collect_group(plan, index).await,
+        }
+    }
+
+    async fn stream_group(
+        &self,
+        plan: &CollectPlan,
+        index: usize,
+        sink: &Sink,
+    ) -> Result<CollectStats, DatasourceError> {
+        match self {
+            Datasource::Prometheus(p) => p.stream_group(plan, index, sink).await,
+            Datasource::Demo(d) => d.stream_group(plan, index, sink).await,
         }
     }
 

@@ -12,14 +12,37 @@ use crate::analysis::{Input, INPUT_SCHEMA_VERSION};
 use crate::datasource::mapping::PodIndex;
 use crate::datasource::{ClusterScope, CollectStats, Collection, Window};
 
-/// Samples one group may hold (16 bytes each: 3.2 M ≈ 50 MiB). The pod budget of a group
-/// follows from it and the window's points per series.
-pub const GROUP_SAMPLES: u64 = 3_200_000;
-/// Usage series a pod is assumed to have when planning (2 containers × CPU and memory).
-const SERIES_PER_POD: u64 = 4;
-/// Bounds of the pod budget: few queries for short windows, progress for long ones.
+/// Usage series of one pod in one `query_range` query (2 containers assumed when
+/// planning; queries 12 and 13 each select one metric).
+const SERIES_PER_POD: u64 = 2;
+/// Bounds of the pod budget of a group: few queries for short windows, progress for
+/// long ones. Remote read groups always take the upper bound (their usage is streamed
+/// per workload; the group only bounds the settings queries).
 const MIN_GROUP_PODS: usize = 16;
-const MAX_GROUP_PODS: usize = 400;
+pub const MAX_GROUP_PODS: usize = 400;
+
+/// The load a run may put on one datasource per request (datasource settings
+/// `maxSamplesPerQuery`, `maxSeriesPerQuery`; concurrency is `maxConcurrentQueries`).
+/// `docs/contracts/datasource.md`, "Load budget".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Samples one request may ask the server to hold or send.
+    pub samples_per_request: u64,
+    /// Series one request may select.
+    pub series_per_request: u64,
+}
+
+pub const DEFAULT_SAMPLES_PER_REQUEST: u64 = 500_000;
+pub const DEFAULT_SERIES_PER_REQUEST: u64 = 2_000;
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            samples_per_request: DEFAULT_SAMPLES_PER_REQUEST,
+            series_per_request: DEFAULT_SERIES_PER_REQUEST,
+        }
+    }
+}
 
 /// One group: whole namespaces, or some workloads of one namespace.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -53,13 +76,20 @@ impl CollectPlan {
     }
 }
 
-/// The pod budget of one group for `window`.
-pub fn group_pods(window: Window) -> usize {
+/// The pod budget of one `query_range` group for `window`: each range query (one
+/// metric, at most 10,000 points per series) stays within the request budget.
+pub fn group_pods(window: Window, budget: Budget) -> usize {
     let step_ms = i64::from(window.step_seconds.max(1)) * 1000;
     let points = ((window.end_ms - window.start_ms).max(0) / step_ms + 1) as u64;
-    let pods = GROUP_SAMPLES / (points * SERIES_PER_POD).max(1);
+    let per_pod = points.min(MAX_POINTS_PER_REQUEST) * SERIES_PER_POD;
+    let pods = (budget.samples_per_request / per_pod.max(1))
+        .min(budget.series_per_request / SERIES_PER_POD);
     (pods as usize).clamp(MIN_GROUP_PODS, MAX_GROUP_PODS)
 }
+
+/// Prometheus refuses range queries above 11,000 points per series; ranges are split
+/// under this.
+pub const MAX_POINTS_PER_REQUEST: u64 = 10_000;
 
 /// Groups of at most `budget` pods (a workload above the budget is a group alone).
 /// Without kube-state-metrics nothing is known: one group of everything.
@@ -164,6 +194,11 @@ impl CollectStats {
         self.queries += other.queries;
         self.series += other.series;
         self.samples += other.samples;
+        self.bytes += other.bytes;
+        self.samples_decoded += other.samples_decoded;
+        if self.protocol.is_empty() {
+            self.protocol.clone_from(&other.protocol);
+        }
         for (name, ms) in &other.phase_ms {
             match self.phase_ms.iter_mut().find(|(n, _)| n == name) {
                 Some((_, total)) => *total += ms,

@@ -87,11 +87,21 @@ fn the_pod_budget_follows_the_points_per_series() {
         start_ms: 0,
         step_seconds: 60,
     };
-    // 10,081 points × 4 series per pod: 79 pods hold 3.2 M samples.
-    assert_eq!(group_pods(week), 79);
+    // 10,000 points per request × 2 series per pod: 25 pods hold 500 k samples.
+    assert_eq!(group_pods(week, Budget::default()), 25);
     let hour = Window {
         end_ms: 3_600_000,
         ..week
     };
-    assert_eq!(group_pods(hour), 400);
+    assert_eq!(group_pods(hour, Budget::default()), 400);
+    let few_series = Budget {
+        series_per_request: 100,
+        ..Budget::default()
+    };
+    assert_eq!(group_pods(hour, few_series), 50);
+    let tiny = Budget {
+        samples_per_request: 1,
+        series_per_request: 1,
+    };
+    assert_eq!(group_pods(week, tiny), 16);
 }

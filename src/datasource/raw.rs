@@ -60,8 +60,10 @@ pub struct RawSettings {
     /// `kube_pod_container_resource_{requests,limits}{resource=~"cpu|memory"}[5m]` at the
     /// end (metric name kept in `__name__`), raw sample times.
     pub settings_now: Vec<RawSeries>,
-    /// `last_over_time(kube_pod_container_resource_limits{resource="memory"}[window])`:
-    /// the memory limit of every pod seen (a pod's limit is fixed for its lifetime).
+    /// `kube_pod_container_resource_limits{resource="memory"}[window]` at the end, raw
+    /// sample times: the memory-limit history of the pods with an OOM termination (a
+    /// pod resized in place changes its limit, so each kill is stamped with the limit
+    /// at its time). Empty when no pod of the batch was OOM-killed.
     pub memory_limits: Vec<RawSeries>,
     /// Range query of `kube_pod_container_status_last_terminated_timestamp` joined with a
     /// positive `..._last_terminated_reason{reason="OOMKilled"}`: values are termination

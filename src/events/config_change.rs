@@ -73,44 +73,7 @@ pub const FORBIDDEN_KEYS: &[&str] = &[
     "csrfToken",
 ];
 
-/// What kind of caller made a change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ActorKind {
-    User,
-    Token,
-    System,
-}
-
-/// A team whose role allowed a change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ActorTeam {
-    pub id: String,
-    pub name: String,
-}
-
-/// Who made a change. `teams` is non-empty only when a team role (not a fleet role)
-/// allowed it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Actor {
-    #[serde(rename = "type")]
-    pub kind: ActorKind,
-    pub id: Option<String>,
-    pub name: String,
-    pub teams: Vec<ActorTeam>,
-}
-
-impl Actor {
-    /// The hub itself (or an offline CLI command run by the operator), named by `what`.
-    pub fn system(what: &str) -> Actor {
-        Actor {
-            kind: ActorKind::System,
-            id: None,
-            name: what.to_string(),
-            teams: Vec::new(),
-        }
-    }
-}
+pub use crate::wire::actor::{Actor, ActorKind, ActorTeam};
 
 /// What a change touched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -171,11 +134,7 @@ pub fn rfc3339_ms(ms: i64) -> String {
 impl AuditContext {
     /// `user`, `token` or `system`.
     pub fn actor_kind_str(&self) -> &'static str {
-        match self.actor.kind {
-            ActorKind::User => "user",
-            ActorKind::Token => "token",
-            ActorKind::System => "system",
-        }
+        self.actor.kind.as_str()
     }
 }
 

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::quantity::is_quantity;
 use super::wellknown as wk;
+use crate::wire::event::{AgentEvent, EventType};
 
 /// Most items in one batch.
 pub const MAX_BATCH_ITEMS: usize = 1000;
@@ -34,21 +35,13 @@ pub enum BatchError {
     Items(Vec<ItemError>),
 }
 
-/// An event that passed validation, with the columns the store indexes.
+/// An event that passed validation: the typed event (with its canonical, lower-case
+/// hyphenated id), its time and the JSON the audit API returns.
 #[derive(Debug, Clone)]
 pub struct ValidEvent {
-    /// Canonical (lower-case, hyphenated) UUID.
-    pub id: String,
-    pub event_type: String,
-    pub reason: String,
+    pub event: AgentEvent,
     pub time_ms: i64,
-    pub namespace: String,
-    pub kind: String,
-    pub name: String,
-    pub recommendation_id: Option<String>,
-    /// `details.approvalId` of an `applied ApprovedOnce` event: the approval it consumes.
-    pub approval_id: Option<String>,
-    /// The event as compact JSON (with the canonical id), returned by the audit API.
+    /// The event as compact JSON, returned by the audit API.
     pub payload: String,
 }
 
@@ -202,39 +195,30 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
     if !c.errors.is_empty() {
         return Err(c.errors);
     }
-    let (Some(id), Some(event_type), Some(reason), Some(time_ms), Some((namespace, kind, name))) =
-        (id, event_type, reason, time_ms, workload)
-    else {
-        return Err(vec![ItemError {
-            index,
-            id: c.id,
-            field: String::new(),
-            reason: "incomplete item".into(),
-        }]);
+    let (Some(id), Some(time_ms), Some(_)) = (id, time_ms, workload) else {
+        return Err(vec![incomplete(index, c.id, "incomplete item".into())]);
     };
-    obj.insert("id".into(), Value::String(id.clone()));
-    // An `applied ApprovedOnce` names the approval it consumes.
-    let approval_id = (event_type == "applied" && reason == "ApprovedOnce")
-        .then(|| {
-            obj.get("details")?
-                .get("approvalId")?
-                .as_str()
-                .map(str::to_string)
-        })
-        .flatten();
-    let payload = Value::Object(obj).to_string();
+    obj.insert("id".into(), Value::String(id));
+    // Null stands for absent everywhere in the contract.
+    obj.retain(|_, v| !v.is_null());
+    let event: AgentEvent = serde_json::from_value(Value::Object(obj))
+        .map_err(|e| vec![incomplete(index, c.id.clone(), e.to_string())])?;
+    let payload =
+        serde_json::to_string(&event).map_err(|e| vec![incomplete(index, c.id, e.to_string())])?;
     Ok(ValidEvent {
-        id,
-        event_type,
-        reason,
+        event,
         time_ms,
-        namespace,
-        kind,
-        name,
-        recommendation_id,
-        approval_id,
         payload,
     })
+}
+
+fn incomplete(index: usize, id: Option<String>, reason: String) -> ItemError {
+    ItemError {
+        index,
+        id,
+        field: String::new(),
+        reason,
+    }
 }
 
 fn check_workload(c: &mut Check, v: Option<&Value>) -> Option<(String, String, String)> {
@@ -280,8 +264,12 @@ fn check_workload(c: &mut Check, v: Option<&Value>) -> Option<(String, String, S
 }
 
 fn check_optional_fields(c: &mut Check, obj: &Map<String, Value>, event_type: Option<&str>) {
-    let needs = |list: &[&str]| event_type.is_some_and(|t| list.contains(&t));
-    if let Some(s) = c.string(obj, "strategy", needs(wk::NEEDS_STRATEGY)) {
+    let event_type = event_type.and_then(EventType::parse);
+    if let Some(s) = c.string(
+        obj,
+        "strategy",
+        event_type.is_some_and(EventType::needs_strategy),
+    ) {
         if !wk::STRATEGIES.contains(&s) {
             c.fail("strategy", "must be in-place, rollout or deferred");
         }
@@ -302,7 +290,11 @@ fn check_optional_fields(c: &mut Check, obj: &Map<String, Value>, event_type: Op
         }
         Some(_) => c.fail("resources", "must be an array of cpu and memory"),
     }
-    check_containers(c, obj.get("containers"), needs(wk::NEEDS_CONTAINERS));
+    check_containers(
+        c,
+        obj.get("containers"),
+        event_type.is_some_and(EventType::needs_containers),
+    );
     if let Some(m) = c.string(obj, "message", false) {
         if m.chars().count() > wk::MAX_MESSAGE_CHARS {
             c.fail("message", "must be at most 1024 characters");
@@ -422,7 +414,7 @@ mod tests {
     #[test]
     fn the_contract_example_is_valid() {
         let evs = validate_batch(json!([valid()]).to_string().as_bytes()).expect("valid");
-        assert_eq!(evs[0].reason, "OOMKills");
+        assert_eq!(evs[0].event.reason.as_str(), "OOMKills");
         assert_eq!(evs[0].time_ms, 1_793_787_300_000);
     }
 

@@ -1,56 +1,12 @@
-//! The event types and reasons of the events contract, listed once.
-//! Adding a reason is a contract change: add it here and to docs/contracts/events.md.
+//! The vocabulary of the events contract the validator checks against. The types and
+//! reasons themselves are the `wire::event` enums ([`EventType`], [`Reason`]), listed
+//! once; adding a reason is a contract change: add it there and to
+//! docs/contracts/events.md.
 
-/// The workload-event types agents may send. `config_changed` is the hub's own and is
-/// deliberately absent.
-pub const TYPES: &[(&str, &[&str])] = &[
-    ("applied", &["RecommendationApplied", "ApprovedOnce"]),
-    (
-        "skipped",
-        &[
-            "ModeOff",
-            "ModeAudit",
-            "NoSignificantChange",
-            "RecommendationStale",
-        ],
-    ),
-    (
-        "blocked",
-        &[
-            "LearningPeriod",
-            "LowConfidence",
-            "Cooldown",
-            "HPACoupled",
-            "Throttled",
-            "OOMKilled",
-            "FreezeWindow",
-            "OutsideMaintenanceWindow",
-            "UnsupportedNode",
-            "RestartPolicyRequired",
-            "JVMFixedHeap",
-            "HubUnreachable",
-            "SingleReplicaUnsafe",
-            "PodDisruptionBudget",
-            "Paused",
-        ],
-    ),
-    ("fallback", &["ResizeInfeasible", "ResizeDeferredTimeout"]),
-    ("rolled_back", &["OOMKills", "Restarts", "Throttling"]),
-    ("released", &["ModeChanged"]),
-    (
-        "failed",
-        &["ApplyError", "ResizeError", "RollbackError", "ReleaseError"],
-    ),
-];
+pub use crate::wire::event::{EventType, Reason};
 
 /// The type the hub records configuration changes under; never accepted from agents.
 pub const CONFIG_CHANGED: &str = "config_changed";
-
-/// Types whose events must say which strategy was used.
-pub const NEEDS_STRATEGY: &[&str] = &["applied", "fallback", "rolled_back", "released"];
-
-/// Types whose events must list the changed containers.
-pub const NEEDS_CONTAINERS: &[&str] = &["applied", "rolled_back"];
 
 /// Apply strategies.
 pub const STRATEGIES: &[&str] = &["in-place", "rollout", "deferred"];
@@ -62,16 +18,13 @@ pub const RESOURCES: &[&str] = &["cpu", "memory"];
 pub const MAX_MESSAGE_CHARS: usize = 1024;
 
 /// The reasons allowed for `event_type`, or `None` for an unknown type.
-pub fn reasons_for(event_type: &str) -> Option<&'static [&'static str]> {
-    TYPES
-        .iter()
-        .find(|(t, _)| *t == event_type)
-        .map(|(_, reasons)| *reasons)
+pub fn reasons_for(event_type: &str) -> Option<Vec<&'static str>> {
+    EventType::parse(event_type).map(|t| t.reasons().map(Reason::as_str).collect())
 }
 
 /// True when `event_type` is one an agent may send.
 pub fn is_agent_type(event_type: &str) -> bool {
-    reasons_for(event_type).is_some()
+    EventType::parse(event_type).is_some()
 }
 
 #[cfg(test)]
@@ -80,9 +33,13 @@ mod tests {
 
     #[test]
     fn seven_types_and_no_reason_listed_twice() {
-        assert_eq!(TYPES.len(), 7);
-        let mut all: Vec<&str> = TYPES.iter().flat_map(|(_, r)| r.iter().copied()).collect();
+        assert_eq!(EventType::ALL.len(), 7);
+        let mut all: Vec<&str> = EventType::ALL
+            .iter()
+            .flat_map(|t| t.reasons().map(Reason::as_str))
+            .collect();
         let n = all.len();
+        assert_eq!(n, Reason::ALL.len(), "every reason belongs to one type");
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), n);

@@ -1,7 +1,7 @@
 //! The agent settings the config feed hands every agent. Fixed by this build for now;
 //! heartbeat freshness is judged against the same loop interval.
 
-use serde::Serialize;
+use crate::wire::AgentSettings;
 
 /// How often the agent runs its decision loop (and sends a heartbeat), in seconds.
 pub const LOOP_INTERVAL_SECONDS: u64 = 30;
@@ -11,25 +11,12 @@ pub const HEARTBEAT_STALE_INTERVALS: u64 = 3;
 pub const EVENT_BUFFER_SIZE: u32 = 10_000;
 
 /// What `GET /v1/clusters/{cluster}/config` reports under `agent`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AgentSettings {
-    pub loop_interval_seconds: u64,
-    pub heartbeat_interval_seconds: u64,
-    /// Changes smaller than this fraction are skipped as `NoSignificantChange` unless a
-    /// policy sets its own tolerance.
-    pub change_tolerance_default: f64,
-    pub event_buffer_size: u32,
-}
-
-impl Default for AgentSettings {
-    fn default() -> Self {
-        AgentSettings {
-            loop_interval_seconds: LOOP_INTERVAL_SECONDS,
-            heartbeat_interval_seconds: LOOP_INTERVAL_SECONDS,
-            change_tolerance_default: crate::policy::defaults::CHANGE_TOLERANCE,
-            event_buffer_size: EVENT_BUFFER_SIZE,
-        }
+pub fn current() -> AgentSettings {
+    AgentSettings {
+        loop_interval_seconds: LOOP_INTERVAL_SECONDS,
+        heartbeat_interval_seconds: LOOP_INTERVAL_SECONDS,
+        change_tolerance_default: crate::policy::defaults::CHANGE_TOLERANCE,
+        event_buffer_size: EVENT_BUFFER_SIZE,
     }
 }
 

@@ -19,6 +19,7 @@ pub struct WorkloadEffective {
 pub async fn effective_for_cluster(
     store: &Store,
     runs: &Runs,
+    now: i64,
     cluster: &str,
 ) -> Result<Vec<WorkloadEffective>, StoreError> {
     let settings = runs
@@ -29,12 +30,9 @@ pub async fn effective_for_cluster(
         .policy_set(Some(cluster), &settings)
         .await
         .map_err(|e| StoreError::Task(e.to_string()))?;
-    let now = runs.clock().now_ms();
     let mut out = Vec::new();
     for w in all_workloads(store, cluster).await? {
-        let s = &w.seen;
-        let wref = WorkloadRef::from_columns(&s.cluster, &s.namespace, &s.kind, &s.name, &s.labels);
-        let r = set.resolve(&s.id, &wref, now);
+        let r = set.resolve(&w.seen.id, &workload_ref(&w), now);
         out.push(WorkloadEffective {
             workload: w,
             effective: r.effective,
@@ -42,6 +40,12 @@ pub async fn effective_for_cluster(
         });
     }
     Ok(out)
+}
+
+/// The reference resolution matches on.
+pub fn workload_ref(w: &WorkloadRow) -> WorkloadRef {
+    let s = &w.seen;
+    WorkloadRef::from_columns(&s.cluster, &s.namespace, &s.kind, &s.name, &s.labels)
 }
 
 async fn all_workloads(store: &Store, cluster: &str) -> Result<Vec<WorkloadRow>, StoreError> {

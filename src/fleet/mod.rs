@@ -5,7 +5,9 @@
 //! `api::automation` and `api::agent`.
 
 pub mod agent_settings;
+pub mod clusters;
 pub mod effective;
+pub mod feed;
 pub mod pause;
 pub mod readiness;
 pub mod ticker;

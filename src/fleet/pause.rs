@@ -3,40 +3,47 @@
 //! any, applies to a cluster. Pauses only stop the agent from changing workloads; runs
 //! and recommendations continue.
 
-use serde_json::{json, Value};
-
-use crate::events::config_change::{action, Actor, AuditContext, Change};
+use crate::events::config_change::{action, AuditContext, Change};
 use crate::store::automation::{
     delete_due_pause, delete_pause, due_pauses, get_pause, put_pause, PauseRecord, FLEET_SCOPE,
 };
 use crate::store::{active_cluster, config_audit, Store, StoreError};
 use crate::timestamp::format_ms as rfc3339_ms;
+use crate::wire::{Actor, Pause, PauseScope};
 
 /// `cluster` or `fleet`.
-pub fn scope_kind(scope: &str) -> &'static str {
+pub fn scope_kind(scope: &str) -> PauseScope {
     if scope == FLEET_SCOPE {
-        "fleet"
+        PauseScope::Fleet
     } else {
-        "cluster"
+        PauseScope::Cluster
     }
 }
 
 /// A pause as the API shows it (also `before`/`after` of the audit rows).
-pub fn view(p: &PauseRecord) -> Value {
-    json!({
-        "id": p.scope,
-        "scope": scope_kind(&p.scope),
-        "paused": true,
-        "reason": p.reason,
-        "pausedAt": rfc3339_ms(p.paused_at),
-        "pausedBy": serde_json::from_str::<Value>(&p.paused_by).unwrap_or(Value::Null),
-        "resumeAt": p.resume_at.map(rfc3339_ms),
-    })
+pub fn view(p: &PauseRecord) -> Pause {
+    Pause {
+        id: p.scope.clone(),
+        scope: scope_kind(&p.scope),
+        paused: true,
+        reason: Some(p.reason.clone()),
+        paused_at: Some(rfc3339_ms(p.paused_at)),
+        paused_by: serde_json::from_str::<Actor>(&p.paused_by).ok(),
+        resume_at: Some(p.resume_at.map(rfc3339_ms)),
+    }
 }
 
 /// The state of a scope that is not paused.
-pub fn unpaused(scope: &str) -> Value {
-    json!({ "id": scope, "scope": scope_kind(scope), "paused": false })
+pub fn unpaused(scope: &str) -> Pause {
+    Pause {
+        id: scope.to_string(),
+        scope: scope_kind(scope),
+        paused: false,
+        reason: None,
+        paused_at: None,
+        paused_by: None,
+        resume_at: None,
+    }
 }
 
 fn change(act: &'static str, scope: &str) -> Change {
@@ -51,7 +58,7 @@ pub async fn pause(
     resume_at: Option<i64>,
     ctx: AuditContext,
     now: i64,
-) -> Result<Value, StoreError> {
+) -> Result<Pause, StoreError> {
     let record = PauseRecord {
         scope: scope.clone(),
         reason: ctx.reason.clone().unwrap_or_default(),
@@ -81,7 +88,7 @@ pub async fn resume(
     scope: String,
     ctx: AuditContext,
     now: i64,
-) -> Result<Value, StoreError> {
+) -> Result<Pause, StoreError> {
     store
         .write_audited(ctx, now, move |tx| {
             if scope != FLEET_SCOPE {

@@ -4,7 +4,7 @@
 //! exactly one `ReadinessChanged` (actor `system`) per change. docs/contracts/readiness.md
 //! describes the rule for users.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::agent_settings::heartbeat_stale_after_ms;
 use crate::datasource::Source;
@@ -15,6 +15,7 @@ use crate::store::readiness::{
     ReadinessInputs, ReadinessRecord,
 };
 use crate::store::{Store, StoreError};
+use crate::wire::Readiness;
 
 pub const READY: &str = "ready";
 pub const DEGRADED: &str = "degraded";
@@ -203,15 +204,15 @@ pub fn spawn_check(store: Store, runs: Runs, cluster: String) {
 }
 
 /// The readiness view of the API.
-pub fn view(cluster: &str, r: &ReadinessRecord) -> Value {
-    json!({
-        "cluster": cluster,
-        "state": r.state,
-        "reasons": r.reasons,
-        "checks": r.checks,
-        "since": ms_text(r.since),
-        "evaluatedAt": ms_text(r.evaluated_at),
-    })
+pub fn view(cluster: &str, r: &ReadinessRecord) -> Readiness {
+    Readiness {
+        cluster: cluster.to_string(),
+        state: r.state.clone(),
+        reasons: r.reasons.clone(),
+        checks: r.checks.clone(),
+        since: ms_text(r.since),
+        evaluated_at: ms_text(r.evaluated_at),
+    }
 }
 
 #[cfg(test)]

@@ -145,9 +145,9 @@ pub fn validate(input: RuleInput) -> Result<ValidRule, Vec<FieldError>> {
         (!is_trigger(e)).then(|| {
             format!(
                 "{e:?} is not an event type ({}) or notice ({})",
-                wellknown::TYPES
+                wellknown::EventType::ALL
                     .iter()
-                    .map(|t| t.0)
+                    .map(|t| t.as_str())
                     .collect::<Vec<_>>()
                     .join(", "),
                 NOTICES.join(", ")

@@ -12,6 +12,9 @@ pub mod set;
 pub mod validate;
 
 pub use model::{Mode, ModeSpec, OverrideSpec, PolicySpec, Selector, Strategy};
-pub use resolve::{resolve, EffectivePolicy, Origin, Resolution, StoredPolicy, WorkloadRef};
+pub use resolve::{
+    resolve, EffectiveApply, EffectiveGuardrails, EffectiveMode, EffectivePolicy,
+    EffectiveRollback, Origin, Resolution, StoredPolicy, WorkloadRef,
+};
 pub use set::{PolicySet, StoredOverride};
 pub use validate::{validate_override, validate_policy, FieldError};

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::glob::glob_match;
@@ -45,7 +45,7 @@ pub enum Origin {
 }
 
 /// Everything the agent needs to decide for one workload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectivePolicy {
     pub mode: EffectiveMode,
@@ -57,13 +57,13 @@ pub struct EffectivePolicy {
     pub excluded_containers: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EffectiveMode {
     pub cpu: Mode,
     pub memory: Mode,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectiveGuardrails {
     pub learning_period: String,
@@ -73,7 +73,7 @@ pub struct EffectiveGuardrails {
     pub rollback: EffectiveRollback,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectiveRollback {
     pub oom_kills: u32,
@@ -82,7 +82,7 @@ pub struct EffectiveRollback {
     pub watch_duration: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectiveApply {
     pub strategy: Strategy,

@@ -209,7 +209,7 @@ fn push_result(
         policy_version: made.policy_version.clone(),
         settings_identity: made.identity.clone(),
         cost_delta: summary.cost_delta,
-        summary: summary.json.to_string(),
+        summary: summary.stored(),
         analysis,
         has_changes: summary.has_changes,
         data_quality: summary.data_quality.to_string(),

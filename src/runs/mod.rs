@@ -73,6 +73,8 @@ pub struct Runs {
     fixed_source: Option<crate::datasource::Datasource>,
     /// Where the datasource secret key lives.
     data_dir: std::path::PathBuf,
+    /// Collection figures of finished runs go to `/metrics` when set.
+    metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Runs {
@@ -85,7 +87,14 @@ impl Runs {
             finished: Arc::new(tokio::sync::Notify::new()),
             fixed_source: None,
             data_dir: std::path::PathBuf::new(),
+            metrics: None,
         }
+    }
+
+    /// Finished runs add their datasource requests, bytes and samples to `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<crate::metrics::Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// The data dir holding the datasource secret key (`kerf serve` sets it).
@@ -208,6 +217,10 @@ impl Runs {
             let source = this.source_for(&run.cluster).await;
             let done = engine::execute(&inputs, run, source).await;
             drop(inputs.progress);
+            if let Some(metrics) = &this.metrics {
+                let collect = serde_json::from_str(&done.collect_stats).unwrap_or_default();
+                metrics.record_collection(&done.cluster, &collect);
+            }
             let now = inputs.clock.now_ms();
             crate::fleet::readiness::evaluate_logged(&store, now, &done.cluster).await;
             // Retention prunes after every run; a stored permit wakes it even when busy.

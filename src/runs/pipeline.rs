@@ -1,12 +1,14 @@
-//! The stages of one run, group by group: the datasource's plan (inventory) first, then
-//! each group collected while the previous one is analyzed and stored — a pipeline two
-//! groups deep, so a run holds the samples of at most two groups, never the cluster's.
-//! A group's samples are dropped as soon as its last chunk is analyzed.
+//! The stages of one run: the datasource's plan (inventory) first, then every group
+//! streamed from the datasource while its workloads are analyzed and stored. Collection
+//! and analysis run side by side, joined by a channel one collection deep: a workload is
+//! analyzed as soon as its series are complete, and a full channel pauses collection,
+//! so a run holds a bounded window of workloads (remote read) or of groups
+//! (`query_range`), never the cluster's samples. Analysis output is stored in chunks.
 //!
 //! Failures: a failed plan fails the run and touches nothing; a failed group is recorded
-//! as an error, its workloads keep their last good recommendation and are marked stale
-//! (the collection did not return them), and the run is `partial`; when every group
-//! fails the run fails and touches nothing.
+//! as an error, its workloads not yet analyzed keep their last good recommendation and
+//! are marked stale (the collection did not return them), and the run is `partial`;
+//! when every group fails and nothing was analyzed, the run fails and touches nothing.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -14,7 +16,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::analyze::{analyze_chunk, ChunkContext};
+use super::analyze::{analyze_chunk, ChunkContext, ChunkOutcome};
 use super::engine::{RunInputs, ABSENT_REASON, CHUNK_WORKLOADS};
 use super::workload::group;
 use crate::datasource::{ClusterScope, CollectStats, Collection, Group, Source, Window};
@@ -39,6 +41,8 @@ async fn timed<T>(f: impl Future<Output = T>) -> (T, u64) {
 fn stats_json(stats: &CollectStats, groups: usize, failed: usize) -> String {
     json!({
         "queries": stats.queries, "series": stats.series, "samples": stats.samples,
+        "bytes": stats.bytes, "samplesDecoded": stats.samples_decoded,
+        "protocol": stats.protocol,
         "phaseMs": stats.phases(), "groups": groups, "groupsFailed": failed,
     })
     .to_string()
@@ -58,6 +62,10 @@ fn describe(g: &Group) -> String {
     }
 }
 
+/// Collections in flight between the datasource and analysis (each one workload with
+/// remote read, one group with `query_range`).
+const IN_FLIGHT: usize = 1;
+
 pub(super) async fn stages<S: Source>(
     inputs: &RunInputs,
     run: &mut RunRecord,
@@ -74,10 +82,8 @@ pub(super) async fn stages<S: Source>(
     tally.collect_ms += ms;
     let plan = plan.map_err(|e| format!("collect: {e}"))?;
     let groups = plan.groups.len();
-    let mut stats = plan.stats.clone();
-    let mut remaining = plan.workloads();
-    run.workloads_total = remaining as i64;
-    run.collect_stats = stats_json(&stats, groups, 0);
+    run.workloads_total = plan.workloads() as i64;
+    run.collect_stats = stats_json(&plan.stats, groups, 0);
     inputs.progress.update(run);
     save(inputs, run).await?;
     let ctx = Arc::new(ChunkContext {
@@ -87,46 +93,53 @@ pub(super) async fn stages<S: Source>(
         policies: inputs.policies.clone(),
         prices: inputs.pricing.for_cluster(&run.cluster),
     });
-    let (mut failed, mut first_error) = (0usize, None);
-    let mut next = match groups {
-        0 => None,
-        _ => Some(timed(source.collect_group(&plan, 0)).await),
+    let (sink, mut pieces) = tokio::sync::mpsc::channel::<Collection>(IN_FLIGHT);
+    let (report, mut reports) = tokio::sync::mpsc::unbounded_channel();
+    let collect = async {
+        for index in 0..groups {
+            let (outcome, ms) = timed(source.stream_group(&plan, index, &sink)).await;
+            // The receiver lives as long as the analysis loop; a send only fails once
+            // the run has already stopped.
+            let _ = report.send((index, outcome, ms));
+        }
+        drop(sink);
     };
-    for index in 0..groups {
-        let Some((collected, ms)) = next.take() else {
-            break;
-        };
-        tally.collect_ms += ms;
-        remaining = remaining.saturating_sub(plan.groups[index].workloads);
-        let fetch = async {
-            match index + 1 < groups {
-                true => Some(timed(source.collect_group(&plan, index + 1)).await),
-                false => None,
-            }
-        };
-        match collected {
-            Ok(collection) => {
-                stats.add(&collection.stats);
-                let work = analyze_group(inputs, run, tally, &ctx, collection, remaining);
-                let (fetched, done) = tokio::join!(fetch, work);
-                next = fetched;
-                done?;
-            }
-            Err(e) => {
-                let message = format!("collect: {e}");
-                tracing::warn!(run = %run.id, group = %describe(&plan.groups[index]), error = %e, "group not collected");
-                tally
-                    .errors
-                    .push(json!({ "group": describe(&plan.groups[index]), "message": &message }));
-                first_error.get_or_insert(message);
-                failed += 1;
-                run.workloads_total = run.workloads_done + remaining as i64;
-                next = fetch.await;
+    let mut batch = Batch::default();
+    let mut groups_seen = Vec::with_capacity(groups);
+    let analyze = async {
+        while let Some(collection) = pieces.recv().await {
+            analyze_piece(inputs, run, tally, &ctx, collection, &mut batch).await?;
+            while let Ok(outcome) = reports.try_recv() {
+                groups_seen.push(outcome);
             }
         }
-        run.collect_stats = stats_json(&stats, groups, failed);
+        flush(inputs, run, tally, &ctx, &mut batch).await
+    };
+    let ((), analyzed) = tokio::join!(collect, analyze);
+    analyzed?;
+    while let Ok(outcome) = reports.try_recv() {
+        groups_seen.push(outcome);
     }
-    if let (true, Some(message)) = (failed == groups, first_error) {
+    let mut stats = plan.stats.clone();
+    let (mut failed, mut first_error) = (0usize, None);
+    for (index, outcome, ms) in groups_seen {
+        tally.collect_ms += ms;
+        match outcome {
+            Ok(group_stats) => stats.add(&group_stats),
+            Err(e) => {
+                let message = format!("collect: {e}");
+                let group = describe(&plan.groups[index]);
+                tracing::warn!(run = %run.id, group = %group, error = %e, "group not collected");
+                tally
+                    .errors
+                    .push(json!({ "group": group, "message": &message }));
+                first_error.get_or_insert(message);
+                failed += 1;
+            }
+        }
+    }
+    run.collect_stats = stats_json(&stats, groups, failed);
+    if let (true, 0, Some(message)) = (failed == groups, run.recommendations, first_error) {
         return Err(message);
     }
     let started = Instant::now();
@@ -154,18 +167,24 @@ pub(super) async fn stages<S: Source>(
     Ok(())
 }
 
-/// Analyzes and stores one collected group, chunk by chunk; `remaining` is the
-/// estimate of workloads in the groups after it (progress total).
-async fn analyze_group(
+/// Analysis output waiting to be stored (one transaction per [`CHUNK_WORKLOADS`]).
+#[derive(Default)]
+struct Batch {
+    outcome: ChunkOutcome,
+    workloads: i64,
+}
+
+/// Analyzes one collection (a workload, or a group in chunks) on the blocking pool and
+/// stores the output whenever a chunk's worth is waiting.
+async fn analyze_piece(
     inputs: &RunInputs,
     run: &mut RunRecord,
     tally: &mut Tally,
     ctx: &Arc<ChunkContext>,
     collection: Collection,
-    remaining: usize,
+    batch: &mut Batch,
 ) -> Result<(), String> {
     let mut groups = group(&run.cluster, collection);
-    run.workloads_total = run.workloads_done + (groups.len() + remaining) as i64;
     run.phase = "analyze".into();
     inputs.progress.update(run);
     while !groups.is_empty() {
@@ -185,28 +204,50 @@ async fn analyze_group(
                 .errors
                 .push(json!({ "workload": workload, "message": why }));
         }
-        run.recommendations += outcome.analyzed.len() as i64;
-        run.workloads_failed += outcome.failed.len() as i64;
-        run.workloads_done += n;
-        let write = ChunkWrite {
-            run_id: run.id.clone(),
-            now_ms: ctx.now_ms,
-            analyzed: outcome.analyzed,
-            failed: outcome.failed,
-        };
-        run.phase = "store".into();
-        inputs.progress.update(run);
-        let started = Instant::now();
-        inputs
-            .store
-            .write_chunk(write)
-            .await
-            .map_err(|e| format!("store: {e}"))?;
-        run.phase = "analyze".into();
-        save(inputs, run).await?;
-        tally.store_ms += started.elapsed().as_millis() as u64;
-        inputs.progress.update(run);
+        batch.outcome.analyzed.extend(outcome.analyzed);
+        batch.outcome.failed.extend(outcome.failed);
+        batch.workloads += n;
+        if batch.workloads >= CHUNK_WORKLOADS as i64 {
+            flush(inputs, run, tally, ctx, batch).await?;
+        }
     }
+    Ok(())
+}
+
+/// Stores the waiting analysis output in one transaction and records progress.
+async fn flush(
+    inputs: &RunInputs,
+    run: &mut RunRecord,
+    tally: &mut Tally,
+    ctx: &Arc<ChunkContext>,
+    batch: &mut Batch,
+) -> Result<(), String> {
+    if batch.workloads == 0 {
+        return Ok(());
+    }
+    let Batch { outcome, workloads } = std::mem::take(batch);
+    run.recommendations += outcome.analyzed.len() as i64;
+    run.workloads_failed += outcome.failed.len() as i64;
+    run.workloads_done += workloads;
+    run.workloads_total = run.workloads_total.max(run.workloads_done);
+    let write = ChunkWrite {
+        run_id: run.id.clone(),
+        now_ms: ctx.now_ms,
+        analyzed: outcome.analyzed,
+        failed: outcome.failed,
+    };
+    run.phase = "store".into();
+    inputs.progress.update(run);
+    let started = Instant::now();
+    inputs
+        .store
+        .write_chunk(write)
+        .await
+        .map_err(|e| format!("store: {e}"))?;
+    run.phase = "analyze".into();
+    save(inputs, run).await?;
+    tally.store_ms += started.elapsed().as_millis() as u64;
+    inputs.progress.update(run);
     Ok(())
 }
 

@@ -10,9 +10,10 @@
 //! a resource without a request recommendation contributes 0; an unset current request
 //! counts as 0. Unknown replicas give no estimate (`null`), never a made-up number.
 
-use serde_json::{json, Map, Value};
-
-use crate::analysis::{QualityStatus, Resource, ResourceAnalysis, Setting};
+use crate::analysis::{QualityStatus as Quality, Resource, ResourceAnalysis, Setting};
+use crate::wire::summary::{
+    ContainerSummary, QualityStatus, RecommendationSummary, ResourceSummary, SettingValues,
+};
 
 /// Hours in an average month (8760 / 12).
 pub const HOURS_PER_MONTH: f64 = 730.0;
@@ -21,8 +22,8 @@ const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 /// The derived view of one workload's results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
-    /// `{"containers":[…],"confidence","coverage","dataQuality","notices"}`.
-    pub json: Value,
+    /// What lists and the agent feed serve.
+    pub summary: RecommendationSummary,
     /// Some recommendation suggests a change.
     pub has_changes: bool,
     /// Worst data-quality status over the results.
@@ -35,12 +36,46 @@ pub struct Summary {
     pub cost_delta: Option<f64>,
 }
 
-fn quality_rank(q: QualityStatus) -> (u8, &'static str) {
-    match q {
-        QualityStatus::Available => (0, "available"),
-        QualityStatus::Partial => (1, "partial"),
-        QualityStatus::Unavailable => (2, "unavailable"),
+impl Summary {
+    /// The summary as stored (JSON).
+    pub fn stored(&self) -> String {
+        serde_json::to_string(&self.summary).expect("a summary has only string keys")
     }
+}
+
+fn quality(q: Quality) -> QualityStatus {
+    match q {
+        Quality::Available => QualityStatus::Available,
+        Quality::Partial => QualityStatus::Partial,
+        Quality::Unavailable => QualityStatus::Unavailable,
+    }
+}
+
+/// The summary of one resource's result; adds its request delta to `delta`.
+fn resource_summary(r: &ResourceAnalysis, delta: &mut f64) -> ResourceSummary {
+    let mut out = ResourceSummary {
+        requests: None,
+        limits: None,
+        data_quality: quality(r.data_quality.status),
+        coverage: r.data_quality.coverage,
+        no_action_reason: r.no_action_reason.map(|n| n.as_str().to_string()),
+        notices: r.notices.iter().map(|n| n.as_str().to_string()).collect(),
+    };
+    for rec in &r.recommendations {
+        let values = SettingValues {
+            current: (!rec.current_unset).then_some(rec.current_value),
+            suggested: rec.suggested_value,
+            confidence: rec.confidence,
+        };
+        match rec.setting {
+            Setting::Requests => {
+                *delta += rec.suggested_value - values.current.unwrap_or(0.0);
+                out.requests = Some(values);
+            }
+            Setting::Limits => out.limits = Some(values),
+        }
+    }
+    out
 }
 
 /// Summarizes `results` (one workload's, any order) under the given prices.
@@ -49,72 +84,48 @@ pub fn summarize(
     replicas: Option<u32>,
     prices: (f64, f64),
 ) -> Summary {
-    let mut containers: Vec<(String, Map<String, Value>)> = Vec::new();
-    let mut worst = (0u8, "available");
+    let mut containers: Vec<ContainerSummary> = Vec::new();
+    let mut worst = QualityStatus::Available;
     let mut notices: Vec<String> = Vec::new();
     let mut confidence: Option<i64> = None;
     let mut min_coverage: Option<f64> = None;
+    let mut covered_seconds: Option<i64> = None;
     let mut has_changes = false;
     let (mut cpu_delta_m, mut mem_delta_b) = (0.0, 0.0);
     for r in results {
-        let q = quality_rank(r.data_quality.status);
-        if q.0 > worst.0 {
-            worst = q;
-        }
-        for n in &r.notices {
-            notices.push(n.as_str().to_string());
-        }
-        min_coverage = Some(min_coverage.map_or(r.data_quality.coverage, |c: f64| {
-            c.min(r.data_quality.coverage)
-        }));
-        let mut entry = Map::new();
+        worst = worst.max(quality(r.data_quality.status));
+        notices.extend(r.notices.iter().map(|n| n.as_str().to_string()));
+        let coverage = r.data_quality.coverage;
+        min_coverage = Some(min_coverage.map_or(coverage, |c| c.min(coverage)));
+        let span = (r.data_quality.observed_interval_hours * 3600.0).round() as i64;
+        covered_seconds = Some(covered_seconds.map_or(span, |c| c.min(span)));
         for rec in &r.recommendations {
             has_changes = true;
             confidence = Some(confidence.map_or(rec.confidence, |c| c.min(rec.confidence)));
-            let key = match rec.setting {
-                Setting::Requests => "requests",
-                Setting::Limits => "limits",
-            };
-            entry.insert(
-                key.into(),
-                json!({
-                    "current": if rec.current_unset { Value::Null } else { json!(rec.current_value) },
-                    "suggested": rec.suggested_value,
-                    "confidence": rec.confidence,
-                }),
-            );
-            if rec.setting == Setting::Requests {
-                let current = if rec.current_unset {
-                    0.0
-                } else {
-                    rec.current_value
-                };
-                match r.resource {
-                    Resource::Cpu => cpu_delta_m += rec.suggested_value - current,
-                    Resource::Memory => mem_delta_b += rec.suggested_value - current,
-                }
-            }
         }
-        entry.insert("dataQuality".into(), json!(q.1));
-        entry.insert("coverage".into(), json!(r.data_quality.coverage));
-        if let Some(reason) = r.no_action_reason {
-            entry.insert("noActionReason".into(), json!(reason.as_str()));
-        }
-        if !r.notices.is_empty() {
-            let n: Vec<&str> = r.notices.iter().map(|n| n.as_str()).collect();
-            entry.insert("notices".into(), json!(n));
-        }
+        let delta = match r.resource {
+            Resource::Cpu => &mut cpu_delta_m,
+            Resource::Memory => &mut mem_delta_b,
+        };
+        let entry = resource_summary(r, delta);
         let name = &r.target.container;
-        let slot = match containers.iter_mut().find(|(n, _)| n == name) {
-            Some((_, m)) => m,
+        let slot = match containers.iter_mut().position(|c| &c.name == name) {
+            Some(i) => &mut containers[i],
             None => {
-                containers.push((name.clone(), Map::new()));
-                &mut containers.last_mut().expect("just pushed").1
+                containers.push(ContainerSummary {
+                    name: name.clone(),
+                    cpu: None,
+                    memory: None,
+                });
+                containers.last_mut().expect("just pushed")
             }
         };
-        slot.insert(r.resource.as_str().into(), Value::Object(entry));
+        match r.resource {
+            Resource::Cpu => slot.cpu = Some(entry),
+            Resource::Memory => slot.memory = Some(entry),
+        }
     }
-    containers.sort_by(|a, b| a.0.cmp(&b.0));
+    containers.sort_by(|a, b| a.name.cmp(&b.name));
     notices.sort();
     notices.dedup();
     let (cpu_price, mem_price) = prices;
@@ -123,23 +134,17 @@ pub fn summarize(
             * HOURS_PER_MONTH
             * f64::from(n)
     });
-    let containers: Vec<Value> = containers
-        .into_iter()
-        .map(|(name, mut m)| {
-            m.insert("name".into(), json!(name));
-            Value::Object(m)
-        })
-        .collect();
     Summary {
-        json: json!({
-            "containers": containers,
-            "confidence": confidence,
-            "coverage": min_coverage,
-            "dataQuality": worst.1,
-            "notices": notices,
-        }),
+        summary: RecommendationSummary {
+            containers,
+            confidence,
+            coverage: min_coverage,
+            data_quality: worst,
+            notices: notices.clone(),
+            covered_seconds,
+        },
         has_changes,
-        data_quality: worst.1,
+        data_quality: worst.as_str(),
         notices,
         confidence: confidence.unwrap_or(-1),
         cost_delta,

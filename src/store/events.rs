@@ -77,25 +77,32 @@ pub fn insert_batch(
                 recommendation_id, payload)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?;
-        for e in events {
+        for ValidEvent {
+            event: e,
+            time_ms,
+            payload,
+        } in events
+        {
+            let (event_type, reason) = (e.event_type.as_str(), e.reason.as_str());
             let n = stmt.execute(params![
                 e.id,
                 cluster,
-                e.event_type,
-                e.reason,
-                e.time_ms,
+                event_type,
+                reason,
+                time_ms,
                 received,
-                e.namespace,
-                e.kind,
-                e.name,
+                e.workload.namespace,
+                e.workload.kind,
+                e.workload.name,
                 e.recommendation_id,
-                e.payload,
+                payload,
             ])?;
             if n == 1 {
-                if let Some(approval) = &e.approval_id {
+                if let Some(approval) = e.approval_id() {
                     super::approvals::consume(&tx, cluster, approval, &e.id, received)?;
                 }
-                out.inserted.push((e.event_type.clone(), e.reason.clone()));
+                out.inserted
+                    .push((event_type.to_string(), reason.to_string()));
             } else {
                 out.duplicates += 1;
             }
@@ -176,16 +183,26 @@ mod tests {
     use super::*;
 
     fn event(id: &str) -> NewEvent {
+        use crate::wire::event::{AgentEvent, EventType, Reason, WorkloadKey};
         NewEvent {
-            id: id.into(),
-            event_type: "skipped".into(),
-            reason: "ModeOff".into(),
+            event: AgentEvent {
+                id: id.into(),
+                event_type: EventType::Skipped,
+                time: "1970-01-01T00:00:00.001Z".into(),
+                workload: WorkloadKey {
+                    namespace: "ns".into(),
+                    kind: "Deployment".into(),
+                    name: "api".into(),
+                },
+                reason: Reason::ModeOff,
+                recommendation_id: None,
+                strategy: None,
+                resources: Vec::new(),
+                containers: Vec::new(),
+                message: None,
+                details: Default::default(),
+            },
             time_ms: 1,
-            namespace: "ns".into(),
-            kind: "Deployment".into(),
-            name: "api".into(),
-            recommendation_id: None,
-            approval_id: None,
             payload: "{}".into(),
         }
     }

@@ -102,6 +102,18 @@ async fn datasource_password_appears_in_no_response_log_or_audit_record() {
         report["authenticated"], true,
         "the stored password reached Prometheus: {t}"
     );
+    assert_eq!(
+        report["remoteRead"], true,
+        "remote read with the same credentials: {t}"
+    );
+    assert_eq!(report["protocol"], "remote-read", "{t}");
+    assert!(
+        report["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("remote read: yes"),
+        "{t}"
+    );
     seen.push(t);
     let mut replaced = body.clone();
     replaced["auth"] = json!({"type": "basic", "username": BASIC_AUTH_USER});

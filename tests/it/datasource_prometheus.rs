@@ -9,8 +9,8 @@ use kerf::datasource::{ClusterScope, DatasourceError, Source, Window};
 
 use crate::support::prometheus::{OpenMetrics, Prometheus, BASIC_AUTH_PASSWORD, BASIC_AUTH_USER};
 
-const END: i64 = 1_760_000_000_000 - 1_760_000_000_000 % 60_000;
-const START: i64 = END - 6 * 3_600_000;
+pub(crate) const END: i64 = 1_760_000_000_000 - 1_760_000_000_000 % 60_000;
+pub(crate) const START: i64 = END - 6 * 3_600_000;
 const MIN: i64 = 60_000;
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -164,7 +164,7 @@ fn pod<'a>(
     }
 }
 
-fn fixture() -> OpenMetrics {
+pub(crate) fn fixture() -> OpenMetrics {
     let mut om = OpenMetrics::new();
     let rollout = END - 40 * MIN;
     // east shop/api: release api-old until 40 minutes ago, then api-new. Its own labels
@@ -316,7 +316,7 @@ fn fixture() -> OpenMetrics {
     om
 }
 
-fn source(url: &str, auth: ClientAuth) -> PrometheusSource {
+pub(crate) fn source(url: &str, auth: ClientAuth) -> PrometheusSource {
     PrometheusSource::new(ClientConfig {
         url: url.to_string(),
         auth,
@@ -329,7 +329,7 @@ fn source(url: &str, auth: ClientAuth) -> PrometheusSource {
     .expect("source")
 }
 
-fn scope(cluster: &str) -> ClusterScope {
+pub(crate) fn scope(cluster: &str) -> ClusterScope {
     ClusterScope {
         cluster: cluster.into(),
         selector_label: Some("cluster".into()),
@@ -337,7 +337,7 @@ fn scope(cluster: &str) -> ClusterScope {
     }
 }
 
-const WINDOW: Window = Window {
+pub(crate) const WINDOW: Window = Window {
     end_ms: END,
     start_ms: START,
     step_seconds: 60,

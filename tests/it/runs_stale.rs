@@ -185,6 +185,27 @@ async fn a_workload_the_datasource_stops_reporting_is_marked_stale_and_keeps_its
     link(ids[0]).await;
     let first = run_once(&http, &base, &admin).await;
     assert_eq!(first["status"], "succeeded", "{first}");
+    // Prometheus streams remote read; the run says so and counts what it received, and
+    // /metrics sums it per cluster and protocol.
+    let collect = &first["collect"];
+    assert_eq!(collect["protocol"], "remote-read", "{collect}");
+    let bytes = collect["bytes"].as_u64().unwrap_or(0);
+    assert!(
+        bytes > 0 && collect["samplesDecoded"].as_u64().unwrap_or(0) > 0,
+        "{collect}"
+    );
+    let exposition = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("metrics text");
+    let line = format!(
+        "kerf_datasource_received_bytes_total{{cluster=\"east\",protocol=\"remote-read\"}} {bytes}"
+    );
+    assert!(exposition.contains(&line), "{line} not in:\n{exposition}");
     let seen = workloads(&http, &base, &admin).await;
     let names: Vec<&str> = seen.iter().filter_map(|w| w["name"].as_str()).collect();
     assert!(

@@ -331,10 +331,12 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
                 });
             }
             if name == metric::LIMITS && resource == "memory" {
+                // The demo never resizes: one sample at the window start is the limit
+                // at every kill in the window.
                 out.settings.memory_limits.push(RawSeries {
                     labels: l,
                     samples: vec![Sample {
-                        timestamp: window.end_ms,
+                        timestamp: window.start_ms,
                         value,
                     }],
                 });

@@ -129,6 +129,7 @@ impl DemoFleet {
                 ("usage".into(), generated.as_millis() as u64),
                 ("map".into(), (total - generated).as_millis() as u64),
             ],
+            ..CollectStats::default()
         };
         Ok(out)
     }
@@ -210,6 +211,8 @@ impl Source for DemoFleet {
     async fn test(&self, scope: &ClusterScope) -> Result<TestReport, DatasourceError> {
         let known = fleet::workloads(&scope.cluster).is_some();
         Ok(TestReport {
+            remote_read: None,
+            protocol: None,
             reachable: true,
             authenticated: true,
             missing_metrics: Vec::new(),

@@ -18,7 +18,8 @@ use crate::datasource::raw::{label, RawSeries, RawSettings, RawUsage};
 use crate::datasource::{Window, WorkloadInfo};
 
 pub use pods::{PodIndex, PodMeta, WorkloadKey};
-use requests_limits::{oom_terminations, Setting, SettingsIndex};
+pub use requests_limits::SettingsIndex;
+use requests_limits::{oom_terminations, Setting};
 
 /// Without kube-state-metrics a workload is guessed from its pod name; it is included
 /// only when it reported usage this close to the window end.
@@ -41,6 +42,24 @@ pub fn map_batch(
     usage: RawUsage,
 ) -> (Vec<ContainerObservation>, Vec<WorkloadInfo>) {
     let settings = SettingsIndex::build(raw_settings);
+    map_with(
+        window,
+        pods,
+        &settings,
+        &raw_settings.oom_terminations,
+        usage,
+    )
+}
+
+/// As [`map_batch`], with the settings already indexed (a streamed group maps workload
+/// by workload against one index).
+pub fn map_with(
+    window: Window,
+    pods: &PodIndex,
+    settings: &SettingsIndex,
+    ooms: &[RawSeries],
+    usage: RawUsage,
+) -> (Vec<ContainerObservation>, Vec<WorkloadInfo>) {
     let mut groups: BTreeMap<WorkloadKey, BTreeMap<String, ContainerSeries>> = BTreeMap::new();
     let mut unindexed_last: BTreeMap<WorkloadKey, i64> = BTreeMap::new();
     for (series, is_cpu) in usage
@@ -68,9 +87,7 @@ pub fn map_batch(
             entry.memory.push(lifetime);
         }
     }
-    for t in oom_terminations(&raw_settings.oom_terminations, pods, &settings, |m| {
-        pods.workload_uid(&m.workload)
-    }) {
+    for t in oom_terminations(ooms, pods, settings, |m| pods.workload_uid(&m.workload)) {
         if let Some(c) = groups
             .get_mut(&t.pod.workload)
             .and_then(|g| g.get_mut(&t.container))
@@ -125,7 +142,7 @@ pub fn map_batch(
                 current.as_ref(),
                 &release_pods,
                 pods,
-                &settings,
+                settings,
                 series,
                 &key,
             ));

@@ -17,11 +17,13 @@ pub enum Setting {
     MemoryLimit,
 }
 
-/// Latest value of every (pod UID, container, setting) at the window end.
+/// Latest value of every (pod UID, container, setting) at the window end, and the
+/// memory-limit history of pods with an OOM termination.
 #[derive(Debug, Default)]
 pub struct SettingsIndex {
     now: HashMap<(String, String, Setting), Sample>,
-    memory_limits: HashMap<(String, String), f64>,
+    /// Raw memory-limit samples per (pod UID, container), in time order.
+    memory_limits: HashMap<(String, String), Vec<Sample>>,
 }
 
 impl SettingsIndex {
@@ -46,15 +48,13 @@ impl SettingsIndex {
             }
         }
         for s in &raw.memory_limits {
-            if let Some(last) = s.last() {
-                idx.memory_limits.insert(
-                    (
-                        s.label(label::UID).to_string(),
-                        s.label(label::CONTAINER).to_string(),
-                    ),
-                    last.value,
-                );
-            }
+            let key = (
+                s.label(label::UID).to_string(),
+                s.label(label::CONTAINER).to_string(),
+            );
+            let history = idx.memory_limits.entry(key).or_default();
+            history.extend(s.samples.iter().copied());
+            history.sort_by_key(|x| x.timestamp);
         }
         idx
     }
@@ -106,11 +106,20 @@ impl SettingsIndex {
         }
     }
 
-    /// The memory limit (bytes) a pod had; 0 when unknown or unlimited.
-    pub fn memory_limit_of(&self, uid: &str, container: &str) -> f64 {
-        self.memory_limits
+    /// The memory limit (bytes) in force at `at_ms`: the latest limit sample at or
+    /// before it. 0 when unknown at that time or unlimited — never a later limit (the
+    /// spec: "do not substitute today's limit"; pods resized in place change theirs).
+    pub fn memory_limit_at(&self, uid: &str, container: &str, at_ms: i64) -> f64 {
+        let Some(history) = self
+            .memory_limits
             .get(&(uid.to_string(), container.to_string()))
-            .copied()
+        else {
+            return 0.0;
+        };
+        let before = history.partition_point(|x| x.timestamp <= at_ms);
+        before
+            .checked_sub(1)
+            .map(|i| history[i].value)
             .filter(|v| v.is_finite() && *v > 0.0)
             .unwrap_or(0.0)
     }
@@ -158,7 +167,7 @@ pub fn oom_terminations(
                     workload_uid: workload_uid(meta),
                     release: meta.release.clone(),
                     timestamp: ts,
-                    memory_limit_bytes: settings.memory_limit_of(uid, container),
+                    memory_limit_bytes: settings.memory_limit_at(uid, container, ts),
                 },
             });
         }

@@ -1,7 +1,9 @@
 //! The Prometheus HTTP API client: `query` and `query_range` as POSTed forms (no URL
-//! length limit), auth (basic, bearer, custom headers such as `X-Scope-OrgID`), TLS (CA
-//! bundle or explicit insecure), a timeout, a bound on concurrent queries, and retries
-//! with backoff for transient failures only. Errors never carry a credential.
+//! length limit), streamed remote read (`remote_read`), auth (basic, bearer, custom
+//! headers such as `X-Scope-OrgID`), TLS (CA bundle or explicit insecure), a timeout, a
+//! bound on concurrent requests, and retries with backoff for transient failures only.
+//! It counts requests, bytes received and samples decoded. Errors never carry a
+//! credential.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use serde::Deserialize;
 use tokio::sync::Semaphore;
 
 use super::decode;
+use super::remote_read::{self, ReadQuery, ReadStream};
 use crate::analysis::Sample;
 use crate::datasource::raw::RawSeries;
 use crate::datasource::DatasourceError;
@@ -60,13 +63,24 @@ impl std::fmt::Debug for ClientConfig {
     }
 }
 
-/// A connected client. Cheap to clone; clones share the concurrency bound and counter.
+/// What a client has done so far (shared by its clones).
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Requests sent, retries included.
+    pub requests: AtomicU64,
+    /// Answer body bytes received (as sent on the wire).
+    pub bytes: AtomicU64,
+    /// Samples decoded from answers (JSON pairs or XOR chunk samples).
+    pub samples: AtomicU64,
+}
+
+/// A connected client. Cheap to clone; clones share the concurrency bound and counters.
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
     config: Arc<ClientConfig>,
     permits: Arc<Semaphore>,
-    queries: Arc<AtomicU64>,
+    counters: Arc<Counters>,
 }
 
 impl std::fmt::Debug for Client {
@@ -130,13 +144,160 @@ impl Client {
             http,
             permits: Arc::new(Semaphore::new(config.max_concurrent_queries.max(1))),
             config: Arc::new(config),
-            queries: Arc::new(AtomicU64::new(0)),
+            counters: Arc::new(Counters::default()),
         })
     }
 
-    /// Queries issued so far (retries included).
+    /// The bound on requests in flight.
+    pub fn max_concurrent(&self) -> usize {
+        self.config.max_concurrent_queries.max(1)
+    }
+
+    /// Requests issued so far (retries included).
     pub fn queries(&self) -> u64 {
-        self.queries.load(Ordering::Relaxed)
+        self.counters.requests.load(Ordering::Relaxed)
+    }
+
+    /// Answer bytes received so far.
+    pub fn bytes(&self) -> u64 {
+        self.counters.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Samples decoded so far.
+    pub fn samples(&self) -> u64 {
+        self.counters.samples.load(Ordering::Relaxed)
+    }
+
+    /// Counts samples decoded outside the client (remote-read streams).
+    pub fn count_samples(&self, n: u64) {
+        self.counters.samples.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Streams the answers to `queries` (one request; see [`remote_read`]). The stream
+    /// holds a concurrency permit until it is dropped. Transient failures before the
+    /// answer starts are retried; a server that does not stream is a `Query` error.
+    pub async fn remote_read(
+        &self,
+        queries: &[ReadQuery],
+    ) -> Result<ReadStream<HttpBody>, DatasourceError> {
+        let permit = self
+            .permits
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| DatasourceError::Query("client closed".into()))?;
+        let url = self.url("api/v1/read");
+        let body = remote_read::encode_request(queries)?;
+        let resp = self
+            .with_retries(|| async {
+                let req = self
+                    .authorized(self.http.post(&url))
+                    .header(reqwest::header::CONTENT_TYPE, "application/x-protobuf")
+                    .header(reqwest::header::CONTENT_ENCODING, "snappy")
+                    .header("X-Prometheus-Remote-Read-Version", "0.1.0")
+                    .body(body.clone());
+                let resp = req
+                    .send()
+                    .await
+                    .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
+                let status = resp.status().as_u16();
+                if status == 401 || status == 403 {
+                    return Err((DatasourceError::Unauthorized(status), false));
+                }
+                if status >= 300 {
+                    let transient = status == 429 || status >= 500;
+                    let text = resp.text().await.unwrap_or_default();
+                    let text: String = text.trim().chars().take(200).collect();
+                    let err = DatasourceError::Query(format!("remote read: HTTP {status}: {text}"));
+                    return Err((err, transient));
+                }
+                let kind = resp
+                    .headers()
+                    .get(reqwest::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                if !kind.starts_with(remote_read::STREAMED_CONTENT_TYPE) {
+                    let err = DatasourceError::Query(format!(
+                        "remote read answered {kind:?}, not streamed chunks"
+                    ));
+                    return Err((err, false));
+                }
+                Ok(resp)
+            })
+            .await?;
+        let body = HttpBody {
+            resp,
+            counters: self.counters.clone(),
+            _permit: permit,
+        };
+        Ok(ReadStream::new(body, queries))
+    }
+
+    /// `GET api/v1/status/<what>`'s `data` (server flags, build information).
+    pub async fn status(&self, what: &str) -> Result<serde_json::Value, DatasourceError> {
+        let url = self.url(&format!("api/v1/status/{what}"));
+        self.counters.requests.fetch_add(1, Ordering::Relaxed);
+        let resp = self
+            .authorized(self.http.get(&url))
+            .send()
+            .await
+            .map_err(|e| DatasourceError::Unreachable(redact(&e)))?;
+        let status = resp.status().as_u16();
+        if status >= 300 {
+            return Err(DatasourceError::Query(format!("{what}: HTTP {status}")));
+        }
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| DatasourceError::Unreachable(redact(&e)))?;
+        self.counters
+            .bytes
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        let mut value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| DatasourceError::Decode(e.to_string()))?;
+        Ok(value["data"].take())
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{path}", self.config.url.trim_end_matches('/'))
+    }
+
+    /// `req` with the configured credentials and headers.
+    fn authorized(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        req = match &self.config.auth {
+            ClientAuth::None => req,
+            ClientAuth::Basic { username, password } => req.basic_auth(username, Some(password)),
+            ClientAuth::Bearer(token) => req.bearer_auth(token),
+        };
+        for (name, value) in &self.config.headers {
+            req = req.header(name.as_str(), value.as_str());
+        }
+        req
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or the retries are spent; the
+    /// flag of an error says whether a retry may help.
+    async fn with_retries<T, F, Fut>(&self, mut attempt: F) -> Result<T, DatasourceError>
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = Result<T, (DatasourceError, bool)>>,
+    {
+        let mut backoff = BACKOFF_START;
+        let mut tries = 0;
+        loop {
+            self.counters.requests.fetch_add(1, Ordering::Relaxed);
+            match attempt().await {
+                Ok(v) => return Ok(v),
+                Err((err, transient)) if transient && tries < RETRIES => {
+                    tracing::debug!(error = %err, attempt = tries, "transient datasource failure; retrying");
+                    tokio::time::sleep(backoff).await;
+                    backoff *= 2;
+                    tries += 1;
+                }
+                Err((err, _)) => return Err(err),
+            }
+        }
     }
 
     /// An instant query at `time_ms`.
@@ -181,24 +342,10 @@ impl Client {
             .acquire()
             .await
             .map_err(|_| DatasourceError::Query("client closed".into()))?;
-        let url = format!("{}/{path}", self.config.url.trim_end_matches('/'));
+        let url = self.url(path);
         let body = serde_urlencoded::to_string(form)
             .map_err(|e| DatasourceError::Query(format!("cannot encode query: {e}")))?;
-        let mut backoff = BACKOFF_START;
-        let mut attempt = 0;
-        loop {
-            self.queries.fetch_add(1, Ordering::Relaxed);
-            match self.attempt(&url, body.clone()).await {
-                Ok(series) => return Ok(series),
-                Err((err, transient)) if transient && attempt < RETRIES => {
-                    tracing::debug!(error = %err, attempt, "transient datasource failure; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff *= 2;
-                    attempt += 1;
-                }
-                Err((err, _)) => return Err(err),
-            }
-        }
+        self.with_retries(|| self.attempt(&url, body.clone())).await
     }
 
     /// One HTTP attempt; the flag says whether a retry may help.
@@ -207,22 +354,13 @@ impl Client {
         url: &str,
         body: String,
     ) -> Result<Vec<RawSeries>, (DatasourceError, bool)> {
-        let mut req = self
-            .http
-            .post(url)
+        let req = self
+            .authorized(self.http.post(url))
             .header(
                 reqwest::header::CONTENT_TYPE,
                 "application/x-www-form-urlencoded",
             )
             .body(body);
-        req = match &self.config.auth {
-            ClientAuth::None => req,
-            ClientAuth::Basic { username, password } => req.basic_auth(username, Some(password)),
-            ClientAuth::Bearer(token) => req.bearer_auth(token),
-        };
-        for (name, value) in &self.config.headers {
-            req = req.header(name.as_str(), value.as_str());
-        }
         let resp = req
             .send()
             .await
@@ -236,6 +374,9 @@ impl Client {
             .bytes()
             .await
             .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
+        self.counters
+            .bytes
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         let envelope: Envelope = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
             Err(e) if status >= 400 => {
@@ -256,7 +397,35 @@ impl Client {
         let data = envelope
             .data
             .ok_or_else(|| (DatasourceError::Decode("answer without data".into()), false))?;
-        decode(data).map_err(|e| (e, false))
+        let series = decode(data).map_err(|e| (e, false))?;
+        let samples: usize = series.iter().map(|s| s.samples.len()).sum();
+        self.counters
+            .samples
+            .fetch_add(samples as u64, Ordering::Relaxed);
+        Ok(series)
+    }
+}
+
+/// A remote-read answer body being streamed; holds the request's concurrency permit.
+pub struct HttpBody {
+    resp: reqwest::Response,
+    counters: Arc<Counters>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl remote_read::Body for HttpBody {
+    async fn piece(&mut self) -> Result<Option<bytes::Bytes>, DatasourceError> {
+        let piece = self
+            .resp
+            .chunk()
+            .await
+            .map_err(|e| DatasourceError::Unreachable(redact(&e)))?;
+        if let Some(p) = &piece {
+            self.counters
+                .bytes
+                .fetch_add(p.len() as u64, Ordering::Relaxed);
+        }
+        Ok(piece)
     }
 }
 

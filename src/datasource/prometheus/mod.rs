@@ -1,33 +1,46 @@
 //! Collection from a Prometheus-compatible API (Prometheus, Thanos, Mimir,
-//! VictoriaMetrics): one inventory phase for the whole cluster (the plan), then usage,
-//! settings and OOM queries per group of workloads (never per container), each range
-//! split under the points-per-series limit, all through one bounded client. A group's
-//! answers are decoded straight into samples, mapped, and dropped.
+//! VictoriaMetrics): one inventory phase for the whole cluster (the plan), then settings
+//! and OOM queries per group of workloads (never per container), and usage either
+//! streamed over remote read workload by workload (`stream`) or by `query_range` per
+//! group (each range split under the points-per-series limit), whichever the server
+//! supports (`protocol`), all through one bounded client. Answers are decoded straight
+//! into samples, mapped, and dropped.
 
 pub mod client;
 pub mod decode;
+pub mod merged;
+pub mod protocol;
 pub mod queries;
+pub mod remote_read;
+pub mod resample;
+mod stream;
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::analysis::{Sample, Series};
+use crate::analysis::Series;
 use crate::datasource::mapping::{map_batch, PodIndex, WorkloadKey};
-use crate::datasource::plan::{group_pods, plan_groups};
-use crate::datasource::raw::{metric, Labels, RawInventory, RawSeries, RawSettings, RawUsage};
+use crate::datasource::plan::{group_pods, plan_groups, MAX_GROUP_PODS};
+use crate::datasource::raw::{metric, RawInventory, RawSeries, RawSettings, RawUsage};
 use crate::datasource::{
-    ClusterScope, CollectPlan, CollectStats, Collection, DatasourceError, Group, Source,
-    TestReport, UsageResource, Window,
+    Budget, ClusterScope, CollectPlan, CollectStats, Collection, DatasourceError, Group, Sink,
+    Source, TestReport, UsageResource, Window,
 };
 
 pub use client::{Client, ClientAuth, ClientConfig};
+use merged::Merged;
+pub use protocol::{Protocol, ProtocolChoice};
 use queries::Selector;
 
 /// A Prometheus-compatible datasource.
 #[derive(Debug, Clone)]
 pub struct PrometheusSource {
     client: Client,
+    budget: Budget,
+    choice: ProtocolChoice,
+    /// Chosen on first use and kept for this source's life (one run, or one API call).
+    protocol: Arc<tokio::sync::OnceCell<Protocol>>,
 }
 
 fn check(window: Window) -> Result<i64, DatasourceError> {
@@ -39,63 +52,79 @@ fn check(window: Window) -> Result<i64, DatasourceError> {
     Ok(((window.end_ms - window.start_ms) / 1000).max(1))
 }
 
-/// Appends `more` to `samples` (both in time order): the next range piece is appended
-/// as is; samples of a coinciding series are merged, the max kept at equal times.
-fn merge_max(samples: &mut Vec<Sample>, more: Vec<Sample>) {
-    match (samples.last(), more.first()) {
-        (Some(last), Some(first)) if last.timestamp < first.timestamp => {
-            samples.reserve_exact(more.len());
-            samples.extend(more);
-        }
-        (_, None) => {}
-        _ => {
-            let mut out = Vec::with_capacity(samples.len() + more.len());
-            let (mut i, mut j) = (0, 0);
-            while i < samples.len() || j < more.len() {
-                let take = match (samples.get(i), more.get(j)) {
-                    (Some(x), Some(y)) if x.timestamp == y.timestamp => {
-                        i += 1;
-                        j += 1;
-                        Sample {
-                            timestamp: x.timestamp,
-                            value: x.value.max(y.value),
-                        }
-                    }
-                    (Some(x), Some(y)) if x.timestamp < y.timestamp => {
-                        i += 1;
-                        *x
-                    }
-                    (Some(x), None) => {
-                        i += 1;
-                        *x
-                    }
-                    (_, Some(y)) => {
-                        j += 1;
-                        *y
-                    }
-                    (None, None) => break,
-                };
-                out.push(take);
-            }
-            out.shrink_to_fit();
-            *samples = out;
-        }
-    }
-}
-
 fn ms(since: Instant) -> u64 {
     since.elapsed().as_millis() as u64
+}
+
+/// The client's counters at one moment (a group's figures are differences).
+#[derive(Debug, Clone, Copy)]
+struct Counters {
+    requests: u64,
+    bytes: u64,
+    samples: u64,
 }
 
 impl PrometheusSource {
     pub fn new(config: ClientConfig) -> Result<PrometheusSource, DatasourceError> {
         Ok(PrometheusSource {
             client: Client::new(config)?,
+            budget: Budget::default(),
+            choice: ProtocolChoice::Auto,
+            protocol: Arc::new(tokio::sync::OnceCell::new()),
         })
+    }
+
+    /// With a load budget other than the default.
+    pub fn with_budget(mut self, budget: Budget) -> PrometheusSource {
+        self.budget = budget;
+        self
+    }
+
+    /// With the protocol forced (or left to detection with `Auto`).
+    pub fn with_protocol(mut self, choice: ProtocolChoice) -> PrometheusSource {
+        self.choice = choice;
+        self.protocol = Arc::new(tokio::sync::OnceCell::new());
+        self
     }
 
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The protocol usage is read with (probed once per source).
+    pub async fn protocol(&self) -> Result<Protocol, DatasourceError> {
+        self.protocol
+            .get_or_try_init(|| {
+                // The probe reads the last minute; any recent time will do.
+                let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
+                protocol::choose(&self.client, self.choice, now)
+            })
+            .await
+            .copied()
+    }
+
+    fn counters(&self) -> Counters {
+        Counters {
+            requests: self.client.queries(),
+            bytes: self.client.bytes(),
+            samples: self.client.samples(),
+        }
+    }
+
+    /// Requests, bytes and decoded samples since `before`, and the protocol.
+    fn stats_since(&self, before: Counters) -> CollectStats {
+        let now = self.counters();
+        CollectStats {
+            queries: now.requests - before.requests,
+            bytes: now.bytes - before.bytes,
+            samples_decoded: now.samples - before.samples,
+            protocol: self
+                .protocol
+                .get()
+                .map(|p| p.name().to_string())
+                .unwrap_or_default(),
+            ..CollectStats::default()
+        }
     }
 
     async fn inventory(
@@ -137,105 +166,86 @@ impl PrometheusSource {
         window: Window,
         keep: Option<&[&str]>,
     ) -> Result<Vec<RawSeries>, DatasourceError> {
-        let mut merged: BTreeMap<Labels, Vec<Sample>> = BTreeMap::new();
+        let mut merged = Merged::default();
         for (from, to) in queries::split_range(window.start_ms, window.end_ms, window.step_seconds)
         {
-            for mut s in self
+            for s in self
                 .client
                 .query_range(promql, from, to, window.step_seconds)
                 .await?
             {
-                if let Some(keep) = keep {
-                    s.labels.retain(|k, _| keep.contains(&k.as_str()));
-                }
-                match merged.get_mut(&s.labels) {
-                    Some(samples) => merge_max(samples, s.samples),
-                    None => {
-                        merged.insert(s.labels, s.samples);
-                    }
-                }
+                merged.add(s.labels, keep, s.samples);
             }
         }
-        Ok(merged
-            .into_iter()
-            .map(|(labels, samples)| RawSeries { labels, samples })
-            .collect())
+        Ok(merged.into_series())
     }
 
-    /// The settings, OOM and usage answers of one group.
-    async fn group_answers(
-        &self,
-        sel: &Selector,
-        window: Window,
-        window_s: i64,
-    ) -> Result<(RawSettings, RawUsage), DatasourceError> {
-        let c = &self.client;
-        let q = [
-            queries::settings_now(sel),
-            queries::memory_limits(sel, window_s),
-            queries::oom_terminations(sel),
-            queries::usage(sel, metric::CPU),
-            queries::usage(sel, metric::MEMORY),
-        ];
-        let (settings_now, memory_limits, oom, cpu, memory) = tokio::try_join!(
-            c.query(&q[0], window.end_ms),
-            c.query(&q[1], window.end_ms),
-            self.range(&q[2], window, None),
-            self.range(&q[3], window, Some(queries::USAGE_LABELS)),
-            self.range(&q[4], window, Some(queries::USAGE_LABELS)),
-        )?;
-        let settings = RawSettings {
-            settings_now,
-            memory_limits,
-            oom_terminations: oom,
-        };
-        Ok((settings, RawUsage { cpu, memory }))
-    }
-}
-
-impl Source for PrometheusSource {
-    async fn plan(
+    /// Current settings and OOM terminations of one group, and the memory-limit
+    /// history of its OOM-killed pods (only when there are some), so each kill carries
+    /// the limit at its time.
+    async fn group_settings(
         &self,
         scope: &ClusterScope,
+        group: &Group,
         window: Window,
-    ) -> Result<CollectPlan, DatasourceError> {
-        let window_s = check(window)?;
-        let queries_before = self.client.queries();
-        let started = Instant::now();
-        let inventory = self
-            .inventory(&Selector::new(scope, &[]), window_s, window.end_ms)
-            .await?;
-        let pods = PodIndex::build(&inventory);
-        drop(inventory);
-        let groups = plan_groups(&pods, group_pods(window));
-        Ok(CollectPlan {
-            scope: scope.clone(),
-            window,
-            groups,
-            pods: Arc::new(pods),
-            stats: CollectStats {
-                queries: self.client.queries() - queries_before,
-                phase_ms: vec![("inventory".into(), ms(started))],
-                ..CollectStats::default()
-            },
+        window_s: i64,
+    ) -> Result<RawSettings, DatasourceError> {
+        let sel = Selector::group(scope, group);
+        let (now_q, oom_q) = (queries::settings_now(&sel), queries::oom_terminations(&sel));
+        let (settings_now, oom_terminations) = tokio::try_join!(
+            self.client.query(&now_q, window.end_ms),
+            self.range(&oom_q, window, None),
+        )?;
+        let memory_limits = if oom_terminations.is_empty() {
+            Vec::new()
+        } else {
+            let pick = |name: &str| -> BTreeSet<String> {
+                oom_terminations
+                    .iter()
+                    .map(|s| s.label(name).to_string())
+                    .collect()
+            };
+            let killed = Group {
+                namespaces: pick("namespace").into_iter().collect(),
+                pods: pick("pod").into_iter().collect(),
+                ..Group::default()
+            };
+            let sel = Selector::group(scope, &killed);
+            self.client
+                .query(
+                    &queries::memory_limit_history(&sel, window_s),
+                    window.end_ms,
+                )
+                .await?
+        };
+        Ok(RawSettings {
+            settings_now,
+            memory_limits,
+            oom_terminations,
         })
     }
 
-    async fn collect_group(
+    /// One group over `query_range`: settings and usage concurrently, mapped whole.
+    async fn collect_range_group(
         &self,
         plan: &CollectPlan,
-        index: usize,
+        group: &Group,
     ) -> Result<Collection, DatasourceError> {
         let window = plan.window;
         let window_s = check(window)?;
-        let group = plan
-            .groups
-            .get(index)
-            .ok_or_else(|| DatasourceError::Invalid(format!("the plan has no group {index}")))?;
-        let queries_before = self.client.queries();
+        let before = self.counters();
         let started = Instant::now();
         let sel = Selector::group(&plan.scope, group);
-        let (settings, usage) = self.group_answers(&sel, window, window_s).await?;
+        let (cpu_q, memory_q) = (
+            queries::usage(&sel, metric::CPU),
+            queries::usage(&sel, metric::MEMORY),
+        );
+        let (settings, cpu, memory) = tokio::try_join!(
+            self.group_settings(&plan.scope, group, window, window_s),
+            self.range(&cpu_q, window, Some(queries::USAGE_LABELS)),
+            self.range(&memory_q, window, Some(queries::USAGE_LABELS)),
+        )?;
+        let usage = RawUsage { cpu, memory };
         let fetched_ms = ms(started);
         let series = (usage.cpu.len() + usage.memory.len()) as u64;
         let samples = usage
@@ -251,12 +261,98 @@ impl Source for PrometheusSource {
         out.workloads = workloads;
         out.sort();
         out.stats = CollectStats {
-            queries: self.client.queries() - queries_before,
             series,
             samples,
             phase_ms: vec![("usage".into(), fetched_ms), ("map".into(), ms(mapped))],
+            ..self.stats_since(before)
         };
         Ok(out)
+    }
+}
+
+impl Source for PrometheusSource {
+    async fn plan(
+        &self,
+        scope: &ClusterScope,
+        window: Window,
+    ) -> Result<CollectPlan, DatasourceError> {
+        let window_s = check(window)?;
+        let before = self.counters();
+        let started = Instant::now();
+        let everything = Selector::new(scope, &[]);
+        let (inventory, protocol) = tokio::try_join!(
+            self.inventory(&everything, window_s, window.end_ms),
+            self.protocol(),
+        )?;
+        let pods = PodIndex::build(&inventory);
+        drop(inventory);
+        // Remote read streams usage per workload: a group only bounds settings queries.
+        let budget = match protocol {
+            Protocol::RemoteRead(_) => MAX_GROUP_PODS,
+            Protocol::QueryRange => group_pods(window, self.budget),
+        };
+        let groups = plan_groups(&pods, budget);
+        Ok(CollectPlan {
+            scope: scope.clone(),
+            window,
+            groups,
+            pods: Arc::new(pods),
+            stats: CollectStats {
+                phase_ms: vec![("inventory".into(), ms(started))],
+                ..self.stats_since(before)
+            },
+        })
+    }
+
+    async fn collect_group(
+        &self,
+        plan: &CollectPlan,
+        index: usize,
+    ) -> Result<Collection, DatasourceError> {
+        let group = plan
+            .groups
+            .get(index)
+            .ok_or_else(|| DatasourceError::Invalid(format!("the plan has no group {index}")))?;
+        if let Protocol::QueryRange = self.protocol().await? {
+            return self.collect_range_group(plan, group).await;
+        }
+        // Streamed workloads gathered into one collection (tests, `collect`).
+        let (sink, mut pieces) = tokio::sync::mpsc::channel(4);
+        let mut out = Collection::empty(plan.window);
+        let gather = async {
+            while let Some(piece) = pieces.recv().await {
+                out.absorb(piece);
+            }
+        };
+        let (stats, ()) = tokio::join!(
+            async move { self.stream_group(plan, index, &sink).await },
+            gather
+        );
+        out.stats = stats?;
+        out.sort();
+        Ok(out)
+    }
+
+    async fn stream_group(
+        &self,
+        plan: &CollectPlan,
+        index: usize,
+        sink: &Sink,
+    ) -> Result<CollectStats, DatasourceError> {
+        match self.protocol().await? {
+            Protocol::RemoteRead(lookback) => {
+                stream::stream_group(self, plan, index, lookback, sink).await
+            }
+            Protocol::QueryRange => {
+                let group = plan.groups.get(index).ok_or_else(|| {
+                    DatasourceError::Invalid(format!("the plan has no group {index}"))
+                })?;
+                let mut whole = self.collect_range_group(plan, group).await?;
+                let stats = std::mem::take(&mut whole.stats);
+                crate::datasource::send(sink, whole).await?;
+                Ok(stats)
+            }
+        }
     }
 
     /// Only the chart's container: the namespace's inventory (instant queries) names the
@@ -340,6 +436,8 @@ impl Source for PrometheusSource {
                 return Ok(TestReport {
                     reachable: true,
                     authenticated: false,
+                    remote_read: None,
+                    protocol: None,
                     missing_metrics: metric::REQUIRED.iter().map(|m| m.to_string()).collect(),
                     message: format!("the datasource refused the credentials (HTTP {code})"),
                 })
@@ -348,6 +446,8 @@ impl Source for PrometheusSource {
                 return Ok(TestReport {
                     reachable: false,
                     authenticated: false,
+                    remote_read: None,
+                    protocol: None,
                     missing_metrics: metric::REQUIRED.iter().map(|m| m.to_string()).collect(),
                     message: e.to_string(),
                 })
@@ -363,42 +463,31 @@ impl Source for PrometheusSource {
             .filter(|m| !present.iter().any(|s| s.label("__name__") == **m))
             .map(|m| m.to_string())
             .collect();
+        let remote_read = protocol::probe(&self.client, now).await?.is_ok();
+        let used = match (self.choice, remote_read) {
+            (ProtocolChoice::QueryRange, _) | (ProtocolChoice::Auto, false) => "query-range",
+            (ProtocolChoice::RemoteRead, false) => "none (remote read is forced but refused)",
+            (_, true) => "remote-read",
+        };
+        let facts = format!(
+            "remote read: {}; usage read with {used}",
+            if remote_read { "yes" } else { "no" }
+        );
         let message = if missing.is_empty() {
-            "reachable, authenticated, and every metric kerf needs is present".to_string()
+            format!("reachable, authenticated, and every metric kerf needs is present; {facts}")
         } else {
             format!(
-                "reachable and authenticated; missing: {}",
+                "reachable and authenticated; missing: {}; {facts}",
                 missing.join(", ")
             )
         };
         Ok(TestReport {
             reachable: true,
             authenticated: true,
+            remote_read: Some(remote_read),
+            protocol: Some(used.to_string()),
             missing_metrics: missing,
             message,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn s(points: &[(i64, f64)]) -> Vec<Sample> {
-        points
-            .iter()
-            .map(|&(timestamp, value)| Sample { timestamp, value })
-            .collect()
-    }
-
-    #[test]
-    fn range_pieces_append_and_coinciding_series_keep_the_max() {
-        let mut a = s(&[(1, 1.0), (2, 5.0)]);
-        merge_max(&mut a, s(&[(3, 2.0)]));
-        assert_eq!(a, s(&[(1, 1.0), (2, 5.0), (3, 2.0)]));
-        merge_max(&mut a, s(&[(2, 7.0), (3, 1.0), (4, 4.0)]));
-        assert_eq!(a, s(&[(1, 1.0), (2, 7.0), (3, 2.0), (4, 4.0)]));
-        merge_max(&mut a, Vec::new());
-        assert_eq!(a.len(), 4);
     }
 }

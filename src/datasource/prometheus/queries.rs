@@ -2,11 +2,12 @@
 //! `docs/contracts/datasource.md`), with the cluster selector injected into every
 //! selector, and the split of long ranges under the points-per-series limit.
 
-use crate::datasource::raw::metric;
+use super::remote_read::{MatchType, Matcher};
+use crate::datasource::raw::{label, metric};
 use crate::datasource::ClusterScope;
 
 /// Prometheus refuses range queries above 11,000 points per series; stay well under.
-pub const MAX_POINTS_PER_QUERY: i64 = 10_000;
+pub const MAX_POINTS_PER_QUERY: i64 = crate::datasource::plan::MAX_POINTS_PER_REQUEST as i64;
 
 /// Lookback for "now" answers: kube-state-metrics is scraped more often than this.
 pub const NOW_LOOKBACK: &str = "5m";
@@ -169,10 +170,11 @@ pub fn settings_now(sel: &Selector) -> String {
     )
 }
 
-/// Each pod's memory limit over the window (instant, at the end).
-pub fn memory_limits(sel: &Selector, window_s: i64) -> String {
+/// The memory-limit history of the selected pods (instant at the end, a range vector:
+/// raw samples with their times), so each OOM kill gets the limit at its time.
+pub fn memory_limit_history(sel: &Selector, window_s: i64) -> String {
     format!(
-        "max by (namespace, pod, uid, container) (last_over_time({}{}[{window_s}s]))",
+        "{}{}[{window_s}s]",
         metric::LIMITS,
         sel.with("resource=\"memory\"")
     )
@@ -204,6 +206,46 @@ pub fn usage(sel: &Selector, metric_name: &str) -> String {
 
 /// The labels of a usage series kerf keeps: one series per cAdvisor container instance.
 pub const USAGE_LABELS: &[&str] = &["namespace", "pod", "container", "id"];
+
+/// The remote-read selector of queries 12 and 13 together, for `pods` of `namespaces`
+/// (every namespace when empty; every pod when `pods` is empty). Same series as
+/// [`usage`] selects, both metrics in one selector.
+pub fn usage_matchers(
+    scope: &ClusterScope,
+    namespaces: &[String],
+    pods: &[String],
+) -> Vec<Matcher> {
+    let alternation = |values: &[String]| {
+        let parts: Vec<String> = values.iter().map(|v| regex_literal(v)).collect();
+        parts.join("|")
+    };
+    let names = [metric::CPU.to_string(), metric::MEMORY.to_string()];
+    let mut out = vec![Matcher::new(
+        MatchType::Re,
+        label::NAME,
+        &alternation(&names),
+    )];
+    if let (Some(l), Some(v)) = (&scope.selector_label, &scope.selector_value) {
+        if !l.is_empty() {
+            out.push(Matcher::new(MatchType::Eq, l, v));
+        }
+    }
+    match namespaces {
+        [] => {}
+        [one] => out.push(Matcher::new(MatchType::Eq, label::NAMESPACE, one)),
+        many => out.push(Matcher::new(
+            MatchType::Re,
+            label::NAMESPACE,
+            &alternation(many),
+        )),
+    }
+    if !pods.is_empty() {
+        out.push(Matcher::new(MatchType::Re, label::POD, &alternation(pods)));
+    }
+    out.push(Matcher::new(MatchType::Neq, label::CONTAINER, ""));
+    out.push(Matcher::new(MatchType::Neq, label::CONTAINER, "POD"));
+    out
+}
 
 /// Which required metrics have series now (instant).
 pub fn presence(sel: &Selector) -> String {

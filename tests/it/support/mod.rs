@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod hub;
 pub mod prometheus;
 
 use std::io::{BufRead, BufReader};

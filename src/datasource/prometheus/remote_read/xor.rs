@@ -1,0 +1,169 @@
+//! Prometheus's XOR chunk encoding (Gorilla-style), decoded straight into the engine's
+//! 16-byte samples. Layout: a big-endian u16 sample count, then a bit stream: the first
+//! sample as a zig-zag varint time and 64 raw value bits; the second as a uvarint time
+//! delta and an XOR-coded value; every later one as a delta-of-delta in one of five bit
+//! buckets (`0`, `10`+14, `110`+17, `1110`+20, `1111`+64 bits) and an XOR-coded value
+//! (`0` same value; `10` meaningful bits in the previous window; `11` + 5 bits leading
+//! zeros + 6 bits length (0 = 64) + the bits).
+
+use crate::analysis::Sample;
+
+/// Why a chunk could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("XOR chunk: {0}")]
+pub struct XorError(&'static str);
+
+struct Bits<'a> {
+    data: &'a [u8],
+    /// Position in bits from the start of `data`.
+    pos: usize,
+}
+
+impl Bits<'_> {
+    fn bit(&mut self) -> Result<bool, XorError> {
+        let byte = *self
+            .data
+            .get(self.pos / 8)
+            .ok_or(XorError("ends inside a sample"))?;
+        let bit = byte & (0x80 >> (self.pos % 8)) != 0;
+        self.pos += 1;
+        Ok(bit)
+    }
+
+    /// `n` (≤ 64) bits, most significant first.
+    fn bits(&mut self, mut n: u32) -> Result<u64, XorError> {
+        if self.pos + n as usize > self.data.len() * 8 {
+            return Err(XorError("ends inside a sample"));
+        }
+        let mut out: u64 = 0;
+        while n > 0 {
+            let offset = (self.pos % 8) as u32;
+            let take = (8 - offset).min(n);
+            let byte = u64::from(self.data[self.pos / 8]);
+            let chunk = (byte >> (8 - offset - take)) & ((1u64 << take) - 1);
+            out = (out << take) | chunk;
+            self.pos += take as usize;
+            n -= take;
+        }
+        Ok(out)
+    }
+
+    fn byte(&mut self) -> Result<u8, XorError> {
+        self.bits(8).map(|b| b as u8)
+    }
+
+    fn uvarint(&mut self) -> Result<u64, XorError> {
+        let mut out: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            out |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(out);
+            }
+        }
+        Err(XorError("varint too long"))
+    }
+
+    fn varint(&mut self) -> Result<i64, XorError> {
+        let u = self.uvarint()?;
+        Ok((u >> 1) as i64 ^ -((u & 1) as i64))
+    }
+}
+
+/// Reads the XOR-coded value that follows `prev`, keeping the bit window in `window`
+/// (leading, trailing zeros).
+fn next_value(bits: &mut Bits, prev: u64, window: &mut (u32, u32)) -> Result<u64, XorError> {
+    if !bits.bit()? {
+        return Ok(prev);
+    }
+    if bits.bit()? {
+        let leading = bits.bits(5)? as u32;
+        let mut meaningful = bits.bits(6)? as u32;
+        if meaningful == 0 {
+            meaningful = 64;
+        }
+        if leading + meaningful > 64 {
+            return Err(XorError("value window wider than 64 bits"));
+        }
+        *window = (leading, 64 - leading - meaningful);
+    }
+    let (leading, trailing) = *window;
+    let meaningful = 64 - leading - trailing;
+    let delta = bits.bits(meaningful)?;
+    Ok(prev ^ (delta << trailing))
+}
+
+fn delta_of_delta(bits: &mut Bits) -> Result<i64, XorError> {
+    let mut prefix = 0u32;
+    while prefix < 4 && bits.bit()? {
+        prefix += 1;
+    }
+    let size = match prefix {
+        0 => return Ok(0),
+        1 => 14,
+        2 => 17,
+        3 => 20,
+        _ => return Ok(bits.bits(64)? as i64),
+    };
+    let raw = bits.bits(size)? as i64;
+    // Negative values come back as large unsigned ones (Prometheus's bstream rule).
+    Ok(if raw > 1 << (size - 1) {
+        raw - (1 << size)
+    } else {
+        raw
+    })
+}
+
+/// Appends the samples of `chunk` with `from_ms <= t <= to_ms` to `out`, in time order.
+/// Values are kept bit for bit (Prometheus's stale marker is a NaN with its own bits).
+pub fn decode(
+    chunk: &[u8],
+    from_ms: i64,
+    to_ms: i64,
+    out: &mut Vec<Sample>,
+) -> Result<usize, XorError> {
+    let [hi, lo, ..] = chunk else {
+        return Err(XorError("shorter than its header"));
+    };
+    let count = usize::from(u16::from_be_bytes([*hi, *lo]));
+    let mut bits = Bits {
+        data: &chunk[2..],
+        pos: 0,
+    };
+    let (mut t, mut value, mut delta) = (0i64, 0u64, 0i64);
+    let mut window = (0u32, 0u32);
+    let mut kept = 0;
+    for i in 0..count {
+        match i {
+            0 => {
+                t = bits.varint()?;
+                value = bits.bits(64)?;
+            }
+            1 => {
+                delta = bits.uvarint()? as i64;
+                t += delta;
+                value = next_value(&mut bits, value, &mut window)?;
+            }
+            _ => {
+                delta += delta_of_delta(&mut bits)?;
+                t += delta;
+                value = next_value(&mut bits, value, &mut window)?;
+            }
+        }
+        if t > to_ms {
+            break;
+        }
+        if t >= from_ms {
+            out.push(Sample {
+                timestamp: t,
+                value: f64::from_bits(value),
+            });
+            kept += 1;
+        }
+    }
+    Ok(kept)
+}
+
+#[cfg(test)]
+#[path = "xor_tests.rs"]
+pub(crate) mod tests;

@@ -1,0 +1,140 @@
+//! The two feeds an agent reads, resolved at one `now` so they agree: the config feed
+//! (pause, freeze, agent settings, per-workload effective policy and identity) and the
+//! recommendation feed (latest recommendation per workload with its values, coverage,
+//! staleness against the current effective policy and any pending approval).
+
+use super::effective::workload_ref;
+use super::{agent_settings, effective, pause};
+use crate::runs::Runs;
+use crate::store::{Store, StoreError};
+use crate::timestamp::format_ms;
+use crate::wire::recommendation_feed::{DataCoverage, FeedWorkload, PendingApproval};
+use crate::wire::{
+    Actor, ConfigFeed, FeedFlags, RecommendationFeed, RecommendationItem, RecommendationSummary,
+    WorkloadConfig,
+};
+
+/// The config feed of active cluster `cluster` at `now`.
+pub async fn config(
+    store: &Store,
+    runs: &Runs,
+    now: i64,
+    cluster: &str,
+) -> Result<ConfigFeed, StoreError> {
+    let name = cluster.to_string();
+    let (c, applying) = store
+        .read(move |conn| {
+            let c = crate::store::active_cluster(conn, &name)?;
+            let p = pause::applying(conn, &name, now)?;
+            Ok((c, p))
+        })
+        .await?;
+    let frozen = c
+        .freeze
+        .as_ref()
+        .filter(|f| f.until.is_none_or(|u| u > now));
+    let workloads = effective::effective_for_cluster(store, runs, now, cluster).await?;
+    Ok(ConfigFeed {
+        cluster: cluster.to_string(),
+        server_time: format_ms(now),
+        flags: FeedFlags {
+            paused: applying.is_some(),
+            pause_scope: applying.as_ref().map(|p| pause::scope_kind(&p.scope)),
+            frozen: frozen.is_some(),
+        },
+        pause: applying.as_ref().map(pause::view),
+        freeze: super::clusters::freeze_view(frozen),
+        agent: agent_settings::current(),
+        workloads: workloads
+            .into_iter()
+            .map(|w| WorkloadConfig {
+                workload_id: w.workload.seen.id,
+                namespace: w.workload.seen.namespace,
+                kind: w.workload.seen.kind,
+                name: w.workload.seen.name,
+                mode: w.effective.mode.clone(),
+                policy_identity: w.identity,
+                policy: w.effective,
+            })
+            .collect(),
+    })
+}
+
+/// One page of the recommendation feed of `cluster` at `now`: up to `limit` workloads
+/// after workload id `after`. The second value is the last id when more follow.
+pub async fn recommendations(
+    store: &Store,
+    runs: &Runs,
+    now: i64,
+    cluster: &str,
+    after: String,
+    limit: usize,
+) -> Result<(RecommendationFeed, Option<String>), StoreError> {
+    let settings = runs
+        .recommender()
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?;
+    let (rows, more) = store
+        .cluster_feed(cluster.to_string(), after, limit)
+        .await?;
+    let more_after = match (more, rows.last()) {
+        (true, Some((w, _))) => Some(w.seen.id.clone()),
+        _ => None,
+    };
+    let policies = runs
+        .policy_set(Some(cluster), &settings)
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?;
+    let approvals = store.pending_approvals(cluster.to_string()).await?;
+    let mut items = Vec::with_capacity(rows.len());
+    for (w, r) in rows {
+        let summary: RecommendationSummary = serde_json::from_str(&r.summary)
+            .map_err(|e| StoreError::Task(format!("summary of {}: {e}", r.id)))?;
+        let current = policies.resolve(&w.seen.id, &workload_ref(&w), now);
+        let approval = approvals.get(&r.id).map(|a| PendingApproval {
+            id: a.id.clone(),
+            approved_by: serde_json::from_str::<Actor>(&a.actor)
+                .map(|actor| actor.name)
+                .unwrap_or_default(),
+            approved_at: format_ms(a.created_at),
+        });
+        items.push(RecommendationItem {
+            recommendation_id: r.id,
+            workload_id: w.seen.id.clone(),
+            workload: FeedWorkload {
+                namespace: w.seen.namespace.clone(),
+                kind: w.seen.kind.clone(),
+                name: w.seen.name.clone(),
+                uid: w.seen.uid.clone(),
+            },
+            created_at: format_ms(r.created_at),
+            run_id: r.run_id,
+            policy_version: r.policy_version,
+            recommendation_stale: r.settings_identity != current.identity,
+            settings_identity: r.settings_identity,
+            policy_identity: current.identity,
+            mode: current.effective.mode,
+            approval,
+            stale: w.stale,
+            has_changes: w.has_changes,
+            confidence: summary.confidence,
+            coverage: summary.coverage,
+            data_coverage: DataCoverage {
+                covered_seconds: summary.covered_seconds,
+                fraction: summary.coverage,
+            },
+            data_quality: summary.data_quality,
+            notices: summary.notices,
+            containers: summary.containers,
+            estimated_monthly_cost_delta: r.cost_delta,
+        });
+    }
+    let feed = RecommendationFeed {
+        cluster: cluster.to_string(),
+        settings_identity: settings.identity(),
+        policy_version: settings.policy_version(),
+        items,
+        next: None,
+    };
+    Ok((feed, more_after))
+}

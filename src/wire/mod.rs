@@ -1,0 +1,28 @@
+//! What travels between the hub and its agents, as typed structs that serialize and
+//! deserialize the same way on both sides: the config feed
+//! (`GET /v1/clusters/{cluster}/config`), the recommendation feed
+//! (`GET /v1/clusters/{cluster}/recommendations`), the heartbeat
+//! (`POST /v1/clusters/{cluster}/heartbeat`) and its answer, the agent's audit events
+//! (`POST /v1/clusters/{cluster}/events`, the events contract's types and reasons as
+//! enums) and the recommendation summary the feed carries. The hub builds these; the
+//! agent (in-process or remote) reads them; the hub's event validator validates into
+//! [`AgentEvent`]. Imports only `policy` (the effective policy) and `timestamp`: no
+//! store, no HTTP, so it builds in the hub-only and the agent builds alike.
+
+pub mod actor;
+pub mod config_feed;
+pub mod event;
+pub mod heartbeat;
+pub mod recommendation_feed;
+pub mod summary;
+
+pub use actor::{Actor, ActorKind, ActorTeam};
+pub use config_feed::{
+    AgentSettings, ConfigFeed, FeedFlags, Freeze, Pause, PauseScope, WorkloadConfig,
+};
+pub use event::{AgentEvent, ContainerChange, EventResource, EventType, Reason, WorkloadKey};
+pub use heartbeat::{Heartbeat, Readiness};
+pub use recommendation_feed::{
+    DataCoverage, FeedWorkload, PendingApproval, RecommendationFeed, RecommendationItem,
+};
+pub use summary::{ContainerSummary, QualityStatus, RecommendationSummary, ResourceSummary};

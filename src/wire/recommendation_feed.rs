@@ -1,0 +1,94 @@
+//! `GET /v1/clusters/{cluster}/recommendations`: the latest recommendation of every
+//! workload of the cluster, with its id and values, its confidence and data coverage,
+//! the settings identity it was made under beside the workload's current effective mode
+//! and policy identity (a mismatch is `RecommendationStale`, served as
+//! `recommendationStale` so no client recomputes the rule), and its pending approval,
+//! if any (applied as `ApprovedOnce` with `details.approvalId`).
+
+use serde::{Deserialize, Serialize};
+
+use super::summary::{ContainerSummary, QualityStatus};
+use crate::policy::EffectiveMode;
+
+/// One page of the feed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecommendationFeed {
+    pub cluster: String,
+    /// The identity of the recommender settings now in force.
+    pub settings_identity: String,
+    /// The engine's identity of the default analysis policy now in force.
+    pub policy_version: String,
+    pub items: Vec<RecommendationItem>,
+    /// Cursor of the next page (`?next=`), `null` on the last.
+    pub next: Option<String>,
+}
+
+/// A workload as the feed names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedWorkload {
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    /// The Kubernetes UID last seen (empty when the datasource did not report one).
+    pub uid: String,
+}
+
+/// How much usage history stands behind the recommendation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DataCoverage {
+    /// The shortest usable history behind any value, in seconds (`null` on
+    /// recommendations made before kerf recorded it); compare with
+    /// `guardrails.learningPeriod`.
+    pub covered_seconds: Option<i64>,
+    /// The lowest covered fraction (0..=1) of any result.
+    pub fraction: Option<f64>,
+}
+
+/// An operator's approval of this recommendation, not yet applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PendingApproval {
+    /// Send it back as `details.approvalId` of the `applied ApprovedOnce` event.
+    pub id: String,
+    /// The approver's name; send it back as `details.approvedBy`.
+    pub approved_by: String,
+    pub approved_at: String,
+}
+
+/// One workload's latest recommendation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecommendationItem {
+    pub recommendation_id: String,
+    pub workload_id: String,
+    pub workload: FeedWorkload,
+    pub created_at: String,
+    pub run_id: String,
+    /// The analysis policy version the values were computed with.
+    pub policy_version: String,
+    /// The effective-policy identity the recommendation was made under.
+    pub settings_identity: String,
+    /// The workload's effective-policy identity now.
+    pub policy_identity: String,
+    /// `settingsIdentity != policyIdentity`: skip as `RecommendationStale`.
+    pub recommendation_stale: bool,
+    /// The workload's effective mode now.
+    pub mode: EffectiveMode,
+    pub approval: Option<PendingApproval>,
+    /// The datasource stopped reporting the workload (it keeps its last values).
+    pub stale: bool,
+    /// Some value differs from what is in force.
+    pub has_changes: bool,
+    /// Lowest confidence of any suggested value, 0..=95.
+    pub confidence: Option<i64>,
+    /// Lowest covered fraction, 0..=1 (also `dataCoverage.fraction`).
+    pub coverage: Option<f64>,
+    pub data_coverage: DataCoverage,
+    pub data_quality: QualityStatus,
+    pub notices: Vec<String>,
+    pub containers: Vec<ContainerSummary>,
+    pub estimated_monthly_cost_delta: Option<f64>,
+}

@@ -1,0 +1,85 @@
+//! The recommendation summary: the small, typed digest of one workload's engine results
+//! that lists, the workload page and the agent's recommendation feed serve (values per
+//! container × resource × setting, confidence, data quality and coverage). Runs build
+//! it (`runs::summary`) and store it as JSON beside the full analysis.
+
+use serde::{Deserialize, Serialize};
+
+/// The data quality of evidence, worst first when summarized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QualityStatus {
+    Available,
+    Partial,
+    Unavailable,
+}
+
+impl QualityStatus {
+    /// The contract spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QualityStatus::Available => "available",
+            QualityStatus::Partial => "partial",
+            QualityStatus::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// One workload's latest results in brief.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecommendationSummary {
+    /// By container name.
+    pub containers: Vec<ContainerSummary>,
+    /// Lowest confidence of any suggested value (0..=95); `null` without suggestions.
+    pub confidence: Option<i64>,
+    /// Lowest covered fraction (0..=1) of any result; `null` without results.
+    pub coverage: Option<f64>,
+    /// The worst data quality of any result.
+    pub data_quality: QualityStatus,
+    /// Every notice of any result, sorted, de-duplicated.
+    pub notices: Vec<String>,
+    /// The shortest span of usable usage history behind any result, in seconds (the
+    /// agent's `LearningPeriod` guardrail compares it). Absent on summaries stored
+    /// before kerf recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covered_seconds: Option<i64>,
+}
+
+/// One container's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContainerSummary {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<ResourceSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<ResourceSummary>,
+}
+
+/// One resource of one container (CPU in millicores, memory in bytes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceSummary {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<SettingValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<SettingValues>,
+    pub data_quality: QualityStatus,
+    /// Covered fraction, 0..=1.
+    pub coverage: f64,
+    /// Why nothing is suggested (`resource-analysis-output/v3` reason), when so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_action_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
+}
+
+/// One suggested setting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SettingValues {
+    /// The value in force; `null` when the setting is unset today.
+    pub current: Option<f64>,
+    pub suggested: f64,
+    /// 0..=95.
+    pub confidence: i64,
+}

@@ -1,0 +1,134 @@
+//! An in-process hub on a manual clock, served by the real router on a bound port (real
+//! SQLite file, real HTTP): the clock moves the whole hub (API, feeds, expiries, runs),
+//! so time-dependent behaviour is tested without sleeps.
+
+use std::sync::Arc;
+
+use kerf::api::AppState;
+use kerf::clock::ManualClock;
+use kerf::config::Config;
+use kerf::datasource::Datasource;
+use kerf::metrics::Metrics;
+use kerf::runs::Runs;
+use kerf::store::{Store, StoreOptions};
+use serde_json::{json, Value};
+
+pub const T0: i64 = 1_800_000_000_000;
+
+pub struct Hub {
+    _dir: tempfile::TempDir,
+    pub store: Store,
+    pub clock: Arc<ManualClock>,
+    pub runs: Runs,
+    pub base: String,
+    pub admin: String,
+    pub agent: String,
+    pub http: reqwest::Client,
+}
+
+/// A hub on a manual clock; `demo` makes every cluster read the demo fleet.
+pub async fn hub(cluster: &str, demo: bool) -> Hub {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = StoreOptions {
+        readers: 2,
+        busy_timeout_ms: 5000,
+    };
+    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, T0).expect("store");
+    let clock = Arc::new(ManualClock::new(T0));
+    let mut runs = Runs::new(store.clone(), clock.clone()).with_data_dir(dir.path().into());
+    if demo {
+        runs = runs.with_source(Datasource::demo(7));
+    }
+    let mut config = Config::default();
+    config.auth.argon2_memory_kib = 8192;
+    config.auth.argon2_iterations = 1;
+    let state = AppState::new(
+        store.clone(),
+        Arc::new(Metrics::new()),
+        Arc::new(config),
+        runs.clone(),
+    )
+    .expect("state");
+    let admin =
+        kerf::bootstrap::create_token(&store, "ops", "admin", None, "test", T0).expect("token");
+    let agent = kerf::bootstrap::create_cluster(&store, cluster, "test", T0).expect("cluster");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, kerf::api::app(state)).await;
+    });
+    Hub {
+        _dir: dir,
+        store,
+        clock,
+        runs,
+        base,
+        admin,
+        agent,
+        http: crate::support::client(),
+    }
+}
+
+impl Hub {
+    pub async fn call(&self, method: &str, path: &str, token: &str, body: Value) -> (u16, Value) {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let resp = self
+            .http
+            .request(m, format!("{}{path}", self.base))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .expect("request");
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn config(&self, cluster: &str) -> Value {
+        let (s, v) = self
+            .call(
+                "GET",
+                &format!("/v1/clusters/{cluster}/config"),
+                &self.agent,
+                json!(null),
+            )
+            .await;
+        assert_eq!(s, 200, "{v}");
+        v
+    }
+
+    pub async fn changes(&self, action: &str) -> Vec<Value> {
+        let (s, v) = self
+            .call(
+                "GET",
+                &format!("/v1/audit/config?action={action}"),
+                &self.admin,
+                json!(null),
+            )
+            .await;
+        assert_eq!(s, 200, "{v}");
+        v["items"].as_array().expect("items").clone()
+    }
+
+    pub async fn heartbeat(&self, cluster: &str) -> Value {
+        let body = json!({"agentVersion": "0.1.0", "kubernetesVersion": "v1.33.1",
+                          "capabilities": {"inPlaceResize": true}});
+        let (s, v) = self
+            .call(
+                "POST",
+                &format!("/v1/clusters/{cluster}/heartbeat"),
+                &self.agent,
+                body,
+            )
+            .await;
+        assert_eq!(s, 200, "{v}");
+        v
+    }
+}
+
+/// Unix milliseconds as the API writes them.
+pub fn at(ms: i64) -> String {
+    kerf::timestamp::format_ms(ms)
+}

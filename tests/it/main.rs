@@ -24,6 +24,7 @@ mod fleet_clock;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;
+mod notify_delivery;
 mod one_clock;
 mod policies_api;
 mod route_table;

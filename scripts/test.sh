@@ -17,6 +17,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 scripts/ensure-prometheus.sh
+scripts/ensure-smtp.sh
 
 cargo test --locked
 scripts/e2e.sh
@@ -26,5 +27,5 @@ if [ "$quick" = 0 ]; then
   static_bin=$(packaging/build-static.sh | tail -n 1)
   KERF_TEST_BIN="$PWD/$static_bin" cargo test --locked --test it -- \
     appliance:: audit_pagination:: bad_input:: events_fault:: events_ingest:: ui_shell:: \
-    identity:: identity_audit::
+    identity:: identity_audit:: notify_delivery::
 fi

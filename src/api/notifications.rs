@@ -67,8 +67,11 @@ impl From<NotifyError> for ApiError {
         match e {
             NotifyError::Invalid(errors) => {
                 let field = errors.first().map(|e| e.field.clone()).unwrap_or_default();
-                ApiError::bad_request("invalid_field", NotifyError::Invalid(errors.clone()).to_string())
-                    .with_details(json!({ "field": field, "errors": errors }))
+                ApiError::bad_request(
+                    "invalid_field",
+                    NotifyError::Invalid(errors.clone()).to_string(),
+                )
+                .with_details(json!({ "field": field, "errors": errors }))
             }
             NotifyError::NotFound(what) => ApiError::not_found(format!("{what} does not exist")),
             NotifyError::Forbidden(why) => ApiError::forbidden(why),
@@ -83,8 +86,16 @@ fn scopes(access: &Access) -> (TeamScope, TeamScope) {
     let Some(c) = access.caller() else {
         return (Some(Vec::new()), Some(Vec::new()));
     };
-    let read = (!c.has_fleet(FleetRole::Viewer)).then(|| c.grants_at_least(TeamRole::Viewer).map(|g| g.team_id).collect());
-    let write = (!c.has_fleet(FleetRole::Editor)).then(|| c.grants_at_least(TeamRole::Editor).map(|g| g.team_id).collect());
+    let read = (!c.has_fleet(FleetRole::Viewer)).then(|| {
+        c.grants_at_least(TeamRole::Viewer)
+            .map(|g| g.team_id)
+            .collect()
+    });
+    let write = (!c.has_fleet(FleetRole::Editor)).then(|| {
+        c.grants_at_least(TeamRole::Editor)
+            .map(|g| g.team_id)
+            .collect()
+    });
     (read, write)
 }
 
@@ -92,16 +103,34 @@ fn id(kind: &str, raw: &str) -> Result<i64, ApiError> {
     parse_id(kind, raw)
 }
 
-pub async fn list_channels(State(s): State<AppState>, access: Access) -> Result<Json<Items<ChannelView>>, ApiError> {
+pub async fn list_channels(
+    State(s): State<AppState>,
+    access: Access,
+) -> Result<Json<Items<ChannelView>>, ApiError> {
     let items = ops::list(&s.store, scopes(&access).0).await?;
     Ok(Json(Items { items }))
 }
 
-pub async fn get_channel(State(s): State<AppState>, access: Access, Path(raw): Path<String>) -> Result<Json<ChannelView>, ApiError> {
-    Ok(Json(ops::get(&s.store, id("notification channel", &raw)?, scopes(&access).0).await?))
+pub async fn get_channel(
+    State(s): State<AppState>,
+    access: Access,
+    Path(raw): Path<String>,
+) -> Result<Json<ChannelView>, ApiError> {
+    Ok(Json(
+        ops::get(
+            &s.store,
+            id("notification channel", &raw)?,
+            scopes(&access).0,
+        )
+        .await?,
+    ))
 }
 
-pub async fn create_channel(State(s): State<AppState>, access: Access, body: Body) -> Result<(StatusCode, Json<ChannelView>), ApiError> {
+pub async fn create_channel(
+    State(s): State<AppState>,
+    access: Access,
+    body: Body,
+) -> Result<(StatusCode, Json<ChannelView>), ApiError> {
     let input: ChannelInput = read_json(body).await?;
     let ctx = context(&access, input.reason.clone())?;
     let view = ops::create(&s.store, &s.notify, ctx, &scopes(&access).1, input, s.now()).await?;
@@ -117,7 +146,18 @@ pub async fn replace_channel(
     let channel = id("notification channel", &raw)?;
     let input: ChannelInput = read_json(body).await?;
     let ctx = context(&access, input.reason.clone())?;
-    Ok(Json(ops::replace(&s.store, &s.notify, ctx, scopes(&access).1, channel, input, s.now()).await?))
+    Ok(Json(
+        ops::replace(
+            &s.store,
+            &s.notify,
+            ctx,
+            scopes(&access).1,
+            channel,
+            input,
+            s.now(),
+        )
+        .await?,
+    ))
 }
 
 pub async fn delete_channel(
@@ -128,19 +168,39 @@ pub async fn delete_channel(
 ) -> Result<StatusCode, ApiError> {
     let channel = id("notification channel", &raw)?;
     let ctx = context(&access, reason_query(q.as_deref())?)?;
-    ops::delete(&s.store, &s.notify, ctx, scopes(&access).1, channel, s.now()).await?;
+    ops::delete(
+        &s.store,
+        &s.notify,
+        ctx,
+        scopes(&access).1,
+        channel,
+        s.now(),
+    )
+    .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 /// `POST .../channels/{id}/test`: sends now; 200 either way, `delivered` says how it went.
-pub async fn test_channel(State(s): State<AppState>, access: Access, Path(raw): Path<String>) -> Result<Json<TestResult>, ApiError> {
+pub async fn test_channel(
+    State(s): State<AppState>,
+    access: Access,
+    Path(raw): Path<String>,
+) -> Result<Json<TestResult>, ApiError> {
     let channel = id("notification channel", &raw)?;
-    Ok(Json(ops::test(&s.store, &s.notify, scopes(&access).1, channel, s.now()).await?))
+    Ok(Json(
+        ops::test(&s.store, &s.notify, scopes(&access).1, channel, s.now()).await?,
+    ))
 }
 
-pub async fn get_digest(State(s): State<AppState>, access: Access, Path(raw): Path<String>) -> Result<Json<DigestPreview>, ApiError> {
+pub async fn get_digest(
+    State(s): State<AppState>,
+    access: Access,
+    Path(raw): Path<String>,
+) -> Result<Json<DigestPreview>, ApiError> {
     let channel = id("notification channel", &raw)?;
-    Ok(Json(ops::digest_preview(&s.store, &s.runs, scopes(&access).0, channel, s.now()).await?))
+    Ok(Json(
+        ops::digest_preview(&s.store, &s.runs, scopes(&access).0, channel, s.now()).await?,
+    ))
 }
 
 pub async fn put_digest(
@@ -152,10 +212,24 @@ pub async fn put_digest(
     let channel = id("notification channel", &raw)?;
     let input: DigestInput = read_json(body).await?;
     let ctx = context(&access, input.reason.clone())?;
-    Ok(Json(ops::set_digest(&s.store, &s.notify, ctx, scopes(&access).1, channel, input, s.now()).await?))
+    Ok(Json(
+        ops::set_digest(
+            &s.store,
+            &s.notify,
+            ctx,
+            scopes(&access).1,
+            channel,
+            input,
+            s.now(),
+        )
+        .await?,
+    ))
 }
 
-pub async fn list_digests(State(s): State<AppState>, access: Access) -> Result<Json<DigestList>, ApiError> {
+pub async fn list_digests(
+    State(s): State<AppState>,
+    access: Access,
+) -> Result<Json<DigestList>, ApiError> {
     let items = ops::digests(&s.store, scopes(&access).0)
         .await?
         .into_iter()
@@ -172,11 +246,21 @@ pub async fn list_digests(State(s): State<AppState>, access: Access) -> Result<J
     }))
 }
 
-pub async fn list_rules(State(s): State<AppState>, access: Access, RawQuery(q): RawQuery) -> Result<Json<Items<RuleView>>, ApiError> {
+pub async fn list_rules(
+    State(s): State<AppState>,
+    access: Access,
+    RawQuery(q): RawQuery,
+) -> Result<Json<Items<RuleView>>, ApiError> {
     let mut channel = None;
     for (key, value) in query::pairs(q.as_deref())? {
         match key.as_str() {
-            "channelId" => channel = Some(value.parse().map_err(|_| query::bad(&key, "must be a channel id"))?),
+            "channelId" => {
+                channel = Some(
+                    value
+                        .parse()
+                        .map_err(|_| query::bad(&key, "must be a channel id"))?,
+                )
+            }
             _ => return Err(query::bad(&key, "unknown parameter")),
         }
     }
@@ -184,14 +268,25 @@ pub async fn list_rules(State(s): State<AppState>, access: Access, RawQuery(q): 
     Ok(Json(Items { items }))
 }
 
-pub async fn get_rule(State(s): State<AppState>, access: Access, Path(raw): Path<String>) -> Result<Json<RuleView>, ApiError> {
-    Ok(Json(rule_ops::get(&s.store, scopes(&access).0, id("notification rule", &raw)?).await?))
+pub async fn get_rule(
+    State(s): State<AppState>,
+    access: Access,
+    Path(raw): Path<String>,
+) -> Result<Json<RuleView>, ApiError> {
+    Ok(Json(
+        rule_ops::get(&s.store, scopes(&access).0, id("notification rule", &raw)?).await?,
+    ))
 }
 
-pub async fn create_rule(State(s): State<AppState>, access: Access, body: Body) -> Result<(StatusCode, Json<RuleView>), ApiError> {
+pub async fn create_rule(
+    State(s): State<AppState>,
+    access: Access,
+    body: Body,
+) -> Result<(StatusCode, Json<RuleView>), ApiError> {
     let input: RuleInput = read_json(body).await?;
     let ctx = context(&access, input.reason.clone())?;
-    let view = rule_ops::create(&s.store, &s.notify, ctx, scopes(&access).1, input, s.now()).await?;
+    let view =
+        rule_ops::create(&s.store, &s.notify, ctx, scopes(&access).1, input, s.now()).await?;
     Ok((StatusCode::CREATED, Json(view)))
 }
 
@@ -204,7 +299,18 @@ pub async fn replace_rule(
     let rule = id("notification rule", &raw)?;
     let input: RuleInput = read_json(body).await?;
     let ctx = context(&access, input.reason.clone())?;
-    Ok(Json(rule_ops::replace(&s.store, &s.notify, ctx, scopes(&access).1, rule, input, s.now()).await?))
+    Ok(Json(
+        rule_ops::replace(
+            &s.store,
+            &s.notify,
+            ctx,
+            scopes(&access).1,
+            rule,
+            input,
+            s.now(),
+        )
+        .await?,
+    ))
 }
 
 pub async fn delete_rule(
@@ -227,10 +333,20 @@ fn delivery_filter(q: Option<&str>, scope: TeamScope) -> Result<DeliveryFilter, 
     };
     for (key, value) in query::pairs(q)? {
         match key.as_str() {
-            "channelId" => f.channel_id = Some(value.parse().map_err(|_| query::bad(&key, "must be a channel id"))?),
-            "status" if ["pending", "delivered", "failed"].contains(&value.as_str()) => f.status = Some(value),
+            "channelId" => {
+                f.channel_id = Some(
+                    value
+                        .parse()
+                        .map_err(|_| query::bad(&key, "must be a channel id"))?,
+                )
+            }
+            "status" if ["pending", "delivered", "failed"].contains(&value.as_str()) => {
+                f.status = Some(value)
+            }
             "status" => return Err(query::bad(&key, "must be pending, delivered or failed")),
-            "kind" if ["events", "notice", "digest", "test"].contains(&value.as_str()) => f.kind = Some(value),
+            "kind" if ["events", "notice", "digest", "test"].contains(&value.as_str()) => {
+                f.kind = Some(value)
+            }
             "kind" => return Err(query::bad(&key, "must be events, notice, digest or test")),
             "limit" => f.limit = query::limit(&key, &value)?,
             "next" => f.before_seq = Some(query::decode_seq(&key, &value)?),
@@ -242,7 +358,11 @@ fn delivery_filter(q: Option<&str>, scope: TeamScope) -> Result<DeliveryFilter, 
 
 /// `GET /v1/notifications/deliveries`: newest first; filters `channelId`, `status`,
 /// `kind`; `limit` 1–500; `next` continues.
-pub async fn list_deliveries(State(s): State<AppState>, access: Access, RawQuery(q): RawQuery) -> Result<Json<DeliveryPage>, ApiError> {
+pub async fn list_deliveries(
+    State(s): State<AppState>,
+    access: Access,
+    RawQuery(q): RawQuery,
+) -> Result<Json<DeliveryPage>, ApiError> {
     let filter = delivery_filter(q.as_deref(), scopes(&access).0)?;
     let (items, next) = rule_ops::deliveries(&s.store, filter).await?;
     Ok(Json(DeliveryPage {
@@ -251,8 +371,14 @@ pub async fn list_deliveries(State(s): State<AppState>, access: Access, RawQuery
     }))
 }
 
-pub async fn get_delivery(State(s): State<AppState>, access: Access, Path(raw): Path<String>) -> Result<Json<DeliveryView>, ApiError> {
-    Ok(Json(rule_ops::delivery(&s.store, scopes(&access).0, raw).await?))
+pub async fn get_delivery(
+    State(s): State<AppState>,
+    access: Access,
+    Path(raw): Path<String>,
+) -> Result<Json<DeliveryView>, ApiError> {
+    Ok(Json(
+        rule_ops::delivery(&s.store, scopes(&access).0, raw).await?,
+    ))
 }
 
 #[cfg(test)]
@@ -261,9 +387,25 @@ mod tests {
 
     #[test]
     fn delivery_filters_are_strict() {
-        let f = delivery_filter(Some("channelId=3&status=failed&kind=digest&limit=5"), None).expect("valid");
-        assert_eq!((f.channel_id, f.status.as_deref(), f.kind.as_deref(), f.limit), (Some(3), Some("failed"), Some("digest"), 5));
-        for bad in ["status=lost", "kind=spam", "limit=0", "channelId=x", "next=zz", "who=me"] {
+        let f = delivery_filter(Some("channelId=3&status=failed&kind=digest&limit=5"), None)
+            .expect("valid");
+        assert_eq!(
+            (
+                f.channel_id,
+                f.status.as_deref(),
+                f.kind.as_deref(),
+                f.limit
+            ),
+            (Some(3), Some("failed"), Some("digest"), 5)
+        );
+        for bad in [
+            "status=lost",
+            "kind=spam",
+            "limit=0",
+            "channelId=x",
+            "next=zz",
+            "who=me",
+        ] {
             assert!(delivery_filter(Some(bad), None).is_err(), "{bad}");
         }
     }

@@ -291,7 +291,8 @@ pub async fn digests(
         .collect())
 }
 
-/// Channel `id`'s digest schedule and a preview of its digest for the week up to `now`.
+/// Channel `id`'s digest schedule and a preview of its next digest (since the last slot,
+/// up to `now`).
 pub async fn digest_preview(
     store: &Store,
     runs: &Runs,
@@ -300,7 +301,9 @@ pub async fn digest_preview(
     now: i64,
 ) -> Result<DigestPreview, NotifyError> {
     let rec = fetch(store, id, read).await?;
-    let preview = digest::report_for(store, runs, &rec, now).await?;
+    // What the next digest says so far: since the last slot, up to now.
+    let (start, _) = digest::period(&rec, now + 1);
+    let preview = digest::report_for(store, runs, &rec, (start, now)).await?;
     Ok(DigestPreview {
         channel_id: rec.id,
         channel_name: rec.name.clone(),

@@ -201,7 +201,7 @@ impl LiveRule {
     /// True when `item` should go to this rule's channel.
     pub fn matches(&self, item: &Item) -> bool {
         let s = &self.selector;
-        if !s.events.iter().any(|e| *e == item.trigger) {
+        if !s.events.contains(&item.trigger) {
             return false;
         }
         if let Some(reasons) = wellknown::reasons_for(&item.trigger) {

@@ -151,7 +151,8 @@ impl Transport {
         };
         let code = status.as_u16();
         let delivered = status.is_success();
-        let permanent = !delivered && !(code == 408 || code == 429 || status.is_server_error());
+        // Timeouts, rate limits and server errors may pass; other refusals will not.
+        let permanent = !(delivered || code == 408 || code == 429 || status.is_server_error());
         Outcome {
             delivered,
             status: Some(i64::from(code)),

@@ -25,6 +25,8 @@ mod identity;
 mod identity_audit;
 mod jobs_supervision;
 mod notify_delivery;
+mod notify_digest;
+mod notify_restart;
 mod one_clock;
 mod policies_api;
 mod route_table;

@@ -20,7 +20,7 @@ use crate::store::notify_deliveries::NewDelivery;
 use crate::store::Store;
 use crate::timestamp::format_ms;
 
-/// A digest covers the week before its slot.
+/// The period of a digest whose schedule has no earlier slot.
 pub const PERIOD_MS: i64 = 7 * 24 * 3_600_000;
 /// Schedules are re-read at least this often (and whenever something wakes the job).
 const REREAD: Duration = Duration::from_secs(60);
@@ -154,20 +154,26 @@ pub fn message(r: &DigestReport, base_url: &str, when: &str) -> Message {
     }
 }
 
-/// The digest of channel `rec` for the week ending at `end` (a slot, or now).
+/// The period a digest at `end` covers: since the schedule's slot before it.
+pub fn period(rec: &ChannelRecord, end: i64) -> (i64, i64) {
+    let start = schedule::previous_slot(&rec.digest.schedule, &rec.digest.time_zone, end);
+    (start.unwrap_or(end - PERIOD_MS), end)
+}
+
+/// The digest of channel `rec` for `(start, end)`.
 pub async fn report_for(
     store: &Store,
     runs: &Runs,
     rec: &ChannelRecord,
-    end: i64,
+    (start, end): (i64, i64),
 ) -> Result<DigestReport, NotifyError> {
-    let facts = store.digest_facts(end - PERIOD_MS, end).await?;
+    let facts = store.digest_facts(start, end).await?;
     let currency = runs
         .pricing()
         .await
         .map(|p| p.currency)
         .unwrap_or_else(|_| "USD".into());
-    let period = (format_ms(end - PERIOD_MS), format_ms(end));
+    let period = (format_ms(start), format_ms(end));
     let scopes = store.team_scopes().await?;
     Ok(match rec.team_id {
         None => report::build(&facts, "fleet", None, &currency, period),
@@ -194,7 +200,7 @@ pub async fn tick(
         let (sched, tz) = (&ch.digest.schedule, &ch.digest.time_zone);
         let mut done = ch.digest_last_slot.unwrap_or(ch.created_at);
         if let Some(slot) = schedule::due_slot(sched, tz, done, now) {
-            let report = report_for(store, runs, &ch, slot).await?;
+            let report = report_for(store, runs, &ch, period(&ch, slot)).await?;
             let m = message(
                 &report,
                 &notifier.settings.public_url,

@@ -95,6 +95,17 @@ pub fn due_slot(schedule: &str, tz: &str, after_ms: i64, now_ms: i64) -> Option<
     (slot > after_ms).then_some(slot)
 }
 
+/// The latest slot strictly before `before_ms`: where the digest of the slot at
+/// `before_ms` starts counting.
+pub fn previous_slot(schedule: &str, tz: &str, before_ms: i64) -> Option<i64> {
+    let cron = crate::runs::schedule::parse(schedule).ok()?;
+    let tz = zone(tz)?;
+    let t = cron
+        .find_previous_occurrence(&at(tz, before_ms)?, false)
+        .ok()?;
+    Some(t.timestamp_millis())
+}
+
 /// A slot's local time, for people: `Mon 29 Mar 2027 09:00 CEST`.
 pub fn local_label(tz: &str, ms: i64) -> String {
     match zone(tz).and_then(|z| at(z, ms)) {

@@ -73,7 +73,9 @@ impl Receiver {
         let app = axum::Router::new()
             .fallback(axum::routing::post(receive))
             .with_state(inner.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind receiver");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind receiver");
         let url = format!("http://{}/{path}", listener.local_addr().expect("addr"));
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -126,7 +128,12 @@ impl Receiver {
     }
 
     /// Polls until `done(accepted)` holds; panics after `limit` with what arrived.
-    pub async fn wait_until(&self, limit: Duration, what: &str, done: impl Fn(&[Received]) -> bool) -> Duration {
+    pub async fn wait_until(
+        &self,
+        limit: Duration,
+        what: &str,
+        done: impl Fn(&[Received]) -> bool,
+    ) -> Duration {
         let started = Instant::now();
         loop {
             let got = self.accepted();
@@ -148,7 +155,12 @@ impl Receiver {
 pub fn event_ids(r: &Received) -> Vec<String> {
     r.body["data"]["events"]
         .as_array()
-        .map(|events| events.iter().filter_map(|e| e["id"].as_str().map(str::to_string)).collect())
+        .map(|events| {
+            events
+                .iter()
+                .filter_map(|e| e["id"].as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -168,7 +180,8 @@ fn signature_ok(secret: &str, headers: &HeaderMap, body: &[u8]) -> Result<(), St
     mac.update(b".");
     mac.update(body);
     let want = hex::decode(sig).map_err(|_| "signature is not hex")?;
-    mac.verify_slice(&want).map_err(|_| "signature does not match".to_string())
+    mac.verify_slice(&want)
+        .map_err(|_| "signature does not match".to_string())
 }
 
 fn shape_ok(shape: Shape, v: &Value) -> Result<(), String> {
@@ -176,7 +189,8 @@ fn shape_ok(shape: Shape, v: &Value) -> Result<(), String> {
         Shape::Slack => {
             let text = v["text"].as_str().unwrap_or("");
             let blocks = v["blocks"].as_array().ok_or("no blocks")?;
-            if text.is_empty() || blocks.first().map(|b| &b["type"]) != Some(&Value::from("header")) {
+            if text.is_empty() || blocks.first().map(|b| &b["type"]) != Some(&Value::from("header"))
+            {
                 return Err(format!("not a Block Kit message: {v}"));
             }
             if blocks.iter().any(|b| b["type"].as_str().is_none()) {
@@ -196,7 +210,10 @@ fn shape_ok(shape: Shape, v: &Value) -> Result<(), String> {
             Ok(())
         }
         Shape::Webhook => {
-            if v["deliveryId"].as_str().is_none() || v["title"].as_str().is_none() || v["data"].is_null() {
+            if v["deliveryId"].as_str().is_none()
+                || v["title"].as_str().is_none()
+                || v["data"].is_null()
+            {
                 return Err(format!("not a kerf webhook body: {v}"));
             }
             Ok(())
@@ -204,7 +221,12 @@ fn shape_ok(shape: Shape, v: &Value) -> Result<(), String> {
     }
 }
 
-async fn receive(State(inner): State<Arc<Inner>>, uri: Uri, headers: HeaderMap, body: Bytes) -> (StatusCode, String) {
+async fn receive(
+    State(inner): State<Arc<Inner>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, String) {
     inner.attempts.fetch_add(1, Ordering::SeqCst);
     if inner.hang.load(Ordering::SeqCst) {
         std::future::pending::<()>().await;
@@ -218,7 +240,10 @@ async fn receive(State(inner): State<Arc<Inner>>, uri: Uri, headers: HeaderMap, 
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
         .is_ok()
     {
-        return (StatusCode::INTERNAL_SERVER_ERROR, format!("no route for {}", uri.path()));
+        return (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("no route for {}", uri.path()),
+        );
     }
     let fault = |why: String| {
         inner.faults.lock().expect("lock").push(why.clone());
@@ -236,7 +261,13 @@ async fn receive(State(inner): State<Arc<Inner>>, uri: Uri, headers: HeaderMap, 
             return fault(why);
         }
     }
-    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
     inner.accepted.lock().expect("lock").push(Received {
         delivery: header("x-kerf-delivery"),
         kind: header("x-kerf-kind"),

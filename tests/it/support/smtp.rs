@@ -29,7 +29,10 @@ impl Smtp {
     /// Starts the server; `auth` requires that login, `tls` (cert, key PEM files) offers
     /// and requires STARTTLS.
     pub fn start(auth: Option<(&str, &str)>, tls: Option<(&Path, &Path)>) -> Smtp {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/support/smtp_server.py");
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/it/support/smtp_server.py"
+        );
         let mut cmd = Command::new(python());
         cmd.arg(script);
         if let Some((u, p)) = auth {
@@ -50,7 +53,9 @@ impl Smtp {
         let sink = messages.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let Ok(v) = serde_json::from_str::<Value>(&line) else { continue };
+                let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
                 match v["port"].as_u64() {
                     Some(p) => {
                         let _ = tx.send(p as u16);
@@ -66,7 +71,11 @@ impl Smtp {
                 panic!("the SMTP server did not start (is python3-aiosmtpd installed?)");
             }
         };
-        Smtp { child, port, messages }
+        Smtp {
+            child,
+            port,
+            messages,
+        }
     }
 
     pub fn messages(&self) -> Vec<Value> {
@@ -81,7 +90,11 @@ impl Smtp {
             if got.len() >= n {
                 return got;
             }
-            assert!(started.elapsed() < limit, "{} of {n} emails within {limit:?}", got.len());
+            assert!(
+                started.elapsed() < limit,
+                "{} of {n} emails within {limit:?}",
+                got.len()
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }

@@ -39,7 +39,7 @@ class Handler:
             "messageId": str(msg["message-id"]),
             "text": text.get_content() if text else None,
             "html": html.get_content() if html else None,
-            "login": session.login_data.decode() if isinstance(session.login_data, bytes) else session.login_data,
+            "login": session.auth_data if isinstance(session.auth_data, str) else None,
             "tls": session.ssl is not None,
         }), flush=True)
         return "250 2.0.0 Message accepted for delivery"

@@ -24,6 +24,7 @@ mod fleet_clock;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;
+mod notify_api;
 mod notify_delivery;
 mod notify_digest;
 mod notify_restart;

@@ -1,10 +1,10 @@
 //! `kerf serve`: opens the store, builds the app, starts the hub's supervised jobs (run
-//! scheduler, retention, fleet ticker) and serves over HTTP or HTTPS until SIGTERM; then
-//! stops accepting, lets in-flight requests finish (bounded by
-//! `http.shutdown_grace_seconds`), stops the jobs and checkpoints the database. A job
-//! that fails ends serving the same way, and `run` returns its failure (exit 1), so a
-//! half-alive hub is restarted. `kerf demo` uses the same path with a hook that runs
-//! once listening.
+//! scheduler, retention, fleet ticker, notification dispatcher, weekly digest) and serves
+//! over HTTP or HTTPS until SIGTERM; then stops accepting, lets in-flight requests finish
+//! (bounded by `http.shutdown_grace_seconds`), stops the jobs and checkpoints the
+//! database. A job that fails ends serving the same way, and `run` returns its failure
+//! (exit 1), so a half-alive hub is restarted. `kerf demo` uses the same path with a hook
+//! that runs once listening.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -24,6 +24,7 @@ mod fleet_clock;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;
+mod kube;
 mod notify_api;
 mod notify_delivery;
 mod notify_digest;

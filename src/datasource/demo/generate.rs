@@ -8,53 +8,12 @@ use crate::datasource::raw::{
 };
 use crate::datasource::Window;
 
-use super::fleet::{ContainerSpec, Cpu, Kind, Memory, WorkloadSpec};
+use crate::sim::catalogue::{ContainerSpec, Kind, WorkloadSpec};
+use crate::sim::shape::{cpu_at, memory_at, Rng};
 
 /// Demo workloads that existed before any window were created this long before its end.
 const OLD_AGE_MS: i64 = 30 * 24 * 3_600_000;
 const HOUR_MS: f64 = 3_600_000.0;
-
-/// splitmix64: small, seedable, good enough for synthetic noise.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64, tag: &str) -> Rng {
-        Rng(seed ^ crate::datasource::mapping::fnv1a(tag.as_bytes()))
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// `len` lowercase alphanumerics, as Kubernetes name suffixes look.
-    pub fn suffix(&mut self, len: usize) -> String {
-        const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-        (0..len)
-            .map(|_| ALPHABET[(self.next_u64() % ALPHABET.len() as u64) as usize] as char)
-            .collect()
-    }
-
-    pub fn uuid(&mut self) -> String {
-        let (a, b) = (self.next_u64(), self.next_u64());
-        format!(
-            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
-            a >> 32,
-            (a >> 16) & 0xffff,
-            a & 0xfff,
-            b >> 52,
-            b & 0xffff_ffff_ffff
-        )
-    }
-}
 
 /// Everything the demo answers for one cluster.
 #[derive(Default)]
@@ -116,7 +75,7 @@ fn kind_label(kind: Kind) -> &'static str {
 
 /// A demo workload's labels as kube-state-metrics names them.
 fn ksm_labels(spec: &WorkloadSpec) -> impl Iterator<Item = (String, String)> {
-    super::fleet::labels(spec)
+    crate::sim::catalogue::labels(spec)
         .into_iter()
         .map(|(k, v)| (format!("label_{k}"), v))
 }
@@ -345,27 +304,6 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
     }
 }
 
-/// CPU (millicores) at time `t` for a shape; `u` is uniform noise in [0, 1).
-fn cpu_at(shape: Cpu, t: i64, u: f64, burst: bool) -> f64 {
-    let hour = (t as f64 / HOUR_MS) % 24.0;
-    match shape {
-        Cpu::Steady(m) => m * (0.9 + 0.2 * u),
-        Cpu::Diurnal(base, amp) => {
-            let phase = ((hour - 9.0) / 24.0 * std::f64::consts::TAU)
-                .sin()
-                .max(-1.0);
-            (base + amp * 0.5 * (1.0 + phase)) * (0.92 + 0.16 * u)
-        }
-        Cpu::Spiky(base, peak) => {
-            if burst {
-                peak * (0.8 + 0.2 * u)
-            } else {
-                base * (0.85 + 0.3 * u)
-            }
-        }
-    }
-}
-
 /// The container lifetimes of one container of one pod, with OOM kills between them.
 fn usage_of(
     out: &mut Answers,
@@ -410,26 +348,18 @@ fn usage_of(
         }
     };
     for t in points {
-        let u = rng.unit();
-        let burst = rng.unit() < 0.02;
-        let millicores = cpu_at(spec.cpu, t, u, burst) * c.scale;
+        let d = rng.draws(spec.memory);
+        let wanted = cpu_at(spec.cpu, t, &d) * c.scale;
+        // CPU above the limit is throttled: the container gets at most its limit.
+        let millicores = c.resources.cpu_limit.map_or(wanted, |l| wanted.min(l));
         counter += millicores / 1000.0 * step_s;
-        let hours = (t - life_start) as f64 / HOUR_MS;
-        let noise = 0.98 + 0.04 * rng.unit();
-        let bytes = match spec.memory {
-            Memory::Flat(b) => b * c.scale * noise,
-            Memory::Leak(b, per_hour) => {
-                (b + per_hour * hours) * c.scale * (0.995 + 0.01 * rng.unit())
-            }
-            Memory::OomCycle(b, hours_to_limit) => {
-                let top = if limit.is_finite() && limit < f64::MAX {
-                    limit
-                } else {
-                    b * 2.0
-                };
-                (b + (top - b) * (hours / hours_to_limit).min(1.2)) * noise
-            }
-        };
+        let bytes = memory_at(
+            spec.memory,
+            t - life_start,
+            c.resources.memory_limit,
+            c.scale,
+            &d,
+        );
         if bytes >= limit {
             // OOM-killed: the container restarts with a new cAdvisor series and a fresh counter.
             kills.push(t);

@@ -2,7 +2,6 @@
 //! about sixty workloads). It answers the same raw queries the Prometheus client issues
 //! (`raw`), so mapping, analysis, runs and the API downstream are the real code.
 
-pub mod fleet;
 pub mod generate;
 
 use std::sync::Arc;
@@ -14,7 +13,7 @@ use crate::datasource::{
     ClusterScope, CollectPlan, CollectStats, Collection, DatasourceError, Group, Source,
     TestReport, UsageResource, Window,
 };
-use fleet::WorkloadSpec;
+use crate::sim::catalogue::{self as fleet, WorkloadSpec};
 
 /// The demo fleet for one seed. Cheap to clone; generates on demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod hub;
+pub mod kube;
 pub mod prometheus;
 pub mod receiver;
 pub mod smtp;

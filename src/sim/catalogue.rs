@@ -1,6 +1,8 @@
-//! The demo fleet's catalogue: two clusters of about thirty workloads each, with the
+//! The demo world's catalogue: two clusters of about thirty workloads each, with the
 //! cases a newcomer should see (over-provisioned, OOM-killed, leaking, freshly rolled
 //! out, too new to judge) among ordinary steady, diurnal and spiky services.
+
+pub use super::shape::{Cpu, Memory};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -23,27 +25,6 @@ impl Kind {
             Kind::DaemonSet => "DaemonSet",
         }
     }
-}
-
-/// CPU usage shape, millicores.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Cpu {
-    Steady(f64),
-    /// Base plus a daily swing of `amp` (peak in the afternoon).
-    Diurnal(f64, f64),
-    /// Base with rare bursts to `peak`.
-    Spiky(f64, f64),
-}
-
-/// Memory usage shape, bytes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Memory {
-    Flat(f64),
-    /// Starts at the first value and grows by the second per hour of pod lifetime.
-    Leak(f64, f64),
-    /// Climbs from the first value to the pod's memory limit over `hours`, then is
-    /// OOM-killed and restarts.
-    OomCycle(f64, f64),
 }
 
 /// Requests and limits (millicores, bytes); `None` = not set.
@@ -115,7 +96,9 @@ fn with_sidecar(main: Resources) -> Vec<ContainerSpec> {
 
 fn plain(namespace: &'static str, name: &str, replicas: u32, cpu: Cpu, mem: f64) -> WorkloadSpec {
     let (req_cpu, req_mem) = match cpu {
-        Cpu::Steady(m) | Cpu::Diurnal(m, _) | Cpu::Spiky(m, _) => (m * 1.6, mem * 1.4 / MIB),
+        Cpu::Steady(m) | Cpu::Diurnal(m, _) | Cpu::Spiky(m, _) | Cpu::Idle(m) => {
+            (m * 1.6, mem * 1.4 / MIB)
+        }
     };
     WorkloadSpec {
         namespace,

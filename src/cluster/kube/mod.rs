@@ -1,0 +1,434 @@
+//! The kube-rs face of [`Cluster`]: each method is one or a few API calls, with the API
+//! server's refusals kept whole in [`ClusterError::Api`]. Nothing here decides anything.
+
+mod convert;
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::{Node as KNode, Pod as KPod};
+use k8s_openapi::api::events::v1::Event as KEvent;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::serde::de::DeserializeOwned;
+use kube::api::{Api, EvictParams, ListParams, Patch, PatchParams, PostParams};
+use kube::Client;
+use serde_json::{json, Value};
+
+use super::quantity::{format_cpu, format_memory};
+use super::{
+    ApiStatus, ApplyMode, Cause, Cluster, ClusterError, ClusterEvent, ContainerResources,
+    EventType, ObjectRef, Pod, PodRef, RecordedEvent, ResourceField, Snapshot, Workload,
+    WorkloadKey, WorkloadKind, FIELD_MANAGER,
+};
+
+pub use convert::container as container_model;
+
+/// Node label naming the kubelet's CPU Manager policy (`static` disables in-place resize).
+pub const CPU_MANAGER_LABEL: &str = "kerf.getkerf.dev/cpu-manager-policy";
+/// Node label naming the kubelet's Memory Manager policy (`Static`).
+pub const MEMORY_MANAGER_LABEL: &str = "kerf.getkerf.dev/memory-manager-policy";
+
+/// A real cluster through kube-rs.
+#[derive(Clone)]
+pub struct KubeCluster {
+    client: Client,
+    manager: String,
+}
+
+impl KubeCluster {
+    /// Writes as field manager `kerf`.
+    pub fn new(client: Client) -> KubeCluster {
+        KubeCluster {
+            client,
+            manager: FIELD_MANAGER.into(),
+        }
+    }
+
+    /// The same cluster writing as another field manager (tests play GitOps tools).
+    pub fn with_field_manager(&self, manager: &str) -> KubeCluster {
+        KubeCluster {
+            client: self.client.clone(),
+            manager: manager.into(),
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    async fn list<K>(&self, namespace: Option<&str>) -> Result<Vec<K>, ClusterError>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
+        K::DynamicType: Default,
+    {
+        let api: Api<K> = match namespace {
+            Some(ns) => Api::namespaced(self.client.clone(), ns),
+            None => Api::all(self.client.clone()),
+        };
+        Ok(api.list(&ListParams::default()).await.map_err(error)?.items)
+    }
+
+    /// ReplicaSet name → Deployment name, per namespace.
+    async fn rs_owners(&self, namespace: &str) -> Result<BTreeMap<String, String>, ClusterError> {
+        Ok(self
+            .list::<ReplicaSet>(Some(namespace))
+            .await?
+            .iter()
+            .filter_map(convert::replicaset_owner)
+            .collect())
+    }
+
+    async fn snapshot_of(&self, ns: Option<&str>, out: &mut Snapshot) -> Result<(), ClusterError> {
+        out.workloads.extend(
+            self.list::<Deployment>(ns)
+                .await?
+                .iter()
+                .filter_map(convert::deployment),
+        );
+        out.workloads.extend(
+            self.list::<StatefulSet>(ns)
+                .await?
+                .iter()
+                .filter_map(convert::statefulset),
+        );
+        out.workloads.extend(
+            self.list::<DaemonSet>(ns)
+                .await?
+                .iter()
+                .filter_map(convert::daemonset),
+        );
+        let mut rs: BTreeMap<(String, String), String> = BTreeMap::new();
+        for r in self.list::<ReplicaSet>(ns).await? {
+            if let Some((name, deployment)) = convert::replicaset_owner(&r) {
+                rs.insert(
+                    (r.metadata.namespace.clone().unwrap_or_default(), name),
+                    deployment,
+                );
+            }
+        }
+        for p in self.list::<KPod>(ns).await? {
+            let pod_ns = p.metadata.namespace.clone().unwrap_or_default();
+            let owners: BTreeMap<String, String> = rs
+                .iter()
+                .filter(|((n, _), _)| *n == pod_ns)
+                .map(|((_, name), d)| (name.clone(), d.clone()))
+                .collect();
+            out.pods.push(convert::pod(&p, &owners));
+        }
+        out.hpas.extend(
+            self.list::<HorizontalPodAutoscaler>(ns)
+                .await?
+                .iter()
+                .map(convert::hpa),
+        );
+        out.pdbs.extend(
+            self.list::<PodDisruptionBudget>(ns)
+                .await?
+                .iter()
+                .map(convert::pdb),
+        );
+        Ok(())
+    }
+
+    fn patch_params(&self, mode: ApplyMode) -> PatchParams {
+        let mut pp = PatchParams::apply(&self.manager);
+        if mode.force {
+            pp = pp.force();
+        }
+        if mode.dry_run {
+            pp = pp.dry_run();
+        }
+        pp
+    }
+
+    async fn apply_template(
+        &self,
+        key: &WorkloadKey,
+        containers: Vec<Value>,
+        mode: ApplyMode,
+    ) -> Result<Workload, ClusterError> {
+        let body = json!({
+            "apiVersion": "apps/v1",
+            "kind": key.kind.as_str(),
+            "metadata": { "name": key.name, "namespace": key.namespace },
+            "spec": { "template": { "spec": { "containers": containers } } },
+        });
+        let pp = self.patch_params(mode);
+        let patch = Patch::Apply(&body);
+        let ns = &key.namespace;
+        let c = self.client.clone();
+        let unexpected = || ClusterError::Unexpected {
+            object: key.to_string(),
+            problem: "the API server returned a workload without a spec".into(),
+        };
+        match key.kind {
+            WorkloadKind::Deployment => {
+                let d = Api::<Deployment>::namespaced(c, ns)
+                    .patch(&key.name, &pp, &patch)
+                    .await;
+                convert::deployment(&d.map_err(error)?).ok_or_else(unexpected)
+            }
+            WorkloadKind::StatefulSet => {
+                let s = Api::<StatefulSet>::namespaced(c, ns)
+                    .patch(&key.name, &pp, &patch)
+                    .await;
+                convert::statefulset(&s.map_err(error)?).ok_or_else(unexpected)
+            }
+            WorkloadKind::DaemonSet => {
+                let d = Api::<DaemonSet>::namespaced(c, ns)
+                    .patch(&key.name, &pp, &patch)
+                    .await;
+                convert::daemonset(&d.map_err(error)?).ok_or_else(unexpected)
+            }
+        }
+    }
+}
+
+/// The `resources` JSON for the `Some` fields of `changes`; with `nulls`, removed
+/// fields are sent as `null` (a patch deletes them; an apply just leaves them out).
+fn container_patches(changes: &[ContainerResources], nulls: bool) -> Vec<Value> {
+    changes
+        .iter()
+        .map(|c| {
+            let mut requests = serde_json::Map::new();
+            let mut limits = serde_json::Map::new();
+            for field in ResourceField::ALL {
+                let Some(v) = c.resources.get(field) else {
+                    continue;
+                };
+                let (group, resource) = field.path();
+                let text = if resource == "cpu" {
+                    format_cpu(v)
+                } else {
+                    format_memory(v)
+                };
+                let target = if group == "requests" {
+                    &mut requests
+                } else {
+                    &mut limits
+                };
+                target.insert(resource.into(), Value::String(text));
+            }
+            for field in c.remove.iter().filter(|_| nulls) {
+                let (group, resource) = field.path();
+                let target = if group == "requests" {
+                    &mut requests
+                } else {
+                    &mut limits
+                };
+                target.insert(resource.into(), Value::Null);
+            }
+            let mut resources = serde_json::Map::new();
+            if !requests.is_empty() {
+                resources.insert("requests".into(), Value::Object(requests));
+            }
+            if !limits.is_empty() {
+                resources.insert("limits".into(), Value::Object(limits));
+            }
+            json!({ "name": c.container, "resources": resources })
+        })
+        .collect()
+}
+
+/// kube-rs errors → cluster errors, keeping the API server's Status whole.
+pub fn error(e: kube::Error) -> ClusterError {
+    match e {
+        kube::Error::Api(status) => ClusterError::Api(ApiStatus {
+            code: status.code,
+            reason: status.reason.clone(),
+            message: status.message.clone(),
+            causes: status
+                .details
+                .as_ref()
+                .map(|d| {
+                    d.causes
+                        .iter()
+                        .map(|c| Cause {
+                            reason: c.reason.clone(),
+                            field: c.field.clone(),
+                            message: c.message.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }),
+        other => ClusterError::Transport(other.to_string()),
+    }
+}
+
+fn not_found_is_none<T>(r: Result<T, kube::Error>) -> Result<Option<T>, ClusterError> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(None),
+        Err(e) => Err(error(e)),
+    }
+}
+
+impl Cluster for KubeCluster {
+    fn field_manager(&self) -> &str {
+        &self.manager
+    }
+
+    async fn snapshot(&self, namespaces: &[String]) -> Result<Snapshot, ClusterError> {
+        let mut out = Snapshot::default();
+        if namespaces.is_empty() {
+            self.snapshot_of(None, &mut out).await?;
+        } else {
+            for ns in namespaces {
+                self.snapshot_of(Some(ns), &mut out).await?;
+            }
+        }
+        let nodes: Api<KNode> = Api::all(self.client.clone());
+        out.nodes = nodes
+            .list(&ListParams::default())
+            .await
+            .map_err(error)?
+            .items
+            .iter()
+            .map(convert::node)
+            .collect();
+        Ok(out)
+    }
+
+    async fn workload(&self, key: &WorkloadKey) -> Result<Option<Workload>, ClusterError> {
+        let c = self.client.clone();
+        let ns = &key.namespace;
+        Ok(match key.kind {
+            WorkloadKind::Deployment => {
+                not_found_is_none(Api::<Deployment>::namespaced(c, ns).get(&key.name).await)?
+                    .and_then(|d| convert::deployment(&d))
+            }
+            WorkloadKind::StatefulSet => {
+                not_found_is_none(Api::<StatefulSet>::namespaced(c, ns).get(&key.name).await)?
+                    .and_then(|s| convert::statefulset(&s))
+            }
+            WorkloadKind::DaemonSet => {
+                not_found_is_none(Api::<DaemonSet>::namespaced(c, ns).get(&key.name).await)?
+                    .and_then(|d| convert::daemonset(&d))
+            }
+        })
+    }
+
+    async fn pod(&self, pod: &PodRef) -> Result<Option<Pod>, ClusterError> {
+        let api: Api<KPod> = Api::namespaced(self.client.clone(), &pod.namespace);
+        let Some(p) = not_found_is_none(api.get(&pod.name).await)? else {
+            return Ok(None);
+        };
+        let owners = match convert::controller(&p.metadata) {
+            Some((kind, _)) if kind == "ReplicaSet" => self.rs_owners(&pod.namespace).await?,
+            _ => BTreeMap::new(),
+        };
+        Ok(Some(convert::pod(&p, &owners)))
+    }
+
+    async fn resize_pod(
+        &self,
+        pod: &PodRef,
+        changes: &[ContainerResources],
+    ) -> Result<Pod, ClusterError> {
+        let api: Api<KPod> = Api::namespaced(self.client.clone(), &pod.namespace);
+        let patch = json!({ "spec": { "containers": container_patches(changes, true) } });
+        let pp = PatchParams {
+            field_manager: Some(self.manager.clone()),
+            ..PatchParams::default()
+        };
+        let p = api
+            .patch_resize(&pod.name, &pp, &Patch::Strategic(&patch))
+            .await
+            .map_err(error)?;
+        let owners = match convert::controller(&p.metadata) {
+            Some((kind, _)) if kind == "ReplicaSet" => self.rs_owners(&pod.namespace).await?,
+            _ => BTreeMap::new(),
+        };
+        Ok(convert::pod(&p, &owners))
+    }
+
+    async fn apply_template_resources(
+        &self,
+        key: &WorkloadKey,
+        changes: &[ContainerResources],
+        mode: ApplyMode,
+    ) -> Result<Workload, ClusterError> {
+        self.apply_template(key, container_patches(changes, false), mode)
+            .await
+    }
+
+    async fn release_template_resources(
+        &self,
+        key: &WorkloadKey,
+    ) -> Result<Workload, ClusterError> {
+        self.apply_template(key, Vec::new(), ApplyMode::default())
+            .await
+    }
+
+    async fn evict(&self, pod: &PodRef) -> Result<(), ClusterError> {
+        let api: Api<KPod> = Api::namespaced(self.client.clone(), &pod.namespace);
+        api.evict(&pod.name, &EvictParams::default())
+            .await
+            .map_err(error)?;
+        Ok(())
+    }
+
+    async fn record_event(&self, event: &ClusterEvent) -> Result<(), ClusterError> {
+        let r = &event.regarding;
+        let api: Api<KEvent> = Api::namespaced(self.client.clone(), &r.namespace);
+        let now = k8s_openapi::jiff::Timestamp::now();
+        let body: KEvent = serde_json::from_value(json!({
+            "metadata": { "generateName": format!("{}.", r.name) },
+            "eventTime": now.to_string(),
+            "reportingController": "getkerf.dev/kerf",
+            "reportingInstance": self.manager,
+            "action": event.action,
+            "reason": event.reason,
+            "note": event.note,
+            "type": match event.event_type { EventType::Normal => "Normal", EventType::Warning => "Warning" },
+            "regarding": {
+                "apiVersion": r.api_version, "kind": r.kind, "namespace": r.namespace,
+                "name": r.name, "uid": r.uid,
+            },
+        }))
+        .map_err(|e| ClusterError::Unexpected {
+            object: format!("Event about {}/{}", r.kind, r.name),
+            problem: e.to_string(),
+        })?;
+        api.create(&PostParams::default(), &body)
+            .await
+            .map_err(error)?;
+        Ok(())
+    }
+
+    async fn events(&self, regarding: &ObjectRef) -> Result<Vec<RecordedEvent>, ClusterError> {
+        let api: Api<KEvent> = Api::namespaced(self.client.clone(), &regarding.namespace);
+        let selector = format!(
+            "regarding.kind={},regarding.name={}",
+            regarding.kind, regarding.name
+        );
+        let mut items = api
+            .list(&ListParams::default().fields(&selector))
+            .await
+            .map_err(error)?
+            .items;
+        items.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
+        Ok(items
+            .into_iter()
+            .map(|e| RecordedEvent {
+                event: ClusterEvent {
+                    regarding: regarding.clone(),
+                    event_type: if e.type_.as_deref() == Some("Warning") {
+                        EventType::Warning
+                    } else {
+                        EventType::Normal
+                    },
+                    reason: e.reason.unwrap_or_default(),
+                    action: e.action.unwrap_or_default(),
+                    note: e.note.unwrap_or_default(),
+                },
+                reporting_controller: e.reporting_controller.unwrap_or_default(),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,101 @@
+//! The agent's one view of a Kubernetes cluster: what it reads (workloads, pods, nodes,
+//! HPAs, PDBs) and the few writes it makes (resize a pod, server-side apply a pod
+//! template's resources as field manager `kerf`, release that ownership, evict a pod,
+//! record an Event). Two faces implement it with the API server's semantics:
+//! - `kube` (feature `kube`): a thin kube-rs adapter for real clusters;
+//! - `crate::sim::SimCluster` (feature `agent`): the simulated world in-process, for
+//!   `kerf demo`.
+//!
+//! The conformance suite (`tests/it/cluster_conformance`) runs the same scenarios on
+//! both faces and expects the same outcomes, so code written against this trait behaves
+//! the same in the demo as against a real API server.
+
+pub mod error;
+#[cfg(feature = "kube")]
+pub mod kube;
+pub mod model;
+pub mod quantity;
+
+use std::future::Future;
+
+pub use error::{ApiStatus, Cause, ClusterError};
+pub use model::*;
+
+/// The field manager kerf writes as.
+pub const FIELD_MANAGER: &str = "kerf";
+
+/// How a server-side apply is sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ApplyMode {
+    /// Take ownership of fields another manager owns instead of failing with 409.
+    pub force: bool,
+    /// Validate and answer without persisting (`dryRun=All`).
+    pub dry_run: bool,
+}
+
+/// A cluster as the agent uses it. Each call is one API round trip (or its in-process
+/// equivalent); nothing is cached across calls.
+pub trait Cluster: Send + Sync {
+    /// The field manager this face applies as (`kerf` unless built for a test's
+    /// other manager).
+    fn field_manager(&self) -> &str;
+
+    /// Everything the agent reads in `namespaces` (empty = all), plus all nodes.
+    fn snapshot(
+        &self,
+        namespaces: &[String],
+    ) -> impl Future<Output = Result<Snapshot, ClusterError>> + Send;
+
+    fn workload(
+        &self,
+        key: &WorkloadKey,
+    ) -> impl Future<Output = Result<Option<Workload>, ClusterError>> + Send;
+
+    fn pod(&self, pod: &PodRef) -> impl Future<Output = Result<Option<Pod>, ClusterError>> + Send;
+
+    /// Patches the pod's `resize` subresource with the given values (only the `Some`
+    /// fields). Returns the pod as the API server stored it; the kubelet's verdict
+    /// (`ResizeState`) arrives later in the pod's status.
+    fn resize_pod(
+        &self,
+        pod: &PodRef,
+        changes: &[ContainerResources],
+    ) -> impl Future<Output = Result<Pod, ClusterError>> + Send;
+
+    /// Server-side apply of the workload's pod-template container resources as
+    /// `field_manager()`. The apply is the whole of what this manager owns there:
+    /// fields it owned before and leaves out are released (and removed from the
+    /// object when no other manager owns them), exactly as the API server does.
+    /// A field owned by another manager with a different value fails with 409
+    /// `FieldManagerConflict` unless `mode.force`.
+    fn apply_template_resources(
+        &self,
+        key: &WorkloadKey,
+        changes: &[ContainerResources],
+        mode: ApplyMode,
+    ) -> impl Future<Output = Result<Workload, ClusterError>> + Send;
+
+    /// Gives up this manager's ownership of the template's resource fields: applies an
+    /// empty configuration as `field_manager()`. As on the API server, a field that no
+    /// other manager co-owns is then removed from the template, so a caller that must
+    /// keep the values has their other owner (e.g. the GitOps tool) apply them first.
+    fn release_template_resources(
+        &self,
+        key: &WorkloadKey,
+    ) -> impl Future<Output = Result<Workload, ClusterError>> + Send;
+
+    /// Evicts the pod through the Eviction API (429 when a PDB refuses).
+    fn evict(&self, pod: &PodRef) -> impl Future<Output = Result<(), ClusterError>> + Send;
+
+    /// Records a Kubernetes Event (events.k8s.io/v1) about `event.regarding`.
+    fn record_event(
+        &self,
+        event: &ClusterEvent,
+    ) -> impl Future<Output = Result<(), ClusterError>> + Send;
+
+    /// The Events recorded about an object, oldest first.
+    fn events(
+        &self,
+        regarding: &ObjectRef,
+    ) -> impl Future<Output = Result<Vec<RecordedEvent>, ClusterError>> + Send;
+}

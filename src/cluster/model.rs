@@ -1,0 +1,433 @@
+//! What the agent sees of a cluster: workloads, their pods, nodes, HPAs and PDBs, reduced
+//! to the facts its decisions read. CPU is in millicores and memory in bytes, both whole
+//! numbers (Kubernetes quantities of CPU/memory are exact at that resolution).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The controllers kerf rightsizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum WorkloadKind {
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+}
+
+impl WorkloadKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadKind::Deployment => "Deployment",
+            WorkloadKind::StatefulSet => "StatefulSet",
+            WorkloadKind::DaemonSet => "DaemonSet",
+        }
+    }
+
+    pub fn parse(kind: &str) -> Option<WorkloadKind> {
+        match kind {
+            "Deployment" => Some(WorkloadKind::Deployment),
+            "StatefulSet" => Some(WorkloadKind::StatefulSet),
+            "DaemonSet" => Some(WorkloadKind::DaemonSet),
+            _ => None,
+        }
+    }
+}
+
+/// Names one workload: namespace, kind, name (how hub and cluster match).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct WorkloadKey {
+    pub namespace: String,
+    pub kind: WorkloadKind,
+    pub name: String,
+}
+
+impl WorkloadKey {
+    pub fn new(namespace: &str, kind: WorkloadKind, name: &str) -> WorkloadKey {
+        WorkloadKey {
+            namespace: namespace.into(),
+            kind,
+            name: name.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for WorkloadKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}/{}", self.namespace, self.kind.as_str(), self.name)
+    }
+}
+
+/// Names one pod.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PodRef {
+    pub namespace: String,
+    pub name: String,
+}
+
+impl PodRef {
+    pub fn new(namespace: &str, name: &str) -> PodRef {
+        PodRef {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+/// Requests and limits of one container; `None` = not set. Millicores and bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Resources {
+    pub cpu_request: Option<u64>,
+    pub cpu_limit: Option<u64>,
+    pub memory_request: Option<u64>,
+    pub memory_limit: Option<u64>,
+}
+
+impl Resources {
+    pub fn get(&self, field: ResourceField) -> Option<u64> {
+        match field {
+            ResourceField::CpuRequest => self.cpu_request,
+            ResourceField::CpuLimit => self.cpu_limit,
+            ResourceField::MemoryRequest => self.memory_request,
+            ResourceField::MemoryLimit => self.memory_limit,
+        }
+    }
+
+    pub fn set(&mut self, field: ResourceField, value: Option<u64>) {
+        match field {
+            ResourceField::CpuRequest => self.cpu_request = value,
+            ResourceField::CpuLimit => self.cpu_limit = value,
+            ResourceField::MemoryRequest => self.memory_request = value,
+            ResourceField::MemoryLimit => self.memory_limit = value,
+        }
+    }
+
+    /// Requests as the scheduler and kubelet count them: a missing request defaults to
+    /// the limit (the API server's defaulting), else zero.
+    pub fn effective_requests(&self) -> (u64, u64) {
+        (
+            self.cpu_request.or(self.cpu_limit).unwrap_or(0),
+            self.memory_request.or(self.memory_limit).unwrap_or(0),
+        )
+    }
+}
+
+/// One of the four resource fields kerf manages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ResourceField {
+    CpuRequest,
+    CpuLimit,
+    MemoryRequest,
+    MemoryLimit,
+}
+
+impl ResourceField {
+    pub const ALL: [ResourceField; 4] = [
+        ResourceField::CpuRequest,
+        ResourceField::CpuLimit,
+        ResourceField::MemoryRequest,
+        ResourceField::MemoryLimit,
+    ];
+
+    /// `(requests|limits, cpu|memory)` as in the Kubernetes object.
+    pub fn path(self) -> (&'static str, &'static str) {
+        match self {
+            ResourceField::CpuRequest => ("requests", "cpu"),
+            ResourceField::CpuLimit => ("limits", "cpu"),
+            ResourceField::MemoryRequest => ("requests", "memory"),
+            ResourceField::MemoryLimit => ("limits", "memory"),
+        }
+    }
+}
+
+/// New values for one container: the `Some` fields of `resources` are written, the
+/// fields in `remove` are taken away (a resize refuses to remove a limit; an apply
+/// leaves them out, releasing this manager's ownership), the rest are left alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerResources {
+    pub container: String,
+    pub resources: Resources,
+    pub remove: Vec<ResourceField>,
+}
+
+impl ContainerResources {
+    pub fn set(container: &str, resources: Resources) -> ContainerResources {
+        ContainerResources {
+            container: container.into(),
+            resources,
+            remove: Vec::new(),
+        }
+    }
+}
+
+/// What the kubelet does to a container when a resource is resized in place.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RestartPolicy {
+    #[default]
+    NotRequired,
+    RestartContainer,
+}
+
+/// A container's `resizePolicy`, per resource (absent entries default to NotRequired).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ResizePolicy {
+    pub cpu: RestartPolicy,
+    pub memory: RestartPolicy,
+}
+
+/// One environment variable; `value` is `None` when it comes from a reference
+/// (secret, config map, field), which kerf does not resolve.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvVar {
+    pub name: String,
+    pub value: Option<String>,
+}
+
+/// A container as specified (pod template or pod spec).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Container {
+    pub name: String,
+    pub image: String,
+    pub command: Vec<String>,
+    pub args: Vec<String>,
+    pub env: Vec<EnvVar>,
+    pub resources: Resources,
+    pub resize_policy: ResizePolicy,
+}
+
+/// Who owns one resource field of one container (from `managedFields`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldOwner {
+    pub manager: String,
+    /// `Apply` (server-side apply) or `Update` (any other write).
+    pub operation: String,
+    pub container: String,
+    pub field: ResourceField,
+}
+
+/// How a workload replaces its pods.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UpdateStrategy {
+    /// `maxSurge` / `maxUnavailable` as written (`"25%"` or `"1"`).
+    RollingUpdate {
+        max_surge: Option<String>,
+        max_unavailable: Option<String>,
+    },
+    Recreate,
+    OnDelete,
+}
+
+/// A Deployment, StatefulSet or DaemonSet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Workload {
+    pub key: WorkloadKey,
+    pub uid: String,
+    pub generation: i64,
+    pub observed_generation: Option<i64>,
+    /// Desired replicas (DaemonSets: desired scheduled pods).
+    pub replicas: i32,
+    pub ready_replicas: i32,
+    pub strategy: UpdateStrategy,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    /// The selector's `matchLabels`.
+    pub selector: BTreeMap<String, String>,
+    /// The pod template's containers.
+    pub containers: Vec<Container>,
+    /// Owners of the template's container resource fields.
+    pub resource_owners: Vec<FieldOwner>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PodPhase {
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum QosClass {
+    Guaranteed,
+    Burstable,
+    BestEffort,
+}
+
+/// The kubelet's verdict on the pod's last resize, from the pod's conditions.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum ResizeState {
+    /// No resize outstanding (desired = allocated = actual).
+    #[default]
+    Settled,
+    /// `PodResizePending` with reason `Deferred`: the node is full right now.
+    Deferred { message: String },
+    /// `PodResizePending` with reason `Infeasible`: the node can never fit it.
+    Infeasible { message: String },
+    /// `PodResizeInProgress`: accepted, being actuated (`error` if actuation failed).
+    InProgress { error: Option<String> },
+}
+
+/// How a container last ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Termination {
+    /// `OOMKilled`, `Error`, `Completed`, ...
+    pub reason: String,
+    pub exit_code: i32,
+    pub finished_at_ms: Option<i64>,
+}
+
+/// A container as it runs (`status.containerStatuses[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerStatus {
+    pub name: String,
+    pub ready: bool,
+    pub restart_count: i32,
+    /// What the container runs with now (`status...resources`).
+    pub resources: Option<Resources>,
+    /// What the kubelet has admitted (`allocatedResources`; requests only).
+    pub allocated: Option<Resources>,
+    pub last_termination: Option<Termination>,
+}
+
+/// A pod with what kerf needs of its spec and status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pod {
+    pub pod: PodRef,
+    pub uid: String,
+    /// The workload that controls it (through its ReplicaSet for Deployments).
+    pub owner: Option<WorkloadKey>,
+    pub node: Option<String>,
+    pub phase: PodPhase,
+    pub ready: bool,
+    pub qos: Option<QosClass>,
+    pub generation: i64,
+    /// The generation the kubelet has acted on (`status.observedGeneration`).
+    pub observed_generation: Option<i64>,
+    pub labels: BTreeMap<String, String>,
+    /// `pod-template-hash` / `controller-revision-hash`: which template made it.
+    pub revision: Option<String>,
+    pub containers: Vec<Container>,
+    pub statuses: Vec<ContainerStatus>,
+    pub resize: ResizeState,
+    pub created_ms: Option<i64>,
+    pub deleting: bool,
+}
+
+impl Pod {
+    pub fn status(&self, container: &str) -> Option<&ContainerStatus> {
+        self.statuses.iter().find(|s| s.name == container)
+    }
+
+    pub fn container(&self, name: &str) -> Option<&Container> {
+        self.containers.iter().find(|c| c.name == name)
+    }
+}
+
+/// The kubelet's static CPU / Memory Manager policies (in-place resize unsupported).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeManagers {
+    pub cpu_static: bool,
+    pub memory_static: bool,
+}
+
+/// A node with the facts the agent reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Node {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub ready: bool,
+    /// Millicores and bytes.
+    pub allocatable_cpu: u64,
+    pub allocatable_memory: u64,
+    /// Swap capacity the kubelet reports (`status.nodeInfo.swap.capacity`), bytes.
+    pub swap_bytes: u64,
+    pub managers: NodeManagers,
+}
+
+/// One metric of an HPA that kerf may have to coordinate with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HpaMetric {
+    /// `Resource`, `ContainerResource`, `Pods`, `Object`, `External`.
+    pub kind: String,
+    /// `cpu` / `memory` for (container) resource metrics.
+    pub resource: Option<String>,
+    pub container: Option<String>,
+    pub target_utilization: Option<i32>,
+}
+
+/// A HorizontalPodAutoscaler (autoscaling/v2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hpa {
+    pub namespace: String,
+    pub name: String,
+    pub target: Option<WorkloadKey>,
+    pub min_replicas: i32,
+    pub max_replicas: i32,
+    pub metrics: Vec<HpaMetric>,
+}
+
+/// A PodDisruptionBudget.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pdb {
+    pub namespace: String,
+    pub name: String,
+    /// The selector's `matchLabels`.
+    pub selector: BTreeMap<String, String>,
+    pub min_available: Option<String>,
+    pub max_unavailable: Option<String>,
+    pub disruptions_allowed: i32,
+}
+
+/// What the agent reads in one pass: the namespaces in scope and the nodes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub workloads: Vec<Workload>,
+    pub pods: Vec<Pod>,
+    pub nodes: Vec<Node>,
+    pub hpas: Vec<Hpa>,
+    pub pdbs: Vec<Pdb>,
+}
+
+impl Snapshot {
+    pub fn pods_of<'a>(&'a self, key: &'a WorkloadKey) -> impl Iterator<Item = &'a Pod> + 'a {
+        self.pods
+            .iter()
+            .filter(move |p| p.owner.as_ref() == Some(key))
+    }
+}
+
+/// Kubernetes Event severity (`Info` is not a valid type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EventType {
+    Normal,
+    Warning,
+}
+
+/// The object an Event is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: Option<String>,
+}
+
+/// A Kubernetes Event kerf records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterEvent {
+    pub regarding: ObjectRef,
+    pub event_type: EventType,
+    /// CamelCase, e.g. `RecommendationApplied`.
+    pub reason: String,
+    /// What was done, e.g. `Resize`, `Apply`.
+    pub action: String,
+    pub note: String,
+}
+
+/// A recorded Event as read back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedEvent {
+    pub event: ClusterEvent,
+    pub reporting_controller: String,
+}

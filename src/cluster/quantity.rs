@@ -1,0 +1,136 @@
+//! Kubernetes quantities of CPU (to millicores) and memory (to bytes), both ways.
+//! Parsing rounds up, as the API server does when it canonicalizes a value finer than
+//! its resolution (`0.1m` of CPU is stored as `1m`).
+
+/// Parses a quantity (`"250m"`, `"1.5"`, `"2Gi"`, `"1e3"`, `"128M"`) scaled by
+/// `unit_scale` (1000 for millicores, 1 for bytes), rounded up to a whole number.
+fn parse(text: &str, unit_scale: f64) -> Option<u64> {
+    let t = text.trim();
+    if t.is_empty() {
+        return None;
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
+        .unwrap_or(t.len());
+    let (number, suffix) = t.split_at(split);
+    let (number, suffix) = match suffix.strip_prefix(['e', 'E']) {
+        Some(exp) if !exp.is_empty() && exp.parse::<i32>().is_ok() => {
+            let e: i32 = exp.parse().ok()?;
+            return scaled(number, 10f64.powi(e) * unit_scale);
+        }
+        _ => (number, suffix),
+    };
+    let factor = match suffix {
+        "" => 1.0,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        _ => return None,
+    };
+    scaled(number, factor * unit_scale)
+}
+
+fn scaled(number: &str, factor: f64) -> Option<u64> {
+    let n: f64 = number.parse().ok()?;
+    if !n.is_finite() || n < 0.0 {
+        return None;
+    }
+    // Guard against 0.1 * 1000 = 100.00000000000001 rounding up to 101.
+    let v = n * factor;
+    let rounded = v.round();
+    let whole = if (v - rounded).abs() < 1e-6 {
+        rounded
+    } else {
+        v.ceil()
+    };
+    (whole <= u64::MAX as f64).then_some(whole as u64)
+}
+
+/// CPU quantity → millicores.
+pub fn cpu_millis(text: &str) -> Option<u64> {
+    parse(text, 1000.0)
+}
+
+/// Memory quantity → bytes.
+pub fn memory_bytes(text: &str) -> Option<u64> {
+    parse(text, 1.0)
+}
+
+/// Millicores → the shortest exact quantity (`"2"`, `"250m"`).
+pub fn format_cpu(millis: u64) -> String {
+    if millis.is_multiple_of(1000) {
+        format!("{}", millis / 1000)
+    } else {
+        format!("{millis}m")
+    }
+}
+
+/// Bytes → the shortest exact binary quantity (`"512Mi"`, `"1Gi"`, `"1000"`).
+pub fn format_memory(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("Ti", 1 << 40),
+        ("Gi", 1 << 30),
+        ("Mi", 1 << 20),
+        ("Ki", 1 << 10),
+    ];
+    for (suffix, size) in UNITS {
+        if bytes >= size && bytes.is_multiple_of(size) {
+            return format!("{}{suffix}", bytes / size);
+        }
+    }
+    bytes.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_quantities_parse_to_millicores() {
+        assert_eq!(cpu_millis("250m"), Some(250));
+        assert_eq!(cpu_millis("1"), Some(1000));
+        assert_eq!(cpu_millis("1.5"), Some(1500));
+        assert_eq!(cpu_millis("0.1"), Some(100));
+        assert_eq!(cpu_millis("0.0001"), Some(1), "finer than 1m rounds up");
+        assert_eq!(cpu_millis("1e3"), Some(1_000_000));
+        assert_eq!(cpu_millis("2k"), Some(2_000_000));
+        assert_eq!(cpu_millis(""), None);
+        assert_eq!(cpu_millis("-1"), None);
+        assert_eq!(cpu_millis("1 core"), None);
+    }
+
+    #[test]
+    fn memory_quantities_parse_to_bytes() {
+        assert_eq!(memory_bytes("512Mi"), Some(512 << 20));
+        assert_eq!(memory_bytes("1Gi"), Some(1 << 30));
+        assert_eq!(memory_bytes("128M"), Some(128_000_000));
+        assert_eq!(memory_bytes("1.5Gi"), Some(1536 << 20));
+        assert_eq!(memory_bytes("1000"), Some(1000));
+        assert_eq!(memory_bytes("1e6"), Some(1_000_000));
+        assert_eq!(memory_bytes("12Xi"), None);
+    }
+
+    #[test]
+    fn formatting_round_trips() {
+        for m in [1, 250, 1000, 1500, 64_000] {
+            assert_eq!(cpu_millis(&format_cpu(m)), Some(m));
+        }
+        for b in [1, 1000, 1 << 20, 300 << 20, 1 << 30, (1 << 30) + 1] {
+            assert_eq!(memory_bytes(&format_memory(b)), Some(b));
+        }
+        assert_eq!(format_cpu(2000), "2");
+        assert_eq!(format_cpu(250), "250m");
+        assert_eq!(format_memory(512 << 20), "512Mi");
+        assert_eq!(format_memory(1 << 30), "1Gi");
+    }
+}

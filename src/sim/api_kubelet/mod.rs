@@ -1,0 +1,370 @@
+//! Face 1: the simulated kubelet against a real API server (tests). It registers its
+//! Nodes and renews their Leases, makes the pods bound to them Running and Ready with
+//! `status.containerStatuses[].resources`, answers resizes the way the kubelet does
+//! (`PodResizePending` Deferred/Infeasible, `PodResizeInProgress`, then the new
+//! resources), OOM-kills and restarts containers whose usage reaches their memory limit,
+//! finishes the deletion of terminating pods, and serves cAdvisor's CPU throttling
+//! counters at `/metrics/cadvisor` (what a Prometheus scrapes from a real kubelet).
+//!
+//! What each container uses comes from the pod annotation [`USAGE_ANNOTATION`].
+
+mod metrics;
+mod status;
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Node as KNode, Pod as KPod};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::Client;
+use serde_json::{json, Value};
+
+use super::kubelet::{decide_resize, qos, ContainerRun, Usage, USAGE_ANNOTATION};
+use crate::clock::Clock as _;
+use crate::cluster::kube::error;
+use crate::cluster::{ClusterError, Node, QosClass, ResizeState, Resources};
+
+const MANAGER: &str = "sim-kubelet";
+
+/// One pod as the simulated kubelet runs it.
+struct PodRun {
+    namespace: String,
+    name: String,
+    node: String,
+    ip: String,
+    started_ms: i64,
+    containers: Vec<ContainerRun>,
+    images: Vec<String>,
+    /// Admitted requests per container (`allocatedResources`).
+    allocated: Vec<Resources>,
+    resize: ResizeState,
+    observed_generation: i64,
+    /// An accepted resize waiting to be actuated on the next tick.
+    actuating: Option<Vec<Resources>>,
+    last_written: Option<Value>,
+}
+
+/// What the metrics endpoint reads.
+#[derive(Default)]
+pub(crate) struct Shared {
+    pods: Mutex<HashMap<String, PodRun>>,
+}
+
+/// A running simulated kubelet; stops when dropped.
+pub struct ApiKubelet {
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    metrics: SocketAddr,
+}
+
+impl Drop for ApiKubelet {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl ApiKubelet {
+    /// Registers `nodes` and starts playing their kubelet. `client` needs rights on
+    /// nodes, nodes/status, leases, pods and pods/status (the tests use an admin).
+    pub async fn start(
+        client: Client,
+        nodes: Vec<Node>,
+        seed: u64,
+    ) -> Result<ApiKubelet, ClusterError> {
+        let now = crate::clock::SystemClock.now_ms();
+        let node_api: Api<KNode> = Api::all(client.clone());
+        for node in &nodes {
+            let object: KNode =
+                serde_json::from_value(status::node_object(node)).map_err(unexpected)?;
+            match node_api.create(&PostParams::default(), &object).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 409 => {}
+                Err(e) => return Err(error(e)),
+            }
+            node_api
+                .patch_status(
+                    &node.name,
+                    &PatchParams::default(),
+                    &Patch::Merge(status::node_status(node, now)),
+                )
+                .await
+                .map_err(error)?;
+        }
+        let shared = Arc::new(Shared::default());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| ClusterError::Transport(format!("metrics listener: {e}")))?;
+        let metrics_addr = listener
+            .local_addr()
+            .map_err(|e| ClusterError::Transport(e.to_string()))?;
+        let server = tokio::spawn(metrics::serve(listener, shared.clone()));
+        let lease = tokio::spawn(renew_leases(client.clone(), nodes.clone()));
+        let pods = tokio::spawn(run_pods(client, nodes, seed, shared));
+        Ok(ApiKubelet {
+            tasks: vec![server, lease, pods],
+            metrics: metrics_addr,
+        })
+    }
+
+    /// `http://127.0.0.1:PORT/metrics/cadvisor`.
+    pub fn metrics_url(&self) -> String {
+        format!("http://{}/metrics/cadvisor", self.metrics)
+    }
+}
+
+fn unexpected(e: serde_json::Error) -> ClusterError {
+    ClusterError::Unexpected {
+        object: "simulated kubelet object".into(),
+        problem: e.to_string(),
+    }
+}
+
+/// Renews each node's Lease every 10 s, so the node lifecycle controller keeps the node
+/// Ready (it taints nodes whose Lease is older than its grace period).
+async fn renew_leases(client: Client, nodes: Vec<Node>) {
+    let api: Api<Lease> = Api::namespaced(client, "kube-node-lease");
+    loop {
+        for node in &nodes {
+            let lease = json!({
+                "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": { "name": node.name },
+                "spec": {
+                    "holderIdentity": node.name, "leaseDurationSeconds": 40,
+                    "renewTime": k8s_openapi::jiff::Timestamp::now().to_string(),
+                },
+            });
+            let pp = PatchParams::apply(MANAGER).force();
+            if let Err(e) = api.patch(&node.name, &pp, &Patch::Apply(&lease)).await {
+                tracing::warn!(node = %node.name, error = %e, "sim kubelet: lease renewal failed");
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    }
+}
+
+/// The pod loop: every 200 ms, reconcile every pod bound to our nodes.
+async fn run_pods(client: Client, nodes: Vec<Node>, seed: u64, shared: Arc<Shared>) {
+    let mut next_ip = 1u32;
+    loop {
+        for node in &nodes {
+            let api: Api<KPod> = Api::all(client.clone());
+            let lp = ListParams::default().fields(&format!("spec.nodeName={}", node.name));
+            match api.list(&lp).await {
+                Ok(list) => {
+                    for pod in list.items {
+                        if let Err(e) =
+                            reconcile(&client, node, seed, &shared, &pod, &mut next_ip).await
+                        {
+                            tracing::debug!(error = %e, "sim kubelet: pod not reconciled this tick");
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "sim kubelet: listing pods failed"),
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn usage_of(pod: &KPod) -> BTreeMap<String, Usage> {
+    pod.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(USAGE_ANNOTATION))
+        .and_then(|text| serde_json::from_str(text).ok())
+        .unwrap_or_default()
+}
+
+fn desired(pod: &KPod) -> Vec<(String, Resources, crate::cluster::ResizePolicy, String)> {
+    pod.spec
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .map(|c| {
+            let model = crate::cluster::kube::container_model(c);
+            (
+                model.name,
+                model.resources,
+                model.resize_policy,
+                model.image,
+            )
+        })
+        .collect()
+}
+
+async fn reconcile(
+    client: &Client,
+    node: &Node,
+    seed: u64,
+    shared: &Shared,
+    pod: &KPod,
+    next_ip: &mut u32,
+) -> Result<(), ClusterError> {
+    let meta = &pod.metadata;
+    let (Some(ns), Some(name), Some(uid)) = (&meta.namespace, &meta.name, &meta.uid) else {
+        return Ok(());
+    };
+    let api: Api<KPod> = Api::namespaced(client.clone(), ns);
+    if meta.deletion_timestamp.is_some() {
+        // The kubelet confirms a deletion once the containers are gone: at once here.
+        shared
+            .pods
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(uid);
+        let dp = DeleteParams {
+            grace_period_seconds: Some(0),
+            preconditions: Some(kube::api::Preconditions {
+                uid: Some(uid.clone()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        return match api.delete(name, &dp).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 409 => Ok(()),
+            Err(e) => Err(error(e)),
+        };
+    }
+    let now = crate::clock::SystemClock.now_ms();
+    let generation = meta.generation.unwrap_or(1);
+    let wanted = desired(pod);
+    let patch = {
+        let mut pods = shared.pods.lock().unwrap_or_else(|e| e.into_inner());
+        let others = pods
+            .iter()
+            .filter(|(id, p)| *id != uid && p.node == node.name)
+            .flat_map(|(_, p)| p.allocated.iter())
+            .fold((0, 0), |acc, r| {
+                let (c, m) = r.effective_requests();
+                (acc.0 + c, acc.1 + m)
+            });
+        let run = pods.entry(uid.clone()).or_insert_with(|| {
+            let usage = usage_of(pod);
+            let ip = format!("10.244.{}.{}", *next_ip / 250, *next_ip % 250 + 2);
+            *next_ip += 1;
+            PodRun {
+                namespace: ns.clone(),
+                name: name.clone(),
+                node: node.name.clone(),
+                ip,
+                started_ms: now,
+                containers: wanted
+                    .iter()
+                    .map(|(n, r, policy, _)| {
+                        ContainerRun::start(
+                            n,
+                            usage.get(n).copied().unwrap_or_default(),
+                            *r,
+                            *policy,
+                            now,
+                        )
+                    })
+                    .collect(),
+                images: wanted.iter().map(|w| w.3.clone()).collect(),
+                allocated: wanted.iter().map(|w| w.1).collect(),
+                resize: ResizeState::Settled,
+                observed_generation: generation,
+                actuating: None,
+                last_written: None,
+            }
+        });
+        step(run, node, seed, uid, &wanted, generation, others, now);
+        let statuses = run
+            .containers
+            .iter()
+            .zip(&run.allocated)
+            .zip(&run.images)
+            .map(|((c, a), image)| status::container_status(c, a, image, uid))
+            .collect();
+        let body = status::pod_status(
+            statuses,
+            &run.resize,
+            run.observed_generation,
+            run.started_ms,
+            &run.ip,
+        );
+        if run.last_written.as_ref() == Some(&body) {
+            None
+        } else {
+            run.last_written = Some(body.clone());
+            Some(body)
+        }
+    };
+    if let Some(body) = patch {
+        let result = api
+            .patch_status(
+                name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({ "status": body })),
+            )
+            .await;
+        if let Err(e) = result {
+            // Write again on the next tick.
+            if let Some(run) = shared
+                .pods
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_mut(uid)
+            {
+                run.last_written = None;
+            }
+            return Err(error(e));
+        }
+    }
+    Ok(())
+}
+
+/// One kubelet step for a pod: actuate an accepted resize, judge a new one, run the
+/// containers up to `now`.
+#[allow(clippy::too_many_arguments)]
+fn step(
+    run: &mut PodRun,
+    node: &Node,
+    seed: u64,
+    uid: &str,
+    wanted: &[(String, Resources, crate::cluster::ResizePolicy, String)],
+    generation: i64,
+    others: (u64, u64),
+    now: i64,
+) {
+    if let Some(target) = run.actuating.take() {
+        for (c, r) in run.containers.iter_mut().zip(&target) {
+            c.resize(*r, now);
+        }
+        run.resize = ResizeState::Settled;
+        run.observed_generation = generation;
+    } else {
+        let target: Vec<Resources> = wanted.iter().map(|w| w.1).collect();
+        let current: Vec<Resources> = run.containers.iter().map(|c| c.actual).collect();
+        let retry = matches!(run.resize, ResizeState::Deferred { .. })
+            || generation != run.observed_generation;
+        if target.len() == current.len() && target != current && retry {
+            let requests = target.iter().fold((0, 0), |acc, r| {
+                let (c, m) = r.effective_requests();
+                (acc.0 + c, acc.1 + m)
+            });
+            let memory_changes = target.iter().zip(&current).any(|(t, c)| {
+                t.memory_request != c.memory_request || t.memory_limit != c.memory_limit
+            });
+            let guaranteed = qos(&current) == QosClass::Guaranteed;
+            match decide_resize(node, guaranteed, memory_changes, others, requests) {
+                ResizeState::Settled => {
+                    run.allocated = target.clone();
+                    run.resize = ResizeState::InProgress { error: None };
+                    run.actuating = Some(target);
+                }
+                verdict => run.resize = verdict,
+            }
+            run.observed_generation = generation;
+        } else if target == current {
+            run.observed_generation = generation;
+        }
+    }
+    for c in &mut run.containers {
+        c.advance(seed, uid, now);
+    }
+}

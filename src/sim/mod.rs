@@ -1,0 +1,15 @@
+//! The simulated world: nodes, workloads, pods and what their containers use, seeded and
+//! deterministic. It is what `kerf demo` runs on (no Kubernetes needed) and what plays
+//! the kubelet against a real API server in tests. Only the kubelet and usage are
+//! simulated; everything else in kerf is the real code.
+//!
+//! - `shape`, `catalogue`: usage shapes and the demo catalogue (read by the demo
+//!   datasource; the only parts in the hub-only build).
+//! - `kubelet`: the kubelet's decisions (resize verdicts, OOM kills, throttling).
+
+#[cfg(feature = "agent")]
+pub mod api_kubelet;
+pub mod catalogue;
+#[cfg(feature = "agent")]
+pub mod kubelet;
+pub mod shape;

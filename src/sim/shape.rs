@@ -1,0 +1,149 @@
+//! Usage shapes of simulated containers and the seeded noise behind them. A shape says
+//! what a container would use at a moment if nothing limited it; the kubelet model
+//! (`sim::kubelet`) and the demo datasource apply the limits in effect (OOM kills,
+//! throttling). Everything is a pure function of the seed, the shape and the time.
+
+use serde::{Deserialize, Serialize};
+
+const HOUR_MS: f64 = 3_600_000.0;
+
+/// CPU usage shape, millicores.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Cpu {
+    Steady(f64),
+    /// Base plus a daily swing of `amp` (peak in the afternoon).
+    Diurnal(f64, f64),
+    /// Base with rare bursts to `peak`.
+    Spiky(f64, f64),
+    /// Next to nothing: between half and one and a half times the value.
+    Idle(f64),
+}
+
+/// Memory usage shape, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Memory {
+    Flat(f64),
+    /// Starts at the first value and grows by the second per hour of container life.
+    Leak(f64, f64),
+    /// Climbs from the first value to the container's memory limit over `hours`, then
+    /// is OOM-killed and restarts.
+    OomCycle(f64, f64),
+    /// Climbs from `base` to `peak` over `period` hours, then drops back (a collector).
+    Sawtooth(f64, f64, f64),
+}
+
+/// splitmix64: small, seedable, good enough for synthetic noise.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64, tag: &str) -> Rng {
+        Rng(seed ^ crate::datasource::mapping::fnv1a(tag.as_bytes()))
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// `len` lowercase alphanumerics, as Kubernetes name suffixes look.
+    pub fn suffix(&mut self, len: usize) -> String {
+        const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+        (0..len)
+            .map(|_| ALPHABET[(self.next_u64() % ALPHABET.len() as u64) as usize] as char)
+            .collect()
+    }
+
+    pub fn uuid(&mut self) -> String {
+        let (a, b) = (self.next_u64(), self.next_u64());
+        format!(
+            "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+            a >> 32,
+            (a >> 16) & 0xffff,
+            a & 0xfff,
+            b >> 52,
+            b & 0xffff_ffff_ffff
+        )
+    }
+
+    /// The noise of one sample, drawn in a fixed order so a seed always gives the same
+    /// series.
+    pub fn draws(&mut self, memory: Memory) -> Draws {
+        let u = self.unit();
+        let burst = self.unit() < 0.02;
+        let noise = 0.98 + 0.04 * self.unit();
+        let fine = match memory {
+            Memory::Leak(..) => 0.995 + 0.01 * self.unit(),
+            _ => 1.0,
+        };
+        Draws {
+            u,
+            burst,
+            noise,
+            fine,
+        }
+    }
+}
+
+/// The random parts of one sample.
+#[derive(Debug, Clone, Copy)]
+pub struct Draws {
+    pub u: f64,
+    pub burst: bool,
+    pub noise: f64,
+    pub fine: f64,
+}
+
+/// CPU wanted (millicores) at Unix time `t_ms`.
+pub fn cpu_at(shape: Cpu, t_ms: i64, d: &Draws) -> f64 {
+    let hour = (t_ms as f64 / HOUR_MS) % 24.0;
+    let u = d.u;
+    match shape {
+        Cpu::Steady(m) => m * (0.9 + 0.2 * u),
+        Cpu::Diurnal(base, amp) => {
+            let phase = ((hour - 9.0) / 24.0 * std::f64::consts::TAU)
+                .sin()
+                .max(-1.0);
+            (base + amp * 0.5 * (1.0 + phase)) * (0.92 + 0.16 * u)
+        }
+        Cpu::Spiky(base, peak) => {
+            if d.burst {
+                peak * (0.8 + 0.2 * u)
+            } else {
+                base * (0.85 + 0.3 * u)
+            }
+        }
+        Cpu::Idle(m) => m * (0.5 + u),
+    }
+}
+
+/// Memory wanted (bytes) `life_ms` into the container's life; `limit` is the memory
+/// limit in effect (an `OomCycle` climbs towards it), `scale` the container's share.
+pub fn memory_at(shape: Memory, life_ms: i64, limit: Option<f64>, scale: f64, d: &Draws) -> f64 {
+    let hours = life_ms as f64 / HOUR_MS;
+    match shape {
+        Memory::Flat(b) => b * scale * d.noise,
+        Memory::Leak(b, per_hour) => (b + per_hour * hours) * scale * d.fine,
+        Memory::OomCycle(b, hours_to_limit) => {
+            let top = limit.filter(|l| l.is_finite()).unwrap_or(b * 2.0);
+            (b + (top - b) * (hours / hours_to_limit).min(1.2)) * d.noise
+        }
+        Memory::Sawtooth(base, peak, period) => {
+            let phase = if period > 0.0 {
+                (hours % period) / period
+            } else {
+                0.0
+            };
+            (base + (peak - base) * phase) * scale * d.noise
+        }
+    }
+}

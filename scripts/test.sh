@@ -18,6 +18,7 @@ fi
 
 scripts/ensure-prometheus.sh
 scripts/ensure-smtp.sh
+scripts/ensure-victoria-metrics.sh
 # The real Kubernetes control plane the agent and sim tests run against (cached build).
 KUBE_CONTROL_PLANE_DIR=$(scripts/ensure-kube.sh | tail -n 1)
 export KUBE_CONTROL_PLANE_DIR

@@ -25,8 +25,9 @@
 //!   `server`). Uses everything above; holds no domain logic.
 //! - `config`, `telemetry`, `shutdown`, `tls`, `metrics`, `ui`: infrastructure leaves.
 //!
-//! - `datasource`: usage from Prometheus-compatible APIs or the demo fleet, mapped into
-//!   the engine's input. Uses `analysis` types.
+//! - `datasource`: usage from Prometheus-compatible APIs (streamed remote read or
+//!   `query_range`) or the demo fleet, mapped into the engine's input and streamed to
+//!   runs workload by workload. Uses `analysis` types.
 //! - `runs`: recommendation runs (collect → analyze → store), their schedule,
 //!   progress, retention, recommender and pricing settings and savings. Uses `datasource`, `analysis`, `store`;
 //!   knows nothing of HTTP. After each run it asks `fleet::readiness` to re-evaluate

@@ -66,6 +66,37 @@ fn main() {
     }
 }
 
+/// RSS of an idle `kerf serve` (HTTP API, UI, scheduler and jobs started, no run), in
+/// MiB: what the hub holds beyond this benchmark's run engine and store.
+fn hub_idle_mib() -> f64 {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("serve.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kerf"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("serve")
+        .env("KERF_LISTEN", "127.0.0.1:0")
+        .env_remove("KERF_CONFIG")
+        // kerf reads KERF_* variables as configuration and refuses unknown ones.
+        .env_remove(CHILD_ENV)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("start kerf serve");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("listening")
+    {
+        assert!(Instant::now() < deadline, "kerf serve did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rss = status_mib(&child.id().to_string(), "VmRSS:");
+    let _ = child.kill();
+    let _ = child.wait();
+    rss
+}
+
 /// Reads every TSDB file once, so each protocol's run starts from the same warm cache.
 fn warm_page_cache(dir: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -210,10 +241,18 @@ fn measured_run(protocol: &str) {
         rss_before
     );
     println!(
-        "prometheus peak RSS (VmHWM): {:.0} MiB (RSS {:.0} MiB after the run, {:.0} MiB before it)",
+        "prometheus peak RSS (VmHWM): {:.0} MiB (after the run: {:.0} MiB, of which {:.0} MiB \
+         mapped TSDB files and {:.0} MiB heap; {:.0} MiB before it)",
         status_mib(&prom_pid, "VmHWM:"),
         status_mib(&prom_pid, "VmRSS:"),
+        status_mib(&prom_pid, "RssFile:"),
+        status_mib(&prom_pid, "RssAnon:"),
         prom_rss_before
+    );
+    let hub = hub_idle_mib();
+    println!(
+        "kerf serve idle RSS: {hub:.0} MiB → peak with the hub's own fixed cost ≈ {:.0} MiB",
+        status_mib("self", "VmHWM:") + (hub - rss_before).max(0.0)
     );
     println!(
         "CPU during the run: kerf {:.1} s, prometheus {:.1} s (2 cores shared)",

@@ -8,6 +8,7 @@ pub mod kube;
 pub mod prometheus;
 pub mod receiver;
 pub mod smtp;
+pub mod victoria;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

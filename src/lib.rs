@@ -53,6 +53,11 @@
 //!   retention jobs, progress, recommender and pricing settings (saved as operations)
 //!   and savings. Uses `analysis`, `datasource`, `policy`, `readiness`, `store`,
 //!   `events`, `operation`, `wire`, `metrics`, `clock`, `timestamp`.
+//! - `notify`: notification channels and rules, the audit-cursor dispatcher and
+//!   per-channel senders (Slack, Teams, webhook with HMAC), payloads and the weekly
+//!   digest; its dispatcher and digest are jobs. Uses `auth`, `clock`, `config`,
+//!   `datasource` (sealed secrets), `events`, `jobs`, `metrics`, `runs`, `store`,
+//!   `timestamp`, `tls`.
 //! - `fleet`: clusters, pauses, datasources, policies, per-workload overrides,
 //!   approvals and effective policy, the agent feeds, what agents send, and the ticker
 //!   job. Uses `auth`, `datasource`, `events`, `names`, `operation`, `policy`,
@@ -63,12 +68,12 @@
 //!   table with per-route permissions, errors. Uses the domain and vocabulary modules,
 //!   `clock`, `config`, `jobs`, `metrics`, `ui`.
 //! - `server`: listener, TLS, graceful shutdown; starts and supervises the jobs. Uses
-//!   `api`, `auth`, `clock`, `config`, `datasource`, `fleet`, `jobs`, `metrics`, `runs`,
-//!   `shutdown`, `store`, `tls`.
+//!   `api`, `auth`, `clock`, `config`, `datasource`, `fleet`, `jobs`, `metrics`,
+//!   `notify`, `runs`, `shutdown`, `store`, `tls`.
 //! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call
 //!   the same operations as the API; `demo` wires the demo fleet into `server`).
 //!
-//! Later parts plug in beside these: `notify`, `agent` (feature `agent`) and `sim`.
+//! Later parts plug in beside these: `agent` (feature `agent`).
 
 pub mod analysis;
 pub mod api;
@@ -86,6 +91,7 @@ pub mod fleet;
 pub mod jobs;
 pub mod metrics;
 pub mod names;
+pub mod notify;
 pub mod operation;
 pub mod policy;
 pub mod readiness;

@@ -73,6 +73,24 @@ impl Store {
     }
 }
 
+impl Store {
+    /// [`Store::write_audited`] for the store's own operations, which write their SQL
+    /// on the raw transaction.
+    pub(in crate::store) async fn audited_sql<T, F>(
+        &self,
+        ctx: AuditContext,
+        now: i64,
+        f: F,
+    ) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<(T, Change), StoreError> + Send + 'static,
+    {
+        self.write(move |c| config_audit::in_transaction(c, &ctx, now, f))
+            .await
+    }
+}
+
 impl<'a> Tx<'a> {
     fn new(tx: &'a Transaction<'a>) -> Tx<'a> {
         Tx { tx, read: Read(tx) }

@@ -52,6 +52,22 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("readiness", &["store", "events", "wire", "timestamp"]),
     (
+        "notify",
+        &[
+            "auth",
+            "clock",
+            "config",
+            "datasource",
+            "events",
+            "jobs",
+            "metrics",
+            "runs",
+            "store",
+            "timestamp",
+            "tls",
+        ],
+    ),
+    (
         "runs",
         &[
             "analysis",
@@ -96,6 +112,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "jobs",
             "metrics",
             "names",
+            "notify",
             "operation",
             "policy",
             "readiness",
@@ -117,6 +134,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "fleet",
             "jobs",
             "metrics",
+            "notify",
             "runs",
             "shutdown",
             "store",

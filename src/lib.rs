@@ -35,7 +35,15 @@
 //!   (`agent_settings`) and the per-workload effective policy of the config feed. Uses
 //!   `store`, `runs` (datasource, settings), `policy`, `events`; knows nothing of HTTP.
 //!
-//! Later parts plug in beside these: `notify`, `agent` (feature `agent`) and `sim`.
+//! - `cluster`: the agent's one view of a Kubernetes cluster (model, `Cluster` trait,
+//!   errors that keep the API server's Status) and its kube-rs face (feature `kube`).
+//!   Uses nothing else of kerf.
+//! - `sim`: the simulated world (usage shapes, demo catalogue, the kubelet's decisions)
+//!   with its two faces: a kubelet against a real API server (tests) and the in-process
+//!   `Cluster` (demo). Uses `cluster`, `clock`; `datasource` reads its shapes. Only
+//!   `sim::shape` and `sim::catalogue` are in the hub-only build.
+//!
+//! Later parts plug in beside these: `notify` and `agent` (feature `agent`, on `cluster`).
 
 pub mod analysis;
 pub mod api;

@@ -17,6 +17,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 scripts/ensure-prometheus.sh
+scripts/ensure-smtp.sh
+scripts/ensure-victoria-metrics.sh
 # The real Kubernetes control plane the agent and sim tests run against (cached build).
 KUBE_CONTROL_PLANE_DIR=$(scripts/ensure-kube.sh | tail -n 1)
 export KUBE_CONTROL_PLANE_DIR
@@ -29,5 +31,5 @@ if [ "$quick" = 0 ]; then
   static_bin=$(packaging/build-static.sh | tail -n 1)
   KERF_TEST_BIN="$PWD/$static_bin" cargo test --locked --test it -- \
     appliance:: audit_pagination:: bad_input:: events_fault:: events_ingest:: ui_shell:: \
-    identity:: identity_audit::
+    identity:: identity_audit:: notify_delivery::
 fi

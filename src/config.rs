@@ -48,6 +48,7 @@ pub struct Config {
     pub http: HttpConfig,
     pub store: StoreConfig,
     pub auth: AuthConfig,
+    pub notifications: NotificationsConfig,
 }
 
 /// `[log]`
@@ -129,6 +130,40 @@ impl Default for AuthConfig {
     }
 }
 
+/// `[notifications]`: how messages reach channels (channels and rules themselves are data).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotificationsConfig {
+    /// Base URL of the web UI for links in messages; empty = `http://<listen>`.
+    pub public_url: String,
+    /// The hub's IANA time zone: the default zone of new digest schedules.
+    pub time_zone: String,
+    /// Attempts per message before it is marked failed.
+    pub max_attempts: u32,
+    /// Delay before the first retry, in ms; it doubles per attempt, up to 5 minutes.
+    pub retry_base_ms: u64,
+    /// Seconds a receiver may take to accept a message.
+    pub send_timeout_seconds: u64,
+    /// Messages per minute to one channel, at most.
+    pub max_per_minute: u32,
+    /// Events arriving within this many ms of each other are grouped into one message.
+    pub group_window_ms: u64,
+}
+
+impl Default for NotificationsConfig {
+    fn default() -> Self {
+        NotificationsConfig {
+            public_url: String::new(),
+            time_zone: "UTC".into(),
+            max_attempts: 10,
+            retry_base_ms: 1000,
+            send_timeout_seconds: 10,
+            max_per_minute: 30,
+            group_window_ms: 1000,
+        }
+    }
+}
+
 /// Problems with the configuration. Each names the key or file at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -173,6 +208,7 @@ impl Default for Config {
                 busy_timeout_ms: 5000,
             },
             auth: AuthConfig::default(),
+            notifications: NotificationsConfig::default(),
         }
     }
 }
@@ -231,6 +267,7 @@ impl Config {
             ));
         }
         self.validate_auth()?;
+        self.validate_notifications()?;
         if self.data_dir.as_os_str().is_empty() {
             return Err(ConfigError::Invalid("data_dir must not be empty".into()));
         }
@@ -264,6 +301,52 @@ impl Config {
             Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
             None => Ok(()),
         }
+    }
+
+    fn validate_notifications(&self) -> Result<(), ConfigError> {
+        let n = &self.notifications;
+        if n.time_zone.parse::<chrono_tz::Tz>().is_err() {
+            return Err(ConfigError::Invalid(format!(
+                "notifications.time_zone {:?} is not an IANA time zone (e.g. Europe/Berlin)",
+                n.time_zone
+            )));
+        }
+        let url_ok = n.public_url.is_empty()
+            || reqwest::Url::parse(&n.public_url)
+                .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host());
+        let checks: [(bool, &str); 5] = [
+            (url_ok, "notifications.public_url must be empty or an http(s) URL"),
+            (
+                (1..=100).contains(&n.max_attempts),
+                "notifications.max_attempts must be between 1 and 100",
+            ),
+            (
+                (10..=600_000).contains(&n.retry_base_ms),
+                "notifications.retry_base_ms must be between 10 and 600000",
+            ),
+            (
+                (1..=300).contains(&n.send_timeout_seconds),
+                "notifications.send_timeout_seconds must be between 1 and 300",
+            ),
+            (
+                n.max_per_minute >= 1 && n.group_window_ms <= 60_000,
+                "notifications.max_per_minute must be at least 1 and notifications.group_window_ms at most 60000",
+            ),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// The base URL of the web UI, for links in messages.
+    pub fn public_url(&self) -> String {
+        let configured = self.notifications.public_url.trim_end_matches('/');
+        if !configured.is_empty() {
+            return configured.to_string();
+        }
+        let scheme = if self.tls_enabled() { "https" } else { "http" };
+        format!("{scheme}://{}", self.listen)
     }
 
     /// True when HTTPS is configured.

@@ -1,6 +1,6 @@
 //! Supervised background jobs: the long-running work of the hub besides serving HTTP
-//! (the run scheduler, the fleet ticker, retention; later the notification dispatcher,
-//! the digest and the in-process agent). Each job has a name and a status; all of them
+//! (the run scheduler, the fleet ticker, retention, the notification dispatcher and the
+//! weekly digest; later the in-process agent). Each job has a name and a status; all of them
 //! stop together, gracefully, on shutdown. A job that panics (or returns before it was
 //! asked to stop) is a failure of the whole appliance: the supervisor reports it with the
 //! job's name and the server stops with a non-zero exit, so the pod restarts instead of

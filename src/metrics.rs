@@ -22,6 +22,15 @@ pub struct HttpLabels {
     pub status: u16,
 }
 
+/// Labels of `kerf_notifications_sent_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct NotifyLabels {
+    /// `slack`, `teams`, `webhook` or `email`.
+    pub channel_type: String,
+    /// `delivered`, `retry` (this attempt failed, another follows) or `failed` (given up).
+    pub outcome: String,
+}
+
 /// Labels of the datasource collection metrics.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CollectLabels {
@@ -39,6 +48,8 @@ pub struct Metrics {
     pub duplicate_events: Counter,
     pub http_requests: Family<HttpLabels, Counter>,
     pub http_duration: Family<HttpLabels, Histogram, fn() -> Histogram>,
+    /// Notification delivery attempts by channel type and outcome.
+    pub notifications_sent: Family<NotifyLabels, Counter>,
     /// Datasource requests of recommendation runs (retries included).
     pub collect_requests: Family<CollectLabels, Counter>,
     /// Answer bytes received from datasources by runs.
@@ -76,6 +87,12 @@ impl Metrics {
             "HTTP request latency, by method, route and status",
             http_duration.clone(),
         );
+        let notifications_sent = Family::<NotifyLabels, Counter>::default();
+        registry.register(
+            "kerf_notifications_sent",
+            "Notification delivery attempts, by channel type and outcome",
+            notifications_sent.clone(),
+        );
         let collect_requests = Family::<CollectLabels, Counter>::default();
         registry.register(
             "kerf_datasource_requests",
@@ -96,6 +113,7 @@ impl Metrics {
         );
         Metrics {
             registry,
+            notifications_sent,
             collect_requests,
             collect_bytes,
             collect_samples,

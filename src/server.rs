@@ -1,10 +1,10 @@
 //! `kerf serve`: opens the store, builds the app, starts the hub's supervised jobs (run
-//! scheduler, retention, fleet ticker) and serves over HTTP or HTTPS until SIGTERM; then
-//! stops accepting, lets in-flight requests finish (bounded by
-//! `http.shutdown_grace_seconds`), stops the jobs and checkpoints the database. A job
-//! that fails ends serving the same way, and `run` returns its failure (exit 1), so a
-//! half-alive hub is restarted. `kerf demo` uses the same path with a hook that runs
-//! once listening.
+//! scheduler, retention, fleet ticker, notification dispatcher, weekly digest) and serves
+//! over HTTP or HTTPS until SIGTERM; then stops accepting, lets in-flight requests finish
+//! (bounded by `http.shutdown_grace_seconds`), stops the jobs and checkpoints the
+//! database. A job that fails ends serving the same way, and `run` returns its failure
+//! (exit 1), so a half-alive hub is restarted. `kerf demo` uses the same path with a hook
+//! that runs once listening.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -111,6 +111,9 @@ where
     if let Some(source) = source {
         runs = runs.with_source(source);
     }
+    // Links in notifications name the address actually bound (port 0 picks one).
+    let mut config = config;
+    config.listen = local;
     let state = AppState::new(store.clone(), metrics, Arc::new(config), runs)?;
     let app = api::app(state.clone());
     let mut jobs = hub_jobs(&state);
@@ -144,6 +147,14 @@ pub fn hub_jobs(state: &AppState) -> Jobs {
     });
     jobs.spawn("fleet-ticker", |stop| {
         crate::fleet::ticker::run(store.clone(), runs.clone(), fleet.clone(), stop)
+    });
+    let (notify, metrics) = (&state.notify, &state.metrics);
+    jobs.spawn("notify-dispatcher", |stop| {
+        let clock = runs.clock().clone();
+        crate::notify::dispatcher::run(store.clone(), clock, notify.clone(), metrics.clone(), stop)
+    });
+    jobs.spawn("notify-digest", |stop| {
+        crate::notify::digest::run(store.clone(), runs.clone(), notify.clone(), stop)
     });
     jobs
 }

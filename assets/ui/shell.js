@@ -10,6 +10,7 @@ import { WorkloadPage } from "./pages/workload.js";
 import { AuditPage } from "./pages/audit.js";
 import { PoliciesPage } from "./pages/policies.js";
 import { ClustersPage } from "./pages/clusters.js";
+import { NotificationsPage } from "./pages/notifications.js";
 import { SettingsPage } from "./pages/settings.js";
 
 const NAV = [
@@ -18,6 +19,7 @@ const NAV = [
   ["/audit", "Audit"],
   ["/policies", "Policies"],
   ["/clusters", "Clusters"],
+  ["/notifications", "Notifications"],
   ["/settings", "Settings"],
 ];
 
@@ -29,6 +31,7 @@ const ROUTES = [
   ["/policies", PoliciesPage],
   ["/policies/:id", PoliciesPage],
   ["/clusters", ClustersPage],
+  ["/notifications", NotificationsPage],
   ["/settings", SettingsPage],
 ];
 

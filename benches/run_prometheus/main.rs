@@ -3,7 +3,8 @@
 //! engine (collect → analyze → store into a temp SQLite), once per protocol: the default
 //! (`auto`: streamed remote read on Prometheus) and `query_range`.
 //!
-//! `cargo bench --bench run_prometheus [-- auto|queryRange]`. The first run generates
+//! `cargo bench --bench run_prometheus [-- auto|queryRange]`; `KERF_BENCH_MAX_CONCURRENT`,
+//! `KERF_BENCH_MAX_SAMPLES` and `KERF_BENCH_MAX_SERIES` try another load budget. The first run generates
 //! and backfills the data (`dataset`, cached under `~/.cache/kerf/bench-data/`). Each
 //! measured run happens in a fresh child process with a fresh Prometheus on the cached
 //! TSDB (the TSDB files are read once beforehand so both start from a warm page cache),
@@ -20,8 +21,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kerf::clock::ManualClock;
+use kerf::datasource::plan::{DEFAULT_SAMPLES_PER_REQUEST, DEFAULT_SERIES_PER_REQUEST};
 use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource, ProtocolChoice};
-use kerf::datasource::Datasource;
+use kerf::datasource::{Budget, Datasource};
 use kerf::runs::{Runs, Trigger};
 use kerf::store::{self, Store, StoreOptions};
 
@@ -66,6 +68,37 @@ fn main() {
     }
 }
 
+/// RSS of an idle `kerf serve` (HTTP API, UI, scheduler and jobs started, no run), in
+/// MiB: what the hub holds beyond this benchmark's run engine and store.
+fn hub_idle_mib() -> f64 {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("serve.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kerf"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("serve")
+        // kerf reads KERF_* variables as configuration and refuses unknown ones (this
+        // benchmark's own): start it with nothing but its listen address.
+        .env_clear()
+        .env("KERF_LISTEN", "127.0.0.1:0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).expect("log"))
+        .spawn()
+        .expect("start kerf serve");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("listening")
+    {
+        assert!(Instant::now() < deadline, "kerf serve did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rss = status_mib(&child.id().to_string(), "VmRSS:");
+    let _ = child.kill();
+    let _ = child.wait();
+    rss
+}
+
 /// Reads every TSDB file once, so each protocol's run starts from the same warm cache.
 fn warm_page_cache(dir: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -79,6 +112,14 @@ fn warm_page_cache(dir: &std::path::Path) {
             let _ = std::io::copy(&mut f, &mut std::io::sink());
         }
     }
+}
+
+/// A budget figure from the environment (to try other settings), else the default.
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// `VmHWM` / `VmRSS` of a process, in MiB.
@@ -144,10 +185,14 @@ fn measured_run(protocol: &str) {
         ca_pem: None,
         insecure_skip_verify: false,
         timeout: Duration::from_secs(300),
-        max_concurrent_queries: 4,
+        max_concurrent_queries: env_or("KERF_BENCH_MAX_CONCURRENT", 4) as usize,
     })
     .expect("client")
-    .with_protocol(ProtocolChoice::parse(protocol).expect("protocol"));
+    .with_protocol(ProtocolChoice::parse(protocol).expect("protocol"))
+    .with_budget(Budget {
+        samples_per_request: env_or("KERF_BENCH_MAX_SAMPLES", DEFAULT_SAMPLES_PER_REQUEST),
+        series_per_request: env_or("KERF_BENCH_MAX_SERIES", DEFAULT_SERIES_PER_REQUEST),
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -210,10 +255,18 @@ fn measured_run(protocol: &str) {
         rss_before
     );
     println!(
-        "prometheus peak RSS (VmHWM): {:.0} MiB (RSS {:.0} MiB after the run, {:.0} MiB before it)",
+        "prometheus peak RSS (VmHWM): {:.0} MiB (after the run: {:.0} MiB, of which {:.0} MiB \
+         mapped TSDB files and {:.0} MiB heap; {:.0} MiB before it)",
         status_mib(&prom_pid, "VmHWM:"),
         status_mib(&prom_pid, "VmRSS:"),
+        status_mib(&prom_pid, "RssFile:"),
+        status_mib(&prom_pid, "RssAnon:"),
         prom_rss_before
+    );
+    let hub = hub_idle_mib();
+    println!(
+        "kerf serve idle RSS: {hub:.0} MiB → peak with the hub's own fixed cost ≈ {:.0} MiB",
+        status_mib("self", "VmHWM:") + (hub - rss_before).max(0.0)
     );
     println!(
         "CPU during the run: kerf {:.1} s, prometheus {:.1} s (2 cores shared)",

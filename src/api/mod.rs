@@ -14,11 +14,11 @@ pub mod config_audit;
 pub mod datasources;
 pub mod effective;
 pub mod error;
-pub mod events;
 pub mod feed;
 pub mod health;
 pub mod history;
 pub mod me;
+pub mod notifications;
 pub mod overrides;
 pub mod policies;
 pub mod query;
@@ -69,6 +69,8 @@ pub struct AppState {
     pub fleet: crate::fleet::Fleet,
     /// The background jobs' status (`/readyz`).
     pub jobs: crate::jobs::Board,
+    /// Notification channels: sealing, sending, waking the dispatcher and digest.
+    pub notify: crate::notify::Notifier,
 }
 
 impl AppState {
@@ -82,6 +84,7 @@ impl AppState {
     ) -> Result<AppState, crate::auth::password::PasswordError> {
         let clock = runs.clock().clone();
         let auth = Arc::new(Authenticator::new(&config.auth, clock.clone())?);
+        let notify = crate::notify::Notifier::new(&config);
         Ok(AppState {
             store,
             metrics,
@@ -91,6 +94,7 @@ impl AppState {
             runs,
             fleet: crate::fleet::Fleet::default(),
             jobs: crate::jobs::Board::default(),
+            notify,
         })
     }
 
@@ -120,7 +124,7 @@ pub fn route_table(state: AppState) -> RouteTable {
             Method::POST,
             "/v1/clusters/{cluster}/events",
             ClusterAgent,
-            events::post_events,
+            agent::post_events,
         )
         .add(Method::GET, "/v1/audit", WorkloadRead, audit::get_audit)
         .add(
@@ -372,6 +376,102 @@ pub fn route_table(state: AppState) -> RouteTable {
             "/v1/fleet/automation",
             Viewer,
             automation::list_pauses,
+        )
+        .add(
+            Method::GET,
+            "/v1/notifications/channels",
+            WorkloadRead,
+            notifications::list_channels,
+        )
+        .add(
+            Method::POST,
+            "/v1/notifications/channels",
+            WorkloadWrite,
+            notifications::create_channel,
+        )
+        .add(
+            Method::GET,
+            "/v1/notifications/channels/{id}",
+            WorkloadRead,
+            notifications::get_channel,
+        )
+        .add(
+            Method::PUT,
+            "/v1/notifications/channels/{id}",
+            WorkloadWrite,
+            notifications::replace_channel,
+        )
+        .add(
+            Method::DELETE,
+            "/v1/notifications/channels/{id}",
+            WorkloadWrite,
+            notifications::delete_channel,
+        )
+        .add(
+            Method::POST,
+            "/v1/notifications/channels/{id}/test",
+            WorkloadWrite,
+            notifications::test_channel,
+        )
+        .add(
+            Method::GET,
+            "/v1/notifications/channels/{id}/digest",
+            WorkloadRead,
+            notifications::get_digest,
+        )
+        .add(
+            Method::PUT,
+            "/v1/notifications/channels/{id}/digest",
+            WorkloadWrite,
+            notifications::put_digest,
+        )
+        .add(
+            Method::GET,
+            "/v1/notifications/digest",
+            WorkloadRead,
+            notifications::list_digests,
+        )
+        .add(
+            Method::GET,
+            "/v1/notifications/rules",
+            WorkloadRead,
+            notifications::list_rules,
+        )
+        .add(
+            Method::POST,
+            "/v1/notifications/rules",
+            WorkloadWrite,
+            notifications::create_rule,
+        )
+        .add(
+            Method::GET,
+            "/v1/notifications/rules/{id}",
+            WorkloadRead,
+            notifications::get_rule,
+        )
+        .add(
+            Method::PUT,
+            "/v1/notifications/rules/{id}",
+            WorkloadWrite,
+            notifications::replace_rule,
+        )
+        .add(
+            Method::DELETE,
+            "/v1/notifications/rules/{id}",
+            WorkloadWrite,
+            notifications::delete_rule,
+        )
+        .add(
+            Method::GET,
+            "/v1/notifications/deliveries",
+            WorkloadRead,
+            notifications::list_deliveries,
+        )
+        .add(
+            Method::GET,
+            "/v1/notifications/deliveries/{id}",
+            WorkloadRead,
+            notifications::get_delivery,
         )
         .add(
             Method::GET,

@@ -1,6 +1,8 @@
-//! Datasource secrets at rest: ChaCha20-Poly1305 with a 32-byte key kept in
+//! Secrets at rest (datasource credentials, notification channel URLs, signing secrets
+//! and SMTP passwords): ChaCha20-Poly1305 with a 32-byte key kept in
 //! `data_dir/secret.key` (created 0600 on first use). Sealed blobs are
-//! `nonce (12 bytes) || ciphertext`. Secret values never appear in `Debug` output.
+//! `nonce (12 bytes) || ciphertext` of the secrets' JSON. Secret values never appear in
+//! `Debug` output.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -9,6 +11,7 @@ use std::path::Path;
 use chacha20poly1305::aead::{Aead, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use rand::RngCore;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// File name of the key inside the data dir.
@@ -19,13 +22,13 @@ pub const KEY_FILE: &str = "secret.key";
 pub enum SecretError {
     #[error("secret key {path}: {message}")]
     Key { path: String, message: String },
-    #[error("a stored datasource secret cannot be decrypted with this key (was the data dir's secret.key replaced?)")]
+    #[error("a stored secret cannot be decrypted with this key (was the data dir's secret.key replaced?)")]
     Open,
-    #[error("cannot encrypt a datasource secret")]
+    #[error("cannot encrypt a secret")]
     Seal,
 }
 
-/// The key that seals datasource secrets.
+/// The key that seals stored secrets.
 #[derive(Clone)]
 pub struct SecretKey(Key);
 
@@ -94,8 +97,18 @@ impl SecretKey {
         }
     }
 
-    /// Encrypts `secrets` with a fresh random nonce.
+    /// Encrypts a datasource's `secrets` with a fresh random nonce.
     pub fn seal(&self, secrets: &Secrets) -> Result<Vec<u8>, SecretError> {
+        self.seal_value(secrets)
+    }
+
+    /// Decrypts a blob made by [`SecretKey::seal`]; an empty blob is "no secrets".
+    pub fn open(&self, sealed: &[u8]) -> Result<Secrets, SecretError> {
+        self.open_value(sealed)
+    }
+
+    /// Encrypts any secrets value (its JSON) with a fresh random nonce.
+    pub fn seal_value<T: Serialize>(&self, secrets: &T) -> Result<Vec<u8>, SecretError> {
         let plain = serde_json::to_vec(secrets).map_err(|_| SecretError::Seal)?;
         let mut nonce = [0u8; 12];
         rand::rng().fill_bytes(&mut nonce);
@@ -108,10 +121,13 @@ impl SecretKey {
         Ok(out)
     }
 
-    /// Decrypts a blob made by [`SecretKey::seal`]; an empty blob is "no secrets".
-    pub fn open(&self, sealed: &[u8]) -> Result<Secrets, SecretError> {
+    /// Decrypts a blob made by [`SecretKey::seal_value`]; an empty blob is the default.
+    pub fn open_value<T: DeserializeOwned + Default>(
+        &self,
+        sealed: &[u8],
+    ) -> Result<T, SecretError> {
         if sealed.is_empty() {
-            return Ok(Secrets::default());
+            return Ok(T::default());
         }
         if sealed.len() < 12 {
             return Err(SecretError::Open);

@@ -33,6 +33,13 @@ pub mod action {
     pub const AUTOMATION_PAUSED: &str = "AutomationPaused";
     pub const AUTOMATION_RESUMED: &str = "AutomationResumed";
     pub const READINESS_CHANGED: &str = "ReadinessChanged";
+    pub const NOTIFICATION_CHANNEL_CREATED: &str = "NotificationChannelCreated";
+    pub const NOTIFICATION_CHANNEL_UPDATED: &str = "NotificationChannelUpdated";
+    pub const NOTIFICATION_CHANNEL_DELETED: &str = "NotificationChannelDeleted";
+    pub const NOTIFICATION_RULE_CREATED: &str = "NotificationRuleCreated";
+    pub const NOTIFICATION_RULE_UPDATED: &str = "NotificationRuleUpdated";
+    pub const NOTIFICATION_RULE_DELETED: &str = "NotificationRuleDeleted";
+    pub const NOTIFICATION_DIGEST_UPDATED: &str = "NotificationDigestUpdated";
 }
 
 /// Target types of the configuration table.
@@ -42,6 +49,7 @@ pub mod target {
     pub const WORKLOAD_OVERRIDE: &str = "workload-override";
     pub const APPROVAL: &str = "approval";
     pub const DATASOURCE: &str = "datasource";
+    pub const NOTIFICATION: &str = "notification";
 }
 
 /// The fixed mask that stands for a secret value in `before`/`after`.
@@ -61,6 +69,7 @@ pub const FORBIDDEN_KEYS: &[&str] = &[
     "token_sha256",
     "tokenSha256",
     "secret",
+    "signingSecret",
     "csrfToken",
 ];
 
@@ -115,11 +124,6 @@ impl Change {
 pub struct AuditContext {
     pub actor: Actor,
     pub reason: Option<String>,
-}
-
-/// Unix milliseconds as RFC 3339 (UTC).
-pub fn rfc3339_ms(ms: i64) -> String {
-    crate::timestamp::format_ms(ms)
 }
 
 impl AuditContext {

@@ -13,7 +13,7 @@ use crate::datasource::Datasource;
 use crate::datasource::{CollectPlan, Collection, DatasourceError, TestReport, UsageResource};
 use crate::runs::progress::ActiveRuns;
 use crate::runs::{RunError, Runs, Trigger};
-use crate::store::{self, WorkloadFilter, WorkloadRow, WorkloadSort};
+use crate::store::{self, WorkloadFilter, WorkloadRow};
 
 const T0: i64 = 1_800_000_000_000;
 const HOUR: i64 = 3_600_000;
@@ -171,19 +171,9 @@ fn kerf_policy_set(s: &RecommenderSettings) -> crate::policy::PolicySet {
 
 async fn workloads(f: &Fixture, cluster: &str) -> Vec<WorkloadRow> {
     let filter = WorkloadFilter {
-        scopes: None,
         cluster: Some(cluster.into()),
-        namespace: None,
-        kind: None,
-        search: None,
-        has_recommendation: None,
-        data_quality: None,
-        notice: None,
-        stale: None,
-        sort: WorkloadSort::Name,
-        descending: false,
-        after: None,
         limit: 500,
+        ..Default::default()
     };
     f.store.list_workloads(filter).await.expect("list").0
 }
@@ -419,12 +409,7 @@ async fn each_workload_is_analyzed_under_its_effective_policy_and_records_its_id
     }))
     .expect("spec");
     f.store
-        .write(move |c| {
-            let tx = c.transaction()?;
-            store::policies::create_policy(&tx, &spec, "{}", 0)?;
-            tx.commit()?;
-            Ok(())
-        })
+        .writing(move |tx| tx.create_policy(&spec, "{}", 0))
         .await
         .expect("policy");
     let run = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
@@ -451,114 +436,6 @@ async fn each_workload_is_analyzed_under_its_effective_policy_and_records_its_id
     }
 }
 
-/// The demo fleet, with the groups of some namespaces failing to collect (`None`: all).
-struct GroupDown {
-    inner: Datasource,
-    down: Option<&'static str>,
-}
-
-impl Source for GroupDown {
-    async fn plan(
-        &self,
-        scope: &ClusterScope,
-        window: Window,
-    ) -> Result<CollectPlan, DatasourceError> {
-        self.inner.plan(scope, window).await
-    }
-
-    async fn collect_group(
-        &self,
-        plan: &CollectPlan,
-        index: usize,
-    ) -> Result<Collection, DatasourceError> {
-        let g = &plan.groups[index];
-        if self
-            .down
-            .is_none_or(|ns| g.namespaces.iter().any(|n| n == ns))
-        {
-            return Err(DatasourceError::Query("HTTP 503: overloaded".into()));
-        }
-        self.inner.collect_group(plan, index).await
-    }
-
-    async fn usage(
-        &self,
-        scope: &ClusterScope,
-        workload: (&str, &str, &str),
-        container: &str,
-        resource: UsageResource,
-        window: Window,
-    ) -> Result<Vec<Series>, DatasourceError> {
-        self.inner
-            .usage(scope, workload, container, resource, window)
-            .await
-    }
-
-    async fn test(&self, scope: &ClusterScope) -> Result<TestReport, DatasourceError> {
-        self.inner.test(scope).await
-    }
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_group_that_cannot_be_collected_leaves_its_workloads_stale_and_the_rest_fresh() {
-    let f = fixture(&["demo-east"]);
-    let s = settings(30);
-    let first = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
-    let stats: Value = serde_json::from_str(&first.collect_stats).expect("stats");
-    assert!(stats["groups"].as_u64().unwrap() >= 2, "{stats}");
-    let before = workloads(&f, "demo-east").await;
-    f.clock.advance(HOUR);
-    let down = GroupDown {
-        inner: Datasource::demo(7),
-        down: Some("payments"),
-    };
-    let second = run_with(&f, "demo-east", &s, down).await;
-    assert_eq!(second.status, "partial", "{}", second.errors);
-    assert!(
-        second.errors.contains("\"group\":\"payments\""),
-        "{}",
-        second.errors
-    );
-    assert!(second.errors.contains("503"), "{}", second.errors);
-    let after = workloads(&f, "demo-east").await;
-    let lost: Vec<&WorkloadRow> = after
-        .iter()
-        .filter(|w| w.seen.namespace == "payments")
-        .collect();
-    assert!(!lost.is_empty());
-    for w in &lost {
-        assert!(w.stale, "{} is stale", w.seen.name);
-        let b = named(&before, &w.seen.name);
-        assert_eq!(w.latest_rec_id, b.latest_rec_id, "keeps its last good one");
-    }
-    assert_eq!(second.workloads_stale, lost.len() as i64);
-    assert_eq!(
-        second.recommendations,
-        first.recommendations - lost.len() as i64
-    );
-    assert!(after
-        .iter()
-        .filter(|w| w.seen.namespace != "payments")
-        .all(|w| !w.stale));
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn when_every_group_fails_the_run_fails_and_touches_nothing() {
-    let f = fixture(&["demo-east"]);
-    let s = settings(30);
-    run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
-    let before = workloads(&f, "demo-east").await;
-    f.clock.advance(HOUR);
-    let down = GroupDown {
-        inner: Datasource::demo(7),
-        down: None,
-    };
-    let run = run_with(&f, "demo-east", &s, down).await;
-    assert_eq!(run.status, "failed", "{}", run.errors);
-    assert_eq!(run.recommendations, 0);
-    let after = workloads(&f, "demo-east").await;
-    assert_eq!(
-        after, before,
-        "no recommendation touched, nothing marked stale"
-    );
-}
+/// Group failures, whole and mid-stream.
+#[path = "engine_group_tests.rs"]
+mod groups;

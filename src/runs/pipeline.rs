@@ -93,10 +93,13 @@ pub(super) async fn stages<S: Source>(
         policies: inputs.policies.clone(),
         prices: inputs.pricing.for_cluster(&run.cluster),
     });
-    let (sink, mut pieces) = tokio::sync::mpsc::channel::<Collection>(IN_FLIGHT);
+    let (sink, pieces) = tokio::sync::mpsc::channel::<Collection>(IN_FLIGHT);
     let (report, mut reports) = tokio::sync::mpsc::unbounded_channel();
     let collect = async {
         for index in 0..groups {
+            if sink.is_closed() {
+                break; // analysis stopped (a store error): collect nothing more
+            }
             let (outcome, ms) = timed(source.stream_group(&plan, index, &sink)).await;
             // The receiver lives as long as the analysis loop; a send only fails once
             // the run has already stopped.
@@ -105,24 +108,19 @@ pub(super) async fn stages<S: Source>(
         drop(sink);
     };
     let mut batch = Batch::default();
-    let mut groups_seen = Vec::with_capacity(groups);
     let analyze = async {
+        // Owned here, so an analysis error closes the channel and collection stops.
+        let mut pieces = pieces;
         while let Some(collection) = pieces.recv().await {
             analyze_piece(inputs, run, tally, &ctx, collection, &mut batch).await?;
-            while let Ok(outcome) = reports.try_recv() {
-                groups_seen.push(outcome);
-            }
         }
         flush(inputs, run, tally, &ctx, &mut batch).await
     };
     let ((), analyzed) = tokio::join!(collect, analyze);
     analyzed?;
-    while let Ok(outcome) = reports.try_recv() {
-        groups_seen.push(outcome);
-    }
     let mut stats = plan.stats.clone();
     let (mut failed, mut first_error) = (0usize, None);
-    for (index, outcome, ms) in groups_seen {
+    while let Ok((index, outcome, ms)) = reports.try_recv() {
         tally.collect_ms += ms;
         match outcome {
             Ok(group_stats) => stats.add(&group_stats),

@@ -48,6 +48,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "fleet",
         sql: include_str!("../../migrations/0006_fleet.sql"),
     },
+    Migration {
+        version: 7,
+        name: "notifications",
+        sql: include_str!("../../migrations/0007_notifications.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

@@ -59,6 +59,7 @@ const PAGES = [
   ["/audit?tab=config", "audit-config"],
   ["/policies", "policies"],
   ["/clusters", "clusters"],
+  ["/notifications", "notifications"],
   ["/settings", "settings-recommender"],
   ["/settings?tab=pricing", "settings-pricing"],
   ["/settings?tab=datasources", "settings-datasources"],

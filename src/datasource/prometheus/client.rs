@@ -1,5 +1,5 @@
 //! The Prometheus HTTP API client: `query` and `query_range` as POSTed forms (no URL
-//! length limit), streamed remote read (`remote_read`), auth (basic, bearer, custom
+//! length limit), streamed remote read (`remote_read/http.rs`), auth (basic, bearer, custom
 //! headers such as `X-Scope-OrgID`), TLS (CA bundle or explicit insecure), a timeout, a
 //! bound on concurrent requests, and retries with backoff for transient failures only.
 //! It counts requests, bytes received and samples decoded. Errors never carry a
@@ -13,7 +13,6 @@ use serde::Deserialize;
 use tokio::sync::Semaphore;
 
 use super::decode;
-use super::remote_read::{self, ReadQuery, ReadStream};
 use crate::analysis::Sample;
 use crate::datasource::raw::RawSeries;
 use crate::datasource::DatasourceError;
@@ -77,10 +76,10 @@ pub struct Counters {
 /// A connected client. Cheap to clone; clones share the concurrency bound and counters.
 #[derive(Clone)]
 pub struct Client {
-    http: reqwest::Client,
+    pub(in crate::datasource::prometheus) http: reqwest::Client,
     config: Arc<ClientConfig>,
-    permits: Arc<Semaphore>,
-    counters: Arc<Counters>,
+    pub(in crate::datasource::prometheus) permits: Arc<Semaphore>,
+    pub(in crate::datasource::prometheus) counters: Arc<Counters>,
 }
 
 impl std::fmt::Debug for Client {
@@ -173,67 +172,6 @@ impl Client {
         self.counters.samples.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Streams the answers to `queries` (one request; see [`remote_read`]). The stream
-    /// holds a concurrency permit until it is dropped. Transient failures before the
-    /// answer starts are retried; a server that does not stream is a `Query` error.
-    pub async fn remote_read(
-        &self,
-        queries: &[ReadQuery],
-    ) -> Result<ReadStream<HttpBody>, DatasourceError> {
-        let permit = self
-            .permits
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| DatasourceError::Query("client closed".into()))?;
-        let url = self.url("api/v1/read");
-        let body = remote_read::encode_request(queries)?;
-        let resp = self
-            .with_retries(|| async {
-                let req = self
-                    .authorized(self.http.post(&url))
-                    .header(reqwest::header::CONTENT_TYPE, "application/x-protobuf")
-                    .header(reqwest::header::CONTENT_ENCODING, "snappy")
-                    .header("X-Prometheus-Remote-Read-Version", "0.1.0")
-                    .body(body.clone());
-                let resp = req
-                    .send()
-                    .await
-                    .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
-                let status = resp.status().as_u16();
-                if status == 401 || status == 403 {
-                    return Err((DatasourceError::Unauthorized(status), false));
-                }
-                if status >= 300 {
-                    let transient = status == 429 || status >= 500;
-                    let text = resp.text().await.unwrap_or_default();
-                    let text: String = text.trim().chars().take(200).collect();
-                    let err = DatasourceError::Query(format!("remote read: HTTP {status}: {text}"));
-                    return Err((err, transient));
-                }
-                let kind = resp
-                    .headers()
-                    .get(reqwest::header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("")
-                    .to_string();
-                if !kind.starts_with(remote_read::STREAMED_CONTENT_TYPE) {
-                    let err = DatasourceError::Query(format!(
-                        "remote read answered {kind:?}, not streamed chunks"
-                    ));
-                    return Err((err, false));
-                }
-                Ok(resp)
-            })
-            .await?;
-        let body = HttpBody {
-            resp,
-            counters: self.counters.clone(),
-            _permit: permit,
-        };
-        Ok(ReadStream::new(body, queries))
-    }
-
     /// `GET api/v1/status/<what>`'s `data` (server flags, build information).
     pub async fn status(&self, what: &str) -> Result<serde_json::Value, DatasourceError> {
         let url = self.url(&format!("api/v1/status/{what}"));
@@ -259,12 +197,15 @@ impl Client {
         Ok(value["data"].take())
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(in crate::datasource::prometheus) fn url(&self, path: &str) -> String {
         format!("{}/{path}", self.config.url.trim_end_matches('/'))
     }
 
     /// `req` with the configured credentials and headers.
-    fn authorized(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    pub(in crate::datasource::prometheus) fn authorized(
+        &self,
+        mut req: reqwest::RequestBuilder,
+    ) -> reqwest::RequestBuilder {
         req = match &self.config.auth {
             ClientAuth::None => req,
             ClientAuth::Basic { username, password } => req.basic_auth(username, Some(password)),
@@ -278,7 +219,10 @@ impl Client {
 
     /// Runs `attempt` until it succeeds, fails for good, or the retries are spent; the
     /// flag of an error says whether a retry may help.
-    async fn with_retries<T, F, Fut>(&self, mut attempt: F) -> Result<T, DatasourceError>
+    pub(in crate::datasource::prometheus) async fn with_retries<T, F, Fut>(
+        &self,
+        mut attempt: F,
+    ) -> Result<T, DatasourceError>
     where
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, (DatasourceError, bool)>>,
@@ -361,14 +305,8 @@ impl Client {
                 "application/x-www-form-urlencoded",
             )
             .body(body);
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
+        let resp = send(req).await?;
         let status = resp.status().as_u16();
-        if status == 401 || status == 403 {
-            return Err((DatasourceError::Unauthorized(status), false));
-        }
         let transient = status == 429 || status >= 500;
         let bytes = resp
             .bytes()
@@ -406,29 +344,6 @@ impl Client {
     }
 }
 
-/// A remote-read answer body being streamed; holds the request's concurrency permit.
-pub struct HttpBody {
-    resp: reqwest::Response,
-    counters: Arc<Counters>,
-    _permit: tokio::sync::OwnedSemaphorePermit,
-}
-
-impl remote_read::Body for HttpBody {
-    async fn piece(&mut self) -> Result<Option<bytes::Bytes>, DatasourceError> {
-        let piece = self
-            .resp
-            .chunk()
-            .await
-            .map_err(|e| DatasourceError::Unreachable(redact(&e)))?;
-        if let Some(p) = &piece {
-            self.counters
-                .bytes
-                .fetch_add(p.len() as u64, Ordering::Relaxed);
-        }
-        Ok(piece)
-    }
-}
-
 fn decode(data: Data) -> Result<Vec<RawSeries>, DatasourceError> {
     if !matches!(data.result_type.as_str(), "matrix" | "vector") {
         return Err(DatasourceError::Decode(format!(
@@ -455,7 +370,21 @@ fn seconds(ms: i64) -> String {
 }
 
 /// A reqwest error without its URL (a URL can carry userinfo).
-fn redact(e: &reqwest::Error) -> String {
+/// Sends `req`; refused credentials are final, a failed connection may be retried.
+pub(in crate::datasource::prometheus) async fn send(
+    req: reqwest::RequestBuilder,
+) -> Result<reqwest::Response, (DatasourceError, bool)> {
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
+    match resp.status().as_u16() {
+        code @ (401 | 403) => Err((DatasourceError::Unauthorized(code), false)),
+        _ => Ok(resp),
+    }
+}
+
+pub(in crate::datasource::prometheus) fn redact(e: &reqwest::Error) -> String {
     let kind = if e.is_timeout() {
         "timed out"
     } else if e.is_connect() {

@@ -9,6 +9,7 @@
 pub mod client;
 pub mod decode;
 pub mod merged;
+mod on_demand;
 pub mod protocol;
 pub mod queries;
 pub mod remote_read;
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::analysis::Series;
-use crate::datasource::mapping::{map_batch, PodIndex, WorkloadKey};
+use crate::datasource::mapping::{map_batch, PodIndex};
 use crate::datasource::plan::{group_pods, plan_groups, MAX_GROUP_PODS};
 use crate::datasource::raw::{metric, RawInventory, RawSeries, RawSettings, RawUsage};
 use crate::datasource::{
@@ -355,8 +356,6 @@ impl Source for PrometheusSource {
         }
     }
 
-    /// Only the chart's container: the namespace's inventory (instant queries) names the
-    /// workload's pods, and one range query selects that container of those pods.
     async fn usage(
         &self,
         scope: &ClusterScope,
@@ -365,129 +364,10 @@ impl Source for PrometheusSource {
         resource: UsageResource,
         window: Window,
     ) -> Result<Vec<Series>, DatasourceError> {
-        let window_s = check(window)?;
-        let (ns, kind, name) = workload;
-        let namespaces = vec![ns.to_string()];
-        let inventory = self
-            .inventory(&Selector::new(scope, &namespaces), window_s, window.end_ms)
-            .await?;
-        let pods = PodIndex::build(&inventory);
-        drop(inventory);
-        let key = WorkloadKey {
-            namespace: ns.to_string(),
-            kind: kind.to_string(),
-            name: name.to_string(),
-        };
-        let mut group = Group {
-            namespaces,
-            ..Group::default()
-        };
-        if pods.ksm_present {
-            match pods
-                .workloads_by_namespace()
-                .remove(ns)
-                .and_then(|mut w| w.remove(&key))
-            {
-                Some(w) => group.pods = w.pods,
-                None => return Ok(Vec::new()),
-            }
-        }
-        let sel = Selector::group(scope, &group).container(container);
-        let name_of = match resource {
-            UsageResource::Cpu => metric::CPU,
-            UsageResource::Memory => metric::MEMORY,
-        };
-        let series = self
-            .range(
-                &queries::usage(&sel, name_of),
-                window,
-                Some(queries::USAGE_LABELS),
-            )
-            .await?;
-        let usage = match resource {
-            UsageResource::Cpu => RawUsage {
-                cpu: series,
-                memory: Vec::new(),
-            },
-            UsageResource::Memory => RawUsage {
-                cpu: Vec::new(),
-                memory: series,
-            },
-        };
-        let (containers, _) = map_batch(window, &pods, &RawSettings::default(), usage);
-        Ok(containers
-            .into_iter()
-            .find(|c| {
-                c.target.kind == kind && c.target.name == name && c.target.container == container
-            })
-            .map(|c| match resource {
-                UsageResource::Cpu => c.cpu.series,
-                UsageResource::Memory => c.memory.series,
-            })
-            .unwrap_or_default())
+        on_demand::usage(self, scope, workload, container, resource, window).await
     }
 
     async fn test(&self, scope: &ClusterScope) -> Result<TestReport, DatasourceError> {
-        // A reachability probe asks the real server about the real present.
-        let now = crate::clock::Clock::now_ms(&crate::clock::SystemClock);
-        match self.client.ping(now).await {
-            Ok(()) => {}
-            Err(DatasourceError::Unauthorized(code)) => {
-                return Ok(TestReport {
-                    reachable: true,
-                    authenticated: false,
-                    remote_read: None,
-                    protocol: None,
-                    missing_metrics: metric::REQUIRED.iter().map(|m| m.to_string()).collect(),
-                    message: format!("the datasource refused the credentials (HTTP {code})"),
-                })
-            }
-            Err(e @ DatasourceError::Unreachable(_)) => {
-                return Ok(TestReport {
-                    reachable: false,
-                    authenticated: false,
-                    remote_read: None,
-                    protocol: None,
-                    missing_metrics: metric::REQUIRED.iter().map(|m| m.to_string()).collect(),
-                    message: e.to_string(),
-                })
-            }
-            Err(e) => return Err(e),
-        }
-        let present = self
-            .client
-            .query(&queries::presence(&Selector::new(scope, &[])), now)
-            .await?;
-        let missing: Vec<String> = metric::REQUIRED
-            .iter()
-            .filter(|m| !present.iter().any(|s| s.label("__name__") == **m))
-            .map(|m| m.to_string())
-            .collect();
-        let remote_read = protocol::probe(&self.client, now).await?.is_ok();
-        let used = match (self.choice, remote_read) {
-            (ProtocolChoice::QueryRange, _) | (ProtocolChoice::Auto, false) => "query-range",
-            (ProtocolChoice::RemoteRead, false) => "none (remote read is forced but refused)",
-            (_, true) => "remote-read",
-        };
-        let facts = format!(
-            "remote read: {}; usage read with {used}",
-            if remote_read { "yes" } else { "no" }
-        );
-        let message = if missing.is_empty() {
-            format!("reachable, authenticated, and every metric kerf needs is present; {facts}")
-        } else {
-            format!(
-                "reachable and authenticated; missing: {}; {facts}",
-                missing.join(", ")
-            )
-        };
-        Ok(TestReport {
-            reachable: true,
-            authenticated: true,
-            remote_read: Some(remote_read),
-            protocol: Some(used.to_string()),
-            missing_metrics: missing,
-            message,
-        })
+        on_demand::test(self, scope).await
     }
 }

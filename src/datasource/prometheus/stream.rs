@@ -108,6 +108,14 @@ struct Tally {
     samples: u64,
 }
 
+impl Tally {
+    fn add(mut self, other: Tally) -> Tally {
+        self.series += other.series;
+        self.samples += other.samples;
+        self
+    }
+}
+
 /// Puts one workload's raw series on the grid, maps it and sends it.
 async fn emit(
     ctx: &Context<'_>,
@@ -183,9 +191,7 @@ async fn read_batch(
                         Some((cq, list)) if *cq == q => list.push(series),
                         _ => {
                             if let Some((cq, list)) = current.take() {
-                                let t = emit(ctx, &members[cq], list).await?;
-                                (tally.series, tally.samples) =
-                                    (tally.series + t.series, tally.samples + t.samples);
+                                tally = tally.add(emit(ctx, &members[cq], list).await?);
                             }
                             current = Some((q, vec![series]));
                         }
@@ -199,9 +205,7 @@ async fn read_batch(
         match outcome {
             Ok(()) => {
                 if let Some((cq, list)) = current.take() {
-                    let t = emit(ctx, &members[cq], list).await?;
-                    (tally.series, tally.samples) =
-                        (tally.series + t.series, tally.samples + t.samples);
+                    tally = tally.add(emit(ctx, &members[cq], list).await?);
                 }
                 return Ok(tally);
             }
@@ -252,12 +256,7 @@ pub(super) async fn stream_group(
     let tally = futures_util::stream::iter(batches(&members, points, src.budget))
         .map(|range| read_batch(src, &ctx, &members[range]))
         .buffer_unordered(lanes)
-        .try_fold(Tally::default(), |acc, t| async move {
-            Ok(Tally {
-                series: acc.series + t.series,
-                samples: acc.samples + t.samples,
-            })
-        })
+        .try_fold(Tally::default(), |acc, t| async move { Ok(acc.add(t)) })
         .await?;
     let mut stats = src.stats_since(before);
     stats.series = tally.series;

@@ -18,7 +18,7 @@ pub(super) fn template_hash(containers: &[Container]) -> String {
     let text = serde_json::to_string(containers).unwrap_or_default();
     format!(
         "{:010x}",
-        crate::datasource::mapping::fnv1a(text.as_bytes()) & 0xff_ffff_ffff
+        crate::fingerprint::fnv1a(text.as_bytes()) & 0xff_ffff_ffff
     )
 }
 

@@ -3,9 +3,13 @@
 
 #![allow(dead_code)]
 
+pub mod cut_proxy;
 pub mod hub;
 pub mod kube;
 pub mod prometheus;
+pub mod receiver;
+pub mod smtp;
+pub mod victoria;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -365,4 +369,23 @@ pub fn error_code(body: &serde_json::Value) -> String {
     );
     assert!(e.get("details").is_some(), "no details in {body}");
     e["code"].as_str().expect("code").to_string()
+}
+
+/// Calls the API with a bearer token; returns (status, JSON body or null).
+pub async fn call(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    method: &str,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+    let mut req = http.request(m, format!("{base}{path}")).bearer_auth(token);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let resp = req.send().await.expect("send");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(serde_json::Value::Null))
 }

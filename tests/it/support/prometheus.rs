@@ -66,6 +66,18 @@ impl OpenMetrics {
         self.text.len()
     }
 
+    /// The same samples in the Prometheus text format (millisecond timestamps), for
+    /// servers that import that instead.
+    pub fn prometheus_text(&self) -> String {
+        let mut out = String::with_capacity(self.text.len());
+        for line in self.text.lines() {
+            let (rest, ts) = line.rsplit_once(' ').expect("a sample line");
+            let (secs, millis) = ts.split_once('.').unwrap_or((ts, "000"));
+            let _ = writeln!(out, "{rest} {secs}{millis:0<3}");
+        }
+        out
+    }
+
     /// Writes the file with its `# EOF` terminator.
     pub fn write_to(&self, path: &Path) {
         let mut f = std::fs::File::create(path).expect("create openmetrics file");

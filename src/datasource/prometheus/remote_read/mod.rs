@@ -6,6 +6,7 @@
 //! at most one frame and the series being assembled.
 
 pub mod frames;
+pub mod http;
 pub mod proto;
 pub mod xor;
 

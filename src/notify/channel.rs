@@ -1,0 +1,530 @@
+//! Notification channels: the four kinds (Slack, Teams, signed webhook, email), what a
+//! request may say about one, how it is checked, what is secret (the URL, the signing
+//! secret, the SMTP password: sealed at rest, write-only, never answered) and how a
+//! channel is shown (the target masked).
+
+use serde::{Deserialize, Serialize};
+
+use super::FieldError;
+
+/// Longest channel name, in characters.
+pub const MAX_NAME_CHARS: usize = 100;
+/// Longest webhook URL accepted.
+const MAX_URL_CHARS: usize = 2048;
+/// Signing secrets must be at least this long (HMAC-SHA256 wants entropy).
+pub const MIN_SIGNING_SECRET_CHARS: usize = 16;
+/// At most this many email recipients per channel.
+const MAX_RECIPIENTS: usize = 50;
+
+/// Where a channel delivers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelKind {
+    /// A Slack incoming webhook (Block Kit message).
+    Slack,
+    /// A Microsoft Teams incoming webhook (Adaptive Card).
+    Teams,
+    /// Any HTTP endpoint: kerf's JSON, signed with HMAC-SHA256.
+    Webhook,
+    /// An SMTP server.
+    Email,
+}
+
+impl ChannelKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelKind::Slack => "slack",
+            ChannelKind::Teams => "teams",
+            ChannelKind::Webhook => "webhook",
+            ChannelKind::Email => "email",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ChannelKind> {
+        [
+            ChannelKind::Slack,
+            ChannelKind::Teams,
+            ChannelKind::Webhook,
+            ChannelKind::Email,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+
+    fn uses_url(self) -> bool {
+        self != ChannelKind::Email
+    }
+}
+
+/// How the SMTP connection is protected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpSecurity {
+    /// Plain connection upgraded with STARTTLS, which must succeed (port 587).
+    Starttls,
+    /// TLS from the first byte (port 465).
+    Tls,
+    /// No TLS: only for a relay on a trusted network or loopback (port 25).
+    None,
+}
+
+impl SmtpSecurity {
+    fn default_port(self) -> u16 {
+        match self {
+            SmtpSecurity::Starttls => 587,
+            SmtpSecurity::Tls => 465,
+            SmtpSecurity::None => 25,
+        }
+    }
+}
+
+/// The secret values of a channel: sealed at rest, never answered, never logged.
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChannelSecrets {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signing_secret: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smtp_password: Option<String>,
+}
+
+impl std::fmt::Debug for ChannelSecrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChannelSecrets(***)")
+    }
+}
+
+impl ChannelSecrets {
+    /// Every secret value, for scrubbing text that might echo one.
+    pub fn values(&self) -> Vec<&str> {
+        [&self.url, &self.signing_secret, &self.smtp_password]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+
+    /// `text` with every secret value (and the URL's path and query) replaced by `***`.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for v in self.values() {
+            out = out.replace(v, "***");
+        }
+        if let Some(tail) = self.url.as_deref().and_then(url_secret_part) {
+            out = out.replace(&tail, "***");
+        }
+        out
+    }
+}
+
+/// The secret part of a webhook URL: everything after the host (path, query,
+/// fragment), as written.
+fn url_secret_part(url: &str) -> Option<String> {
+    let after_scheme = url.find("://")? + 3;
+    let rest = &url[after_scheme..];
+    let tail = &rest[rest.find(['/', '?', '#'])?..];
+    (tail.len() > 1).then(|| tail.to_string())
+}
+
+/// Non-secret email settings, stored in clear.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmailSettings {
+    pub host: String,
+    pub port: u16,
+    pub security: SmtpSecurity,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    pub from: String,
+    pub to: Vec<String>,
+    /// Extra CA certificates (PEM) trusted for this server, e.g. an internal CA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_pem: Option<String>,
+}
+
+/// What a create or replace request says about email delivery.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EmailInput {
+    pub host: String,
+    pub port: Option<u16>,
+    pub security: Option<SmtpSecurity>,
+    pub username: Option<String>,
+    /// Write-only; omitted on replace keeps the stored one.
+    pub password: Option<String>,
+    pub from: String,
+    pub to: Vec<String>,
+    pub ca_pem: Option<String>,
+}
+
+/// `POST /v1/notifications/channels` and `PUT .../channels/{id}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ChannelInput {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: ChannelKind,
+    /// The team whose channel this is; absent = a fleet channel.
+    #[serde(default)]
+    pub team_id: Option<i64>,
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+    /// Slack, Teams and webhook: where to POST. Write-only; omitted on replace keeps it.
+    pub url: Option<String>,
+    /// Webhook: the HMAC key. Write-only; omitted on replace keeps it.
+    pub signing_secret: Option<String>,
+    pub email: Option<EmailInput>,
+    /// On create: also create the default rule (rollbacks, failures, readiness, pauses,
+    /// failed runs). Default true.
+    pub default_rules: Option<bool>,
+    /// Why (recorded in the audit).
+    pub reason: Option<String>,
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
+
+/// A checked channel: settings to store in clear, secrets to seal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidChannel {
+    pub name: String,
+    pub kind: ChannelKind,
+    pub team_id: Option<i64>,
+    pub enabled: bool,
+    pub email: Option<EmailSettings>,
+    pub secrets: ChannelSecrets,
+}
+
+impl ValidChannel {
+    /// Where it goes, with everything secret masked.
+    pub fn target_masked(&self) -> String {
+        match (&self.email, &self.secrets.url) {
+            (Some(e), _) => format!("smtp://{}:{} → {}", e.host, e.port, e.to.join(", ")),
+            (None, Some(url)) => mask_url(url),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// `scheme://host[:port]/***`, keeping the last 4 characters of a long secret path.
+pub fn mask_url(url: &str) -> String {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return "***".into();
+    };
+    let host = u.host_str().unwrap_or("");
+    let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
+    let secret = url_secret_part(url).unwrap_or_default();
+    let tail = if secret.chars().count() >= 16 {
+        let last: String = secret
+            .chars()
+            .rev()
+            .take(4)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        format!("…{last}")
+    } else {
+        "***".into()
+    };
+    format!("{}://{host}{port}/{tail}", u.scheme())
+}
+
+fn err(field: &str, message: impl Into<String>) -> FieldError {
+    FieldError {
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Checks `input`; `previous` (on replace: the stored kind and secrets) supplies secrets
+/// the request leaves out.
+pub fn validate(
+    input: ChannelInput,
+    previous: Option<(ChannelKind, &ChannelSecrets)>,
+) -> Result<ValidChannel, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let name = input.name.trim().to_string();
+    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+        errors.push(err(
+            "name",
+            format!("must be 1 to {MAX_NAME_CHARS} characters"),
+        ));
+    }
+    // Secrets carry over only while the kind stays the same.
+    let kept = previous
+        .filter(|(kind, _)| *kind == input.kind)
+        .map(|(_, s)| s.clone())
+        .unwrap_or_default();
+    let mut secrets = ChannelSecrets::default();
+    if input.kind.uses_url() {
+        secrets.url = check_url(input.url, kept.url, &mut errors);
+    } else if input.url.is_some() {
+        errors.push(err("url", "email channels have no URL; set email instead"));
+    }
+    if input.kind == ChannelKind::Webhook {
+        secrets.signing_secret =
+            check_secret(input.signing_secret, kept.signing_secret, &mut errors);
+    } else if input.signing_secret.is_some() {
+        errors.push(err("signingSecret", "only webhook channels are signed"));
+    }
+    let email = match (input.kind, input.email) {
+        (ChannelKind::Email, Some(e)) => {
+            let (settings, password) = check_email(e, kept.smtp_password, &mut errors);
+            secrets.smtp_password = password;
+            Some(settings)
+        }
+        (ChannelKind::Email, None) => {
+            errors.push(err("email", "required for email channels"));
+            None
+        }
+        (_, Some(_)) => {
+            errors.push(err("email", "only email channels take email settings"));
+            None
+        }
+        (_, None) => None,
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(ValidChannel {
+        name,
+        kind: input.kind,
+        team_id: input.team_id,
+        enabled: input.enabled,
+        email,
+        secrets,
+    })
+}
+
+fn check_url(
+    given: Option<String>,
+    kept: Option<String>,
+    errors: &mut Vec<FieldError>,
+) -> Option<String> {
+    let Some(url) = given.map(|u| u.trim().to_string()).or(kept) else {
+        errors.push(err("url", "required: the incoming webhook URL"));
+        return None;
+    };
+    let ok = url.len() <= MAX_URL_CHARS
+        && reqwest::Url::parse(&url).is_ok_and(|u| {
+            matches!(u.scheme(), "http" | "https") && u.has_host() && u.username().is_empty()
+        });
+    if !ok {
+        errors.push(err(
+            "url",
+            format!(
+                "must be an http(s) URL without credentials, at most {MAX_URL_CHARS} characters"
+            ),
+        ));
+        return None;
+    }
+    Some(url)
+}
+
+fn check_secret(
+    given: Option<String>,
+    kept: Option<String>,
+    errors: &mut Vec<FieldError>,
+) -> Option<String> {
+    match given.or(kept) {
+        Some(s) if (MIN_SIGNING_SECRET_CHARS..=256).contains(&s.chars().count()) => Some(s),
+        Some(_) => {
+            errors.push(err(
+                "signingSecret",
+                format!("must be {MIN_SIGNING_SECRET_CHARS} to 256 characters"),
+            ));
+            None
+        }
+        None => {
+            errors.push(err(
+                "signingSecret",
+                "required: receivers verify X-Kerf-Signature with it",
+            ));
+            None
+        }
+    }
+}
+
+fn check_email(
+    e: EmailInput,
+    kept_password: Option<String>,
+    errors: &mut Vec<FieldError>,
+) -> (EmailSettings, Option<String>) {
+    let host = e.host.trim().to_string();
+    if host.is_empty() || host.len() > 253 || host.contains(char::is_whitespace) {
+        errors.push(err("email.host", "must be a host name or address"));
+    }
+    let security = e.security.unwrap_or(SmtpSecurity::Starttls);
+    let port = e.port.unwrap_or(security.default_port());
+    if port == 0 {
+        errors.push(err("email.port", "must be 1 to 65535"));
+    }
+    if e.from.parse::<lettre::message::Mailbox>().is_err() {
+        errors.push(err(
+            "email.from",
+            "must be an email address (or \"Name <address>\")",
+        ));
+    }
+    if e.to.is_empty() || e.to.len() > MAX_RECIPIENTS {
+        errors.push(err(
+            "email.to",
+            format!("must list 1 to {MAX_RECIPIENTS} addresses"),
+        ));
+    }
+    for (i, to) in e.to.iter().enumerate() {
+        if to.parse::<lettre::message::Mailbox>().is_err() {
+            errors.push(err(&format!("email.to[{i}]"), "must be an email address"));
+        }
+    }
+    let username = e
+        .username
+        .map(|u| u.trim().to_string())
+        .filter(|u| !u.is_empty());
+    let password = e.password.filter(|p| !p.is_empty()).or(kept_password);
+    if username.is_some() && password.is_none() {
+        errors.push(err("email.password", "required when email.username is set"));
+    }
+    let ca_pem = e.ca_pem.filter(|p| !p.trim().is_empty());
+    if let Some(pem) = &ca_pem {
+        if !is_pem_certificates(pem) {
+            errors.push(err("email.caPem", "must be PEM certificates"));
+        }
+    }
+    let settings = EmailSettings {
+        host,
+        port,
+        security,
+        username,
+        from: e.from.trim().to_string(),
+        to: e.to.iter().map(|t| t.trim().to_string()).collect(),
+        ca_pem,
+    };
+    (settings, password)
+}
+
+/// True when `pem` holds at least one certificate and nothing unreadable.
+fn is_pem_certificates(pem: &str) -> bool {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::CertificateDer;
+    let certs: Result<Vec<_>, _> = CertificateDer::pem_slice_iter(pem.as_bytes()).collect();
+    certs.is_ok_and(|c| !c.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(kind: ChannelKind) -> ChannelInput {
+        ChannelInput {
+            name: "ops".into(),
+            kind,
+            team_id: None,
+            enabled: true,
+            url: None,
+            signing_secret: None,
+            email: None,
+            default_rules: None,
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn a_webhook_needs_a_url_and_a_long_enough_signing_secret() {
+        let errors = validate(input(ChannelKind::Webhook), None).unwrap_err();
+        let fields: Vec<_> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["url", "signingSecret"]);
+        let mut ok = input(ChannelKind::Webhook);
+        ok.url = Some("https://hooks.example.com/kerf/abcdefghijklmnop".into());
+        ok.signing_secret = Some("short".into());
+        assert_eq!(
+            validate(ok.clone(), None).unwrap_err()[0].field,
+            "signingSecret"
+        );
+        ok.signing_secret = Some("0123456789abcdef".into());
+        let v = validate(ok, None).expect("valid");
+        assert_eq!(v.target_masked(), "https://hooks.example.com/…mnop");
+    }
+
+    #[test]
+    fn replace_keeps_secrets_of_the_same_kind_only() {
+        let mut first = input(ChannelKind::Slack);
+        first.url = Some("https://hooks.slack.com/services/T1/B2/SECRETSECRETSECRET".into());
+        let stored = validate(first, None).expect("valid");
+        let again = validate(
+            input(ChannelKind::Slack),
+            Some((stored.kind, &stored.secrets)),
+        )
+        .expect("kept");
+        assert_eq!(again.secrets.url, stored.secrets.url);
+        let other = validate(
+            input(ChannelKind::Teams),
+            Some((stored.kind, &stored.secrets)),
+        );
+        assert_eq!(other.unwrap_err()[0].field, "url");
+    }
+
+    #[test]
+    fn masks_and_scrubbing_never_show_the_secret_path() {
+        let url = "https://hooks.slack.com/services/T1/B2/SECRETSECRETSECRET?x=1";
+        let masked = mask_url(url);
+        assert!(!masked.contains("SECRETSECRET"), "{masked}");
+        assert!(masked.starts_with("https://hooks.slack.com/"), "{masked}");
+        let s = ChannelSecrets {
+            url: Some(url.into()),
+            signing_secret: Some("sig-sig-sig-sig-sig".into()),
+            smtp_password: None,
+        };
+        let text = format!("POST {url} failed; key sig-sig-sig-sig-sig; path /services/T1/B2/SECRETSECRETSECRET?x=1");
+        let clean = s.scrub(&text);
+        assert!(
+            !clean.contains("SECRET") && !clean.contains("sig-sig"),
+            "{clean}"
+        );
+        assert!(!format!("{s:?}").contains("SECRET"));
+    }
+
+    #[test]
+    fn email_settings_are_checked_field_by_field() {
+        let mut i = input(ChannelKind::Email);
+        i.email = Some(EmailInput {
+            host: "smtp.example.com".into(),
+            port: None,
+            security: None,
+            username: Some("kerf".into()),
+            password: None,
+            from: "not an address".into(),
+            to: vec!["ops@example.com".into(), "nope".into()],
+            ca_pem: Some("garbage".into()),
+        });
+        let fields: Vec<_> = validate(i, None)
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.field)
+            .collect();
+        assert_eq!(
+            fields,
+            ["email.from", "email.to[1]", "email.password", "email.caPem"]
+        );
+        let mut ok = input(ChannelKind::Email);
+        ok.email = Some(EmailInput {
+            host: "smtp.example.com".into(),
+            port: None,
+            security: Some(SmtpSecurity::Tls),
+            username: None,
+            password: None,
+            from: "kerf <kerf@example.com>".into(),
+            to: vec!["ops@example.com".into()],
+            ca_pem: None,
+        });
+        let v = validate(ok, None).expect("valid");
+        assert_eq!(v.email.as_ref().map(|e| e.port), Some(465));
+        assert_eq!(
+            v.target_masked(),
+            "smtp://smtp.example.com:465 → ops@example.com"
+        );
+    }
+}

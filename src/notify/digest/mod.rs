@@ -1,0 +1,254 @@
+//! The weekly digest: per channel, on its schedule (cron in an IANA zone, default
+//! Monday 09:00 in the hub's zone), one message for the fleet (a fleet channel) or the
+//! channel's team. The `digest` job watches the hub's one clock; each slot is recorded
+//! once (in the same transaction that marks it done), then the channel's sender
+//! delivers it like any other message.
+
+pub mod report;
+pub mod schedule;
+
+use std::time::Duration;
+
+use report::DigestReport;
+
+use super::message::{Fact, Message, MessageKind, Severity};
+use super::{Notifier, NotifyError};
+use crate::jobs::Stop;
+use crate::runs::Runs;
+use crate::store::notify_channels::ChannelRecord;
+use crate::store::notify_deliveries::NewDelivery;
+use crate::store::Store;
+use crate::timestamp::format_ms;
+
+/// The period of a digest whose schedule has no earlier slot.
+pub const PERIOD_MS: i64 = 7 * 24 * 3_600_000;
+/// Schedules are re-read at least this often (and whenever something wakes the job).
+const REREAD: Duration = Duration::from_secs(60);
+
+fn money(currency: &str, v: f64) -> String {
+    format!("{v:.2} {currency}/month")
+}
+
+fn reasons(list: &[report::ReasonCount]) -> String {
+    list.iter()
+        .map(|r| format!("{} ×{}", r.reason, r.count))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The digest as a message; `when` is the slot's local time.
+pub fn message(r: &DigestReport, base_url: &str, when: &str) -> Message {
+    let scope = if r.scope == "fleet" {
+        "the fleet".to_string()
+    } else {
+        format!("team {}", r.scope)
+    };
+    let title = format!("Weekly digest for {scope} — {when}");
+    if r.empty {
+        return Message {
+            kind: MessageKind::Digest,
+            severity: Severity::Good,
+            title,
+            text: "Nothing to report this week: no changes, nothing needs attention, every cluster is ready.".into(),
+            lines: Vec::new(),
+            more: 0,
+            facts: Vec::new(),
+            link: Some(format!("{base_url}/")),
+            data: serde_json::json!({ "digest": r }),
+        };
+    }
+    let c = &r.changes;
+    let mut lines = vec![format!(
+        "Changes: {} applied, {} rolled back, {} blocked",
+        c.applied, c.rolled_back, c.blocked
+    )];
+    if !c.top_rollback_reasons.is_empty() {
+        lines.push(format!(
+            "Rollbacks by reason: {}",
+            reasons(&c.top_rollback_reasons)
+        ));
+    }
+    if !c.top_blocked_reasons.is_empty() {
+        lines.push(format!(
+            "Blocked by reason: {}",
+            reasons(&c.top_blocked_reasons)
+        ));
+    }
+    let a = &r.attention;
+    for (label, l) in [
+        ("OOM-killed", &a.oom_killed),
+        ("Leaking memory", &a.leaking),
+        ("Throttled", &a.throttled),
+        ("Stale data", &a.stale),
+    ] {
+        if l.count > 0 {
+            let more = l.count.saturating_sub(l.workloads.len());
+            let tail = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            lines.push(format!(
+                "{label} ({}): {}{tail}",
+                l.count,
+                l.workloads.join(", ")
+            ));
+        }
+    }
+    for cl in &r.clusters_not_ready {
+        lines.push(format!(
+            "Cluster {} is {}: {}",
+            cl.cluster,
+            cl.state,
+            cl.reasons.join("; ")
+        ));
+    }
+    let needs = a.oom_killed.count + a.leaking.count + a.throttled.count + a.stale.count;
+    Message {
+        kind: MessageKind::Digest,
+        severity: if r.clusters_not_ready.is_empty() && c.rolled_back == 0 {
+            Severity::Info
+        } else {
+            Severity::Warning
+        },
+        title,
+        text: format!(
+            "Realized {} from changes applied this week; {} still available.",
+            money(&r.currency, r.savings.realized_monthly),
+            money(&r.currency, r.savings.available_monthly)
+        ),
+        lines,
+        more: 0,
+        facts: vec![
+            Fact {
+                name: "Realized".into(),
+                value: money(&r.currency, r.savings.realized_monthly),
+            },
+            Fact {
+                name: "Available".into(),
+                value: money(&r.currency, r.savings.available_monthly),
+            },
+            Fact {
+                name: "Applied".into(),
+                value: c.applied.to_string(),
+            },
+            Fact {
+                name: "Rolled back".into(),
+                value: c.rolled_back.to_string(),
+            },
+            Fact {
+                name: "Blocked".into(),
+                value: c.blocked.to_string(),
+            },
+            Fact {
+                name: "Need attention".into(),
+                value: needs.to_string(),
+            },
+            Fact {
+                name: "Clusters not ready".into(),
+                value: r.clusters_not_ready.len().to_string(),
+            },
+        ],
+        link: Some(format!("{base_url}/")),
+        data: serde_json::json!({ "digest": r }),
+    }
+}
+
+/// The period a digest at `end` covers: since the schedule's slot before it.
+pub fn period(rec: &ChannelRecord, end: i64) -> (i64, i64) {
+    let start = schedule::previous_slot(&rec.digest.schedule, &rec.digest.time_zone, end);
+    (start.unwrap_or(end - PERIOD_MS), end)
+}
+
+/// The digest of channel `rec` for `(start, end)`.
+pub async fn report_for(
+    store: &Store,
+    runs: &Runs,
+    rec: &ChannelRecord,
+    (start, end): (i64, i64),
+) -> Result<DigestReport, NotifyError> {
+    let facts = store.digest_facts(start, end).await?;
+    let currency = runs
+        .pricing()
+        .await
+        .map(|p| p.currency)
+        .unwrap_or_else(|_| "USD".into());
+    let period = (format_ms(start), format_ms(end));
+    let scopes = store.team_scopes().await?;
+    Ok(match rec.team_id {
+        None => report::build(&facts, "fleet", None, &currency, period),
+        Some(t) => {
+            let patterns = scopes.get(&t).cloned().unwrap_or_default();
+            let name = rec.team_name.clone().unwrap_or_default();
+            report::build(&facts, &name, Some(&patterns), &currency, period)
+        }
+    })
+}
+
+/// Records every digest owed at `now`; returns the earliest upcoming slot.
+pub async fn tick(
+    store: &Store,
+    runs: &Runs,
+    notifier: &Notifier,
+    now: i64,
+) -> Result<Option<i64>, NotifyError> {
+    let mut earliest: Option<i64> = None;
+    for ch in store.channels(None).await? {
+        if !ch.enabled || !ch.digest.enabled {
+            continue;
+        }
+        let (sched, tz) = (&ch.digest.schedule, &ch.digest.time_zone);
+        let mut done = ch.digest_last_slot.unwrap_or(ch.created_at);
+        if let Some(slot) = schedule::due_slot(sched, tz, done, now) {
+            let report = report_for(store, runs, &ch, period(&ch, slot)).await?;
+            let m = message(
+                &report,
+                &notifier.settings.public_url,
+                &schedule::local_label(tz, slot),
+            );
+            let delivery = NewDelivery {
+                id: uuid::Uuid::new_v4().to_string(),
+                channel_id: ch.id,
+                kind: MessageKind::Digest.as_str(),
+                dedupe_key: format!("digest:{}:{slot}", ch.id),
+                title: m.title.clone(),
+                message_json: serde_json::to_string(&m)
+                    .map_err(|e| crate::store::StoreError::Task(e.to_string()))?,
+                event_ids: Vec::new(),
+            };
+            if store.record_digest(ch.id, slot, delivery, now).await? {
+                tracing::info!(channel = ch.id, name = %ch.name, slot = %format_ms(slot), "weekly digest recorded");
+                notifier.poke();
+            }
+            done = slot;
+        }
+        let next = schedule::next_slot(sched, tz, done.max(now));
+        earliest = match (earliest, next) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    Ok(earliest)
+}
+
+/// The digest job: ticks whenever the hub's clock reaches the next slot (noticed within
+/// a second, so a test clock moved forward is seen), re-reading schedules every minute
+/// and on every wake.
+pub async fn run(store: Store, runs: Runs, notifier: Notifier, stop: Stop) {
+    tokio::pin!(stop);
+    let clock = runs.clock().clone();
+    loop {
+        let next = match tick(&store, &runs, &notifier, clock.now_ms()).await {
+            Ok(next) => next,
+            Err(e) => {
+                tracing::error!(error = %e, "digest tick failed; retrying");
+                None
+            }
+        };
+        let woke = super::wait_until(clock.as_ref(), next, &notifier.wake, REREAD);
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = woke => {}
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! The weekly digest's content, for the fleet or one team: savings realized by changes
+//! applied this week and still available, changes applied / rolled back / blocked with
+//! their top reasons, workloads that need attention (OOM-killed, leaking, throttled,
+//! stale data) and clusters not ready. Pure: computed from [`DigestFacts`].
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::auth::pattern;
+use crate::store::notify_digest::{DigestFacts, EventFacts};
+use crate::store::NamespacePattern;
+
+/// Workloads listed per attention kind at most (the count says how many in all).
+const MAX_LISTED: usize = 10;
+/// Reasons listed per event type at most.
+const TOP_REASONS: usize = 3;
+
+/// How often a reason occurred.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReasonCount {
+    pub reason: String,
+    pub count: usize,
+}
+
+/// Monthly money figures, in the pricing settings' currency, rounded to cents.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Savings {
+    /// Savings of the changes applied this week that were not rolled back.
+    pub realized_monthly: f64,
+    /// Savings the latest recommendations still offer (as `GET /v1/savings`).
+    pub available_monthly: f64,
+}
+
+/// The week's changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Changes {
+    pub applied: usize,
+    pub rolled_back: usize,
+    pub blocked: usize,
+    pub top_rollback_reasons: Vec<ReasonCount>,
+    pub top_blocked_reasons: Vec<ReasonCount>,
+}
+
+/// Workloads of one attention kind.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Listed {
+    pub count: usize,
+    /// `cluster/namespace/Kind/name`, the first few.
+    pub workloads: Vec<String>,
+}
+
+/// Workloads that need a person.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attention {
+    pub oom_killed: Listed,
+    pub leaking: Listed,
+    pub throttled: Listed,
+    pub stale: Listed,
+}
+
+/// A cluster that is not ready.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterState {
+    pub cluster: String,
+    pub state: String,
+    pub reasons: Vec<String>,
+}
+
+/// One digest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DigestReport {
+    /// `fleet`, or the team's name.
+    pub scope: String,
+    pub period_start: String,
+    pub period_end: String,
+    pub currency: String,
+    pub savings: Savings,
+    pub changes: Changes,
+    pub attention: Attention,
+    pub clusters_not_ready: Vec<ClusterState>,
+    /// Nothing happened, nothing needs anyone, nothing to save.
+    pub empty: bool,
+}
+
+fn round2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+fn in_scope(scope: Option<&[NamespacePattern]>, cluster: &str, namespace: Option<&str>) -> bool {
+    scope.is_none_or(|s| {
+        s.iter().any(|p| {
+            pattern::matches(&p.cluster, cluster)
+                && namespace.is_none_or(|n| pattern::matches(&p.namespace, n))
+        })
+    })
+}
+
+fn top(events: &[&EventFacts], kind: &str) -> Vec<ReasonCount> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in events.iter().filter(|e| e.event_type == kind) {
+        *counts.entry(&e.reason).or_default() += 1;
+    }
+    let mut v: Vec<ReasonCount> = counts
+        .into_iter()
+        .map(|(reason, count)| ReasonCount {
+            reason: reason.into(),
+            count,
+        })
+        .collect();
+    v.sort_by(|a, b| b.count.cmp(&a.count).then(a.reason.cmp(&b.reason)));
+    v.truncate(TOP_REASONS);
+    v
+}
+
+fn listed(mut names: Vec<String>) -> Listed {
+    names.sort();
+    names.dedup();
+    let count = names.len();
+    names.truncate(MAX_LISTED);
+    Listed {
+        count,
+        workloads: names,
+    }
+}
+
+/// The digest of `facts` for `scope_name` (`None` patterns = the fleet).
+pub fn build(
+    facts: &DigestFacts,
+    scope_name: &str,
+    scope: Option<&[NamespacePattern]>,
+    currency: &str,
+    period: (String, String),
+) -> DigestReport {
+    let events: Vec<&EventFacts> = facts
+        .events
+        .iter()
+        .filter(|e| in_scope(scope, &e.cluster, Some(&e.namespace)))
+        .collect();
+    let key = |e: &EventFacts| format!("{}/{}/{}/{}", e.cluster, e.namespace, e.kind, e.name);
+    // A change counts as realized unless its workload was rolled back after it.
+    let mut last_rollback: HashMap<String, usize> = HashMap::new();
+    for (i, e) in events
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.event_type == "rolled_back")
+    {
+        last_rollback.insert(key(e), i);
+    }
+    let realized: f64 = events
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| {
+            e.event_type == "applied" && last_rollback.get(&key(e)).is_none_or(|r| r < i)
+        })
+        .map(|(_, e)| e.cost_delta.map_or(0.0, |d| (-d).max(0.0)))
+        .sum();
+    let workloads: Vec<_> = facts
+        .workloads
+        .iter()
+        .filter(|w| in_scope(scope, &w.cluster, Some(&w.namespace)))
+        .collect();
+    let available: f64 = workloads
+        .iter()
+        .filter(|w| w.recommended)
+        .map(|w| w.cost_delta.map_or(0.0, |d| (-d).max(0.0)))
+        .sum();
+    let name = |w: &&crate::store::notify_digest::WorkloadFacts| {
+        format!("{}/{}/{}/{}", w.cluster, w.namespace, w.kind, w.name)
+    };
+    let with_notice = |n: &str| -> Vec<String> {
+        workloads
+            .iter()
+            .filter(|w| w.notices.contains(&format!(",{n},")))
+            .map(name)
+            .collect()
+    };
+    let throttled: Vec<String> = events
+        .iter()
+        .filter(|e| e.reason == "Throttled" || e.reason == "Throttling")
+        .map(|e| key(e))
+        .collect();
+    let mut oom = with_notice("oom-kill-detected");
+    oom.extend(
+        events
+            .iter()
+            .filter(|e| e.reason == "OOMKilled" || e.reason == "OOMKills")
+            .map(|e| key(e)),
+    );
+    let attention = Attention {
+        oom_killed: listed(oom),
+        leaking: listed(with_notice("potential-memory-leak")),
+        throttled: listed(throttled),
+        stale: listed(workloads.iter().filter(|w| w.stale).map(name).collect()),
+    };
+    let clusters_not_ready: Vec<ClusterState> = facts
+        .clusters
+        .iter()
+        .filter(|(c, state, _)| state != "ready" && in_scope(scope, c, None))
+        .map(|(c, state, reasons)| ClusterState {
+            cluster: c.clone(),
+            state: state.clone(),
+            reasons: serde_json::from_str(reasons).unwrap_or_default(),
+        })
+        .collect();
+    let count = |t: &str| events.iter().filter(|e| e.event_type == t).count();
+    let changes = Changes {
+        applied: count("applied"),
+        rolled_back: count("rolled_back"),
+        blocked: count("blocked"),
+        top_rollback_reasons: top(&events, "rolled_back"),
+        top_blocked_reasons: top(&events, "blocked"),
+    };
+    let savings = Savings {
+        realized_monthly: round2(realized),
+        available_monthly: round2(available),
+    };
+    let empty = changes.applied + changes.rolled_back + changes.blocked == 0
+        && attention == Attention::default()
+        && clusters_not_ready.is_empty()
+        && savings.realized_monthly == 0.0
+        && savings.available_monthly == 0.0;
+    DigestReport {
+        scope: scope_name.into(),
+        period_start: period.0,
+        period_end: period.1,
+        currency: currency.into(),
+        savings,
+        changes,
+        attention,
+        clusters_not_ready,
+        empty,
+    }
+}

@@ -1,0 +1,188 @@
+//! When a channel's digest is due: a cron expression evaluated in an IANA time zone, so
+//! "Monday 09:00 in Europe/Berlin" stays 09:00 local across daylight-saving changes.
+//! Pure: every function takes the times it compares.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use serde::Deserialize;
+
+use crate::notify::FieldError;
+
+/// Monday 09:00.
+pub const DEFAULT_SCHEDULE: &str = "0 9 * * 1";
+/// Two digests are at least this far apart (a digest is a summary, not a feed).
+const MIN_INTERVAL_MS: i64 = 3_600_000;
+
+/// `PUT /v1/notifications/channels/{id}/digest`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DigestInput {
+    pub enabled: bool,
+    /// Cron (5 fields, or an alias such as `@weekly`); default Monday 09:00.
+    pub schedule: Option<String>,
+    /// IANA zone; default the hub's (`notifications.time_zone`).
+    pub time_zone: Option<String>,
+    /// Why (recorded in the audit).
+    pub reason: Option<String>,
+}
+
+fn zone(tz: &str) -> Option<Tz> {
+    tz.parse().ok()
+}
+
+fn at(tz: Tz, ms: i64) -> Option<DateTime<Tz>> {
+    Some(DateTime::<Utc>::from_timestamp_millis(ms)?.with_timezone(&tz))
+}
+
+/// Checks a schedule and zone; errors name `schedule` or `timeZone`.
+pub fn validate(schedule: &str, tz: &str) -> Result<(), Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let mut err = |field: &str, message: String| {
+        errors.push(FieldError {
+            field: field.into(),
+            message,
+        })
+    };
+    let zone = zone(tz);
+    if zone.is_none() {
+        err(
+            "timeZone",
+            format!("{tz:?} is not an IANA time zone (e.g. Europe/Berlin)"),
+        );
+    }
+    match crate::runs::schedule::parse(schedule) {
+        Err(e) => err("schedule", e),
+        Ok(_) if schedule.split_whitespace().count() == 6 => err(
+            "schedule",
+            "digests are scheduled to the minute: use 5 fields".into(),
+        ),
+        Ok(_) => {
+            // Two consecutive slots from a fixed point show how often it fires.
+            let first = next_slot(schedule, tz, 1_767_225_600_000);
+            let second = first.and_then(|f| next_slot(schedule, tz, f));
+            match (first, second) {
+                (None, _) => err("schedule", "never fires".into()),
+                (Some(a), Some(b)) if b - a < MIN_INTERVAL_MS => err(
+                    "schedule",
+                    "fires more than once an hour; a digest is a summary".into(),
+                ),
+                _ => {}
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// The first slot strictly after `after_ms`, or `None` (bad schedule or zone, or never).
+pub fn next_slot(schedule: &str, tz: &str, after_ms: i64) -> Option<i64> {
+    let cron = crate::runs::schedule::parse(schedule).ok()?;
+    let tz = zone(tz)?;
+    let t = cron.find_next_occurrence(&at(tz, after_ms)?, false).ok()?;
+    Some(t.timestamp_millis())
+}
+
+/// The latest slot in `(after_ms, now_ms]`: the one digest owed now. Missed slots
+/// before it (the hub was down) are not owed separately.
+pub fn due_slot(schedule: &str, tz: &str, after_ms: i64, now_ms: i64) -> Option<i64> {
+    let cron = crate::runs::schedule::parse(schedule).ok()?;
+    let tz = zone(tz)?;
+    let t = cron.find_previous_occurrence(&at(tz, now_ms)?, true).ok()?;
+    let slot = t.timestamp_millis();
+    (slot > after_ms).then_some(slot)
+}
+
+/// The latest slot strictly before `before_ms`: where the digest of the slot at
+/// `before_ms` starts counting.
+pub fn previous_slot(schedule: &str, tz: &str, before_ms: i64) -> Option<i64> {
+    let cron = crate::runs::schedule::parse(schedule).ok()?;
+    let tz = zone(tz)?;
+    let t = cron
+        .find_previous_occurrence(&at(tz, before_ms)?, false)
+        .ok()?;
+    Some(t.timestamp_millis())
+}
+
+/// A slot's local time, for people: `Mon 29 Mar 2027 09:00 CEST`.
+pub fn local_label(tz: &str, ms: i64) -> String {
+    match zone(tz).and_then(|z| at(z, ms)) {
+        Some(t) => t.format("%a %d %b %Y %H:%M %Z").to_string(),
+        None => crate::timestamp::format_ms(ms),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {
+        Utc.with_ymd_and_hms(y, mo, d, h, mi, 0)
+            .single()
+            .expect("valid")
+            .timestamp_millis()
+    }
+
+    #[test]
+    fn monday_nine_in_berlin_stays_nine_local_across_the_spring_change() {
+        // 2027-03-28 is the last Sunday of March: CET (+1) becomes CEST (+2).
+        let before = next_slot(DEFAULT_SCHEDULE, "Europe/Berlin", utc(2027, 3, 20, 0, 0));
+        assert_eq!(before, Some(utc(2027, 3, 22, 8, 0)));
+        let after = next_slot(DEFAULT_SCHEDULE, "Europe/Berlin", utc(2027, 3, 22, 9, 0));
+        assert_eq!(after, Some(utc(2027, 3, 29, 7, 0)));
+        assert_eq!(
+            local_label("Europe/Berlin", utc(2027, 3, 29, 7, 0)),
+            "Mon 29 Mar 2027 09:00 CEST"
+        );
+    }
+
+    #[test]
+    fn the_owed_slot_is_the_latest_one_not_yet_done() {
+        let s = DEFAULT_SCHEDULE;
+        let done = utc(2027, 3, 22, 8, 0);
+        assert_eq!(
+            due_slot(s, "Europe/Berlin", done, utc(2027, 3, 29, 6, 59)),
+            None
+        );
+        assert_eq!(
+            due_slot(s, "Europe/Berlin", done, utc(2027, 3, 29, 7, 0)),
+            Some(utc(2027, 3, 29, 7, 0))
+        );
+        // Down for three weeks: one digest, for the latest slot.
+        assert_eq!(
+            due_slot(s, "Europe/Berlin", done, utc(2027, 4, 13, 0, 0)),
+            Some(utc(2027, 4, 12, 7, 0))
+        );
+        assert_eq!(
+            due_slot(
+                s,
+                "Europe/Berlin",
+                utc(2027, 4, 12, 7, 0),
+                utc(2027, 4, 13, 0, 0)
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn schedules_that_are_junk_too_frequent_or_in_no_zone_are_refused() {
+        assert!(validate(DEFAULT_SCHEDULE, "UTC").is_ok());
+        assert!(validate("@weekly", "America/New_York").is_ok());
+        let fields = |s: &str, tz: &str| -> Vec<String> {
+            validate(s, tz)
+                .unwrap_err()
+                .into_iter()
+                .map(|e| e.field)
+                .collect()
+        };
+        assert_eq!(fields("*/5 * * * *", "UTC"), ["schedule"]);
+        assert_eq!(fields("0 0 9 * * 1", "UTC"), ["schedule"]);
+        assert_eq!(
+            fields("sometimes", "Mars/Olympus"),
+            ["timeZone", "schedule"]
+        );
+    }
+}

@@ -1,0 +1,302 @@
+//! The `notification_channels` table: channel settings (secrets only as a sealed blob,
+//! the target only masked), each channel's digest schedule, and the audited changes of
+//! channels and digests. Team scope is enforced here, inside the transaction: a caller
+//! limited to some teams never reads or changes another team's (or a fleet) channel.
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use serde_json::Value;
+
+use super::{is_unique_violation, Store, StoreError};
+use crate::events::config_change::{action, target, AuditContext, Change};
+
+/// Which channels a caller reaches: `None` = all (fleet role), else the channels of
+/// these teams only.
+pub type TeamScope = Option<Vec<i64>>;
+
+/// A function that turns a stored record into its API representation (the audit's
+/// before/after); given by the domain, so the store never knows the wire shape.
+pub type View<R> = fn(&R) -> Value;
+
+/// A stored channel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelRecord {
+    pub id: i64,
+    pub name: String,
+    pub kind: String,
+    pub team_id: Option<i64>,
+    pub team_name: Option<String>,
+    pub enabled: bool,
+    pub settings_json: String,
+    pub target_masked: String,
+    pub secrets_sealed: Vec<u8>,
+    pub digest: DigestSchedule,
+    pub digest_last_slot: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A channel's weekly digest schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DigestSchedule {
+    pub enabled: bool,
+    pub schedule: String,
+    pub time_zone: String,
+}
+
+/// What create and replace write.
+#[derive(Debug, Clone)]
+pub struct ChannelWrite {
+    pub name: String,
+    pub kind: String,
+    pub team_id: Option<i64>,
+    pub enabled: bool,
+    pub settings_json: String,
+    pub target_masked: String,
+    pub secrets_sealed: Vec<u8>,
+}
+
+const SELECT: &str = "SELECT c.id, c.name, c.type, c.team_id, t.name, c.enabled, c.settings_json,
+        c.target_masked, c.secrets_sealed, c.digest_enabled, c.digest_schedule,
+        c.digest_time_zone, c.digest_last_slot, c.created_at, c.updated_at
+    FROM notification_channels c LEFT JOIN teams t ON t.id = c.team_id";
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChannelRecord> {
+    Ok(ChannelRecord {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        kind: r.get(2)?,
+        team_id: r.get(3)?,
+        team_name: r.get(4)?,
+        enabled: r.get(5)?,
+        settings_json: r.get(6)?,
+        target_masked: r.get(7)?,
+        secrets_sealed: r.get(8)?,
+        digest: DigestSchedule {
+            enabled: r.get(9)?,
+            schedule: r.get(10)?,
+            time_zone: r.get(11)?,
+        },
+        digest_last_slot: r.get(12)?,
+        created_at: r.get(13)?,
+        updated_at: r.get(14)?,
+    })
+}
+
+/// True when `scope` reaches a channel of `team_id`.
+pub fn reaches(scope: &TeamScope, team_id: Option<i64>) -> bool {
+    match scope {
+        None => true,
+        Some(teams) => team_id.is_some_and(|t| teams.contains(&t)),
+    }
+}
+
+fn write_err(e: rusqlite::Error, name: &str) -> StoreError {
+    if is_unique_violation(&e) {
+        return StoreError::Conflict(format!("notification channel {name:?}"));
+    }
+    if matches!(&e, rusqlite::Error::SqliteFailure(f, _)
+        if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY)
+    {
+        return StoreError::NotFound("the team named by teamId".into());
+    }
+    e.into()
+}
+
+/// The channel `id` if `scope` reaches it.
+pub fn get_channel(
+    conn: &Connection,
+    id: i64,
+    scope: &TeamScope,
+) -> Result<Option<ChannelRecord>, StoreError> {
+    let rec = conn
+        .query_row(&format!("{SELECT} WHERE c.id = ?1"), [id], from_row)
+        .optional()?;
+    Ok(rec.filter(|r| reaches(scope, r.team_id)))
+}
+
+/// The channel `id` in scope, or `NotFound`.
+fn existing(conn: &Connection, id: i64, scope: &TeamScope) -> Result<ChannelRecord, StoreError> {
+    get_channel(conn, id, scope)?
+        .ok_or_else(|| StoreError::NotFound(format!("notification channel {id}")))
+}
+
+/// Every channel `scope` reaches, by name.
+pub fn list_channels(
+    conn: &Connection,
+    scope: &TeamScope,
+) -> Result<Vec<ChannelRecord>, StoreError> {
+    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY c.name COLLATE NOCASE, c.id"))?;
+    let rows: Vec<ChannelRecord> = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
+    Ok(rows
+        .into_iter()
+        .filter(|r| reaches(scope, r.team_id))
+        .collect())
+}
+
+fn channel_change(act: &'static str, rec: &ChannelRecord) -> Change {
+    Change::new(act, target::NOTIFICATION, rec.id, Some(&rec.name))
+}
+
+fn insert(
+    tx: &Transaction<'_>,
+    w: &ChannelWrite,
+    digest: &DigestSchedule,
+    now: i64,
+) -> Result<i64, StoreError> {
+    tx.execute(
+        "INSERT INTO notification_channels (name, type, team_id, enabled, settings_json,
+            target_masked, secrets_sealed, digest_enabled, digest_schedule, digest_time_zone,
+            digest_last_slot, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?11)",
+        params![
+            w.name,
+            w.kind,
+            w.team_id,
+            w.enabled,
+            w.settings_json,
+            w.target_masked,
+            w.secrets_sealed,
+            digest.enabled,
+            digest.schedule,
+            digest.time_zone,
+            now
+        ],
+    )
+    .map_err(|e| write_err(e, &w.name))?;
+    Ok(tx.last_insert_rowid())
+}
+
+impl Store {
+    /// Creates a channel with its digest schedule and, when `first_rule` is given (its
+    /// `channel_id` is filled in), that rule: one `NotificationChannelCreated` (and one
+    /// `NotificationRuleCreated`) in the same transaction.
+    pub async fn create_channel(
+        &self,
+        ctx: AuditContext,
+        now: i64,
+        write: ChannelWrite,
+        digest: DigestSchedule,
+        first_rule: Option<super::notify_rules::RuleWrite>,
+        views: (View<ChannelRecord>, View<super::notify_rules::RuleRecord>),
+    ) -> Result<ChannelRecord, StoreError> {
+        self.write(move |conn| {
+            let tx = conn.transaction()?;
+            let id = insert(&tx, &write, &digest, now)?;
+            let rec = existing(&tx, id, &None)?;
+            let change =
+                channel_change(action::NOTIFICATION_CHANNEL_CREATED, &rec).after(views.0(&rec));
+            super::config_audit::record(&tx, &ctx, now, &change)?;
+            if let Some(mut rule) = first_rule {
+                rule.channel_id = id;
+                super::notify_rules::insert_audited(&tx, &ctx, now, &rule, views.1)?;
+            }
+            tx.commit()?;
+            Ok(rec)
+        })
+        .await
+    }
+
+    /// Replaces channel `id` (in `scope`): `NotificationChannelUpdated` with before/after.
+    pub async fn update_channel(
+        &self,
+        ctx: AuditContext,
+        now: i64,
+        id: i64,
+        scope: TeamScope,
+        write: ChannelWrite,
+        view: View<ChannelRecord>,
+    ) -> Result<ChannelRecord, StoreError> {
+        self.audited_sql(ctx, now, move |tx| {
+            let before = existing(tx, id, &scope)?;
+            tx.execute(
+                "UPDATE notification_channels SET name = ?2, type = ?3, team_id = ?4, enabled = ?5,
+                    settings_json = ?6, target_masked = ?7, secrets_sealed = ?8, updated_at = ?9
+                 WHERE id = ?1",
+                params![
+                    id,
+                    write.name,
+                    write.kind,
+                    write.team_id,
+                    write.enabled,
+                    write.settings_json,
+                    write.target_masked,
+                    write.secrets_sealed,
+                    now
+                ],
+            )
+            .map_err(|e| write_err(e, &write.name))?;
+            let after = existing(tx, id, &None)?;
+            let change = channel_change(action::NOTIFICATION_CHANNEL_UPDATED, &after)
+                .before(view(&before))
+                .after(view(&after));
+            Ok((after, change))
+        })
+        .await
+    }
+
+    /// Deletes channel `id` (in `scope`) with its rules and delivery log:
+    /// `NotificationChannelDeleted`.
+    pub async fn delete_channel(
+        &self,
+        ctx: AuditContext,
+        now: i64,
+        id: i64,
+        scope: TeamScope,
+        view: View<ChannelRecord>,
+    ) -> Result<(), StoreError> {
+        self.audited_sql(ctx, now, move |tx| {
+            let before = existing(tx, id, &scope)?;
+            tx.execute("DELETE FROM notification_channels WHERE id = ?1", [id])?;
+            let change =
+                channel_change(action::NOTIFICATION_CHANNEL_DELETED, &before).before(view(&before));
+            Ok(((), change))
+        })
+        .await
+    }
+
+    /// Sets channel `id`'s digest schedule: `NotificationDigestUpdated` (target id
+    /// `digest`, name = the channel's name). A changed schedule starts afresh from `now`.
+    pub async fn update_digest(
+        &self,
+        ctx: AuditContext,
+        now: i64,
+        id: i64,
+        scope: TeamScope,
+        digest: DigestSchedule,
+        view: View<ChannelRecord>,
+    ) -> Result<ChannelRecord, StoreError> {
+        self.audited_sql(ctx, now, move |tx| {
+            let before = existing(tx, id, &scope)?;
+            tx.execute(
+                "UPDATE notification_channels SET digest_enabled = ?2, digest_schedule = ?3,
+                    digest_time_zone = ?4, digest_last_slot = ?5, updated_at = ?5 WHERE id = ?1",
+                params![id, digest.enabled, digest.schedule, digest.time_zone, now],
+            )?;
+            let after = existing(tx, id, &None)?;
+            let change = Change::new(
+                action::NOTIFICATION_DIGEST_UPDATED,
+                target::NOTIFICATION,
+                "digest",
+                Some(&after.name),
+            )
+            .before(view(&before))
+            .after(view(&after));
+            Ok((after, change))
+        })
+        .await
+    }
+
+    /// See [`get_channel`].
+    pub async fn channel(
+        &self,
+        id: i64,
+        scope: TeamScope,
+    ) -> Result<Option<ChannelRecord>, StoreError> {
+        self.read(move |c| get_channel(c, id, &scope)).await
+    }
+
+    /// See [`list_channels`].
+    pub async fn channels(&self, scope: TeamScope) -> Result<Vec<ChannelRecord>, StoreError> {
+        self.read(move |c| list_channels(c, &scope)).await
+    }
+}

@@ -85,6 +85,8 @@
 //!
 //! Later parts plug in beside these: `agent` (feature `agent`, on `cluster`).
 
+#[cfg(feature = "agent")]
+pub mod agent;
 pub mod analysis;
 pub mod api;
 pub mod auth;

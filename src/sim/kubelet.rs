@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::shape::{cpu_at, memory_at, Cpu, Memory, Rng};
 use crate::cluster::{
-    Node, QosClass, ResizePolicy, ResizeState, ResourceField, Resources, RestartPolicy, Termination,
+    Node, ResizePolicy, ResizeState, ResourceField, Resources, RestartPolicy, Termination,
 };
 
 /// What one container would use: its shapes and its share of them.
@@ -159,25 +159,6 @@ impl ContainerRun {
         if restart {
             self.kill("Completed", 0, now_ms);
         }
-    }
-}
-
-/// The QoS class of a pod with these containers (Kubernetes' rules).
-pub fn qos(containers: &[Resources]) -> QosClass {
-    let none = containers.iter().all(|r| *r == Resources::default());
-    if none {
-        return QosClass::BestEffort;
-    }
-    let guaranteed = containers.iter().all(|r| {
-        let cpu = r.cpu_limit.is_some() && r.cpu_request.is_none_or(|q| Some(q) == r.cpu_limit);
-        let mem =
-            r.memory_limit.is_some() && r.memory_request.is_none_or(|q| Some(q) == r.memory_limit);
-        cpu && mem
-    });
-    if guaranteed {
-        QosClass::Guaranteed
-    } else {
-        QosClass::Burstable
     }
 }
 

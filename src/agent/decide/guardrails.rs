@@ -27,8 +27,25 @@ pub const WORKLOAD_GUARDRAILS: &[WorkloadGuardrail] =
 /// Step 7, in order (the pressure and runtime guardrails land here).
 pub const RESOURCE_GUARDRAILS: &[ResourceGuardrail] = &[];
 
-fn human(seconds: u64) -> String {
-    humantime::format_duration(std::time::Duration::from_secs(seconds)).to_string()
+/// `3d 4h`, `45m`, `20s`: the two largest units of a duration.
+pub fn human(seconds: u64) -> String {
+    let units = [(86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")];
+    let parts: Vec<String> = units
+        .iter()
+        .scan(seconds, |left, (size, unit)| {
+            let n = *left / size;
+            *left %= size;
+            Some((n, *unit))
+        })
+        .filter(|(n, _)| *n > 0)
+        .take(2)
+        .map(|(n, u)| format!("{n}{u}"))
+        .collect();
+    if parts.is_empty() {
+        "0s".into()
+    } else {
+        parts.join(" ")
+    }
 }
 
 /// `dataCoverage.covered` < `guardrails.learningPeriod` (unknown coverage counts as

@@ -22,7 +22,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::Client;
 use serde_json::{json, Value};
 
-use super::kubelet::{decide_resize, qos, ContainerRun, Usage, USAGE_ANNOTATION};
+use super::kubelet::{decide_resize, ContainerRun, Usage, USAGE_ANNOTATION};
 use crate::clock::Clock as _;
 use crate::cluster::kube::error;
 use crate::cluster::{ClusterError, Node, QosClass, ResizeState, Resources};
@@ -360,7 +360,7 @@ fn step(
             let memory_changes = target.iter().zip(&current).any(|(t, c)| {
                 t.memory_request != c.memory_request || t.memory_limit != c.memory_limit
             });
-            let guaranteed = qos(&current) == QosClass::Guaranteed;
+            let guaranteed = QosClass::of(&current) == QosClass::Guaranteed;
             match decide_resize(node, guaranteed, memory_changes, others, requests) {
                 ResizeState::Settled => {
                     run.allocated = target.clone();

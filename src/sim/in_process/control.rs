@@ -10,7 +10,7 @@ use crate::cluster::{
     ClusterError, Container, FieldOwner, PodPhase, PodRef, ResizeState, ResourceField, Resources,
     UpdateStrategy, Workload, WorkloadKey, WorkloadKind,
 };
-use crate::sim::kubelet::{decide_resize, qos, ContainerRun, Usage};
+use crate::sim::kubelet::{decide_resize, ContainerRun, Usage};
 use crate::sim::shape::Rng;
 
 /// A short stable hash of a template's containers (the `pod-template-hash`).
@@ -71,6 +71,7 @@ impl State {
             selector: labels,
             containers: spec.containers,
             resource_owners,
+            update_revision: None,
         };
         let revision = template_hash(&workload.containers);
         self.workloads.insert(
@@ -157,7 +158,7 @@ impl State {
                 PodPhase::Pending
             },
             ready: node_name.is_some(),
-            qos: Some(qos(&resources)),
+            qos: Some(crate::cluster::QosClass::of(&resources)),
             generation: 1,
             observed_generation: node_name.as_ref().map(|_| 1),
             labels,
@@ -262,7 +263,7 @@ impl State {
         let others = self.used_on(&node.name, Some(r));
         Some(decide_resize(
             node,
-            qos(&current) == crate::cluster::QosClass::Guaranteed,
+            crate::cluster::QosClass::of(&current) == crate::cluster::QosClass::Guaranteed,
             memory_changes,
             others,
             requests,

@@ -1,11 +1,11 @@
 //! The in-process cluster's writes, refused the way the API server refuses them.
 
 use super::State;
+use crate::cluster::QosClass;
 use crate::cluster::{
     ApiStatus, Cause, ClusterError, ClusterEvent, ContainerResources, ObjectRef, Pod, PodRef,
     RecordedEvent, ResourceField,
 };
-use crate::sim::kubelet::qos;
 
 fn not_found(kind: &str, name: &str) -> ClusterError {
     ClusterError::api(404, "NotFound", format!("{kind} \"{name}\" not found"))
@@ -67,7 +67,7 @@ impl State {
         }
         let before: Vec<_> = p.pod.containers.iter().map(|c| c.resources).collect();
         let after: Vec<_> = next.iter().map(|c| c.resources).collect();
-        if qos(&before) != qos(&after) {
+        if QosClass::of(&before) != QosClass::of(&after) {
             return Err(invalid(
                 "Pod",
                 &r.name,

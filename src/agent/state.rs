@@ -170,7 +170,10 @@ pub struct WorkloadState {
 
 impl WorkloadState {
     /// The template's containers with the values an in-place change keeps on the pods.
-    pub fn current(&self, template: &[crate::cluster::Container]) -> Vec<crate::cluster::Container> {
+    pub fn current(
+        &self,
+        template: &[crate::cluster::Container],
+    ) -> Vec<crate::cluster::Container> {
         let kept = self
             .applied
             .as_ref()

@@ -44,11 +44,7 @@ fn scoped(values: &[ProposedValue], resources: &[EventResource]) -> Vec<Proposed
     }
     values
         .iter()
-        .filter(|v| {
-            resources
-                .iter()
-                .any(|r| fields_of(*r).contains(&v.field))
-        })
+        .filter(|v| resources.iter().any(|r| fields_of(*r).contains(&v.field)))
         .cloned()
         .collect()
 }

@@ -117,7 +117,11 @@ fn unsupported_node(c: &Ctx) -> Option<Finding> {
         return None;
     }
     c.input.pods.iter().find_map(|p| {
-        let node = c.input.nodes.iter().find(|n| Some(&n.name) == p.node.as_ref())?;
+        let node = c
+            .input
+            .nodes
+            .iter()
+            .find(|n| Some(&n.name) == p.node.as_ref())?;
         let cause = if node.swap_bytes > 0 {
             "swap"
         } else if node.managers.cpu_static {

@@ -253,22 +253,22 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
         return hold(findings, values);
     }
     let window = match policy.apply.strategy {
-        Strategy::Deferred => match windows::maintenance(&policy.apply.maintenance_windows, s.now_ms) {
-            Maintenance::Open(span) => Some(span),
-            Maintenance::Closed { next } => {
-                findings.insert(0, outside_window(next));
-                return Decision::Hold {
-                    findings,
-                    values,
-                    deferred: Some(next),
-                };
+        Strategy::Deferred => {
+            match windows::maintenance(&policy.apply.maintenance_windows, s.now_ms) {
+                Maintenance::Open(span) => Some(span),
+                Maintenance::Closed { next } => {
+                    findings.insert(0, outside_window(next));
+                    return Decision::Hold {
+                        findings,
+                        values,
+                        deferred: Some(next),
+                    };
+                }
             }
-        },
+        }
         _ => None,
     };
-    let via_approval = resources
-        .iter()
-        .any(|r| mode_of(policy, *r) == Mode::Audit);
+    let via_approval = resources.iter().any(|r| mode_of(policy, *r) == Mode::Audit);
     let plan = Plan {
         strategy,
         reason: if via_approval {
@@ -366,8 +366,10 @@ fn mode_findings(policy: &EffectivePolicy, resources: &[EventResource]) -> Vec<F
         };
         Finding::new(reason, format!("the effective mode of {whose} is {what}"))
     };
-    let modes: Vec<(EventResource, Mode)> =
-        resources.iter().map(|r| (*r, mode_of(policy, *r))).collect();
+    let modes: Vec<(EventResource, Mode)> = resources
+        .iter()
+        .map(|r| (*r, mode_of(policy, *r)))
+        .collect();
     if resources.len() == RESOURCES.len() && modes[0].1 == modes[1].1 {
         return vec![finding(modes[0].1, &[])];
     }

@@ -457,16 +457,20 @@ fn each_row_of_the_decision_order_yields_its_reason() {
         (
             "deferred outside its window (weekdays 02:00 Berlin for 2h)",
             |f| {
-                f.policy(json!({"apply": {"strategy": "deferred", "maintenanceWindows": [
-                    {"cron": "0 2 * * 1-5", "duration": "2h", "timezone": "Europe/Berlin"}]}}))
+                f.policy(
+                    json!({"apply": {"strategy": "deferred", "maintenanceWindows": [
+                    {"cron": "0 2 * * 1-5", "duration": "2h", "timezone": "Europe/Berlin"}]}}),
+                )
             },
             &[OutsideMaintenanceWindow],
         ),
         (
             "deferred inside its window (Mondays 10:00 UTC for 1h)",
             |f| {
-                f.policy(json!({"apply": {"strategy": "deferred", "maintenanceWindows": [
-                    {"cron": "0 10 * * 1", "duration": "1h", "timezone": "UTC"}]}}))
+                f.policy(
+                    json!({"apply": {"strategy": "deferred", "maintenanceWindows": [
+                    {"cron": "0 10 * * 1", "duration": "1h", "timezone": "UTC"}]}}),
+                )
             },
             &[RecommendationApplied],
         ),
@@ -490,8 +494,10 @@ fn findings_carry_the_details_the_contract_names() {
     assert_eq!(finding(&d, Reason::Paused).details["pauseScope"], "cluster");
 
     let d = fixture()
-        .policy(json!({"apply": {"strategy": "deferred", "maintenanceWindows": [
-            {"cron": "0 2 * * 1-5", "duration": "2h", "timezone": "Europe/Berlin"}]}}))
+        .policy(
+            json!({"apply": {"strategy": "deferred", "maintenanceWindows": [
+            {"cron": "0 2 * * 1-5", "duration": "2h", "timezone": "Europe/Berlin"}]}}),
+        )
         .decide();
     // Monday 10:00 UTC → Tuesday 02:00 CET = 01:00 UTC.
     let f = finding(&d, Reason::OutsideMaintenanceWindow);
@@ -523,7 +529,10 @@ fn findings_carry_the_details_the_contract_names() {
     f.nodes[0].swap_bytes = 1;
     let d = f.decide();
     let un = finding(&d, Reason::UnsupportedNode);
-    assert_eq!((un.details["node"].as_str(), un.details["cause"].as_str()), ("n1", "swap"));
+    assert_eq!(
+        (un.details["node"].as_str(), un.details["cause"].as_str()),
+        ("n1", "swap")
+    );
 
     let d = fixture()
         .policy(json!({"mode": {"cpu": "auto-patch", "memory": "audit"}}))
@@ -583,7 +592,10 @@ fn limits_stay_above_requests_and_unset_values_stay_unset() {
     }
     let d = f.decide();
     let c = &plan(&d).proposal.containers[0];
-    assert_eq!((c.target.cpu_request, c.target.cpu_limit), (Some(300), Some(300)));
+    assert_eq!(
+        (c.target.cpu_request, c.target.cpu_limit),
+        (Some(300), Some(300))
+    );
     assert_eq!(c.target.memory_limit, None);
 }
 
@@ -645,7 +657,13 @@ fn emission_reports_once_until_values_move_or_the_policy_changes() {
     assert_eq!(first.emit, [0]);
     let mut memory = first.next;
     for _ in 0..100 {
-        let again = select(&memory, std::slice::from_ref(&cooldown), &values, "id-1", 0.05);
+        let again = select(
+            &memory,
+            std::slice::from_ref(&cooldown),
+            &values,
+            "id-1",
+            0.05,
+        );
         assert!(again.emit.is_empty());
         memory = again.next;
     }
@@ -660,19 +678,40 @@ fn emission_reports_once_until_values_move_or_the_policy_changes() {
             })
             .collect()
     };
-    assert!(select(&memory, std::slice::from_ref(&cooldown), &nudge(0.03), "id-1", 0.05)
-        .emit
-        .is_empty());
+    assert!(select(
+        &memory,
+        std::slice::from_ref(&cooldown),
+        &nudge(0.03),
+        "id-1",
+        0.05
+    )
+    .emit
+    .is_empty());
     assert_eq!(
-        select(&memory, std::slice::from_ref(&cooldown), &nudge(0.06), "id-1", 0.05).emit,
+        select(
+            &memory,
+            std::slice::from_ref(&cooldown),
+            &nudge(0.06),
+            "id-1",
+            0.05
+        )
+        .emit,
         [0]
     );
     // A policy change reports it again, once.
-    let changed = select(&memory, std::slice::from_ref(&cooldown), &values, "id-2", 0.05);
+    let changed = select(
+        &memory,
+        std::slice::from_ref(&cooldown),
+        &values,
+        "id-2",
+        0.05,
+    );
     assert_eq!(changed.emit, [0]);
-    assert!(select(&changed.next, &[cooldown.clone()], &values, "id-2", 0.05)
-        .emit
-        .is_empty());
+    assert!(
+        select(&changed.next, &[cooldown.clone()], &values, "id-2", 0.05)
+            .emit
+            .is_empty()
+    );
     // Another reason replaces it; when the first comes back it is new again.
     let lc = Finding::new(Reason::LowConfidence, "y");
     let other = select(&memory, std::slice::from_ref(&lc), &values, "id-1", 0.05);
@@ -690,7 +729,13 @@ fn per_resource_findings_compare_only_their_resource() {
         panic!()
     };
     let memory_block = Finding::new(Reason::ModeAudit, "m").on(&[EventResource::Memory]);
-    let first = select(&[], std::slice::from_ref(&memory_block), &values, "id-1", 0.05);
+    let first = select(
+        &[],
+        std::slice::from_ref(&memory_block),
+        &values,
+        "id-1",
+        0.05,
+    );
     let cpu_moved: Vec<ProposedValue> = values
         .iter()
         .map(|v| match v.field {
@@ -701,7 +746,9 @@ fn per_resource_findings_compare_only_their_resource() {
             _ => v.clone(),
         })
         .collect();
-    assert!(select(&first.next, &[memory_block], &cpu_moved, "id-1", 0.05)
-        .emit
-        .is_empty());
+    assert!(
+        select(&first.next, &[memory_block], &cpu_moved, "id-1", 0.05)
+            .emit
+            .is_empty()
+    );
 }

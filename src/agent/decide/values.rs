@@ -127,10 +127,12 @@ impl Proposal {
     /// True when some value of `resource` moves beyond `tolerance`.
     pub fn significant(&self, resource: EventResource, tolerance: f64) -> bool {
         self.containers.iter().any(|c| {
-            fields_of(resource).iter().any(|f| match (c.current.get(*f), c.target.get(*f)) {
-                (Some(from), Some(to)) => beyond(from, to, tolerance),
-                _ => false,
-            })
+            fields_of(resource)
+                .iter()
+                .any(|f| match (c.current.get(*f), c.target.get(*f)) {
+                    (Some(from), Some(to)) => beyond(from, to, tolerance),
+                    _ => false,
+                })
         })
     }
 
@@ -188,8 +190,9 @@ pub fn moved(then: &[ProposedValue], now: &[ProposedValue], tolerance: f64) -> b
     if then.len() != now.len() {
         return true;
     }
-    now.iter().any(|n| match then.iter().find(|t| key(t) == key(n)) {
-        Some(t) => beyond(t.value, n.value, tolerance),
-        None => true,
-    })
+    now.iter()
+        .any(|n| match then.iter().find(|t| key(t) == key(n)) {
+            Some(t) => beyond(t.value, n.value, tolerance),
+            None => true,
+        })
 }

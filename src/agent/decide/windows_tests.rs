@@ -96,7 +96,10 @@ fn a_window_that_spans_midnight_and_the_latest_of_overlapping_windows_count() {
         Some(span("2027-05-01T23:00:00Z", "2027-05-02T02:00:00Z"))
     );
     // Of two open windows, the one that stays open longest.
-    let both = [mw("0 10 * * *", "1h", "UTC"), mw("30 10 * * *", "2h", "UTC")];
+    let both = [
+        mw("0 10 * * *", "1h", "UTC"),
+        mw("30 10 * * *", "2h", "UTC"),
+    ];
     assert_eq!(
         open(&both, "2027-05-02T10:45:00Z"),
         Some(span("2027-05-02T10:30:00Z", "2027-05-02T12:30:00Z"))
@@ -130,7 +133,11 @@ fn freeze_windows_absolute_and_recurring() {
         freeze(&list, at("2026-12-23T12:00:00Z")),
         Some(span("2026-12-22T00:00:00Z", "2026-12-24T00:00:00Z"))
     );
-    assert_eq!(freeze(&list, at("2026-12-24T00:00:00Z")), None, "end is exclusive");
+    assert_eq!(
+        freeze(&list, at("2026-12-24T00:00:00Z")),
+        None,
+        "end is exclusive"
+    );
     // On Christmas Day (a Friday) the weekend window starts too and ends later.
     assert_eq!(
         freeze(&list, at("2026-12-25T12:00:00Z")).map(|s| s.end_ms),

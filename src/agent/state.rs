@@ -71,8 +71,9 @@ pub enum Step {
     },
     /// The template is being applied.
     Rollout,
-    /// Applied; outdated pods of an `OnDelete` StatefulSet are being evicted.
-    Evicting,
+    /// Applied; outdated pods of an `OnDelete` StatefulSet are being evicted, once the
+    /// controller has seen the template of `generation`.
+    Evicting { generation: i64 },
 }
 
 /// A change in flight (write-ahead: persisted before the first write to the cluster).
@@ -93,6 +94,20 @@ pub struct Operation {
     /// `fallback` reason when an in-place change continues as a rollout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<Reason>,
+    /// API calls that failed transiently so far (the step fails after a few).
+    #[serde(default)]
+    pub attempts: u32,
+    /// The maintenance window a deferred change rolls out in (`start/end`, RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+}
+
+/// The last change that failed, so the same recommendation is not retried at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Failure {
+    pub recommendation_id: String,
+    pub at_ms: i64,
 }
 
 /// The last change that became live.
@@ -142,6 +157,9 @@ impl Applied {
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadState {
     pub phase: Phase,
+    /// When `phase` (or its reason) last changed.
+    #[serde(default)]
+    pub phase_since_ms: i64,
     /// The last effective mode the hub gave (decides `HubUnreachable` while it is away).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<EffectiveMode>,
@@ -164,6 +182,8 @@ pub struct WorkloadState {
     pub last_reason: Option<Reason>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub last_message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsent: Vec<AgentEvent>,
 }

@@ -30,6 +30,8 @@ pub struct Record {
     /// Set by the API server; `None` before the first write.
     pub uid: Option<String>,
     pub labels: BTreeMap<String, String>,
+    /// The workload it is about, as its owner: Kubernetes deletes the record with it.
+    pub owner: Option<ObjectRef>,
     pub spec: serde_json::Value,
     /// `Null` while it has none.
     pub status: serde_json::Value,

@@ -27,7 +27,7 @@ use crate::cluster::{Node, Pod, Workload};
 use crate::policy::{EffectivePolicy, Mode, Strategy};
 use crate::wire::{EventResource, PauseScope, Reason, RecommendationItem, WorkloadConfig};
 
-pub use guardrails::{RESOURCE_GUARDRAILS, WORKLOAD_GUARDRAILS};
+pub use guardrails::{human, RESOURCE_GUARDRAILS, WORKLOAD_GUARDRAILS};
 use values::{propose, Proposal, ProposedValue};
 use windows::{Maintenance, Span};
 

@@ -707,11 +707,15 @@ fn emission_reports_once_until_values_move_or_the_policy_changes() {
         0.05,
     );
     assert_eq!(changed.emit, [0]);
-    assert!(
-        select(&changed.next, &[cooldown.clone()], &values, "id-2", 0.05)
-            .emit
-            .is_empty()
-    );
+    assert!(select(
+        &changed.next,
+        std::slice::from_ref(&cooldown),
+        &values,
+        "id-2",
+        0.05
+    )
+    .emit
+    .is_empty());
     // Another reason replaces it; when the first comes back it is new again.
     let lc = Finding::new(Reason::LowConfidence, "y");
     let other = select(&memory, std::slice::from_ref(&lc), &values, "id-1", 0.05);

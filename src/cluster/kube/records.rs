@@ -33,6 +33,16 @@ fn from_object(o: DynamicObject) -> Record {
         name: o.name_any(),
         uid: o.uid(),
         labels: o.labels().clone(),
+        owner: o
+            .owner_references()
+            .first()
+            .map(|r| crate::cluster::ObjectRef {
+                api_version: r.api_version.clone(),
+                kind: r.kind.clone(),
+                namespace: o.namespace().unwrap_or_default(),
+                name: r.name.clone(),
+                uid: Some(r.uid.clone()),
+            }),
         spec: o.data.get("spec").cloned().unwrap_or(Value::Null),
         status: o.data.get("status").cloned().unwrap_or(Value::Null),
     }
@@ -56,12 +66,17 @@ pub async fn list(client: &Client, namespaces: &[String]) -> Result<Vec<Record>,
 }
 
 pub async fn apply(client: &Client, manager: &str, r: &Record) -> Result<Record, ClusterError> {
-    let body = json!({
+    let mut body = json!({
         "apiVersion": record::API_VERSION,
         "kind": record::KIND,
         "metadata": { "name": r.name, "namespace": r.namespace, "labels": r.labels },
         "spec": r.spec,
     });
+    if let Some(o) = r.owner.as_ref().filter(|o| o.uid.is_some()) {
+        body["metadata"]["ownerReferences"] = json!([{
+            "apiVersion": o.api_version, "kind": o.kind, "name": o.name, "uid": o.uid,
+        }]);
+    }
     let pp = PatchParams::apply(manager).force();
     let o = api(client, Some(&r.namespace))
         .patch(&r.name, &pp, &Patch::Apply(&body))

@@ -188,7 +188,11 @@ impl Face for Real {
         match d.kind {
             WorkloadKind::StatefulSet => {
                 body["spec"]["serviceName"] = d.name.into();
-                let strategy = if d.on_delete { "OnDelete" } else { "RollingUpdate" };
+                let strategy = if d.on_delete {
+                    "OnDelete"
+                } else {
+                    "RollingUpdate"
+                };
                 body["spec"]["updateStrategy"] = serde_json::json!({ "type": strategy });
                 let s: StatefulSet = serde_json::from_value(body).expect("statefulset object");
                 Api::<StatefulSet>::namespaced(self.admin.clone(), ns)

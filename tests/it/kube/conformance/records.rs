@@ -25,15 +25,24 @@ async fn records_round_trip<F: Face>(face: &F) {
             kerf::cluster::record::NAME_LABEL.to_string(),
             "web".to_string(),
         )]),
+        owner: None,
         spec: json!({
             "workloadRef": { "apiVersion": "apps/v1", "kind": "Deployment", "name": "web" },
             "recommendationID": "rec-1",
         }),
         status: serde_json::Value::Null,
     };
-    let stored = face.agent().apply_record(&record).await.expect("apply record");
+    let stored = face
+        .agent()
+        .apply_record(&record)
+        .await
+        .expect("apply record");
     assert_eq!(stored.name, "deployment-web", "[{}]", face.name());
-    assert!(stored.uid.is_some(), "[{}] the record has a uid", face.name());
+    assert!(
+        stored.uid.is_some(),
+        "[{}] the record has a uid",
+        face.name()
+    );
     let status = json!({ "phase": "Skipped", "reason": "ModeAudit",
                          "agent": { "reported": [{ "reason": "ModeAudit" }] } });
     face.agent()
@@ -57,15 +66,20 @@ async fn records_round_trip<F: Face>(face: &F) {
         action: "Fallback".into(),
         note: "falls back to a rollout".into(),
     };
-    face.agent().record_event(&event).await.expect("record event");
+    face.agent()
+        .record_event(&event)
+        .await
+        .expect("record event");
     let events = face
         .observer()
         .events(&stored.object_ref())
         .await
         .expect("events");
     assert!(
-        events.iter().any(|e| e.event.reason == "ResizeInfeasible"
-            && e.event.event_type == EventType::Warning),
+        events
+            .iter()
+            .any(|e| e.event.reason == "ResizeInfeasible"
+                && e.event.event_type == EventType::Warning),
         "[{}] {events:?}",
         face.name()
     );
@@ -74,7 +88,11 @@ async fn records_round_trip<F: Face>(face: &F) {
         name: "deployment-gone".into(),
         ..stored
     };
-    let err = face.agent().apply_record_status(&gone).await.expect_err("404");
+    let err = face
+        .agent()
+        .apply_record_status(&gone)
+        .await
+        .expect_err("404");
     assert!(err.is_not_found(), "[{}] {err}", face.name());
     let version = face.agent().server_version().await.expect("version");
     assert!(version.starts_with("v1.36"), "[{}] {version}", face.name());
@@ -134,7 +152,8 @@ async fn on_delete_statefulset_pods_update_when_evicted<F: Face>(face: &F) {
     let ns = vec![face.ns().to_string()];
     let update = wait_for(face, "the StatefulSet's update revision", async || {
         let w = face.agent().workload(&key).await.expect("read")?;
-        w.update_revision.filter(|r| Some(r) != before.revision.as_ref())
+        w.update_revision
+            .filter(|r| Some(r) != before.revision.as_ref())
     })
     .await;
     assert_eq!(applied.containers[0].resources.cpu_request, Some(200));

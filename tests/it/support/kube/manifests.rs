@@ -55,9 +55,15 @@ pub async fn install(server: &str, ca_pem: &str, admin_token: &str) {
                 .expect("create");
             let status = answer.status();
             let body = answer.text().await.unwrap_or_default();
-            assert!(status.is_success(), "{file}: creating {url}: {status} {body}");
+            assert!(
+                status.is_success(),
+                "{file}: creating {url}: {status} {body}"
+            );
             if doc["kind"] == "CustomResourceDefinition" {
-                crds.push(format!("{url}/{}", doc["metadata"]["name"].as_str().expect("name")));
+                crds.push(format!(
+                    "{url}/{}",
+                    doc["metadata"]["name"].as_str().expect("name")
+                ));
             }
         }
     }

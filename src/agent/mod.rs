@@ -7,6 +7,7 @@
 pub mod apply;
 pub mod decide;
 pub mod event;
+pub mod http_hub;
 pub mod hub;
 pub mod outbox;
 mod pass;

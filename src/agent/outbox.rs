@@ -16,18 +16,11 @@ use prometheus_client::metrics::family::Family;
 use tokio::sync::Notify;
 
 use super::hub::{Hub, HubError};
+use crate::metrics::DropLabels;
 use crate::wire::AgentEvent;
 
 /// Most events in one request (the hub accepts up to 1,000).
 pub const BATCH: usize = 500;
-
-/// Labels of `kerf_agent_events_dropped_total`.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, prometheus_client::encoding::EncodeLabelSet)]
-pub struct DropLabels {
-    /// `buffer_full` (oldest dropped while the hub was away) or `invalid` (refused by
-    /// the hub's validation).
-    pub reason: String,
-}
 
 #[derive(Default)]
 struct Inner {

@@ -16,6 +16,8 @@ pub mod effective;
 pub mod error;
 pub mod feed;
 pub mod health;
+#[cfg(feature = "agent")]
+pub mod in_process;
 pub mod history;
 pub mod me;
 pub mod notifications;

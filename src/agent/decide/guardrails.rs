@@ -135,7 +135,7 @@ fn unsupported_node(c: &Ctx) -> Option<Finding> {
             Finding::new(
                 Reason::UnsupportedNode,
                 format!(
-                    "pod {} runs on node {} ({cause}): the kubelet cannot resize it in place",
+                    "pod {} runs on node {} ({cause}), where pods cannot be resized in place",
                     p.pod.name, node.name
                 ),
             )

@@ -17,6 +17,10 @@ pub mod values;
 pub mod windows;
 
 #[cfg(test)]
+mod emission_tests;
+#[cfg(test)]
+mod fixture;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod windows_tests;

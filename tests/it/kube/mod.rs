@@ -4,4 +4,4 @@
 mod conformance;
 mod control_plane;
 mod deployment;
-mod objects;
+pub mod objects;

@@ -24,6 +24,8 @@ pub struct Hub {
     pub admin: String,
     pub agent: String,
     pub http: reqwest::Client,
+    /// The hub's state, for the in-process agent (`kerf::api::in_process`).
+    pub state: AppState,
 }
 
 /// A hub on a manual clock; `demo` makes every cluster read the demo fleet.
@@ -54,8 +56,9 @@ pub async fn hub(cluster: &str, demo: bool) -> Hub {
         .await
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = kerf::api::app(state.clone());
     tokio::spawn(async move {
-        let _ = axum::serve(listener, kerf::api::app(state)).await;
+        let _ = axum::serve(listener, app).await;
     });
     Hub {
         _dir: dir,
@@ -66,6 +69,7 @@ pub async fn hub(cluster: &str, demo: bool) -> Hub {
         admin,
         agent,
         http: crate::support::client(),
+        state,
     }
 }
 

@@ -2,4 +2,5 @@
 //! means"), through the same code `mode = "all-in-one"` runs.
 
 mod apply;
+mod holds;
 mod world;

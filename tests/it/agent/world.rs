@@ -57,6 +57,22 @@ pub fn deployment(name: &'static str, replicas: i32, resources: Resources) -> Sp
     }
 }
 
+/// How sure a stored recommendation is.
+#[derive(Debug, Clone, Copy)]
+pub struct Rec {
+    pub confidence: i64,
+    pub covered_seconds: i64,
+}
+
+impl Default for Rec {
+    fn default() -> Rec {
+        Rec {
+            confidence: 85,
+            covered_seconds: 8 * 86_400,
+        }
+    }
+}
+
 pub struct World {
     pub ns: TestNamespace,
     pub admin: kube::Client,
@@ -195,6 +211,16 @@ impl World {
     /// confidence 85, 8 days of history, under the workload's current effective
     /// policy. Returns its id.
     pub async fn recommend(&self, key: &WorkloadKey, suggested: Resources) -> String {
+        self.recommend_with(key, suggested, Rec::default()).await
+    }
+
+    /// The workload's id in the hub.
+    pub fn workload_id(&self, key: &WorkloadKey) -> String {
+        kerf::runs::workload::workload_id(&self.cluster, &key.namespace, key.kind.as_str(), &key.name)
+    }
+
+    /// As [`World::recommend`], with the confidence and history of `r`.
+    pub async fn recommend_with(&self, key: &WorkloadKey, suggested: Resources, r: Rec) -> String {
         let wid = kerf::runs::workload::workload_id(
             &self.cluster,
             &key.namespace,
@@ -203,7 +229,7 @@ impl World {
         );
         // First the workload (so the config feed resolves its policy), then the
         // recommendation under that identity.
-        self.store_rec(key, &wid, suggested, "pending").await;
+        self.store_rec(key, &wid, suggested, "pending", r).await;
         let feed = self.hub.config(&self.cluster).await;
         let identity = feed["workloads"]
             .as_array()
@@ -212,12 +238,21 @@ impl World {
             .find(|w| w["workloadId"] == wid.as_str())
             .map(|w| w["policyIdentity"].as_str().expect("identity").to_string())
             .expect("the workload in the config feed");
-        self.store_rec(key, &wid, suggested, &identity).await
+        self.store_rec(key, &wid, suggested, &identity, r).await
     }
 
-    async fn store_rec(&self, key: &WorkloadKey, wid: &str, s: Resources, identity: &str) -> String {
+    async fn store_rec(
+        &self,
+        key: &WorkloadKey,
+        wid: &str,
+        s: Resources,
+        identity: &str,
+        r: Rec,
+    ) -> String {
         let id = uuid::Uuid::new_v4().to_string();
-        let setting = |v: Option<u64>| v.map(|v| json!({ "current": null, "suggested": v as f64, "confidence": 85 }));
+        let setting = |v: Option<u64>| {
+            v.map(|v| json!({ "current": null, "suggested": v as f64, "confidence": r.confidence }))
+        };
         let summary = json!({
             "containers": [{
                 "name": "app",
@@ -226,8 +261,8 @@ impl World {
                 "memory": { "requests": setting(s.memory_request), "limits": setting(s.memory_limit),
                             "dataQuality": "available", "coverage": 1.0 },
             }],
-            "confidence": 85, "coverage": 1.0, "dataQuality": "available", "notices": [],
-            "coveredSeconds": 8 * 86_400,
+            "confidence": r.confidence, "coverage": 1.0, "dataQuality": "available", "notices": [],
+            "coveredSeconds": r.covered_seconds,
         });
         let now = kerf::clock::Clock::now_ms(self.hub.clock.as_ref());
         let chunk = ChunkWrite {
@@ -258,7 +293,7 @@ impl World {
                     has_changes: true,
                     data_quality: "available".into(),
                     notices: String::new(),
-                    confidence: 85,
+                    confidence: r.confidence,
                 },
             )],
             failed: Vec::new(),
@@ -289,6 +324,31 @@ impl World {
             matches!(flushed, kerf::agent::outbox::Flushed::Empty { .. }),
             "{flushed:?}"
         );
+    }
+
+    /// What kerf could change, as an admin reads it: each workload's generation and
+    /// template values, each pod's uid, generation and values (spec and status).
+    pub async fn workload_objects(&self) -> Vec<String> {
+        use kerf::cluster::Cluster;
+        let admin = KubeCluster::new(self.admin.clone());
+        let snap = admin.snapshot(&[self.ns.name.clone()]).await.expect("snapshot");
+        let mut out: Vec<String> = snap
+            .workloads
+            .iter()
+            .map(|w| format!("{} gen {} {:?}", w.key, w.generation, w.containers[0].resources))
+            .collect();
+        out.extend(snap.pods.iter().map(|p| {
+            format!(
+                "{} {} gen {} {:?} {:?}",
+                p.pod.name,
+                p.uid,
+                p.generation,
+                p.containers[0].resources,
+                p.status("app").and_then(|s| s.resources)
+            )
+        }));
+        out.sort();
+        out
     }
 
     /// The cluster's workload events in the hub (`GET /v1/audit`), oldest first.

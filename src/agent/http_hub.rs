@@ -52,20 +52,20 @@ impl HttpHub {
             }
             builder = builder.tls_certs_only(certs);
         }
-        let http = builder
-            .build()
-            .map_err(|e| format!("HTTP client: {e}"))?;
+        let http = builder.build().map_err(|e| format!("HTTP client: {e}"))?;
         Ok(HttpHub {
             http,
-            base: format!(
-                "{}/v1/clusters/{cluster}",
-                url.trim_end_matches('/')
-            ),
+            base: format!("{}/v1/clusters/{cluster}", url.trim_end_matches('/')),
             token,
         })
     }
 
-    async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Value, HubError> {
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, HubError> {
         let mut req = self
             .http
             .request(method, format!("{}{path}", self.base))
@@ -107,10 +107,7 @@ impl Hub for HttpHub {
 
     async fn recommendations(&self, next: Option<String>) -> Result<FeedPage, HubError> {
         let path = match &next {
-            Some(n) => format!(
-                "/recommendations?next={}",
-                form_urlencoded_component(n)
-            ),
+            Some(n) => format!("/recommendations?next={}", form_urlencoded_component(n)),
             None => "/recommendations".to_string(),
         };
         let mut v = self.call(Method::GET, &path, None).await?;
@@ -119,7 +116,10 @@ impl Hub for HttpHub {
                 "the recommendation feed has no items".into(),
             ));
         };
-        let items = std::mem::take(items).into_iter().map(FeedItem::read).collect();
+        let items = std::mem::take(items)
+            .into_iter()
+            .map(FeedItem::read)
+            .collect();
         let next = v.get("next").and_then(|n| n.as_str()).map(str::to_string);
         Ok(FeedPage { items, next })
     }

@@ -65,7 +65,11 @@ pub async fn post_events(
 
 /// What `POST .../events` does with the body (the in-process agent calls it too):
 /// validate, store once per id, count in `kerf_actions_total`.
-pub async fn store_events(state: &AppState, cluster: &str, bytes: &[u8]) -> Result<Value, ApiError> {
+pub async fn store_events(
+    state: &AppState,
+    cluster: &str,
+    bytes: &[u8],
+) -> Result<Value, ApiError> {
     if bytes.len() > MAX_BATCH_BYTES {
         return Err(ApiError::too_large(MAX_BATCH_BYTES));
     }

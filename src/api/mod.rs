@@ -16,9 +16,9 @@ pub mod effective;
 pub mod error;
 pub mod feed;
 pub mod health;
+pub mod history;
 #[cfg(feature = "agent")]
 pub mod in_process;
-pub mod history;
 pub mod me;
 pub mod notifications;
 pub mod overrides;

@@ -43,10 +43,9 @@ pub async fn connect(config: &Config) -> Result<KubeCluster, ServeError> {
     })?;
     let cluster = KubeCluster::connect(kube_config)
         .map_err(|e| ServeError::Agent(format!("cannot build the Kubernetes client: {e}")))?;
-    cluster
-        .server_version()
-        .await
-        .map_err(|e| ServeError::Agent(format!("the Kubernetes API server does not answer: {e}")))?;
+    cluster.server_version().await.map_err(|e| {
+        ServeError::Agent(format!("the Kubernetes API server does not answer: {e}"))
+    })?;
     match cluster.records(&config.agent.namespaces).await {
         Ok(_) => Ok(cluster),
         Err(e) if e.is_not_found() => Err(ServeError::Agent(
@@ -55,7 +54,9 @@ pub async fn connect(config: &Config) -> Result<KubeCluster, ServeError> {
         Err(e) if e.code() == Some(403) => Err(ServeError::Agent(format!(
             "the agent may not read RightsizingRecommendations (packaging/k8s/agent-rbac.yaml): {e}"
         ))),
-        Err(e) => Err(ServeError::Agent(format!("cannot read kerf's records: {e}"))),
+        Err(e) => Err(ServeError::Agent(format!(
+            "cannot read kerf's records: {e}"
+        ))),
     }
 }
 
@@ -65,10 +66,20 @@ pub async fn register_cluster(state: &AppState, name: &str, by: &str) -> Result<
         actor: crate::wire::Actor::system(by),
         reason: None,
     };
-    match crate::fleet::clusters::register(&state.store, state.now(), ctx, name.into(), Default::default()).await {
+    match crate::fleet::clusters::register(
+        &state.store,
+        state.now(),
+        ctx,
+        name.into(),
+        Default::default(),
+    )
+    .await
+    {
         Ok(_) => Ok(()),
         Err(crate::operation::OpError::Store(crate::store::StoreError::Conflict(_))) => Ok(()),
-        Err(e) => Err(ServeError::Agent(format!("cannot register cluster {name:?}: {e}"))),
+        Err(e) => Err(ServeError::Agent(format!(
+            "cannot register cluster {name:?}: {e}"
+        ))),
     }
 }
 
@@ -100,10 +111,16 @@ async fn run<C: Cluster + 'static, H: Hub>(
     hub: Arc<H>,
     clock: Arc<dyn Clock>,
     options: Options,
-    dropped: prometheus_client::metrics::family::Family<crate::metrics::DropLabels, prometheus_client::metrics::counter::Counter>,
+    dropped: prometheus_client::metrics::family::Family<
+        crate::metrics::DropLabels,
+        prometheus_client::metrics::counter::Counter,
+    >,
     stop: crate::jobs::Stop,
 ) {
-    let outbox = Outbox::new(crate::wire::AgentSettings::default().event_buffer_size as usize, dropped);
+    let outbox = Outbox::new(
+        crate::wire::AgentSettings::default().event_buffer_size as usize,
+        dropped,
+    );
     match Agent::start(cluster, hub, clock, options, outbox).await {
         Ok(agent) => agent.run(stop).await,
         // The supervisor stops kerf naming the job and this reason.
@@ -123,8 +140,14 @@ pub async fn run_agent(config: Config) -> Result<(), ServeError> {
         .hub_ca()
         .map_err(|e| ServeError::Agent(e.to_string()))?;
     let timeout = Duration::from_secs(config.agent.hub_timeout_seconds);
-    let hub = HttpHub::new(&config.agent.hub_url, &config.agent.cluster, token, ca.as_deref(), timeout)
-        .map_err(ServeError::Agent)?;
+    let hub = HttpHub::new(
+        &config.agent.hub_url,
+        &config.agent.cluster,
+        token,
+        ca.as_deref(),
+        timeout,
+    )
+    .map_err(ServeError::Agent)?;
     let cluster = connect(&config).await?;
     let listener = TcpListener::bind(config.listen)
         .await
@@ -138,9 +161,14 @@ pub async fn run_agent(config: Config) -> Result<(), ServeError> {
     let (opts, dropped) = (options(&config), metrics.agent_events_dropped.clone());
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let hub = Arc::new(hub);
-    jobs.spawn("agent", move |stop| run(cluster, hub, clock, opts, dropped, stop));
+    jobs.spawn("agent", move |stop| {
+        run(cluster, hub, clock, opts, dropped, stop)
+    });
     let app = axum::Router::new()
-        .route("/healthz", get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }))
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }),
+        )
         .route(
             "/readyz",
             get(move || {

@@ -259,4 +259,3 @@ pub(super) fn finding(d: &Decision, reason: Reason) -> &Finding {
         .find(|f| f.reason == reason)
         .unwrap_or_else(|| panic!("no {reason:?} in {list:?}"))
 }
-

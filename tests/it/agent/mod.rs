@@ -3,4 +3,5 @@
 
 mod apply;
 mod holds;
+mod reasons;
 mod world;

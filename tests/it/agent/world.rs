@@ -13,7 +13,7 @@ use kerf::agent::{Agent, Options, Outbox};
 use kerf::api::in_process::InProcessHub;
 use kerf::cluster::kube::KubeCluster;
 use kerf::cluster::quantity::{format_cpu, format_memory};
-use kerf::cluster::{Node, Resources, WorkloadKey, WorkloadKind};
+use kerf::cluster::{Cluster, Node, Pod, Resources, WorkloadKey, WorkloadKind};
 use kerf::sim::api_kubelet::ApiKubelet;
 use kerf::sim::kubelet::{Usage, USAGE_ANNOTATION};
 use kerf::store::{ChunkWrite, NewRecommendation, WorkloadSeen};
@@ -152,7 +152,11 @@ impl World {
         match s.kind {
             WorkloadKind::StatefulSet => {
                 body["spec"]["serviceName"] = s.name.into();
-                let strategy = if s.on_delete { "OnDelete" } else { "RollingUpdate" };
+                let strategy = if s.on_delete {
+                    "OnDelete"
+                } else {
+                    "RollingUpdate"
+                };
                 body["spec"]["updateStrategy"] = json!({ "type": strategy });
                 let o: StatefulSet = serde_json::from_value(body).expect("statefulset");
                 Api::<StatefulSet>::namespaced(self.admin.clone(), ns)
@@ -174,7 +178,7 @@ impl World {
     /// Creates a policy for this namespace through the hub's API (the test's base
     /// policy: auto-patch, short learning period, modest confidence), with `patch`
     /// merged over it.
-    pub async fn policy(&self, name: &str, patch: Value) {
+    pub async fn policy(&self, name: &str, patch: Value) -> i64 {
         let mut spec = json!({
             "name": name,
             "priority": 10,
@@ -188,13 +192,19 @@ impl World {
             .call("POST", "/v1/policies", &self.hub.admin, spec)
             .await;
         assert_eq!(status, 201, "create policy: {body}");
+        body["id"].as_i64().expect("policy id")
     }
 
-    /// Replaces the policy `name` (its current version read first).
+    /// Replaces policy `id` with `patch` merged over it (its current version read first).
     pub async fn update_policy(&self, id: i64, patch: Value) {
         let (s, current) = self
             .hub
-            .call("GET", &format!("/v1/policies/{id}"), &self.hub.admin, Value::Null)
+            .call(
+                "GET",
+                &format!("/v1/policies/{id}"),
+                &self.hub.admin,
+                Value::Null,
+            )
             .await;
         assert_eq!(s, 200, "{current}");
         let mut spec = current["spec"].clone();
@@ -216,7 +226,12 @@ impl World {
 
     /// The workload's id in the hub.
     pub fn workload_id(&self, key: &WorkloadKey) -> String {
-        kerf::runs::workload::workload_id(&self.cluster, &key.namespace, key.kind.as_str(), &key.name)
+        kerf::runs::workload::workload_id(
+            &self.cluster,
+            &key.namespace,
+            key.kind.as_str(),
+            &key.name,
+        )
     }
 
     /// As [`World::recommend`], with the confidence and history of `r`.
@@ -298,7 +313,11 @@ impl World {
             )],
             failed: Vec::new(),
         };
-        self.hub.store.write_chunk(chunk).await.expect("store recommendation");
+        self.hub
+            .store
+            .write_chunk(chunk)
+            .await
+            .expect("store recommendation");
         id
     }
 
@@ -311,9 +330,15 @@ impl World {
             agent_version: "test".into(),
         };
         let hub = Arc::new(InProcessHub::new(self.hub.state.clone(), &self.cluster));
-        Agent::start(kube, hub, self.hub.clock.clone(), options, Outbox::new(1000, Default::default()))
-            .await
-            .expect("agent starts")
+        Agent::start(
+            kube,
+            hub,
+            self.hub.clock.clone(),
+            options,
+            Outbox::new(1000, Default::default()),
+        )
+        .await
+        .expect("agent starts")
     }
 
     /// Delivers what the agent buffered.
@@ -329,13 +354,20 @@ impl World {
     /// What kerf could change, as an admin reads it: each workload's generation and
     /// template values, each pod's uid, generation and values (spec and status).
     pub async fn workload_objects(&self) -> Vec<String> {
-        use kerf::cluster::Cluster;
         let admin = KubeCluster::new(self.admin.clone());
-        let snap = admin.snapshot(&[self.ns.name.clone()]).await.expect("snapshot");
+        let snap = admin
+            .snapshot(&[self.ns.name.clone()])
+            .await
+            .expect("snapshot");
         let mut out: Vec<String> = snap
             .workloads
             .iter()
-            .map(|w| format!("{} gen {} {:?}", w.key, w.generation, w.containers[0].resources))
+            .map(|w| {
+                format!(
+                    "{} gen {} {:?}",
+                    w.key, w.generation, w.containers[0].resources
+                )
+            })
             .collect();
         out.extend(snap.pods.iter().map(|p| {
             format!(
@@ -380,6 +412,33 @@ impl World {
                 )
             })
             .collect()
+    }
+}
+
+/// The workload's pods, read by an admin.
+pub async fn pods(w: &World, key: &WorkloadKey) -> Vec<Pod> {
+    let admin = KubeCluster::new(w.admin.clone());
+    let snap = admin
+        .snapshot(&[w.ns.name.clone()])
+        .await
+        .expect("snapshot");
+    let mut pods: Vec<Pod> = snap.pods_of(key).filter(|p| !p.deleting).cloned().collect();
+    pods.sort_by(|a, b| a.pod.name.cmp(&b.pod.name));
+    pods
+}
+
+pub async fn ready(w: &World, key: &WorkloadKey, n: usize) -> Vec<Pod> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let p = pods(w, key).await;
+        if p.len() == n && p.iter().all(|p| p.ready) {
+            return p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{n} ready pods of {key}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
 }
 

@@ -55,7 +55,10 @@ async fn auto_patch_applies_in_place_without_restarting_a_pod() {
     );
     // The record says so, and the decision is a Kubernetes Event about it.
     let admin = KubeCluster::new(w.admin.clone());
-    let records = admin.records(&[w.ns.name.clone()]).await.expect("records");
+    let records = admin
+        .records(std::slice::from_ref(&w.ns.name))
+        .await
+        .expect("records");
     let r: &Record = records
         .iter()
         .find(|r| r.name == "deployment-web")

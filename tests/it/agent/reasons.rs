@@ -211,9 +211,9 @@ async fn in_place_is_refused_on_a_node_with_swap() {
     let mut agent = w.agent().await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     // Until the pod is bound and running, there is no node to judge.
-    while !agent
+    while agent
         .state(&key)
-        .is_some_and(|s| s.last_reason == Some(kerf::wire::Reason::UnsupportedNode))
+        .is_none_or(|s| s.last_reason != Some(kerf::wire::Reason::UnsupportedNode))
     {
         assert!(std::time::Instant::now() < deadline, "UnsupportedNode");
         agent.pass().await;

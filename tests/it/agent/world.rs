@@ -356,7 +356,7 @@ impl World {
     pub async fn workload_objects(&self) -> Vec<String> {
         let admin = KubeCluster::new(self.admin.clone());
         let snap = admin
-            .snapshot(&[self.ns.name.clone()])
+            .snapshot(std::slice::from_ref(&self.ns.name))
             .await
             .expect("snapshot");
         let mut out: Vec<String> = snap
@@ -419,7 +419,7 @@ impl World {
 pub async fn pods(w: &World, key: &WorkloadKey) -> Vec<Pod> {
     let admin = KubeCluster::new(w.admin.clone());
     let snap = admin
-        .snapshot(&[w.ns.name.clone()])
+        .snapshot(std::slice::from_ref(&w.ns.name))
         .await
         .expect("snapshot");
     let mut pods: Vec<Pod> = snap.pods_of(key).filter(|p| !p.deleting).cloned().collect();

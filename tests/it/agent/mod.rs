@@ -3,5 +3,6 @@
 
 mod apply;
 mod holds;
+mod memory;
 mod reasons;
 mod world;

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub mod agent;
-pub use agent::AgentConfig;
+pub use agent::{AgentConfig, AgentsConfig};
 
 /// Environment variables that are not config keys (they steer the loader or logging).
 const RESERVED_ENV: &[&str] = &[
@@ -60,6 +60,8 @@ pub struct Config {
     pub notifications: NotificationsConfig,
     #[serde(default)]
     pub agent: AgentConfig,
+    #[serde(default)]
+    pub agents: AgentsConfig,
 }
 
 /// `[log]`
@@ -221,6 +223,7 @@ impl Default for Config {
             auth: AuthConfig::default(),
             notifications: NotificationsConfig::default(),
             agent: AgentConfig::default(),
+            agents: AgentsConfig::default(),
         }
     }
 }
@@ -281,6 +284,7 @@ impl Config {
         self.validate_auth()?;
         self.validate_notifications()?;
         self.agent.validate(self.mode)?;
+        self.agents.validate()?;
         if self.data_dir.as_os_str().is_empty() {
             return Err(ConfigError::Invalid("data_dir must not be empty".into()));
         }

@@ -219,7 +219,8 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             let interval = self.settings.loop_interval_seconds.clamp(1, 3600) as i64 * 1000;
             let next_pass = self.clock.now_ms() + interval;
             while self.clock.now_ms() < next_pass {
-                let wait = if self.busy() { 500 } else { 5_000 };
+                let left = (next_pass - self.clock.now_ms()).max(1) as u64;
+                let wait = left.min(if self.busy() { 500 } else { 5_000 });
                 tokio::select! {
                     _ = &mut stop => {
                         delivery.abort();

@@ -24,8 +24,26 @@ pub async fn config(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
 ) -> Result<Json<ConfigFeed>, ApiError> {
-    let feed = feed::config(&state.store, &state.runs, state.now(), &cluster).await?;
+    let feed = feed::config(
+        &state.store,
+        &state.runs,
+        state.now(),
+        &cluster,
+        agent_settings(&state),
+    )
+    .await?;
     Ok(Json(feed))
+}
+
+/// What this hub hands its agents (`[agents]` of its config).
+pub fn agent_settings(state: &AppState) -> crate::wire::AgentSettings {
+    let a = &state.config.agents;
+    crate::wire::AgentSettings {
+        loop_interval_seconds: a.loop_interval_seconds,
+        heartbeat_interval_seconds: a.heartbeat_interval_seconds,
+        event_buffer_size: a.event_buffer_size,
+        ..crate::wire::AgentSettings::default()
+    }
 }
 
 /// `POST /v1/clusters/{cluster}/heartbeat`: stores the heartbeat, re-evaluates

@@ -39,7 +39,8 @@ fn refused(e: ApiError) -> HubError {
 impl Hub for InProcessHub {
     async fn config(&self) -> Result<ConfigFeed, HubError> {
         let s = &self.state;
-        crate::fleet::feed::config(&s.store, &s.runs, s.now(), &self.cluster)
+        let agent = super::agent::agent_settings(s);
+        crate::fleet::feed::config(&s.store, &s.runs, s.now(), &self.cluster, agent)
             .await
             .map_err(|e| refused(e.into()))
     }

@@ -116,3 +116,49 @@ fn read_secret(path: &Path, key: &str) -> Result<String, ConfigError> {
     }
     Ok(token.to_string())
 }
+
+/// `[agents]`: what the hub hands every agent in its config feed (the agent's loop and
+/// heartbeat intervals and its event buffer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsConfig {
+    /// Seconds between two decision passes of an agent.
+    pub loop_interval_seconds: u64,
+    /// Seconds between two heartbeats.
+    pub heartbeat_interval_seconds: u64,
+    /// Events an agent buffers while the hub is away (oldest dropped first).
+    pub event_buffer_size: u32,
+}
+
+impl Default for AgentsConfig {
+    fn default() -> Self {
+        AgentsConfig {
+            loop_interval_seconds: 30,
+            heartbeat_interval_seconds: 30,
+            event_buffer_size: 10_000,
+        }
+    }
+}
+
+impl AgentsConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let checks = [
+            (
+                (1..=3600).contains(&self.loop_interval_seconds),
+                "agents.loop_interval_seconds must be between 1 and 3600",
+            ),
+            (
+                (1..=3600).contains(&self.heartbeat_interval_seconds),
+                "agents.heartbeat_interval_seconds must be between 1 and 3600",
+            ),
+            (
+                (10..=1_000_000).contains(&self.event_buffer_size),
+                "agents.event_buffer_size must be between 10 and 1000000",
+            ),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, m)) => Err(ConfigError::Invalid((*m).to_string())),
+            None => Ok(()),
+        }
+    }
+}

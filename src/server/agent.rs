@@ -183,7 +183,11 @@ pub async fn run_agent(config: Config) -> Result<(), ServeError> {
                 async move { m.render() }
             }),
         );
-    tracing::info!(addr = %config.listen, hub = %config.agent.hub_url, cluster = %config.agent.cluster, "agent serving health and metrics");
+    let local = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: config.listen,
+        source,
+    })?;
+    tracing::info!(addr = %local, role = "agent", hub = %config.agent.hub_url, cluster = %config.agent.cluster, "listening");
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
     let failed = super::accept_loop(listener, None, app, grace, &mut jobs).await;
     let mut failures: Vec<_> = failed.into_iter().collect();

@@ -118,7 +118,8 @@ pub struct AgentSettings {
 }
 
 impl Default for AgentSettings {
-    /// What this hub hands every agent (fixed by the build for now).
+    /// The build's defaults (the hub's `[agents]` section may change the intervals and
+    /// the buffer).
     fn default() -> Self {
         AgentSettings {
             loop_interval_seconds: 30,

@@ -17,7 +17,11 @@ use super::world::{deployment, drive, pods, ready, res, Rec, World};
 fn count(events: &[Value]) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
     for e in events {
-        let k = format!("{}/{}", e["workload"]["name"].as_str().unwrap_or(""), e["reason"].as_str().unwrap_or(""));
+        let k = format!(
+            "{}/{}",
+            e["workload"]["name"].as_str().unwrap_or(""),
+            e["reason"].as_str().unwrap_or("")
+        );
         *out.entry(k).or_insert(0) += 1;
     }
     out
@@ -31,11 +35,19 @@ async fn emit_only_on_change_holds_over_100_passes_and_a_restart() {
     let young = w.create(&deployment("young", 1, base)).await;
     let steady = w.create(&deployment("steady", 1, base)).await;
     w.policy("auto", json!({})).await;
-    w.policy("p-off", json!({ "priority": 20, "selector": { "names": ["off"] },
-                              "mode": { "cpu": "off", "memory": "off" } })).await;
-    let short = Rec { covered_seconds: 3600, ..Rec::default() };
+    w.policy(
+        "p-off",
+        json!({ "priority": 20, "selector": { "names": ["off"] },
+                              "mode": { "cpu": "off", "memory": "off" } }),
+    )
+    .await;
+    let short = Rec {
+        covered_seconds: 3600,
+        ..Rec::default()
+    };
     w.recommend(&off, res(250, 500, 200, 400)).await;
-    w.recommend_with(&young, res(250, 500, 200, 400), short).await;
+    w.recommend_with(&young, res(250, 500, 200, 400), short)
+        .await;
     w.recommend(&steady, res(495, 1000, 256, 512)).await;
     let mut agent = w.agent().await;
     for _ in 0..100 {
@@ -61,11 +73,13 @@ async fn emit_only_on_change_holds_over_100_passes_and_a_restart() {
     assert_eq!(count(&w.audit().await), want);
     // A new recommendation id with values within the tolerance: still quiet; values
     // that moved beyond it: reported again, once.
-    w.recommend_with(&young, res(255, 505, 204, 404), short).await;
+    w.recommend_with(&young, res(255, 505, 204, 404), short)
+        .await;
     agent.pass().await;
     w.deliver(&agent).await;
     assert_eq!(count(&w.audit().await), want);
-    w.recommend_with(&young, res(350, 700, 300, 600), short).await;
+    w.recommend_with(&young, res(350, 700, 300, 600), short)
+        .await;
     for _ in 0..5 {
         agent.pass().await;
     }
@@ -78,13 +92,21 @@ async fn emit_only_on_change_holds_over_100_passes_and_a_restart() {
 #[tokio::test]
 async fn a_restart_mid_apply_finishes_the_change_once_and_loses_no_event() {
     let w = World::new("agent-crash", 4000, 8192).await;
-    let key = w.create(&deployment("web", 2, res(500, 1000, 256, 512))).await;
-    let off = w.create(&deployment("off", 1, res(500, 1000, 256, 512))).await;
+    let key = w
+        .create(&deployment("web", 2, res(500, 1000, 256, 512)))
+        .await;
+    let off = w
+        .create(&deployment("off", 1, res(500, 1000, 256, 512)))
+        .await;
     let before = ready(&w, &key, 2).await;
     ready(&w, &off, 1).await;
     w.policy("auto", json!({})).await;
-    w.policy("p-off", json!({ "priority": 20, "selector": { "names": ["off"] },
-                              "mode": { "cpu": "off", "memory": "off" } })).await;
+    w.policy(
+        "p-off",
+        json!({ "priority": 20, "selector": { "names": ["off"] },
+                              "mode": { "cpu": "off", "memory": "off" } }),
+    )
+    .await;
     w.recommend(&key, res(250, 500, 200, 400)).await;
     w.recommend(&off, res(250, 500, 200, 400)).await;
     let admin = KubeCluster::new(w.admin.clone());
@@ -109,12 +131,16 @@ async fn a_restart_mid_apply_finishes_the_change_once_and_loses_no_event() {
     let op = &written_ahead.status["agent"]["operation"];
     assert_eq!(op["strategy"], "in-place", "{written_ahead:?}");
     let event_id = op["eventId"].as_str().expect("event id").to_string();
-    assert_eq!(record("deployment-off").await.status["agent"]["unsent"][0]["reason"], "ModeOff");
+    assert_eq!(
+        record("deployment-off").await.status["agent"]["unsent"][0]["reason"],
+        "ModeOff"
+    );
     drop(first);
     // Second agent: finishes the change from the record, re-sends what was unsent.
     let mut second = w.agent().await;
     drive(&mut second, "applied after the restart", |a| {
-        a.state(&key).is_some_and(|s| s.phase == Phase::Applied && s.operation.is_none())
+        a.state(&key)
+            .is_some_and(|s| s.phase == Phase::Applied && s.operation.is_none())
     })
     .await;
     w.deliver(&second).await;
@@ -135,7 +161,8 @@ async fn a_restart_mid_apply_finishes_the_change_once_and_loses_no_event() {
     drop(second);
     let mut third = w.agent().await;
     drive(&mut third, "applied again from the record", |a| {
-        a.state(&key).is_some_and(|s| s.phase == Phase::Applied && s.operation.is_none())
+        a.state(&key)
+            .is_some_and(|s| s.phase == Phase::Applied && s.operation.is_none())
     })
     .await;
     w.deliver(&third).await;
@@ -147,29 +174,43 @@ async fn a_restart_mid_apply_finishes_the_change_once_and_loses_no_event() {
     let last = ready(&w, &key, 2).await;
     for (p, b) in last.iter().zip(&before) {
         assert_eq!(p.uid, b.uid, "never replaced");
-        assert_eq!(p.status("app").and_then(|s| s.resources), Some(res(250, 500, 200, 400)));
+        assert_eq!(
+            p.status("app").and_then(|s| s.resources),
+            Some(res(250, 500, 200, 400))
+        );
         assert_eq!(p.status("app").map(|s| s.restart_count), Some(0));
     }
-    assert_eq!(last.iter().map(|p| p.generation).collect::<Vec<_>>(), generations, "not resized twice");
+    assert_eq!(
+        last.iter().map(|p| p.generation).collect::<Vec<_>>(),
+        generations,
+        "not resized twice"
+    );
 }
 
 #[tokio::test]
 async fn in_place_values_outlive_pod_churn_until_the_template_moves() {
     let w = World::new("agent-churn", 8000, 16384).await;
-    let key = w.create(&deployment("web", 2, res(500, 1000, 256, 512))).await;
+    let key = w
+        .create(&deployment("web", 2, res(500, 1000, 256, 512)))
+        .await;
     ready(&w, &key, 2).await;
     w.policy("auto", json!({})).await;
     w.recommend(&key, res(250, 500, 200, 400)).await;
     let mut agent = w.agent().await;
     drive(&mut agent, "applied in place", |a| {
-        a.state(&key).is_some_and(|s| s.phase == Phase::Applied && s.operation.is_none())
+        a.state(&key)
+            .is_some_and(|s| s.phase == Phase::Applied && s.operation.is_none())
     })
     .await;
     // Scale up and lose a pod: two pods start from the template's old values.
     let api = Api::<Deployment>::namespaced(w.admin.clone(), &w.ns.name);
-    api.patch("web", &PatchParams::default(), &Patch::Merge(json!({ "spec": { "replicas": 3 } })))
-        .await
-        .expect("scale");
+    api.patch(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({ "spec": { "replicas": 3 } })),
+    )
+    .await
+    .expect("scale");
     let victim = pods(&w, &key).await.remove(0);
     kube::Api::<k8s_openapi::api::core::v1::Pod>::namespaced(w.admin.clone(), &w.ns.name)
         .delete(&victim.pod.name, &DeleteParams::default())
@@ -184,10 +225,15 @@ async fn in_place_values_outlive_pod_churn_until_the_template_moves() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
         let p = ready(&w, &key, 3).await;
-        if p.iter().all(|p| p.status("app").and_then(|s| s.resources) == Some(res(250, 500, 200, 400))) {
+        if p.iter()
+            .all(|p| p.status("app").and_then(|s| s.resources) == Some(res(250, 500, 200, 400)))
+        {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "three pods at the applied values: {p:?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "three pods at the applied values: {p:?}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         agent.pass().await;
     }
@@ -216,11 +262,16 @@ async fn in_place_values_outlive_pod_churn_until_the_template_moves() {
     .await
     .expect("the user's rollout");
     drive(&mut agent, "the cooldown holds the next change", |a| {
-        a.state(&key).is_some_and(|s| s.last_reason == Some(kerf::wire::Reason::Cooldown))
+        a.state(&key)
+            .is_some_and(|s| s.last_reason == Some(kerf::wire::Reason::Cooldown))
     })
     .await;
     w.deliver(&agent).await;
     let events = count(&w.audit().await);
-    assert_eq!(events.get("web/RecommendationApplied"), Some(&1), "{events:?}");
+    assert_eq!(
+        events.get("web/RecommendationApplied"),
+        Some(&1),
+        "{events:?}"
+    );
     assert_eq!(events.get("web/Cooldown"), Some(&1), "{events:?}");
 }

@@ -5,4 +5,5 @@ mod apply;
 mod holds;
 mod memory;
 mod reasons;
+mod remote;
 mod world;

@@ -264,61 +264,18 @@ impl World {
         identity: &str,
         r: Rec,
     ) -> String {
-        let id = uuid::Uuid::new_v4().to_string();
-        let setting = |v: Option<u64>| {
-            v.map(|v| json!({ "current": null, "suggested": v as f64, "confidence": r.confidence }))
-        };
-        let summary = json!({
-            "containers": [{
-                "name": "app",
-                "cpu": { "requests": setting(s.cpu_request), "limits": setting(s.cpu_limit),
-                         "dataQuality": "available", "coverage": 1.0 },
-                "memory": { "requests": setting(s.memory_request), "limits": setting(s.memory_limit),
-                            "dataQuality": "available", "coverage": 1.0 },
-            }],
-            "confidence": r.confidence, "coverage": 1.0, "dataQuality": "available", "notices": [],
-            "coveredSeconds": r.covered_seconds,
-        });
         let now = kerf::clock::Clock::now_ms(self.hub.clock.as_ref());
-        let chunk = ChunkWrite {
-            run_id: format!("run-{id}"),
-            now_ms: now,
-            analyzed: vec![(
-                WorkloadSeen {
-                    id: wid.into(),
-                    cluster: self.cluster.clone(),
-                    namespace: key.namespace.clone(),
-                    kind: key.kind.as_str().into(),
-                    name: key.name.clone(),
-                    uid: String::new(),
-                    replicas: None,
-                    labels: "{}".into(),
-                    current: "[]".into(),
-                },
-                NewRecommendation {
-                    id: id.clone(),
-                    workload_id: wid.into(),
-                    run_id: format!("run-{id}"),
-                    created_at: now,
-                    policy_version: "test".into(),
-                    settings_identity: identity.into(),
-                    cost_delta: None,
-                    summary: summary.to_string(),
-                    analysis: "{}".into(),
-                    has_changes: true,
-                    data_quality: "available".into(),
-                    notices: String::new(),
-                    confidence: r.confidence,
-                },
-            )],
-            failed: Vec::new(),
-        };
-        self.hub
-            .store
-            .write_chunk(chunk)
-            .await
-            .expect("store recommendation");
-        id
+        seed(
+            &self.hub.store,
+            &self.cluster,
+            key,
+            wid,
+            s,
+            identity,
+            r,
+            now,
+        )
+        .await
     }
 
     /// The agent, started as the agent's identity, reporting to the hub in process.
@@ -413,6 +370,73 @@ impl World {
             })
             .collect()
     }
+}
+
+/// Stores a recommendation for `key` as a run would (see [`World::recommend_with`]).
+#[allow(clippy::too_many_arguments)]
+pub async fn seed(
+    store: &kerf::store::Store,
+    cluster: &str,
+    key: &WorkloadKey,
+    wid: &str,
+    s: Resources,
+    identity: &str,
+    r: Rec,
+    now: i64,
+) -> String {
+    let id = uuid::Uuid::new_v4().to_string();
+    let setting = |v: Option<u64>| {
+        v.map(|v| json!({ "current": null, "suggested": v as f64, "confidence": r.confidence }))
+    };
+    let summary = json!({
+        "containers": [{
+            "name": "app",
+            "cpu": { "requests": setting(s.cpu_request), "limits": setting(s.cpu_limit),
+                     "dataQuality": "available", "coverage": 1.0 },
+            "memory": { "requests": setting(s.memory_request), "limits": setting(s.memory_limit),
+                        "dataQuality": "available", "coverage": 1.0 },
+        }],
+        "confidence": r.confidence, "coverage": 1.0, "dataQuality": "available", "notices": [],
+        "coveredSeconds": r.covered_seconds,
+    });
+    let chunk = ChunkWrite {
+        run_id: format!("run-{id}"),
+        now_ms: now,
+        analyzed: vec![(
+            WorkloadSeen {
+                id: wid.into(),
+                cluster: cluster.to_string(),
+                namespace: key.namespace.clone(),
+                kind: key.kind.as_str().into(),
+                name: key.name.clone(),
+                uid: String::new(),
+                replicas: None,
+                labels: "{}".into(),
+                current: "[]".into(),
+            },
+            NewRecommendation {
+                id: id.clone(),
+                workload_id: wid.into(),
+                run_id: format!("run-{id}"),
+                created_at: now,
+                policy_version: "test".into(),
+                settings_identity: identity.into(),
+                cost_delta: None,
+                summary: summary.to_string(),
+                analysis: "{}".into(),
+                has_changes: true,
+                data_quality: "available".into(),
+                notices: String::new(),
+                confidence: r.confidence,
+            },
+        )],
+        failed: Vec::new(),
+    };
+    store
+        .write_chunk(chunk)
+        .await
+        .expect("store recommendation");
+    id
 }
 
 /// The workload's pods, read by an admin.

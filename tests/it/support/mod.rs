@@ -99,11 +99,16 @@ impl Kerf {
     }
 
     pub fn start_args(data_dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Kerf {
+        Self::start_at(data_dir, env, extra, "127.0.0.1:0")
+    }
+
+    /// As [`Kerf::start_args`], listening on `listen` (a restart on the same address).
+    pub fn start_at(data_dir: &Path, env: &[(&str, &str)], extra: &[&str], listen: &str) -> Kerf {
         let started = Instant::now();
         let mut child = Command::new(bin())
             .arg("--data-dir")
             .arg(data_dir)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .args(extra)
             .arg("serve")
             .env("KERF_LOG", "info")

@@ -67,7 +67,9 @@
 //! - `api`: HTTP handlers (parse → call a domain operation → serialize), the route
 //!   table with per-route permissions, errors. Uses the domain and vocabulary modules,
 //!   `clock`, `config`, `jobs`, `metrics`, `ui`.
-//! - `server`: listener, TLS, graceful shutdown; starts and supervises the jobs. Uses
+//! - `server`: listener, TLS, connection bounds (cap with eviction of the longest-idle,
+//!   header, idle and handshake timeouts), graceful shutdown; starts and supervises the
+//!   jobs. Uses
 //!   `api`, `auth`, `clock`, `config`, `datasource`, `fleet`, `jobs`, `metrics`,
 //!   `notify`, `runs`, `shutdown`, `store`, `tls`.
 //! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call

@@ -1,13 +1,26 @@
-//! Reading request bodies under a byte limit, with errors in the API's shape: JSON bodies
-//! are parsed strictly (unknown fields refused) and errors name the field at fault.
+//! Reading request bodies under a byte limit and a deadline, with errors in the API's
+//! shape: every body is wrapped once ([`bound_bodies`]) so no route reads more than
+//! `http.max_body_bytes` or for longer than `http.body_read_timeout_seconds`; routes may
+//! take less ([`read_limited`]). JSON bodies are parsed strictly (unknown fields
+//! refused) and errors name the field at fault.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http_body_util::BodyExt;
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
 use super::error::ApiError;
+use super::AppState;
 
 /// Largest JSON body of the admin endpoints, in bytes.
 pub const MAX_JSON_BYTES: usize = 64 * 1024;
@@ -16,15 +29,109 @@ pub const MAX_JSON_BYTES: usize = 64 * 1024;
 /// client that is still sending receives the answer instead of a reset connection.
 const DRAIN_LIMIT: usize = 16 * 1024 * 1024;
 
+/// Why a bounded body stopped.
+#[derive(Debug, thiserror::Error)]
+enum Bounded {
+    #[error("request body exceeds the limit of {0} bytes")]
+    TooLarge(usize),
+    #[error("request body did not arrive within {0} seconds")]
+    TooSlow(u64),
+}
+
+/// A request body that fails once it passes `limit` bytes (after draining up to
+/// [`DRAIN_LIMIT`] more, so the 413 reaches the client) or once `deadline` passes.
+struct BoundedBody {
+    inner: Body,
+    limit: usize,
+    seen: usize,
+    timeout: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl HttpBody for BoundedBody {
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        loop {
+            if self.deadline.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Some(Err(Bounded::TooSlow(self.timeout.as_secs()).into())));
+            }
+            let frame = match Pin::new(&mut self.inner).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) if self.seen > self.limit => {
+                    return Poll::Ready(Some(Err(Bounded::TooLarge(self.limit).into())))
+                }
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e.into()))),
+                Poll::Ready(Some(Ok(frame))) => frame,
+            };
+            let len = frame.data_ref().map_or(0, Bytes::len);
+            self.seen = self.seen.saturating_add(len);
+            if self.seen <= self.limit {
+                return Poll::Ready(Some(Ok(frame)));
+            }
+            if self.seen > self.limit.saturating_add(DRAIN_LIMIT) {
+                return Poll::Ready(Some(Err(Bounded::TooLarge(self.limit).into())));
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Middleware: bounds every request body by `http.max_body_bytes` and
+/// `http.body_read_timeout_seconds`. A declared length past the limit is refused before
+/// the handler runs (the body is drained as for any oversized body).
+pub async fn bound_bodies(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let http = &state.config.http;
+    let limit = http.max_body_bytes;
+    let timeout = Duration::from_secs(http.body_read_timeout_seconds);
+    let declared = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let req = req.map(|inner| {
+        Body::new(BoundedBody {
+            inner,
+            limit,
+            seen: 0,
+            timeout,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+        })
+    });
+    if declared.is_some_and(|n| n > limit as u64) {
+        let (_, body) = req.into_parts();
+        return match read_limited(body, limit).await {
+            Err(e) => e.into_response(),
+            Ok(_) => ApiError::too_large(limit).into_response(),
+        };
+    }
+    next.run(req).await
+}
+
 /// Collects `body`, refusing with 413 (naming `limit`) once it grows past `limit` bytes.
 pub async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     let mut body = body;
     let mut buf = bytes::BytesMut::new();
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| {
-            ApiError::bad_request("invalid_body", format!("cannot read request body: {e}"))
-        })?;
+        let frame = match frame {
+            Ok(f) => f,
+            // Past this route's limit already: the answer is this route's 413.
+            Err(_) if seen > limit => break,
+            Err(e) => return Err(body_error(e)),
+        };
         let Ok(data) = frame.into_data() else {
             continue;
         };
@@ -41,6 +148,22 @@ pub async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
         return Err(ApiError::too_large(limit));
     }
     Ok(buf.freeze())
+}
+
+/// The API error for a body that could not be read: 413 and 408 for the bounds, 400
+/// for a broken stream.
+fn body_error(e: axum::Error) -> ApiError {
+    let inner = e.into_inner();
+    match inner.downcast_ref::<Bounded>() {
+        Some(Bounded::TooLarge(limit)) => ApiError::too_large(*limit),
+        Some(Bounded::TooSlow(secs)) => ApiError::new(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            format!("the request body did not arrive within {secs} seconds"),
+        )
+        .with_details(json!({ "timeoutSeconds": secs })),
+        None => ApiError::bad_request("invalid_body", format!("cannot read request body: {inner}")),
+    }
 }
 
 /// Reads and parses a JSON body of type `T`. An empty body reads as `{}`.

@@ -20,6 +20,8 @@ mod events_fault;
 mod events_ingest;
 mod fleet_audit;
 mod fleet_clock;
+mod hardening_connections;
+mod hardening_http;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;

@@ -98,8 +98,20 @@ impl Kerf {
     }
 
     pub fn start_args(data_dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Kerf {
+        Self::start_cmd(Command::new(bin()), data_dir, env, extra)
+    }
+
+    /// Starts kerf inside `sh -c 'SCRIPT; exec "$@"'` (e.g. `ulimit -n 128`).
+    pub fn start_under_shell(script: &str, data_dir: &Path, env: &[(&str, &str)]) -> Kerf {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", &format!("{script} && exec \"$@\""), "sh"])
+            .arg(bin());
+        Self::start_cmd(cmd, data_dir, env, &[])
+    }
+
+    fn start_cmd(mut cmd: Command, data_dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Kerf {
         let started = Instant::now();
-        let mut child = Command::new(bin())
+        let mut child = cmd
             .arg("--data-dir")
             .arg(data_dir)
             .args(["--listen", "127.0.0.1:0"])

@@ -99,7 +99,14 @@ pub fn insert_batch(
             ])?;
             if n == 1 {
                 if let Some(approval) = e.approval_id() {
-                    super::approvals::consume(&tx, cluster, approval, &e.id, received)?;
+                    super::approvals::consume(
+                        &tx,
+                        cluster,
+                        &e.workload,
+                        approval,
+                        &e.id,
+                        received,
+                    )?;
                 }
                 out.inserted
                     .push((event_type.to_string(), reason.to_string()));

@@ -10,6 +10,7 @@ mod analysis_golden;
 mod analysis_leak_golden;
 mod analysis_props;
 mod appliance;
+mod approval_consumption;
 mod audit_pagination;
 mod bad_input;
 mod datasource_api;

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::access::Access;
-use super::body::read_json;
+use super::body::{read_json, read_json_nullable};
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::query;
@@ -131,7 +131,7 @@ pub async fn create_channel(
     access: Access,
     body: Body,
 ) -> Result<(StatusCode, Json<ChannelView>), ApiError> {
-    let input: ChannelInput = read_json(body).await?;
+    let input: ChannelInput = read_json_nullable(body, &["teamId"]).await?;
     let ctx = context(&access, input.reason.clone())?;
     let view = ops::create(&s.store, &s.notify, ctx, &scopes(&access).1, input, s.now()).await?;
     Ok((StatusCode::CREATED, Json(view)))
@@ -144,7 +144,7 @@ pub async fn replace_channel(
     body: Body,
 ) -> Result<Json<ChannelView>, ApiError> {
     let channel = id("notification channel", &raw)?;
-    let input: ChannelInput = read_json(body).await?;
+    let input: ChannelInput = read_json_nullable(body, &["teamId"]).await?;
     let ctx = context(&access, input.reason.clone())?;
     Ok(Json(
         ops::replace(
@@ -283,7 +283,7 @@ pub async fn create_rule(
     access: Access,
     body: Body,
 ) -> Result<(StatusCode, Json<RuleView>), ApiError> {
-    let input: RuleInput = read_json(body).await?;
+    let input: RuleInput = read_json_nullable(body, &["teamId"]).await?;
     let ctx = context(&access, input.reason.clone())?;
     let view =
         rule_ops::create(&s.store, &s.notify, ctx, scopes(&access).1, input, s.now()).await?;
@@ -297,7 +297,7 @@ pub async fn replace_rule(
     body: Body,
 ) -> Result<Json<RuleView>, ApiError> {
     let rule = id("notification rule", &raw)?;
-    let input: RuleInput = read_json(body).await?;
+    let input: RuleInput = read_json_nullable(body, &["teamId"]).await?;
     let ctx = context(&access, input.reason.clone())?;
     Ok(Json(
         rule_ops::replace(

@@ -194,10 +194,7 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
     check_optional_fields(&mut c, &obj, event_type.as_deref());
     if reason.as_deref() == Some("ApprovedOnce") {
         let approval = obj.get("details").and_then(|d| d.get("approvalId"));
-        if !approval
-            .and_then(Value::as_str)
-            .is_some_and(|a| !a.is_empty())
-        {
+        if approval.and_then(Value::as_str).is_none_or(str::is_empty) {
             c.fail(
                 "details.approvalId",
                 "is required on ApprovedOnce: the id of the approval applied",

@@ -13,6 +13,7 @@ mod appliance;
 mod approval_consumption;
 mod audit_pagination;
 mod bad_input;
+mod body_shapes;
 mod datasource_api;
 mod datasource_oom_limit;
 mod datasource_prometheus;

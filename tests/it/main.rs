@@ -15,6 +15,7 @@ mod audit_pagination;
 mod bad_input;
 mod body_shapes;
 mod datasource_api;
+mod datasource_link_audit;
 mod datasource_oom_limit;
 mod datasource_prometheus;
 mod datasource_protocols;

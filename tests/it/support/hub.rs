@@ -39,7 +39,10 @@ pub async fn hub(cluster: &str, demo: bool) -> Hub {
     if demo {
         runs = runs.with_source(Datasource::demo(7));
     }
-    let mut config = Config::default();
+    let mut config = Config {
+        data_dir: dir.path().into(),
+        ..Config::default()
+    };
     config.auth.argon2_memory_kib = 8192;
     config.auth.argon2_iterations = 1;
     let state = AppState::new(

@@ -12,6 +12,7 @@ mod analysis_props;
 mod appliance;
 mod approval_consumption;
 mod audit_pagination;
+mod backup_restore;
 mod bad_input;
 mod body_shapes;
 mod datasource_api;

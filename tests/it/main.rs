@@ -35,6 +35,7 @@ mod notify_digest;
 mod notify_restart;
 mod notify_teams;
 mod one_clock;
+mod openapi_document;
 mod policies_api;
 mod route_table;
 mod runs_api;

@@ -29,6 +29,7 @@ mod notify_api;
 mod notify_delivery;
 mod notify_digest;
 mod notify_restart;
+mod notify_teams;
 mod one_clock;
 mod policies_api;
 mod route_table;

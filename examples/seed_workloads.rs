@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use kerf::clock::{Clock, SystemClock};
 use kerf::store::{
     self, ChunkWrite, NewRecommendation, Store, StoreOptions, WorkloadFilter, WorkloadRow,
-    WorkloadSeen, WorkloadSort,
+    WorkloadSeen,
 };
 
 const CHUNK: usize = 1000;
@@ -89,7 +89,7 @@ fn count_workloads(conn: &mut rusqlite::Connection) -> Result<usize, store::Stor
         match rows.last() {
             Some(last) if more => {
                 f.after = Some((
-                    rusqlite::types::Value::Text(last.seen.name.clone()),
+                    store::SortValue::Text(last.seen.name.clone()),
                     last.seen.id.clone(),
                 ))
             }
@@ -100,19 +100,8 @@ fn count_workloads(conn: &mut rusqlite::Connection) -> Result<usize, store::Stor
 
 fn filter(limit: usize) -> WorkloadFilter {
     WorkloadFilter {
-        scopes: None,
-        cluster: None,
-        namespace: None,
-        kind: None,
-        search: None,
-        has_recommendation: None,
-        data_quality: None,
-        notice: None,
-        stale: None,
-        sort: WorkloadSort::Name,
-        descending: false,
-        after: None,
         limit,
+        ..Default::default()
     }
 }
 

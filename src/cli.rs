@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::commands::{self, serve_exit, Exit};
 use crate::config::{Config, Mode, Overrides};
 
 /// kerf rightsizes Kubernetes workloads.
@@ -142,29 +143,6 @@ pub enum ClusterAction {
     List,
 }
 
-/// A failure with the exit code it maps to.
-#[derive(Debug)]
-pub struct Exit {
-    pub code: i32,
-    pub message: String,
-}
-
-impl Exit {
-    pub fn usage(message: impl std::fmt::Display) -> Self {
-        Exit {
-            code: 2,
-            message: message.to_string(),
-        }
-    }
-
-    pub fn runtime(message: impl std::fmt::Display) -> Self {
-        Exit {
-            code: 1,
-            message: message.to_string(),
-        }
-    }
-}
-
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<(), Exit> {
     if let Command::Analyze {
@@ -173,7 +151,7 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
         input,
     } = &cli.command
     {
-        return crate::commands::analyze(policy.as_deref(), *pretty, input);
+        return commands::analyze(policy.as_deref(), *pretty, input);
     }
     if matches!(cli.command, Command::Version) {
         println!("kerf {}{}", env!("CARGO_PKG_VERSION"), features());
@@ -190,13 +168,45 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
     match cli.command {
         Command::Serve => serve(config),
         Command::Demo => crate::demo::run(config, explicit_data_dir),
-        Command::Migrate { status } => crate::commands::migrate(&config, status),
-        Command::Backup { to } => crate::commands::backup(&config, &to),
-        Command::Config { action } => crate::commands::config(&config, action),
-        Command::Healthcheck => crate::commands::healthcheck(&config),
-        Command::Token { action } => crate::commands::token(&config, action),
-        Command::Clusters { action } => crate::commands::clusters(&config, action),
-        Command::Users { action } => crate::commands::users(&config, action),
+        Command::Migrate { status } => commands::migrate(&config, status),
+        Command::Backup { to } => commands::backup(&config, &to),
+        Command::Config {
+            action: ConfigAction::Print,
+        } => commands::print_config(&config),
+        Command::Config {
+            action: ConfigAction::Check,
+        } => commands::check_config(&config),
+        Command::Healthcheck => commands::healthcheck(&config),
+        Command::Token {
+            action:
+                TokenAction::Create {
+                    name,
+                    role,
+                    expires_in_days,
+                },
+        } => commands::create_token(&config, &name, &role, expires_in_days),
+        Command::Clusters {
+            action: ClusterAction::Create { name },
+        } => commands::create_cluster(&config, &name),
+        Command::Clusters {
+            action: ClusterAction::List,
+        } => commands::list_clusters(&config),
+        Command::Users {
+            action:
+                UserAction::Create {
+                    name,
+                    admin,
+                    role,
+                    password_file,
+                },
+        } => {
+            let role = if admin {
+                Some("admin".to_string())
+            } else {
+                role
+            };
+            commands::create_user(&config, &name, role, password_file.as_deref())
+        }
         Command::Version | Command::Analyze { .. } => Ok(()),
     }
 }
@@ -229,21 +239,4 @@ fn serve(config: Config) -> Result<(), Exit> {
     runtime
         .block_on(crate::server::run(config))
         .map_err(serve_exit)
-}
-
-/// The exit of a server that stopped with `e`: bad input (a too-new database, bad TLS
-/// files) is a usage error (2); anything else, a failed background job included, is 1.
-pub fn serve_exit(e: crate::server::ServeError) -> Exit {
-    match e {
-        crate::server::ServeError::Store(crate::store::StoreError::TooNew { .. }) => Exit::usage(e),
-        crate::server::ServeError::Tls(_) => Exit::usage(e),
-        _ => Exit::runtime(e),
-    }
-}
-
-/// The binary's way out on failure: one line on stderr, then the exit code.
-pub fn exit_with(exit: Exit) -> ! {
-    let line = exit.message.lines().next().unwrap_or("failed").to_string();
-    eprintln!("kerf: {line}");
-    std::process::exit(exit.code)
 }

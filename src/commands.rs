@@ -1,23 +1,67 @@
 //! The offline and one-shot commands: migrate, backup, config, healthcheck, tokens,
-//! clusters and analyze. Each works against the data dir without a running server.
+//! users, clusters and analyze. Each works against the data dir without a running
+//! server, through the same operations the API uses (`auth::accounts`,
+//! `fleet::clusters`), so the rules cannot differ. Exit codes: 0 success, 1 runtime
+//! failure, 2 bad usage, bad config or bad input (with a one-line reason on stderr).
 
 use std::io::{Read, Write};
 use std::path::Path;
+use std::sync::Arc;
 
-use crate::bootstrap;
-use crate::cli::{ClusterAction, ConfigAction, Exit, TokenAction, UserAction};
+use crate::auth::accounts::{self, NewTokenInput, NewUserInput};
+use crate::auth::Authenticator;
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
-use crate::server::store_options;
+use crate::events::config_change::{Actor, AuditContext};
+use crate::operation::OpError;
+use crate::server::{store_options, ServeError};
 use crate::store::{self, Store};
 
-fn open_store(config: &Config) -> Result<Store, Exit> {
-    Store::open_and_migrate(
-        &config.database_path(),
-        &store_options(config),
-        SystemClock.now_ms(),
-    )
-    .map_err(store_exit)
+/// A failure with the exit code it maps to.
+#[derive(Debug)]
+pub struct Exit {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Exit {
+    pub fn usage(message: impl std::fmt::Display) -> Self {
+        Exit {
+            code: 2,
+            message: message.to_string(),
+        }
+    }
+
+    pub fn runtime(message: impl std::fmt::Display) -> Self {
+        Exit {
+            code: 1,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// The binary's way out on failure: one line on stderr, then the exit code.
+pub fn exit_with(exit: Exit) -> ! {
+    let line = exit.message.lines().next().unwrap_or("failed").to_string();
+    eprintln!("kerf: {line}");
+    std::process::exit(exit.code)
+}
+
+/// The exit of a server that stopped with `e`: bad input (a too-new database, bad TLS
+/// files) is a usage error (2); anything else, a failed background job included, is 1.
+pub fn serve_exit(e: ServeError) -> Exit {
+    match e {
+        ServeError::Store(store::StoreError::TooNew { .. }) => Exit::usage(e),
+        ServeError::Tls(_) => Exit::usage(e),
+        _ => Exit::runtime(e),
+    }
+}
+
+/// Opens (creating and migrating when needed) the database of `config`.
+pub fn open_store(config: &Config) -> Result<Store, Exit> {
+    let now = SystemClock.now_ms();
+    Store::open_and_migrate(&config.database_path(), &store_options(config), now)
+        .map_err(store_exit)
 }
 
 fn store_exit(e: store::StoreError) -> Exit {
@@ -26,6 +70,35 @@ fn store_exit(e: store::StoreError) -> Exit {
         | store::StoreError::ChecksumMismatch { .. }
         | store::StoreError::Conflict(_) => Exit::usage(e),
         other => Exit::runtime(other),
+    }
+}
+
+/// A refused operation is the user's to fix (2); a failing system is 1.
+pub fn op_exit(e: OpError) -> Exit {
+    match e {
+        OpError::Store(s) => store_exit(s),
+        OpError::Invalid { .. }
+        | OpError::Rejected { .. }
+        | OpError::NotFound(_)
+        | OpError::Conflict { .. } => Exit::usage(e),
+        other => Exit::runtime(other),
+    }
+}
+
+/// Runs one async operation to its end on a small runtime of its own.
+pub fn block_on<F: std::future::Future>(work: F) -> Result<F::Output, Exit> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Exit::runtime)?;
+    Ok(runtime.block_on(work))
+}
+
+/// The audit context of a change made offline by the operator through `command`.
+pub fn operator(command: &str) -> AuditContext {
+    AuditContext {
+        actor: Actor::system(command),
+        reason: None,
     }
 }
 
@@ -47,7 +120,7 @@ pub fn migrate(config: &Config, status_only: bool) -> Result<(), Exit> {
         for (v, name, at) in &status.applied {
             println!(
                 "applied  {v:04}_{name}  at {}",
-                crate::api::audit::rfc3339(*at)
+                crate::timestamp::format_ms(*at)
             );
         }
         for (v, name) in &status.pending {
@@ -84,24 +157,22 @@ pub fn backup(config: &Config, to: &Path) -> Result<(), Exit> {
     Ok(())
 }
 
-/// `kerf config check|print`.
-pub fn config(config: &Config, action: ConfigAction) -> Result<(), Exit> {
-    match action {
-        ConfigAction::Print => {
-            print!("{}", config.to_toml());
-            Ok(())
-        }
-        ConfigAction::Check => {
-            if let (Some(c), Some(k)) = (&config.tls.cert_file, &config.tls.key_file) {
-                crate::tls::server_config(c, k).map_err(Exit::usage)?;
-            }
-            println!(
-                "configuration is valid (mode {:?}, listen {})",
-                config.mode, config.listen
-            );
-            Ok(())
-        }
+/// `kerf config print`: the effective configuration, secrets redacted.
+pub fn print_config(config: &Config) -> Result<(), Exit> {
+    print!("{}", config.to_toml());
+    Ok(())
+}
+
+/// `kerf config check`: the configuration and the files it names.
+pub fn check_config(config: &Config) -> Result<(), Exit> {
+    if let (Some(c), Some(k)) = (&config.tls.cert_file, &config.tls.key_file) {
+        crate::tls::server_config(c, k).map_err(Exit::usage)?;
     }
+    println!(
+        "configuration is valid (mode {:?}, listen {})",
+        config.mode, config.listen
+    );
+    Ok(())
 }
 
 /// `kerf healthcheck`: GET /readyz on the configured address (loopback when it listens on
@@ -133,130 +204,93 @@ pub fn healthcheck(config: &Config) -> Result<(), Exit> {
     }
 }
 
-/// `kerf token create`.
-pub fn token(config: &Config, action: TokenAction) -> Result<(), Exit> {
-    let TokenAction::Create {
-        name,
-        role,
-        expires_in_days,
-    } = action;
+/// `kerf token create`: a fleet-role API token, printed once.
+pub fn create_token(
+    config: &Config,
+    name: &str,
+    role: &str,
+    expires_in_days: Option<u32>,
+) -> Result<(), Exit> {
     let store = open_store(config)?;
     let now = SystemClock.now_ms();
-    let expires_at = expires_in_days.map(|d| now + i64::from(d) * 86_400_000);
-    let value = bootstrap::create_token(
-        &store,
-        &name,
-        &role,
-        expires_at,
-        "kerf token create (cli)",
-        now,
-    )
-    .map_err(bootstrap_exit)?;
+    let input = NewTokenInput {
+        name: name.to_string(),
+        role: role.to_string(),
+        team: None,
+        expires_at: expires_in_days.map(|d| now + i64::from(d) * 86_400_000),
+    };
+    let ctx = operator("kerf token create (cli)");
+    let made = block_on(accounts::create_token(&store, now, ctx, input))?.map_err(op_exit)?;
     eprintln!(
         "created {role} token {:?}; it is shown only once:",
-        name.trim()
+        made.token.name
     );
-    println!("{value}");
+    println!("{}", made.value);
     Ok(())
 }
 
 /// `kerf users create NAME [--admin|--role R] [--password-file F]`: prints the one-time
 /// password on stdout (nothing is printed when it came from a file).
-pub fn users(config: &Config, action: UserAction) -> Result<(), Exit> {
-    let UserAction::Create {
-        name,
-        admin,
-        role,
-        password_file,
-    } = action;
-    let role = if admin {
-        Some("admin".to_string())
-    } else {
-        role
-    };
-    let (password, generated) = match &password_file {
+pub fn create_user(
+    config: &Config,
+    name: &str,
+    role: Option<String>,
+    password_file: Option<&Path>,
+) -> Result<(), Exit> {
+    let password = match password_file {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| Exit::usage(format!("cannot read {}: {e}", path.display())))?;
-            (text.lines().next().unwrap_or("").to_string(), false)
+            Some(text.lines().next().unwrap_or("").to_string())
         }
-        None => (crate::auth::password::generate(), true),
+        None => None,
     };
     let store = open_store(config)?;
-    bootstrap::create_user(
-        &store,
-        &config.auth,
-        &name,
-        role.as_deref(),
-        &password,
-        "kerf users create (cli)",
-        SystemClock.now_ms(),
-    )
-    .map_err(bootstrap_exit)?;
-    let role_text = role.as_deref().unwrap_or("no fleet role");
-    if generated {
-        eprintln!("created user {name:?} ({role_text}); the one-time password is shown only once:");
-        println!("{password}");
-    } else {
-        eprintln!("created user {name:?} ({role_text}) with the password from the file");
+    let auth = Authenticator::new(&config.auth, Arc::new(SystemClock)).map_err(Exit::runtime)?;
+    let role_text = role.clone().unwrap_or_else(|| "no fleet role".into());
+    let input = NewUserInput {
+        username: name.to_string(),
+        display_name: String::new(),
+        role,
+        password,
+    };
+    let ctx = operator("kerf users create (cli)");
+    let now = SystemClock.now_ms();
+    let made = block_on(accounts::create_user(&store, &auth, now, ctx, input))?.map_err(op_exit)?;
+    match made.one_time_password {
+        Some(p) => {
+            eprintln!(
+                "created user {name:?} ({role_text}); the one-time password is shown only once:"
+            );
+            println!("{p}");
+        }
+        None => eprintln!("created user {name:?} ({role_text}) with the password from the file"),
     }
     Ok(())
 }
 
-fn bootstrap_exit(e: bootstrap::BootstrapError) -> Exit {
-    match e {
-        bootstrap::BootstrapError::Store(s) => store_exit(s),
-        bootstrap::BootstrapError::Invalid(m) => Exit::usage(m),
-        other => Exit::runtime(other),
-    }
-}
-
-/// `kerf clusters create|list`.
-pub fn clusters(config: &Config, action: ClusterAction) -> Result<(), Exit> {
+/// `kerf clusters create NAME`: registers it and prints its agent token once.
+pub fn create_cluster(config: &Config, name: &str) -> Result<(), Exit> {
     let store = open_store(config)?;
-    match action {
-        ClusterAction::Create { name } => {
-            let value = bootstrap::create_cluster(
-                &store,
-                &name,
-                "kerf clusters create (cli)",
-                SystemClock.now_ms(),
-            )
-            .map_err(bootstrap_exit)?;
-            eprintln!("registered cluster {name:?}; its agent token is shown only once:");
-            println!("{value}");
-        }
-        ClusterAction::List => {
-            let list = store
-                .write_blocking(|c| store::list_clusters(c))
-                .map_err(store_exit)?;
-            for c in list {
-                let state = if c.retired_at.is_some() {
-                    "retired"
-                } else {
-                    "active"
-                };
-                println!(
-                    "{}\t{}\t{}",
-                    c.name,
-                    state,
-                    crate::api::audit::rfc3339(c.created_at)
-                );
-            }
-        }
-    }
+    let ctx = operator("kerf clusters create (cli)");
+    let now = SystemClock.now_ms();
+    let work =
+        crate::fleet::clusters::register(&store, now, ctx, name.to_string(), Default::default());
+    let made = block_on(work)?.map_err(op_exit)?;
+    eprintln!("registered cluster {name:?}; its agent token is shown only once:");
+    println!("{}", made.token);
     Ok(())
 }
 
-/// Cluster names are DNS labels so they are safe in URLs, labels and file names.
-pub fn valid_cluster_name(name: &str) -> bool {
-    let b = name.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
+/// `kerf clusters list`: name, state and registration time, one per line.
+pub fn list_clusters(config: &Config) -> Result<(), Exit> {
+    let store = open_store(config)?;
+    let list = block_on(crate::fleet::clusters::list(&store))?.map_err(op_exit)?;
+    for c in list {
+        let c = c.cluster;
+        println!("{}\t{}\t{}", c.name, c.state, c.created_at);
+    }
+    Ok(())
 }
 
 /// `kerf analyze`.
@@ -285,17 +319,4 @@ pub fn analyze(policy: Option<&Path>, pretty: bool, input: &str) -> Result<(), E
         .and_then(|_| stdout.write_all(b"\n"))
         .and_then(|_| stdout.flush())
         .map_err(|e| Exit::runtime(format!("cannot write output: {e}")))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn cluster_names_are_dns_labels() {
-        for ok in ["prod", "eu-west-1", "a", "x9"] {
-            assert!(super::valid_cluster_name(ok), "{ok}");
-        }
-        for bad in ["", "-a", "a-", "Prod", "a_b", &"a".repeat(64)] {
-            assert!(!super::valid_cluster_name(bad), "{bad}");
-        }
-    }
 }

@@ -6,15 +6,21 @@
 
 use std::path::PathBuf;
 
-use crate::auth::token;
-use crate::cli::Exit;
+use std::sync::Arc;
+
+use crate::auth::accounts::{self, NewTokenInput, NewUserInput};
+use crate::auth::Authenticator;
 use crate::clock::{Clock, SystemClock};
+use crate::commands::{self, Exit};
 use crate::config::{Config, Mode};
 use crate::datasource::{Datasource, DemoFleet};
+use crate::fleet::clusters;
+use crate::operation::OpError;
 use crate::runs::recommender::RECOMMENDER_KEY;
+use crate::runs::saved_settings::save_recommender;
 use crate::runs::{RecommenderSettings, Trigger};
-use crate::server::{store_options, Started};
-use crate::store::{self, Store, StoreError};
+use crate::server::Started;
+use crate::store::StoreError;
 
 /// The demo fleet's seed: every demo shows the same fleet.
 pub const DEMO_SEED: u64 = 42;
@@ -29,11 +35,11 @@ pub fn run(mut config: Config, explicit_data_dir: bool) -> Result<(), Exit> {
         Some(dir)
     };
     config.mode = Mode::Hub;
-    let credentials = prepare(&config).map_err(Exit::runtime)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(Exit::runtime)?;
+    let credentials = runtime.block_on(prepare(&config))?;
     let data_dir = config.data_dir.clone();
     let source = Datasource::demo(DEMO_SEED);
     let result = runtime.block_on(crate::server::run_with(
@@ -50,55 +56,55 @@ pub fn run(mut config: Config, explicit_data_dir: bool) -> Result<(), Exit> {
 }
 
 /// Migrates, registers the demo clusters, turns on leak detection (the demo has a
-/// leak to show) and makes the admin login and API token.
-fn prepare(config: &Config) -> Result<Credentials, StoreError> {
+/// leak to show) and makes the admin login and API token, through the same operations
+/// as the API and the command line (audited as `kerf demo`). A kept data dir from an
+/// earlier demo keeps its clusters, settings and user.
+async fn prepare(config: &Config) -> Result<Credentials, Exit> {
+    let store = commands::open_store(config)?;
     let now = SystemClock.now_ms();
-    let store = Store::open_and_migrate(&config.database_path(), &store_options(config), now)?;
+    let ctx = || commands::operator("kerf demo");
+    let taken = |e: &OpError| matches!(e, OpError::Store(StoreError::Conflict(_)));
     for name in DemoFleet::clusters() {
-        let digest = token::hash(&token::generate(token::CLUSTER_TOKEN_PREFIX));
-        let new = store::NewCluster {
-            name,
-            token_sha256: &digest,
-        };
-        match store.write_blocking(|c| store::insert_cluster(c, &new, now)) {
-            Ok(_) | Err(StoreError::Conflict(_)) => {}
-            Err(e) => return Err(e),
+        match clusters::register(&store, now, ctx(), name.to_string(), Default::default()).await {
+            Err(e) if !taken(&e) => return Err(Exit::runtime(e)),
+            _ => {}
         }
     }
-    store.write_blocking(|c| {
-        if store::get_setting(c, RECOMMENDER_KEY)?.is_none() {
-            let mut settings = RecommenderSettings::default();
-            settings.policy.memory.leak_detection = Some(Default::default());
-            let settings = settings
-                .validated()
-                .map_err(|e| StoreError::Task(e.to_string()))?;
-            let doc =
-                serde_json::to_string(&settings).map_err(|e| StoreError::Task(e.to_string()))?;
-            store::put_setting(c, RECOMMENDER_KEY, &doc, now)?;
-        }
-        Ok(())
-    })?;
-    let token = crate::bootstrap::create_token(&store, "demo", "admin", None, "kerf demo", now)
-        .map_err(|e| StoreError::Task(e.to_string()))?;
-    let password = crate::auth::password::generate();
-    match crate::bootstrap::create_user(
-        &store,
-        &config.auth,
-        DEMO_USER,
-        Some("admin"),
-        &password,
-        "kerf demo",
-        now,
-    ) {
-        Ok(()) => Ok(Credentials {
+    if store
+        .setting(RECOMMENDER_KEY)
+        .await
+        .map_err(Exit::runtime)?
+        .is_none()
+    {
+        let mut settings = RecommenderSettings::default();
+        settings.policy.memory.leak_detection = Some(Default::default());
+        save_recommender(&store, now, ctx(), settings)
+            .await
+            .map_err(Exit::runtime)?;
+    }
+    let input = NewTokenInput {
+        name: "demo".into(),
+        role: "admin".into(),
+        ..Default::default()
+    };
+    let token = accounts::create_token(&store, now, ctx(), input)
+        .await
+        .map_err(Exit::runtime)?
+        .value;
+    let auth = Authenticator::new(&config.auth, Arc::new(SystemClock)).map_err(Exit::runtime)?;
+    let input = NewUserInput {
+        username: DEMO_USER.into(),
+        role: Some("admin".into()),
+        ..Default::default()
+    };
+    match accounts::create_user(&store, &auth, now, ctx(), input).await {
+        Ok(made) => Ok(Credentials {
             token,
-            login: Some(password),
+            login: made.one_time_password,
         }),
         // A kept data dir from an earlier demo already has the user; its password stands.
-        Err(crate::bootstrap::BootstrapError::Store(StoreError::Conflict(_))) => {
-            Ok(Credentials { token, login: None })
-        }
-        Err(e) => Err(StoreError::Task(e.to_string())),
+        Err(e) if taken(&e) => Ok(Credentials { token, login: None }),
+        Err(e) => Err(Exit::runtime(e)),
     }
 }
 

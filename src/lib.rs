@@ -1,52 +1,83 @@
 //! kerf rightsizes Kubernetes workloads: it measures what containers use, recommends
 //! requests and limits with evidence, and keeps an audit trail of every decision.
 //!
-//! Module map (the architecture's source of truth; arrows point one way):
-//! - `analysis`: the pure recommendation engine (no IO, clock, randomness, async or
-//!   logging). Imports nothing else of kerf.
-//! - `wire`: what travels between hub and agent (config feed, recommendation feed,
-//!   heartbeat, typed agent events, the recommendation summary), Serialize +
-//!   Deserialize. Uses only `policy` and `timestamp`; no store, no HTTP, so the agent
-//!   imports it in either build.
-//! - `events`: the audit-event vocabulary and batch validation (pure), validating into
-//!   `wire::AgentEvent`.
-//! - `store`: SQLite: migrations, one writer + readers, every SQL statement. Knows
-//!   `events` types, nothing of HTTP.
-//! - `auth`: tokens and principals. Uses `store`.
-//! - `api`: HTTP handlers, the route table with per-route permissions, errors. Uses
-//!   `store`, `auth`, `events`, `runs`, `notify`, `metrics`, `ui`.
-//! - `server`: listener, TLS, graceful shutdown; starts and supervises the background
-//!   jobs. Uses `api`, `jobs`, `runs`, `fleet`, `notify`.
-//! - `jobs`: the supervised job runner (named jobs, status, graceful stop; a panic in a
-//!   job stops the hub non-zero, naming it). Imports nothing of kerf.
-//! - `clock`: the one `Clock` (system and manual). Imports nothing of kerf; below the
-//!   top of the process everything takes `now` from its caller.
-//! - `cli` / `commands` / `demo`: the command line (`demo` wires the demo fleet into
-//!   `server`). Uses everything above; holds no domain logic.
-//! - `config`, `telemetry`, `shutdown`, `tls`, `metrics`, `ui`: infrastructure leaves.
+//! Module map: the architecture's source of truth. Arrows point one way, from the top
+//! of the process down; "uses" lists every module a module may import, and the module
+//! fence test (`tests/it/module_fence.rs`) holds the same table and refuses any other
+//! arrow and any cycle.
 //!
+//! Leaves (import nothing of kerf):
+//! - `analysis`: the pure recommendation engine (no IO, clock, randomness, async or
+//!   logging).
+//! - `clock`: the one `Clock` (system and manual); below the top of the process
+//!   everything takes `now` from its caller.
+//! - `jobs`: the supervised job runner (named jobs, status, graceful stop; a panic in a
+//!   job stops the hub non-zero, naming it).
+//! - `names`: what cluster, user, team and token names may be.
+//! - `fingerprint`: stable FNV-1a hashes of text (ids and seeds that never change).
+//! - `timestamp`: RFC 3339 ⇄ Unix milliseconds.
+//! - `config`, `shutdown`, `tls`, `metrics`, `ui`: infrastructure.
+//!
+//! Vocabulary and data:
+//! - `policy`: the RightsizingPolicy model, validation and effective-policy resolution
+//!   (pure). Uses `analysis`, `names`, `timestamp`.
+//! - `wire`: what travels between hub and agent (config feed, recommendation feed,
+//!   heartbeat, typed agent events with `EventType`/`Reason`, the recommendation
+//!   summary), Serialize + Deserialize. Uses `policy`, `timestamp`; no store, no HTTP,
+//!   so the agent imports it in either build.
+//! - `events`: the audit-event vocabulary and batch validation into `wire::AgentEvent`,
+//!   and the configuration-change vocabulary (pure). Uses `wire`, `timestamp`.
+//! - `store`: SQLite: migrations, one writer + readers, every SQL statement; hands the
+//!   domain a `Read` / `Tx` unit of work, so transactions and rusqlite types stay
+//!   inside. Uses `events`, `policy`, `wire`, `timestamp`.
+//! - `operation`: `OpError`, what every hub operation returns when it does not do what
+//!   was asked. Uses `store`.
 //! - `datasource`: usage from Prometheus-compatible APIs (streamed remote read or
 //!   `query_range`) or the demo fleet, mapped into the engine's input and streamed to
-//!   runs workload by workload. Uses `analysis` types.
-//! - `runs`: recommendation runs (collect → analyze → store), their schedule,
-//!   progress, retention, recommender and pricing settings and savings. Uses `datasource`, `analysis`, `store`;
-//!   knows nothing of HTTP. After each run it asks `fleet::readiness` to re-evaluate
-//!   the cluster (the one call back into `fleet`).
-//! - `fleet`: automation pauses and auto-resume, cluster readiness, agent settings
-//!   (`agent_settings`) and the per-workload effective policy of the config feed. Uses
-//!   `store`, `runs` (datasource, settings), `policy`, `events`; knows nothing of HTTP.
+//!   runs workload by workload. Uses `analysis`, `clock` (probes ask the real present),
+//!   `fingerprint`, `sim` (the demo fleet's catalogue and shapes), `timestamp`, `tls`.
+//! - `cluster`: the agent's one view of a Kubernetes cluster (the trait, its model, and
+//!   the kube-rs face). Imports nothing else of kerf.
+//! - `sim`: the simulated world (nodes, pods, usage shapes, kubelet outcomes): the
+//!   kubelet of a real test control plane and the in-process cluster of `kerf demo`.
+//!   Uses `clock`, `cluster`, `fingerprint`.
 //!
-//! - `notify`: notification channels and rules, the dispatcher (audit log → deliveries,
-//!   from a stored cursor), per-channel senders with retries, and the weekly digest.
-//!   Uses `store`, `events`, `auth` (patterns), `runs` (pricing, workload ids); knows
-//!   nothing of HTTP. Its jobs run under `jobs`.
+//! Domain (operations below the API: store, now, audit context and typed input in,
+//! typed output or `OpError` out; nothing of HTTP):
+//! - `auth`: users, passwords, sessions, tokens, teams and principals; the account and
+//!   team operations (`auth::accounts`, `auth::teams`). Uses `store`, `events`,
+//!   `operation`, `names`, `clock`, `config`, `timestamp`.
+//! - `readiness`: the per-cluster readiness rule and its evaluation (after heartbeats,
+//!   runs, datasource checks, ticks). Uses `store`, `events`, `wire`, `timestamp`.
+//! - `runs`: recommendation runs (collect → analyze → store), their schedule and
+//!   retention jobs, progress, recommender and pricing settings (saved as operations)
+//!   and savings. Uses `analysis`, `datasource`, `policy`, `readiness`, `store`,
+//!   `events`, `operation`, `wire`, `metrics`, `clock`, `timestamp`.
+//! - `notify`: notification channels and rules, the audit-cursor dispatcher and
+//!   per-channel senders (Slack, Teams, webhook with HMAC), payloads and the weekly
+//!   digest; its dispatcher and digest are jobs. Uses `auth`, `clock`, `config`,
+//!   `datasource` (sealed secrets), `events`, `jobs`, `metrics`, `runs`, `store`,
+//!   `timestamp`, `tls`.
+//! - `fleet`: clusters, pauses, datasources, policies, per-workload overrides,
+//!   approvals and effective policy, the agent feeds, what agents send, and the ticker
+//!   job. Uses `auth`, `datasource`, `events`, `names`, `operation`, `policy`,
+//!   `readiness`, `runs`, `store`, `timestamp`, `wire`.
 //!
-//! Later parts plug in beside these: `agent` (feature `agent`) and `sim`.
+//! The top:
+//! - `api`: HTTP handlers (parse → call a domain operation → serialize), the route
+//!   table with per-route permissions, errors. Uses the domain and vocabulary modules,
+//!   `clock`, `config`, `jobs`, `metrics`, `ui`.
+//! - `server`: listener, TLS, graceful shutdown; starts and supervises the jobs. Uses
+//!   `api`, `auth`, `clock`, `config`, `datasource`, `fleet`, `jobs`, `metrics`,
+//!   `notify`, `runs`, `shutdown`, `store`, `tls`.
+//! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call
+//!   the same operations as the API; `demo` wires the demo fleet into `server`).
+//!
+//! Later parts plug in beside these: `agent` (feature `agent`).
 
 pub mod analysis;
 pub mod api;
 pub mod auth;
-pub mod bootstrap;
 pub mod cli;
 pub mod clock;
 pub mod cluster;
@@ -55,11 +86,15 @@ pub mod config;
 pub mod datasource;
 pub mod demo;
 pub mod events;
+pub mod fingerprint;
 pub mod fleet;
 pub mod jobs;
 pub mod metrics;
+pub mod names;
 pub mod notify;
+pub mod operation;
 pub mod policy;
+pub mod readiness;
 pub mod runs;
 pub mod server;
 pub mod shutdown;

@@ -5,6 +5,6 @@ use clap::Parser;
 fn main() {
     let cli = kerf::cli::Cli::parse();
     if let Err(exit) = kerf::cli::run(cli) {
-        kerf::cli::exit_with(exit);
+        kerf::commands::exit_with(exit);
     }
 }

@@ -6,25 +6,16 @@ use axum::body::Body;
 use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
 
 use super::access::Access;
 use super::body::read_limited;
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::AppState;
-use crate::events::config_change::{action, target, Change};
-use crate::runs::pricing::PRICING_KEY;
-use crate::runs::recommender::RECOMMENDER_KEY;
-use crate::runs::{Pricing, RecommenderSettings, SettingsError};
-use crate::store::replace_setting;
+use crate::runs::saved_settings::{save_pricing, save_recommender};
+use crate::runs::{Pricing, RecommenderSettings};
 
 const MAX_SETTINGS_BYTES: usize = 256 * 1024;
-
-fn invalid(e: SettingsError) -> ApiError {
-    let details = json!({ "field": e.field });
-    ApiError::bad_request("invalid_settings", e.to_string()).with_details(details)
-}
 
 async fn parse<T: DeserializeOwned>(body: Body) -> Result<T, ApiError> {
     let bytes = read_limited(body, MAX_SETTINGS_BYTES).await?;
@@ -32,41 +23,12 @@ async fn parse<T: DeserializeOwned>(body: Body) -> Result<T, ApiError> {
         .map_err(|e| ApiError::bad_request("invalid_settings", format!("settings JSON: {e}")))
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Result<Value, ApiError> {
-    serde_json::to_value(v).map_err(ApiError::internal)
-}
-
-pub async fn get_recommender(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let s = state.runs.recommender().await.map_err(ApiError::internal)?;
-    Ok(Json(to_json(&s)?))
-}
-
-/// Stores `doc` under `key` with its `SettingsUpdated` row (before = the stored document,
-/// or the defaults in force when none was stored).
-async fn store_audited(
-    state: &AppState,
-    access: &Access,
-    reason: Option<String>,
-    key: &'static str,
-    doc: Value,
-    defaults: Value,
-) -> Result<(), ApiError> {
-    let ctx = context(access, reason)?;
-    let now = state.now();
-    state
-        .store
-        .write_audited(ctx, now, move |tx| {
-            let before = replace_setting(tx, key, &doc.to_string(), now)?;
-            let before = before
-                .and_then(|b| serde_json::from_str::<Value>(&b).ok())
-                .unwrap_or(defaults);
-            let change = Change::new(action::SETTINGS_UPDATED, target::SETTINGS, key, Some(key))
-                .before(before)
-                .after(doc);
-            Ok(((), change))
-        })
-        .await?;
-    Ok(())
+pub async fn get_recommender(
+    State(state): State<AppState>,
+) -> Result<Json<RecommenderSettings>, ApiError> {
+    Ok(Json(
+        state.runs.recommender().await.map_err(ApiError::internal)?,
+    ))
 }
 
 /// `PUT /v1/admin/settings/recommender[?reason=…]`.
@@ -75,28 +37,17 @@ pub async fn put_recommender(
     access: Access,
     RawQuery(query): RawQuery,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
-    let reason = reason_query(query.as_deref())?;
-    let s: RecommenderSettings = parse(body).await?;
-    let s = s.validated().map_err(invalid)?;
-    let doc = to_json(&s)?;
-    let defaults = to_json(&RecommenderSettings::default())?;
-    store_audited(
-        &state,
-        &access,
-        reason,
-        RECOMMENDER_KEY,
-        doc.clone(),
-        defaults,
-    )
-    .await?;
+) -> Result<Json<RecommenderSettings>, ApiError> {
+    let ctx = context(&access, reason_query(query.as_deref())?)?;
+    let s = save_recommender(&state.store, state.now(), ctx, parse(body).await?).await?;
     state.runs.settings_changed();
-    Ok(Json(doc))
+    Ok(Json(s))
 }
 
-pub async fn get_pricing(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let p = state.runs.pricing().await.map_err(ApiError::internal)?;
-    Ok(Json(to_json(&p)?))
+pub async fn get_pricing(State(state): State<AppState>) -> Result<Json<Pricing>, ApiError> {
+    Ok(Json(
+        state.runs.pricing().await.map_err(ApiError::internal)?,
+    ))
 }
 
 /// `PUT /v1/admin/settings/pricing[?reason=…]`.
@@ -105,12 +56,8 @@ pub async fn put_pricing(
     access: Access,
     RawQuery(query): RawQuery,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
-    let reason = reason_query(query.as_deref())?;
-    let p: Pricing = parse(body).await?;
-    let p = p.validated().map_err(invalid)?;
-    let doc = to_json(&p)?;
-    let defaults = to_json(&Pricing::default())?;
-    store_audited(&state, &access, reason, PRICING_KEY, doc.clone(), defaults).await?;
-    Ok(Json(doc))
+) -> Result<Json<Pricing>, ApiError> {
+    let ctx = context(&access, reason_query(query.as_deref())?)?;
+    let p = save_pricing(&state.store, state.now(), ctx, parse(body).await?).await?;
+    Ok(Json(p))
 }

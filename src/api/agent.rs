@@ -1,18 +1,23 @@
-//! What a cluster's agent talks to besides events and recommendations:
-//! `GET /v1/clusters/{cluster}/config` (the config feed, `wire::ConfigFeed`) and
-//! `POST /v1/clusters/{cluster}/heartbeat` (versions and capabilities; feeds readiness).
+//! What a cluster's agent talks to besides recommendations:
+//! `GET /v1/clusters/{cluster}/config` (the config feed), `POST .../heartbeat`
+//! (versions and capabilities; feeds readiness) and `POST .../events` (audit events,
+//! stored exactly once per id and counted in `kerf_actions_total`).
 
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::Json;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::body::read_json;
+use super::body::{read_json, read_limited};
 use super::error::ApiError;
 use super::AppState;
-use crate::fleet::{feed, readiness};
-use crate::store::{self, readiness::HeartbeatRecord};
-use crate::wire::{ConfigFeed, Heartbeat};
+use crate::events::BatchError;
+use crate::fleet::{feed, ingest};
+use crate::metrics::ActionLabels;
+use crate::wire::{ConfigFeed, Heartbeat, Readiness};
+
+/// Largest event batch body, in bytes.
+pub const MAX_BATCH_BYTES: usize = 1024 * 1024;
 
 /// `GET /v1/clusters/{cluster}/config`.
 pub async fn config(
@@ -23,54 +28,70 @@ pub async fn config(
     Ok(Json(feed))
 }
 
-fn short_text(field: &str, v: &str) -> Result<(), ApiError> {
-    if v.trim().is_empty() || v.len() > 100 {
-        return Err(ApiError::invalid_field(
-            field,
-            "must be 1 to 100 characters",
-        ));
-    }
-    Ok(())
-}
-
 /// `POST /v1/clusters/{cluster}/heartbeat`: stores the heartbeat, re-evaluates
 /// readiness and answers with it.
 pub async fn heartbeat(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
     body: Body,
-) -> Result<Json<crate::wire::Readiness>, ApiError> {
-    let b: Heartbeat = read_json(body).await?;
-    short_text("agentVersion", &b.agent_version)?;
-    short_text("kubernetesVersion", &b.kubernetes_version)?;
-    if b.capabilities.len() > 64 || Value::Object(b.capabilities.clone()).to_string().len() > 8192 {
-        return Err(ApiError::invalid_field(
-            "capabilities",
-            "at most 64 entries and 8 KiB",
-        ));
-    }
-    let now = state.now();
-    let hb = HeartbeatRecord {
-        received_at: now,
-        agent_version: b.agent_version,
-        kubernetes_version: b.kubernetes_version,
-        capabilities: Value::Object(b.capabilities),
-    };
-    let name = cluster.clone();
-    let first_check = state
-        .store
-        .write(move |c| {
-            let cl = store::active_cluster(c, &name)?;
-            store::readiness::put_heartbeat(c, cl.id, &hb)?;
-            Ok(store::readiness::inputs(c, cl.id, &cl.name)?
-                .datasource
-                .is_none())
-        })
-        .await?;
-    if first_check {
+) -> Result<Json<Readiness>, ApiError> {
+    let hb: Heartbeat = read_json(body).await?;
+    let out = ingest::heartbeat(&state.store, state.now(), &cluster, hb).await?;
+    if out.needs_datasource_check {
         // The ticker checks the datasource at once (kept off the request path).
         state.fleet.wake();
     }
-    let (r, _) = readiness::evaluate(&state.store, now, &cluster).await?;
-    Ok(Json(readiness::view(&cluster, &r)))
+    Ok(Json(out.readiness))
+}
+
+/// `POST /v1/clusters/{cluster}/events`: a batch of the agent's audit events.
+pub async fn post_events(
+    State(state): State<AppState>,
+    Path(cluster): Path<String>,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let bytes = read_limited(body, MAX_BATCH_BYTES).await?;
+    let outcome = ingest::events(&state.store, state.now(), &cluster, &bytes)
+        .await?
+        .map_err(batch_error)?;
+    let mut per_label: std::collections::HashMap<&(String, String), u64> = Default::default();
+    for key in &outcome.inserted {
+        *per_label.entry(key).or_default() += 1;
+    }
+    for ((event_type, reason), n) in per_label {
+        state
+            .metrics
+            .actions
+            .get_or_create(&ActionLabels {
+                cluster: cluster.clone(),
+                r#type: event_type.clone(),
+                reason: reason.clone(),
+            })
+            .inc_by(n);
+    }
+    state
+        .metrics
+        .duplicate_events
+        .inc_by(outcome.duplicates as u64);
+    Ok(Json(json!({
+        "accepted": outcome.inserted.len(),
+        "duplicates": outcome.duplicates,
+    })))
+}
+
+fn batch_error(e: BatchError) -> ApiError {
+    match e {
+        BatchError::Json(_) => ApiError::bad_request("invalid_json", e.to_string()),
+        BatchError::NotArray => ApiError::bad_request("invalid_body", e.to_string()),
+        BatchError::TooMany(n) => ApiError::new(
+            axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+            "too_many_items",
+            e.to_string(),
+        )
+        .with_details(json!({ "limitItems": crate::events::MAX_BATCH_ITEMS, "items": n })),
+        BatchError::Items(ref items) => {
+            let details = json!({ "items": items });
+            ApiError::bad_request("invalid_item", e.to_string()).with_details(details)
+        }
+    }
 }

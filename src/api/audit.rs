@@ -29,7 +29,7 @@ pub async fn get_audit(
             map.insert("cluster".into(), Value::String(e.cluster));
             map.insert(
                 "receivedAt".into(),
-                Value::String(rfc3339(e.received_at_ms)),
+                Value::String(crate::timestamp::format_ms(e.received_at_ms)),
             );
         }
         items.push(v);
@@ -40,11 +40,12 @@ pub async fn get_audit(
 }
 
 fn parse_filter(raw: &str) -> Result<AuditFilter, ApiError> {
-    let mut f = AuditFilter {
-        limit: DEFAULT_LIMIT,
-        ..Default::default()
-    };
+    let mut f = AuditFilter::default();
+    let mut w = query::LogWindow::new(DEFAULT_LIMIT);
     for (key, value) in query::pairs(Some(raw))? {
+        if w.take(&key, &value)? {
+            continue;
+        }
         let slot = match key.as_str() {
             "cluster" => &mut f.cluster,
             "namespace" => &mut f.namespace,
@@ -53,32 +54,13 @@ fn parse_filter(raw: &str) -> Result<AuditFilter, ApiError> {
             "type" => &mut f.event_type,
             "reason" => &mut f.reason,
             "recommendationID" => &mut f.recommendation_id,
-            "since" => {
-                f.since_ms = Some(query::time_ms(&key, &value)?);
-                continue;
-            }
-            "until" => {
-                f.until_ms = Some(query::time_ms(&key, &value)?);
-                continue;
-            }
-            "limit" => {
-                f.limit = query::limit(&key, &value)?;
-                continue;
-            }
-            "next" => {
-                f.before_seq = Some(query::decode_seq(&key, &value)?);
-                continue;
-            }
             _ => return Err(query::bad(&key, "unknown parameter")),
         };
         *slot = Some(value);
     }
+    (f.since_ms, f.until_ms, f.before_seq, f.limit) =
+        (w.since_ms, w.until_ms, w.before_seq, w.limit);
     Ok(f)
-}
-
-/// Unix milliseconds as RFC 3339 (UTC, millisecond precision).
-pub fn rfc3339(ms: i64) -> String {
-    crate::timestamp::format_ms(ms)
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use super::access::Access;
 use super::body::read_json;
-use super::clusters::future_time;
 use super::config_audit::context;
 use super::error::ApiError;
+use super::query::parse_time;
 use super::AppState;
 use crate::fleet::pause;
 use crate::store::automation::FLEET_SCOPE;
@@ -39,17 +39,13 @@ async fn do_pause(
     body: Body,
 ) -> Result<Json<Pause>, ApiError> {
     let b: PauseBody = read_json(body).await?;
-    let now = state.now();
     let resume_at = b
         .resume_at
         .as_deref()
-        .map(|t| future_time("resumeAt", t, now))
+        .map(|t| parse_time("resumeAt", t))
         .transpose()?;
     let ctx = context(access, b.reason)?;
-    if ctx.reason.is_none() {
-        return Err(ApiError::invalid_field("reason", "a pause needs a reason"));
-    }
-    let out = pause::pause(&state.store, scope, resume_at, ctx, now).await?;
+    let out = pause::pause(&state.store, state.now(), ctx, scope, resume_at).await?;
     state.fleet.wake();
     Ok(Json(out))
 }
@@ -62,7 +58,7 @@ async fn do_resume(
 ) -> Result<Json<Pause>, ApiError> {
     let b: ResumeBody = read_json(body).await?;
     let ctx = context(access, b.reason)?;
-    let out = pause::resume(&state.store, scope, ctx, state.now()).await?;
+    let out = pause::resume(&state.store, state.now(), ctx, scope).await?;
     state.fleet.wake();
     Ok(Json(out))
 }
@@ -107,10 +103,6 @@ pub async fn resume_fleet(
 
 /// `GET /v1/fleet/automation`: every pause in force.
 pub async fn list_pauses(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let pauses = state
-        .store
-        .read(crate::store::automation::list_pauses)
-        .await?;
-    let items: Vec<Pause> = pauses.iter().map(pause::view).collect();
+    let items = pause::list(&state.store).await?;
     Ok(Json(serde_json::json!({ "items": items })))
 }

@@ -64,11 +64,12 @@ pub async fn get_config_audit(
 }
 
 fn parse_filter(raw: &str) -> Result<ConfigAuditFilter, ApiError> {
-    let mut f = ConfigAuditFilter {
-        limit: DEFAULT_LIMIT,
-        ..Default::default()
-    };
+    let mut f = ConfigAuditFilter::default();
+    let mut w = query::LogWindow::new(DEFAULT_LIMIT);
     for (key, value) in query::pairs(Some(raw))? {
+        if w.take(&key, &value)? {
+            continue;
+        }
         let slot = match key.as_str() {
             "action" => &mut f.action,
             "targetType" => &mut f.target_type,
@@ -80,26 +81,12 @@ fn parse_filter(raw: &str) -> Result<ConfigAuditFilter, ApiError> {
                 }
                 &mut f.actor_type
             }
-            "since" => {
-                f.since_ms = Some(query::time_ms(&key, &value)?);
-                continue;
-            }
-            "until" => {
-                f.until_ms = Some(query::time_ms(&key, &value)?);
-                continue;
-            }
-            "limit" => {
-                f.limit = query::limit(&key, &value)?;
-                continue;
-            }
-            "next" => {
-                f.before_seq = Some(query::decode_seq(&key, &value)?);
-                continue;
-            }
             _ => return Err(query::bad(&key, "unknown parameter")),
         };
         *slot = Some(value);
     }
+    (f.since_ms, f.until_ms, f.before_seq, f.limit) =
+        (w.since_ms, w.until_ms, w.before_seq, w.limit);
     Ok(f)
 }
 

@@ -1,7 +1,7 @@
 //! The effective policy of a workload over HTTP (`GET /v1/workloads/{id}/policy`) and
 //! what the other workload-scoped handlers (override, approve, history) share: finding
-//! the workload inside the caller's scope, resolving its policy, and the audit actor
-//! naming only the teams whose role covers the workload.
+//! the workload inside the caller's scope and the audit actor naming only the teams
+//! whose role covers the workload.
 
 use axum::extract::{Path, State};
 use axum::Json;
@@ -11,7 +11,7 @@ use super::access::{Access, Via};
 use super::error::ApiError;
 use super::AppState;
 use crate::events::config_change::{ActorTeam, AuditContext};
-use crate::policy::{PolicySet, Resolution};
+use crate::fleet::workloads;
 use crate::store::WorkloadRow;
 
 /// Whether the caller reads or changes the workload.
@@ -76,24 +76,6 @@ pub fn workload_context(
     Ok(ctx)
 }
 
-/// The resolution inputs for the workloads of `cluster` (all when `None`).
-pub async fn policy_set(state: &AppState, cluster: Option<&str>) -> Result<PolicySet, ApiError> {
-    let settings = state.runs.recommender().await.map_err(ApiError::internal)?;
-    state
-        .runs
-        .policy_set(cluster, &settings)
-        .await
-        .map_err(ApiError::internal)
-}
-
-pub use crate::fleet::effective::workload_ref;
-
-/// The effective policy of `w` now.
-pub async fn resolve_workload(state: &AppState, w: &WorkloadRow) -> Result<Resolution, ApiError> {
-    let set = policy_set(state, Some(&w.seen.cluster)).await?;
-    Ok(set.resolve(&w.seen.id, &workload_ref(w), state.now()))
-}
-
 /// `GET /v1/workloads/{id}/policy`.
 pub async fn get_policy(
     State(state): State<AppState>,
@@ -101,9 +83,8 @@ pub async fn get_policy(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
-    let set = policy_set(&state, Some(&w.seen.cluster)).await?;
     let now = state.now();
-    let r = set.resolve(&w.seen.id, &workload_ref(&w), now);
+    let (r, set) = workloads::resolve(&state.runs, now, &w).await?;
     let matched: Vec<Value> = r
         .matched
         .iter()

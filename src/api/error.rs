@@ -122,6 +122,32 @@ impl From<crate::store::StoreError> for ApiError {
     }
 }
 
+impl From<crate::operation::OpError> for ApiError {
+    fn from(e: crate::operation::OpError) -> Self {
+        use crate::operation::OpError;
+        match e {
+            OpError::Invalid { field, message } => ApiError::invalid_field(&field, message),
+            OpError::Rejected {
+                code,
+                message,
+                details,
+            } => ApiError::bad_request(code, message).with_details(details),
+            OpError::NotFound(m) => ApiError::not_found(m),
+            OpError::Conflict {
+                code,
+                message,
+                details,
+            } => ApiError::new(StatusCode::CONFLICT, code, message).with_details(details),
+            OpError::Busy(m) => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "busy", m),
+            OpError::Upstream { code, message } => {
+                ApiError::new(StatusCode::BAD_GATEWAY, code, message)
+            }
+            OpError::Store(s) => s.into(),
+            OpError::Internal(m) => ApiError::internal(m),
+        }
+    }
+}
+
 impl From<crate::auth::AuthError> for ApiError {
     fn from(e: crate::auth::AuthError) -> Self {
         match e {

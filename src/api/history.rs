@@ -7,7 +7,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::access::Access;
-use super::effective::{resolve_workload, scoped_workload, Scope};
+use super::effective::{scoped_workload, Scope};
 use super::error::ApiError;
 use super::query::{self, bad, decode_cursor, encode_cursor, stored_json, time_or_null};
 use super::AppState;
@@ -45,7 +45,7 @@ pub async fn get_history(
         }
     }
     let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
-    let r = resolve_workload(&state, &w).await?;
+    let (r, _) = crate::fleet::workloads::resolve(&state.runs, state.now(), &w).await?;
     let s = &w.seen;
     let q = HistoryQuery {
         workload_id: s.id.clone(),

@@ -14,7 +14,6 @@ pub mod config_audit;
 pub mod datasources;
 pub mod effective;
 pub mod error;
-pub mod events;
 pub mod feed;
 pub mod health;
 pub mod history;
@@ -125,7 +124,7 @@ pub fn route_table(state: AppState) -> RouteTable {
             Method::POST,
             "/v1/clusters/{cluster}/events",
             ClusterAgent,
-            events::post_events,
+            agent::post_events,
         )
         .add(Method::GET, "/v1/audit", WorkloadRead, audit::get_audit)
         .add(

@@ -15,36 +15,12 @@ use super::access::Access;
 use super::body::{read_limited, MAX_JSON_BYTES};
 use super::config_audit::context;
 use super::error::ApiError;
-use super::query::{self, bad, time_or_null};
+use super::query::{self, bad};
 use super::routes::parse_id;
 use super::AppState;
-use crate::events::config_change::{action, target, Change};
-use crate::policy::{validate_policy, FieldError, PolicySpec};
-use crate::store::policies::{self as store, PolicyRecord, PolicyVersion};
-use crate::store::StoreError;
-
-/// The API representation of a policy.
-pub fn policy_json(p: &PolicyRecord) -> Value {
-    json!({
-        "id": p.id,
-        "name": p.spec.name,
-        "version": p.version,
-        "spec": p.spec,
-        "createdAt": time_or_null(Some(p.created_at)),
-        "updatedAt": time_or_null(Some(p.updated_at)),
-        "deletedAt": time_or_null(p.deleted_at),
-    })
-}
-
-fn version_json(v: &PolicyVersion) -> Value {
-    json!({
-        "version": v.version,
-        "change": v.change,
-        "createdAt": time_or_null(Some(v.created_at)),
-        "actor": serde_json::from_str::<Value>(&v.actor).unwrap_or(Value::Null),
-        "spec": v.spec,
-    })
-}
+use crate::fleet::policies::{self, policy_json, version_json};
+use crate::policy::{FieldError, PolicySpec};
+use crate::store::policies::PolicyRecord;
 
 /// A policy answer with its version as the ETag.
 fn with_etag(status: StatusCode, p: &PolicyRecord) -> Response {
@@ -53,12 +29,7 @@ fn with_etag(status: StatusCode, p: &PolicyRecord) -> Response {
 }
 
 fn invalid(errors: Vec<FieldError>) -> ApiError {
-    let n = errors.len();
-    ApiError::bad_request(
-        "invalid_policy",
-        format!("the policy has {n} invalid field(s)"),
-    )
-    .with_details(json!({ "errors": errors }))
+    policies::invalid(errors).into()
 }
 
 /// The JSON object of a body.
@@ -97,20 +68,14 @@ fn take_int(o: &mut Map<String, Value>, key: &str) -> Result<Option<i64>, ApiErr
     }
 }
 
-/// Parses and validates a policy document; every problem in one 400.
+/// Parses a policy document (its rules are checked by `fleet::policies`).
 fn spec_of(o: Map<String, Value>) -> Result<PolicySpec, ApiError> {
-    let spec: PolicySpec = serde_path_to_error::deserialize(Value::Object(o)).map_err(|e| {
+    serde_path_to_error::deserialize(Value::Object(o)).map_err(|e| {
         let path = e.path().to_string();
         let message = e.into_inner().to_string();
         let path = if path == "." { "$".into() } else { path };
         invalid(vec![FieldError { path, message }])
-    })?;
-    let errors = validate_policy(&spec);
-    if errors.is_empty() {
-        Ok(spec)
-    } else {
-        Err(invalid(errors))
-    }
+    })
 }
 
 /// The version a write expects: `If-Match` (412 when stale) or the body's (409).
@@ -149,16 +114,12 @@ fn expected(headers: &HeaderMap, body: Option<i64>, field: &str) -> Result<Expec
 }
 
 /// Maps a stale version to 412 (If-Match) or 409 (body), both `version_conflict`.
-fn conflict(e: StoreError, exp: Expected) -> ApiError {
+fn conflict(e: crate::operation::OpError, exp: Expected) -> ApiError {
     let mut err = ApiError::from(e);
     if err.code == "version_conflict" && exp.from_header {
         err.status = StatusCode::PRECONDITION_FAILED;
     }
     err
-}
-
-fn change(action: &'static str, p: &PolicyRecord) -> Change {
-    Change::new(action, target::POLICY, p.id, Some(&p.spec.name))
 }
 
 /// `GET /v1/policies[?deleted=true]`.
@@ -173,9 +134,7 @@ pub async fn list(
             _ => return Err(bad(&key, "unknown parameter")),
         }
     }
-    let items: Vec<Value> = state
-        .store
-        .policies(deleted)
+    let items: Vec<Value> = policies::list(&state.store, deleted)
         .await?
         .iter()
         .map(policy_json)
@@ -185,11 +144,7 @@ pub async fn list(
 
 async fn fetch(state: &AppState, raw: &str) -> Result<PolicyRecord, ApiError> {
     let id = parse_id("policy", raw)?;
-    state
-        .store
-        .policy(id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("policy {id} does not exist")))
+    Ok(policies::get(&state.store, id).await?)
 }
 
 /// `GET /v1/policies/{id}` (soft-deleted ones too, with `deletedAt`).
@@ -206,19 +161,10 @@ pub async fn create(
     access: Access,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let now = state.now();
     let mut o = object(body).await?;
     let ctx = context(&access, take_string(&mut o, "reason")?)?;
     let spec = spec_of(o)?;
-    let actor = serde_json::to_string(&ctx.actor).map_err(ApiError::internal)?;
-    let p = state
-        .store
-        .write_audited(ctx, now, move |tx| {
-            let p = store::create_policy(tx, &spec, &actor, now)?;
-            let c = change(action::POLICY_CREATED, &p).after(policy_json(&p));
-            Ok((p, c))
-        })
-        .await?;
+    let p = policies::create(&state.store, state.now(), ctx, spec).await?;
     Ok(with_etag(StatusCode::CREATED, &p))
 }
 
@@ -230,23 +176,12 @@ pub async fn replace(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let now = state.now();
     let id = parse_id("policy", &id)?;
     let mut o = object(body).await?;
     let ctx = context(&access, take_string(&mut o, "reason")?)?;
     let exp = expected(&headers, take_int(&mut o, "version")?, "version")?;
     let spec = spec_of(o)?;
-    let actor = serde_json::to_string(&ctx.actor).map_err(ApiError::internal)?;
-    let p = state
-        .store
-        .write_audited(ctx, now, move |tx| {
-            let (before, after) =
-                store::update_policy(tx, id, exp.version, &spec, &actor, "updated", now)?;
-            let c = change(action::POLICY_UPDATED, &after)
-                .before(policy_json(&before))
-                .after(policy_json(&after));
-            Ok((after, c))
-        })
+    let p = policies::replace(&state.store, state.now(), ctx, id, exp.version, spec)
         .await
         .map_err(|e| conflict(e, exp))?;
     Ok(with_etag(StatusCode::OK, &p))
@@ -260,7 +195,6 @@ pub async fn delete(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<StatusCode, ApiError> {
-    let now = state.now();
     let id = parse_id("policy", &id)?;
     let (mut reason, mut version) = (None, None);
     for (key, value) in query::pairs(raw.as_deref())? {
@@ -278,16 +212,7 @@ pub async fn delete(
     }
     let ctx = context(&access, reason)?;
     let exp = expected(&headers, version, "version")?;
-    state
-        .store
-        .write_audited(ctx, now, move |tx| {
-            let before = store::delete_policy(tx, id, exp.version, now)?;
-            let after = store::get_policy(tx, id)?;
-            let c = change(action::POLICY_DELETED, &before)
-                .before(policy_json(&before))
-                .after(after.as_ref().map(policy_json));
-            Ok(((), c))
-        })
+    policies::delete(&state.store, state.now(), ctx, id, exp.version)
         .await
         .map_err(|e| conflict(e, exp))?;
     Ok(StatusCode::NO_CONTENT)
@@ -299,9 +224,7 @@ pub async fn versions(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let p = fetch(&state, &id).await?;
-    let items: Vec<Value> = state
-        .store
-        .policy_versions(p.id)
+    let items: Vec<Value> = policies::versions(&state.store, p.id)
         .await?
         .iter()
         .map(version_json)
@@ -316,12 +239,7 @@ pub async fn version(
 ) -> Result<Json<Value>, ApiError> {
     let p = fetch(&state, &id).await?;
     let n = parse_id("policy version", &version)?;
-    let (pid, found) = (p.id, n);
-    let v = state
-        .store
-        .read(move |c| store::policy_version(c, pid, found))
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("policy {pid} has no version {n}")))?;
+    let v = policies::version(&state.store, p.id, n).await?;
     Ok(Json(version_json(&v)))
 }
 
@@ -334,7 +252,6 @@ pub async fn revert(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let now = state.now();
     let id = parse_id("policy", &id)?;
     let mut o = object(body).await?;
     let ctx = context(&access, take_string(&mut o, "reason")?)?;
@@ -348,21 +265,7 @@ pub async fn revert(
     if let Some(key) = o.keys().next() {
         return Err(ApiError::invalid_field(key, "unknown field"));
     }
-    let actor = serde_json::to_string(&ctx.actor).map_err(ApiError::internal)?;
-    let p = state
-        .store
-        .write_audited(ctx, now, move |tx| {
-            let old = store::policy_version(tx, id, to)?
-                .ok_or_else(|| StoreError::NotFound(format!("version {to} of policy {id}")))?;
-            let (before, after) =
-                store::update_policy(tx, id, exp.version, &old.spec, &actor, "reverted", now)?;
-            let mut after_json = policy_json(&after);
-            after_json["revertedTo"] = json!(to);
-            let c = change(action::POLICY_REVERTED, &after)
-                .before(policy_json(&before))
-                .after(after_json);
-            Ok((after, c))
-        })
+    let p = policies::revert(&state.store, state.now(), ctx, id, exp.version, to)
         .await
         .map_err(|e| conflict(e, exp))?;
     Ok(with_etag(StatusCode::OK, &p))

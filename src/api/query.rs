@@ -45,6 +45,46 @@ pub fn time_ms(key: &str, value: &str) -> Result<i64, ApiError> {
     crate::timestamp::parse_ms(value).ok_or_else(|| bad(key, "must be an RFC 3339 timestamp"))
 }
 
+/// An RFC 3339 time in a request body, as Unix milliseconds; a 400 naming `field`.
+pub fn parse_time(field: &str, text: &str) -> Result<i64, ApiError> {
+    crate::timestamp::parse_ms(text)
+        .ok_or_else(|| ApiError::invalid_field(field, "must be an RFC 3339 timestamp"))
+}
+
+/// The time window and paging both audit logs take: `since`, `until`, `limit`, `next`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogWindow {
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    /// The log position to continue below (the `next` cursor).
+    pub before_seq: Option<i64>,
+    pub limit: usize,
+}
+
+impl LogWindow {
+    /// No window, pages of `limit`.
+    pub fn new(limit: usize) -> LogWindow {
+        LogWindow {
+            since_ms: None,
+            until_ms: None,
+            before_seq: None,
+            limit,
+        }
+    }
+
+    /// Takes `key=value` when it is one of the window's parameters (`Ok(false)` else).
+    pub fn take(&mut self, key: &str, value: &str) -> Result<bool, ApiError> {
+        match key {
+            "since" => self.since_ms = Some(time_ms(key, value)?),
+            "until" => self.until_ms = Some(time_ms(key, value)?),
+            "limit" => self.limit = limit(key, value)?,
+            "next" => self.before_seq = Some(decode_seq(key, value)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
 /// An opaque cursor for `value`.
 pub fn encode_cursor(value: &Value) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(value.to_string())
@@ -75,7 +115,9 @@ pub fn decode_seq(key: &str, s: &str) -> Result<i64, ApiError> {
 
 /// Unix ms as RFC 3339, or null.
 pub fn time_or_null(ms: Option<i64>) -> Value {
-    ms.map_or(Value::Null, |ms| Value::String(super::audit::rfc3339(ms)))
+    ms.map_or(Value::Null, |ms| {
+        Value::String(crate::timestamp::format_ms(ms))
+    })
 }
 
 /// Parses a stored JSON column; a corrupt one is a server error.

@@ -8,7 +8,7 @@ use axum::http::header::CACHE_CONTROL;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::access::Access;
@@ -17,39 +17,8 @@ use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::routes::{double_option, parse_id};
 use super::AppState;
-use crate::auth::password;
-use crate::events::config_change::rfc3339_ms as rfc3339;
-use crate::events::config_change::{action, Change};
-use crate::store::{users, StoreError, UserPatch, UserRecord};
-
-/// The API representation of a user (also `before`/`after` in the audit).
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UserView {
-    pub id: String,
-    pub username: String,
-    pub display_name: String,
-    pub role: Option<String>,
-    pub disabled: bool,
-    pub created_at: String,
-    pub updated_at: String,
-    pub password_changed_at: String,
-}
-
-impl From<&UserRecord> for UserView {
-    fn from(u: &UserRecord) -> Self {
-        UserView {
-            id: u.id.to_string(),
-            username: u.username.clone(),
-            display_name: u.display_name.clone(),
-            role: u.role.clone(),
-            disabled: u.disabled,
-            created_at: rfc3339(u.created_at),
-            updated_at: rfc3339(u.updated_at),
-            password_changed_at: rfc3339(u.password_changed_at),
-        }
-    }
-}
+pub use crate::auth::accounts::UserView;
+use crate::auth::accounts::{self, NewUserInput, UserChanges, WithPassword};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -79,77 +48,10 @@ pub struct ResetPassword {
     reason: Option<String>,
 }
 
-/// Usernames: 1-64 of letters, digits, `.`, `_`, `-`, `@`.
-pub fn validate_username(name: &str) -> Result<(), ApiError> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@'));
-    if ok {
-        Ok(())
-    } else {
-        Err(ApiError::invalid_field(
-            "username",
-            "must be 1 to 64 letters, digits, '.', '_', '-' or '@'",
-        ))
-    }
-}
-
-fn validate_role(role: &Option<String>) -> Result<(), ApiError> {
-    match role.as_deref() {
-        None | Some("admin" | "editor" | "viewer") => Ok(()),
-        Some(_) => Err(ApiError::invalid_field(
-            "role",
-            "must be admin, editor, viewer or null",
-        )),
-    }
-}
-
-fn validate_display_name(name: &str) -> Result<(), ApiError> {
-    if name.chars().count() > 200 {
-        return Err(ApiError::invalid_field(
-            "displayName",
-            "must be at most 200 characters",
-        ));
-    }
-    Ok(())
-}
-
-/// The password to set: the given one (checked against the policy) or a generated
-/// one-time password (returned once). Hashed under the login concurrency bound.
-async fn new_password(
-    state: &AppState,
-    given: Option<String>,
-    username: &str,
-) -> Result<(String, Option<String>), ApiError> {
-    let (plain, reveal) = match given {
-        Some(p) => {
-            password::check_policy(&p, username)
-                .map_err(|e| ApiError::invalid_field("password", e))?;
-            (p, false)
-        }
-        None => (password::generate(), true),
-    };
-    let for_hash = plain.clone();
-    let phc = state
-        .auth
-        .bounded(move |h| h.hash(&for_hash))
-        .await
-        .map_err(ApiError::internal)?
-        .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "busy",
-                "password hashing is busy; retry",
-            )
-        })?
-        .map_err(ApiError::internal)?;
-    Ok((phc, reveal.then_some(plain)))
-}
-
-fn with_secret(status: StatusCode, mut body: Value, one_time: Option<String>) -> Response {
-    if let Some(p) = one_time {
+/// The answer carrying a one-time password, never cached.
+fn with_secret(status: StatusCode, made: WithPassword) -> Response {
+    let mut body = json!({ "user": made.user });
+    if let Some(p) = made.one_time_password {
         body["oneTimePassword"] = Value::String(p);
     }
     let mut resp = (status, Json(body)).into_response();
@@ -158,20 +60,9 @@ fn with_secret(status: StatusCode, mut body: Value, one_time: Option<String>) ->
     resp
 }
 
-/// Refuses a change that leaves no enabled admin user when there was one.
-fn keep_an_admin(tx: &rusqlite::Connection, before: i64) -> Result<(), StoreError> {
-    if before > 0 && users::count_enabled_admins(tx)? == 0 {
-        return Err(StoreError::Refused(
-            "this change would leave no enabled admin user".into(),
-        ));
-    }
-    Ok(())
-}
-
 /// `GET /v1/admin/users`.
 pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let users = state.store.list_users().await?;
-    let items: Vec<UserView> = users.iter().map(UserView::from).collect();
+    let items = accounts::list_users(&state.store).await?;
     Ok(Json(json!({ "items": items })))
 }
 
@@ -179,14 +70,9 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<UserView>, ApiError> {
     let id = parse_id("user", &id)?;
-    let user = state
-        .store
-        .get_user(id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("user {id} does not exist")))?;
-    Ok(Json(json!(UserView::from(&user))))
+    Ok(Json(accounts::get_user(&state.store, id).await?))
 }
 
 /// `POST /v1/admin/users`: `UserCreated`.
@@ -195,36 +81,16 @@ pub async fn create(
     access: Access,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let now = state.now();
     let req: CreateUser = read_json(body).await?;
-    validate_username(&req.username)?;
-    validate_role(&req.role)?;
-    validate_display_name(&req.display_name)?;
     let ctx = context(&access, req.reason)?;
-    let (phc, one_time) = new_password(&state, req.password, &req.username).await?;
-    let user = state
-        .store
-        .write_audited(ctx, now, move |tx| {
-            let u = users::insert_user(
-                tx,
-                &users::NewUser {
-                    username: &req.username,
-                    display_name: &req.display_name,
-                    role: req.role.as_deref(),
-                    password_hash: &phc,
-                },
-                now,
-            )?;
-            let change = Change::new(action::USER_CREATED, "user", u.id, Some(&u.username))
-                .after(UserView::from(&u));
-            Ok((u, change))
-        })
-        .await?;
-    Ok(with_secret(
-        StatusCode::CREATED,
-        json!({ "user": UserView::from(&user) }),
-        one_time,
-    ))
+    let input = NewUserInput {
+        username: req.username,
+        display_name: req.display_name,
+        role: req.role,
+        password: req.password,
+    };
+    let made = accounts::create_user(&state.store, &state.auth, state.now(), ctx, input).await?;
+    Ok(with_secret(StatusCode::CREATED, made))
 }
 
 /// `PATCH /v1/admin/users/{id}`: `UserUpdated`.
@@ -233,37 +99,17 @@ pub async fn update(
     access: Access,
     Path(id): Path<String>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
-    let now = state.now();
+) -> Result<Json<UserView>, ApiError> {
     let id = parse_id("user", &id)?;
     let req: UpdateUser = read_json(body).await?;
-    if let Some(role) = &req.role {
-        validate_role(role)?;
-    }
-    if let Some(n) = &req.display_name {
-        validate_display_name(n)?;
-    }
     let ctx = context(&access, req.reason)?;
-    let patch = UserPatch {
+    let changes = UserChanges {
         display_name: req.display_name,
         role: req.role,
         disabled: req.disabled,
     };
-    let user = state
-        .store
-        .write_audited(ctx, now, move |tx| {
-            let before = users::require_user(tx, id)?;
-            let admins = users::count_enabled_admins(tx)?;
-            users::update_user(tx, id, &patch, now)?;
-            keep_an_admin(tx, admins)?;
-            let after = users::require_user(tx, id)?;
-            let change = Change::new(action::USER_UPDATED, "user", id, Some(&after.username))
-                .before(UserView::from(&before))
-                .after(UserView::from(&after));
-            Ok((after, change))
-        })
-        .await?;
-    Ok(Json(json!(UserView::from(&user))))
+    let user = accounts::update_user(&state.store, state.now(), ctx, id, changes).await?;
+    Ok(Json(user))
 }
 
 /// `DELETE /v1/admin/users/{id}?reason=`: `UserDeleted`.
@@ -273,21 +119,9 @@ pub async fn delete(
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Result<StatusCode, ApiError> {
-    let now = state.now();
     let id = parse_id("user", &id)?;
     let ctx = context(&access, reason_query(query.as_deref())?)?;
-    state
-        .store
-        .write_audited(ctx, now, move |tx| {
-            let before = users::require_user(tx, id)?;
-            let admins = users::count_enabled_admins(tx)?;
-            users::delete_user(tx, id)?;
-            keep_an_admin(tx, admins)?;
-            let change = Change::new(action::USER_DELETED, "user", id, Some(&before.username))
-                .before(UserView::from(&before));
-            Ok(((), change))
-        })
-        .await?;
+    accounts::delete_user(&state.store, state.now(), ctx, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -298,31 +132,11 @@ pub async fn password_reset(
     Path(id): Path<String>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let now = state.now();
     let id = parse_id("user", &id)?;
     let req: ResetPassword = read_json(body).await?;
     let ctx = context(&access, req.reason)?;
-    let user = state
-        .store
-        .get_user(id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("user {id} does not exist")))?;
-    let (phc, one_time) = new_password(&state, req.password, &user.username).await?;
-    let after = state
-        .store
-        .write_audited(ctx, now, move |tx| {
-            let before = users::require_user(tx, id)?;
-            users::set_password(tx, id, &phc, now)?;
-            let after = users::require_user(tx, id)?;
-            let change = Change::new(action::PASSWORD_RESET, "user", id, Some(&after.username))
-                .before(UserView::from(&before))
-                .after(UserView::from(&after));
-            Ok((after, change))
-        })
-        .await?;
-    Ok(with_secret(
-        StatusCode::OK,
-        json!({ "user": UserView::from(&after) }),
-        one_time,
-    ))
+    let now = state.now();
+    let made =
+        accounts::reset_password(&state.store, &state.auth, now, ctx, id, req.password).await?;
+    Ok(with_secret(StatusCode::OK, made))
 }

@@ -4,7 +4,6 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::Json;
-use rusqlite::types::Value as SqlValue;
 use serde_json::{json, Value};
 
 use super::access::Access;
@@ -12,7 +11,7 @@ use super::effective::{scoped_workload, Scope};
 use super::error::ApiError;
 use super::query::{self, bad, decode_cursor, encode_cursor, stored_json, time_or_null};
 use super::AppState;
-use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow, WorkloadSort};
+use crate::store::{RecommendationRow, SortValue, WorkloadFilter, WorkloadRow, WorkloadSort};
 
 pub async fn list_workloads(
     State(state): State<AppState>,
@@ -21,18 +20,7 @@ pub async fn list_workloads(
 ) -> Result<Json<Value>, ApiError> {
     let mut f = WorkloadFilter {
         scopes: access.namespace_scope(),
-        cluster: None,
-        namespace: None,
-        kind: None,
-        search: None,
-        has_recommendation: None,
-        data_quality: None,
-        notice: None,
-        stale: None,
-        sort: WorkloadSort::Name,
-        descending: false,
-        after: None,
-        limit: 100,
+        ..Default::default()
     };
     let mut order: Option<bool> = None;
     let mut cursor: Option<Value> = None;
@@ -100,13 +88,13 @@ fn cursor_of(sort: WorkloadSort, w: &WorkloadRow) -> Value {
     }
 }
 
-fn cursor_position(sort: WorkloadSort, c: &Value) -> Option<(SqlValue, String)> {
+fn cursor_position(sort: WorkloadSort, c: &Value) -> Option<(SortValue, String)> {
     let a = c.as_array().filter(|a| a.len() == 3)?;
     let id = a[2].as_str()?.to_string();
     let value = match (sort, a[0].as_str()?) {
-        (WorkloadSort::Name, "n") => SqlValue::Text(a[1].as_str()?.to_string()),
-        (WorkloadSort::Savings, "s") => SqlValue::Real(a[1].as_f64()?),
-        (WorkloadSort::Confidence, "c") => SqlValue::Integer(a[1].as_i64()?),
+        (WorkloadSort::Name, "n") => SortValue::Text(a[1].as_str()?.to_string()),
+        (WorkloadSort::Savings, "s") => SortValue::Real(a[1].as_f64()?),
+        (WorkloadSort::Confidence, "c") => SortValue::Integer(a[1].as_i64()?),
         _ => return None,
     };
     Some((value, id))

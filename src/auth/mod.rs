@@ -2,11 +2,13 @@
 //! role, and cluster agent tokens. Resolves credentials into a [`Principal`]; the route
 //! guard in `api::access` decides what the principal may do.
 
+pub mod accounts;
 pub mod limiter;
 pub mod password;
 pub mod pattern;
 pub mod principal;
 pub mod session;
+pub mod teams;
 pub mod token;
 
 use std::net::IpAddr;
@@ -165,15 +167,12 @@ impl Authenticator {
         let idle = self.lifetimes.idle_ms;
         let previous = previous.map(|v| token::hash(&v));
         store
-            .write(move |c| {
-                let tx = c.transaction()?;
+            .writing(move |tx| {
                 if let Some(old) = previous {
-                    crate::store::sessions::delete_session(&tx, &old)?;
+                    tx.delete_session(&old)?;
                 }
-                crate::store::sessions::purge_expired(&tx, now, idle)?;
-                crate::store::sessions::insert_session(&tx, &digest, &record)?;
-                tx.commit()?;
-                Ok(())
+                tx.purge_expired_sessions(now, idle)?;
+                tx.insert_session(&digest, &record)
             })
             .await?;
         tracing::info!(user_id = user.id, %addr, "login succeeded");

@@ -126,11 +126,6 @@ pub struct AuditContext {
     pub reason: Option<String>,
 }
 
-/// Unix milliseconds as RFC 3339 (UTC).
-pub fn rfc3339_ms(ms: i64) -> String {
-    crate::timestamp::format_ms(ms)
-}
-
 impl AuditContext {
     /// `user`, `token` or `system`.
     pub fn actor_kind_str(&self) -> &'static str {

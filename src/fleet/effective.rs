@@ -4,7 +4,7 @@
 
 use crate::policy::{EffectivePolicy, WorkloadRef};
 use crate::runs::Runs;
-use crate::store::{Store, StoreError, WorkloadFilter, WorkloadRow, WorkloadSort};
+use crate::store::{SortValue, Store, StoreError, WorkloadFilter, WorkloadRow};
 
 /// One workload's resolution, as the agent needs it.
 #[derive(Debug, Clone)]
@@ -53,24 +53,12 @@ async fn all_workloads(store: &Store, cluster: &str) -> Result<Vec<WorkloadRow>,
     let mut out: Vec<WorkloadRow> = Vec::new();
     loop {
         let filter = WorkloadFilter {
-            scopes: None,
             cluster: Some(cluster.to_string()),
-            after: out.last().map(|w| {
-                (
-                    rusqlite::types::Value::Text(w.seen.name.clone()),
-                    w.seen.id.clone(),
-                )
-            }),
+            after: out
+                .last()
+                .map(|w| (SortValue::Text(w.seen.name.clone()), w.seen.id.clone())),
             limit: PAGE,
-            namespace: None,
-            kind: None,
-            search: None,
-            has_recommendation: None,
-            data_quality: None,
-            notice: None,
-            stale: None,
-            sort: WorkloadSort::Name,
-            descending: false,
+            ..Default::default()
         };
         let (page, more) = store.list_workloads(filter).await?;
         out.extend(page);

@@ -4,14 +4,14 @@
 //! staleness against the current effective policy and any pending approval).
 
 use super::effective::workload_ref;
-use super::{agent_settings, effective, pause};
+use super::{effective, pause};
 use crate::runs::Runs;
 use crate::store::{Store, StoreError};
 use crate::timestamp::format_ms;
 use crate::wire::recommendation_feed::{DataCoverage, FeedWorkload, PendingApproval};
 use crate::wire::{
-    Actor, ConfigFeed, FeedFlags, RecommendationFeed, RecommendationItem, RecommendationSummary,
-    WorkloadConfig,
+    Actor, AgentSettings, ConfigFeed, FeedFlags, RecommendationFeed, RecommendationItem,
+    RecommendationSummary, WorkloadConfig,
 };
 
 /// The config feed of active cluster `cluster` at `now`.
@@ -23,11 +23,7 @@ pub async fn config(
 ) -> Result<ConfigFeed, StoreError> {
     let name = cluster.to_string();
     let (c, applying) = store
-        .read(move |conn| {
-            let c = crate::store::active_cluster(conn, &name)?;
-            let p = pause::applying(conn, &name, now)?;
-            Ok((c, p))
-        })
+        .reading(move |r| Ok((r.active_cluster(&name)?, pause::applying(r, &name, now)?)))
         .await?;
     let frozen = c
         .freeze
@@ -44,7 +40,7 @@ pub async fn config(
         },
         pause: applying.as_ref().map(pause::view),
         freeze: super::clusters::freeze_view(frozen),
-        agent: agent_settings::current(),
+        agent: AgentSettings::default(),
         workloads: workloads
             .into_iter()
             .map(|w| WorkloadConfig {

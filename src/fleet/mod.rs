@@ -1,16 +1,22 @@
-//! Fleet configuration: clusters' automation pauses (`pause`), readiness (`readiness`),
-//! the agent settings (`agent_settings`), per-workload effective policy for the config feed
-//! (`effective`) and the ticker that auto-resumes pauses and re-evaluates readiness on
-//! the runs' clock (`ticker`). SQL stays in `store`; HTTP in `api::clusters`,
-//! `api::automation` and `api::agent`.
+//! The fleet's operations, below the API and beside the command line: clusters
+//! (`clusters`), automation pauses (`pause`), datasources and their checks
+//! (`datasources`, `datasource_check`), policies (`policies`), per-workload overrides,
+//! approvals and effective policy (`workloads`, `effective`), the two agent feeds
+//! (`feed`), what agents send (`ingest`) and the ticker job that auto-resumes pauses and
+//! re-evaluates readiness (`ticker`). Each operation takes the store, the time, the
+//! audit context and a typed input, and returns a typed output or an `OpError`. SQL
+//! stays in `store`; HTTP in `api`.
 
-pub mod agent_settings;
 pub mod clusters;
+pub mod datasource_check;
+pub mod datasources;
 pub mod effective;
 pub mod feed;
+pub mod ingest;
 pub mod pause;
-pub mod readiness;
+pub mod policies;
 pub mod ticker;
+pub mod workloads;
 
 use std::sync::Arc;
 

@@ -4,11 +4,10 @@
 //! and recommendations continue.
 
 use crate::events::config_change::{action, AuditContext, Change};
-use crate::store::automation::{
-    delete_due_pause, delete_pause, due_pauses, get_pause, put_pause, PauseRecord, FLEET_SCOPE,
-};
-use crate::store::{active_cluster, config_audit, Store, StoreError};
-use crate::timestamp::format_ms as rfc3339_ms;
+use crate::operation::OpError;
+use crate::store::automation::{PauseRecord, FLEET_SCOPE};
+use crate::store::{Read, Store, StoreError};
+use crate::timestamp::format_ms;
 use crate::wire::{Actor, Pause, PauseScope};
 
 /// `cluster` or `fleet`.
@@ -27,9 +26,9 @@ pub fn view(p: &PauseRecord) -> Pause {
         scope: scope_kind(&p.scope),
         paused: true,
         reason: Some(p.reason.clone()),
-        paused_at: Some(rfc3339_ms(p.paused_at)),
+        paused_at: Some(format_ms(p.paused_at)),
         paused_by: serde_json::from_str::<Actor>(&p.paused_by).ok(),
-        resume_at: Some(p.resume_at.map(rfc3339_ms)),
+        resume_at: Some(p.resume_at.map(format_ms)),
     }
 }
 
@@ -50,51 +49,57 @@ fn change(act: &'static str, scope: &str) -> Change {
     Change::new(act, "automation", scope, Some(scope))
 }
 
-/// Pauses `scope` (an active cluster's name or `*`) until resumed or `resume_at`.
-/// Pausing a paused scope replaces its reason and `resumeAt`.
+/// Pauses `scope` (an active cluster's name or `*`) until resumed or `resume_at`, which
+/// must lie ahead: `AutomationPaused`. A pause needs the reason in `ctx`. Pausing a
+/// paused scope replaces its reason and `resumeAt`.
 pub async fn pause(
     store: &Store,
+    now: i64,
+    ctx: AuditContext,
     scope: String,
     resume_at: Option<i64>,
-    ctx: AuditContext,
-    now: i64,
-) -> Result<Pause, StoreError> {
+) -> Result<Pause, OpError> {
+    if resume_at.is_some_and(|t| t <= now) {
+        return Err(OpError::invalid("resumeAt", "must be in the future"));
+    }
+    let Some(reason) = ctx.reason.clone() else {
+        return Err(OpError::invalid("reason", "a pause needs a reason"));
+    };
     let record = PauseRecord {
         scope: scope.clone(),
-        reason: ctx.reason.clone().unwrap_or_default(),
+        reason,
         paused_at: now,
-        paused_by: serde_json::to_string(&ctx.actor)
-            .map_err(|e| StoreError::Task(e.to_string()))?,
+        paused_by: serde_json::to_string(&ctx.actor).map_err(OpError::internal)?,
         resume_at,
     };
-    store
+    Ok(store
         .write_audited(ctx, now, move |tx| {
             if scope != FLEET_SCOPE {
-                active_cluster(tx, &scope)?;
+                tx.active_cluster(&scope)?;
             }
-            let before = put_pause(tx, &record)?;
+            let before = tx.put_pause(&record)?;
             let after = view(&record);
             let c = change(action::AUTOMATION_PAUSED, &scope)
                 .before(before.as_ref().map_or_else(|| unpaused(&scope), view))
                 .after(&after);
             Ok((after, c))
         })
-        .await
+        .await?)
 }
 
-/// Resumes `scope`; `Refused` when it is not paused.
+/// Resumes `scope`: `AutomationResumed`; `Refused` when it is not paused.
 pub async fn resume(
     store: &Store,
-    scope: String,
-    ctx: AuditContext,
     now: i64,
-) -> Result<Pause, StoreError> {
-    store
+    ctx: AuditContext,
+    scope: String,
+) -> Result<Pause, OpError> {
+    Ok(store
         .write_audited(ctx, now, move |tx| {
             if scope != FLEET_SCOPE {
-                active_cluster(tx, &scope)?;
+                tx.active_cluster(&scope)?;
             }
-            let before = delete_pause(tx, &scope)?.ok_or_else(|| {
+            let before = tx.delete_pause(&scope)?.ok_or_else(|| {
                 StoreError::Refused(format!("automation of {scope:?} is not paused"))
             })?;
             let after = unpaused(&scope);
@@ -103,44 +108,51 @@ pub async fn resume(
                 .after(&after);
             Ok((after, c))
         })
-        .await
+        .await?)
+}
+
+/// Every pause in force.
+pub async fn list(store: &Store) -> Result<Vec<Pause>, OpError> {
+    Ok(store
+        .reading(|r| Ok(r.pauses()?.iter().map(view).collect()))
+        .await?)
 }
 
 /// Ends every pause whose `resumeAt` has come, each with one `AutomationResumed` by the
-/// `system` actor. A pause replaced meanwhile is left alone. Returns the scopes resumed.
+/// `system` actor in its own transaction. A pause replaced meanwhile is left alone.
+/// Returns the scopes resumed.
 pub async fn auto_resume(store: &Store, now: i64) -> Result<Vec<String>, StoreError> {
-    store
-        .write(move |conn| {
-            let mut resumed = Vec::new();
-            for due in due_pauses(conn, now)? {
-                let tx = conn.transaction()?;
-                if delete_due_pause(&tx, &due, now)? {
-                    let ctx = AuditContext {
-                        actor: Actor::system("scheduler"),
-                        reason: Some("resumeAt reached".into()),
-                    };
-                    let c = change(action::AUTOMATION_RESUMED, &due.scope)
-                        .before(view(&due))
-                        .after(unpaused(&due.scope));
-                    config_audit::record(&tx, &ctx, now, &c)?;
-                    resumed.push(due.scope.clone());
+    let mut resumed = Vec::new();
+    for due in store.reading(move |r| r.due_pauses(now)).await? {
+        let scope = due.scope.clone();
+        let ended = store
+            .writing(move |tx| {
+                if !tx.delete_due_pause(&due, now)? {
+                    return Ok(false);
                 }
-                tx.commit()?;
-            }
-            Ok(resumed)
-        })
-        .await
+                let ctx = AuditContext {
+                    actor: Actor::system("scheduler"),
+                    reason: Some("resumeAt reached".into()),
+                };
+                let c = change(action::AUTOMATION_RESUMED, &due.scope)
+                    .before(view(&due))
+                    .after(unpaused(&due.scope));
+                tx.record_change(&ctx, now, &c)?;
+                Ok(true)
+            })
+            .await?;
+        if ended {
+            resumed.push(scope);
+        }
+    }
+    Ok(resumed)
 }
 
 /// The pause that applies to `cluster` at `now`: the fleet's first, else the cluster's.
 /// A pause whose `resumeAt` has passed no longer applies, even before the ticker ends it.
-pub fn applying(
-    conn: &rusqlite::Connection,
-    cluster: &str,
-    now: i64,
-) -> Result<Option<PauseRecord>, StoreError> {
+pub fn applying(r: &Read<'_>, cluster: &str, now: i64) -> Result<Option<PauseRecord>, StoreError> {
     for scope in [FLEET_SCOPE, cluster] {
-        if let Some(p) = get_pause(conn, scope)? {
+        if let Some(p) = r.pause(scope)? {
             if p.resume_at.is_none_or(|t| t > now) {
                 return Ok(Some(p));
             }

@@ -6,9 +6,8 @@
 use std::future::Future;
 use std::time::Duration;
 
-use super::{pause, readiness, Fleet};
+use super::{datasource_check, pause, Fleet};
 use crate::runs::Runs;
-use crate::store::automation::next_resume_at;
 use crate::store::Store;
 
 /// Longest sleep between ticks.
@@ -50,18 +49,18 @@ pub async fn tick(store: &Store, runs: &Runs) -> TickReport {
         let now = runs.clock().now_ms();
         let name = cluster.clone();
         let checked = store
-            .read(move |c| {
-                let cl = crate::store::active_cluster(c, &name)?;
-                Ok(crate::store::readiness::inputs(c, cl.id, &cl.name)?
+            .reading(move |r| {
+                let cl = r.active_cluster(&name)?;
+                Ok(r.readiness_inputs(cl.id, &cl.name)?
                     .datasource
                     .map(|d| d.checked_at))
             })
             .await;
         let due = !matches!(checked, Ok(Some(t)) if now - t < DATASOURCE_CHECK_INTERVAL_MS);
         let result = if due {
-            readiness::check_datasource(store, runs, &cluster).await
+            datasource_check::check_datasource(store, runs, &cluster).await
         } else {
-            readiness::evaluate(store, now, &cluster).await
+            crate::readiness::evaluate(store, now, &cluster).await
         };
         match result {
             Ok((_, true)) => report.readiness_changed.push(cluster),
@@ -77,7 +76,7 @@ pub async fn run(store: Store, runs: Runs, fleet: Fleet, stop: impl Future<Outpu
     tokio::pin!(stop);
     loop {
         tick(&store, &runs).await;
-        let next = store.read(next_resume_at).await.ok().flatten();
+        let next = store.reading(|r| r.next_resume_at()).await.ok().flatten();
         let mut wait = TICK;
         if let Some(at) = next {
             let until = (at - runs.clock().now_ms()).max(0) as u64;

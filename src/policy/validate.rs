@@ -146,7 +146,7 @@ pub fn validate_override(o: &OverrideSpec) -> Vec<FieldError> {
         }
     }
     if let Some(t) = &o.expires_at {
-        if rfc3339_ms(t).is_none() {
+        if crate::timestamp::parse_ms(t).is_none() {
             e.add("expiresAt", "must be an RFC 3339 timestamp");
         }
     }
@@ -156,13 +156,8 @@ pub fn validate_override(o: &OverrideSpec) -> Vec<FieldError> {
     e.0
 }
 
-/// Milliseconds of an RFC 3339 timestamp.
-pub fn rfc3339_ms(text: &str) -> Option<i64> {
-    crate::timestamp::parse_ms(text)
-}
-
 fn valid_name(name: &str) -> bool {
-    crate::commands::valid_cluster_name(name)
+    crate::names::cluster(name).is_ok()
 }
 
 fn pattern(e: &mut Errors, path: &str, value: &str) {
@@ -218,8 +213,8 @@ fn freeze(e: &mut Errors, path: &str, w: &FreezeWindow) {
         return;
     }
     if absolute {
-        let start = w.start.as_deref().and_then(rfc3339_ms);
-        let end = w.end.as_deref().and_then(rfc3339_ms);
+        let start = w.start.as_deref().and_then(crate::timestamp::parse_ms);
+        let end = w.end.as_deref().and_then(crate::timestamp::parse_ms);
         match (start, end) {
             (Some(s), Some(t)) if t > s => {}
             (Some(_), Some(_)) => e.add(format!("{path}.end"), "must be after start"),

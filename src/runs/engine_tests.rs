@@ -13,7 +13,7 @@ use crate::datasource::Datasource;
 use crate::datasource::{CollectPlan, Collection, DatasourceError, TestReport, UsageResource};
 use crate::runs::progress::ActiveRuns;
 use crate::runs::{RunError, Runs, Trigger};
-use crate::store::{self, WorkloadFilter, WorkloadRow, WorkloadSort};
+use crate::store::{self, WorkloadFilter, WorkloadRow};
 
 const T0: i64 = 1_800_000_000_000;
 const HOUR: i64 = 3_600_000;
@@ -171,19 +171,9 @@ fn kerf_policy_set(s: &RecommenderSettings) -> crate::policy::PolicySet {
 
 async fn workloads(f: &Fixture, cluster: &str) -> Vec<WorkloadRow> {
     let filter = WorkloadFilter {
-        scopes: None,
         cluster: Some(cluster.into()),
-        namespace: None,
-        kind: None,
-        search: None,
-        has_recommendation: None,
-        data_quality: None,
-        notice: None,
-        stale: None,
-        sort: WorkloadSort::Name,
-        descending: false,
-        after: None,
         limit: 500,
+        ..Default::default()
     };
     f.store.list_workloads(filter).await.expect("list").0
 }
@@ -419,12 +409,7 @@ async fn each_workload_is_analyzed_under_its_effective_policy_and_records_its_id
     }))
     .expect("spec");
     f.store
-        .write(move |c| {
-            let tx = c.transaction()?;
-            store::policies::create_policy(&tx, &spec, "{}", 0)?;
-            tx.commit()?;
-            Ok(())
-        })
+        .writing(move |tx| tx.create_policy(&spec, "{}", 0))
         .await
         .expect("policy");
     let run = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;

@@ -17,6 +17,7 @@ pub mod pricing;
 pub mod progress;
 pub mod recommender;
 pub mod retention;
+pub mod saved_settings;
 pub mod schedule;
 pub mod scheduler;
 pub mod source;
@@ -154,12 +155,12 @@ impl Runs {
 
     /// The stored recommender settings, or the defaults when none were saved.
     pub async fn recommender(&self) -> Result<RecommenderSettings, RunError> {
-        load(&self.store, recommender::RECOMMENDER_KEY).await
+        saved_settings::load(&self.store, recommender::RECOMMENDER_KEY).await
     }
 
     /// The stored pricing, or the defaults when none were saved.
     pub async fn pricing(&self) -> Result<Pricing, RunError> {
-        load(&self.store, pricing::PRICING_KEY).await
+        saved_settings::load(&self.store, pricing::PRICING_KEY).await
     }
 
     /// Everything effective-policy resolution needs for the workloads of `cluster` (all
@@ -222,7 +223,7 @@ impl Runs {
                 metrics.record_collection(&done.cluster, &collect);
             }
             let now = inputs.clock.now_ms();
-            crate::fleet::readiness::evaluate_logged(&store, now, &done.cluster).await;
+            crate::readiness::evaluate_logged(&store, now, &done.cluster).await;
             // Retention prunes after every run; a stored permit wakes it even when busy.
             this.finished.notify_one();
             done
@@ -235,18 +236,5 @@ impl Runs {
         let (first, task) = self.start(cluster, trigger).await?;
         task.await
             .map_err(|e| RunError::Store(StoreError::Task(format!("run {}: {e}", first.id))))
-    }
-}
-
-async fn load<T: serde::de::DeserializeOwned + Default>(
-    store: &Store,
-    key: &'static str,
-) -> Result<T, RunError> {
-    match store.setting(key).await? {
-        None => Ok(T::default()),
-        Some(text) => serde_json::from_str(&text).map_err(|e| RunError::BadSettings {
-            key,
-            message: e.to_string(),
-        }),
     }
 }

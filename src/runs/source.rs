@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::datasource::{scope_for, ClusterScope, Datasource, DatasourceSettings, SecretKey};
-use crate::store::{cluster_datasource, Store};
+use crate::store::Store;
 
 /// The datasource and scope of `cluster`, or why there is none. `fixed` (the demo's
 /// fleet) answers for every cluster when set. Messages never contain a secret.
@@ -26,7 +26,7 @@ pub async fn resolve(
     }
     let name = cluster.to_string();
     let record = store
-        .read(move |c| cluster_datasource(c, &name))
+        .reading(move |r| r.cluster_datasource(&name))
         .await
         .map_err(|e| format!("cannot read the cluster's datasource: {e}"))?
         .ok_or_else(|| {

@@ -39,7 +39,7 @@ pub struct Rng(u64);
 
 impl Rng {
     pub fn new(seed: u64, tag: &str) -> Rng {
-        Rng(seed ^ crate::datasource::mapping::fnv1a(tag.as_bytes()))
+        Rng(seed ^ crate::fingerprint::fnv1a(tag.as_bytes()))
     }
 
     pub fn next_u64(&mut self) -> u64 {

@@ -62,7 +62,7 @@ pub fn record(
     let actor = serde_json::to_string(&ctx.actor).map_err(|e| StoreError::Task(e.to_string()))?;
     let record = json!({
         "id": id,
-        "time": crate::events::config_change::rfc3339_ms(now),
+        "time": crate::timestamp::format_ms(now),
         "action": change.action,
         "actor": ctx.actor,
         "target": change.target,
@@ -134,21 +134,6 @@ pub fn query(conn: &Connection, f: &ConfigAuditFilter) -> Result<ConfigAuditPage
 }
 
 impl super::Store {
-    /// Runs `f` on the writer inside one transaction with its audit row; see
-    /// [`in_transaction`]. The way every API change is written.
-    pub async fn write_audited<T, F>(
-        &self,
-        ctx: AuditContext,
-        now: i64,
-        f: F,
-    ) -> Result<T, StoreError>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Transaction<'_>) -> Result<(T, Change), StoreError> + Send + 'static,
-    {
-        self.write(move |c| in_transaction(c, &ctx, now, f)).await
-    }
-
     /// See [`query`].
     pub async fn query_config_audit(
         &self,

@@ -27,6 +27,7 @@ mod runtime_settings;
 pub mod sessions;
 pub mod teams;
 pub mod tokens;
+mod tx;
 pub mod users;
 mod workloads;
 
@@ -59,8 +60,11 @@ pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
 pub use users::{NewUser, UserPatch, UserRecord};
 pub use workloads::{
-    list_workloads, mark_absent_stale, WorkloadFilter, WorkloadRow, WorkloadSeen, WorkloadSort,
+    list_workloads, mark_absent_stale, SortValue, WorkloadFilter, WorkloadRow, WorkloadSeen,
+    WorkloadSort,
 };
+
+pub use tx::{Read, Tx};
 
 use pool::ReaderPool;
 
@@ -166,7 +170,7 @@ impl Store {
     }
 
     /// Runs `f` on the writer connection, off the async runtime.
-    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(in crate::store) async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
@@ -183,7 +187,7 @@ impl Store {
     }
 
     /// Runs `f` on a reader connection, off the async runtime.
-    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(in crate::store) async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,

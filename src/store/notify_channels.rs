@@ -206,7 +206,7 @@ impl Store {
         write: ChannelWrite,
         view: View<ChannelRecord>,
     ) -> Result<ChannelRecord, StoreError> {
-        self.write_audited(ctx, now, move |tx| {
+        self.audited_sql(ctx, now, move |tx| {
             let before = existing(tx, id, &scope)?;
             tx.execute(
                 "UPDATE notification_channels SET name = ?2, type = ?3, team_id = ?4, enabled = ?5,
@@ -244,7 +244,7 @@ impl Store {
         scope: TeamScope,
         view: View<ChannelRecord>,
     ) -> Result<(), StoreError> {
-        self.write_audited(ctx, now, move |tx| {
+        self.audited_sql(ctx, now, move |tx| {
             let before = existing(tx, id, &scope)?;
             tx.execute("DELETE FROM notification_channels WHERE id = ?1", [id])?;
             let change =
@@ -265,7 +265,7 @@ impl Store {
         digest: DigestSchedule,
         view: View<ChannelRecord>,
     ) -> Result<ChannelRecord, StoreError> {
-        self.write_audited(ctx, now, move |tx| {
+        self.audited_sql(ctx, now, move |tx| {
             let before = existing(tx, id, &scope)?;
             tx.execute(
                 "UPDATE notification_channels SET digest_enabled = ?2, digest_schedule = ?3,

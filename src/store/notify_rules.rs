@@ -170,7 +170,7 @@ impl Store {
         write: RuleWrite,
         view: View<RuleRecord>,
     ) -> Result<RuleRecord, StoreError> {
-        self.write_audited(ctx, now, move |tx| {
+        self.audited_sql(ctx, now, move |tx| {
             let before = existing(tx, id, &scope)?;
             channel_in_scope(tx, write.channel_id, &scope)?;
             tx.execute(
@@ -204,7 +204,7 @@ impl Store {
         scope: TeamScope,
         view: View<RuleRecord>,
     ) -> Result<(), StoreError> {
-        self.write_audited(ctx, now, move |tx| {
+        self.audited_sql(ctx, now, move |tx| {
             let before = existing(tx, id, &scope)?;
             tx.execute("DELETE FROM notification_rules WHERE id = ?1", [id])?;
             let change =

@@ -267,3 +267,20 @@ pub fn evaluate_in_transaction(
     };
     Ok((record, changed))
 }
+
+impl super::Store {
+    /// See [`evaluate_in_transaction`].
+    pub async fn evaluate_readiness<F>(
+        &self,
+        cluster: String,
+        now: i64,
+        ctx: AuditContext,
+        decide: F,
+    ) -> Result<(ReadinessRecord, bool), StoreError>
+    where
+        F: FnOnce(&ReadinessInputs) -> ReadinessDecision + Send + 'static,
+    {
+        self.write(move |c| evaluate_in_transaction(c, &cluster, now, &ctx, decide))
+            .await
+    }
+}

@@ -61,7 +61,26 @@ impl WorkloadSort {
     }
 }
 
-/// Filters, sort and keyset position of a workload page.
+/// The sort value of a keyset position (the column's value in the last item).
+#[derive(Debug, Clone, PartialEq)]
+pub enum SortValue {
+    Text(String),
+    Real(f64),
+    Integer(i64),
+}
+
+impl SortValue {
+    fn sql(&self) -> Value {
+        match self {
+            SortValue::Text(s) => Value::Text(s.clone()),
+            SortValue::Real(v) => Value::Real(*v),
+            SortValue::Integer(v) => Value::Integer(*v),
+        }
+    }
+}
+
+/// Filters, sort and keyset position of a workload page. The default is the first 100
+/// workloads of every cluster by name.
 #[derive(Debug, Clone)]
 pub struct WorkloadFilter {
     pub cluster: Option<String>,
@@ -76,10 +95,30 @@ pub struct WorkloadFilter {
     pub sort: WorkloadSort,
     pub descending: bool,
     /// The (sort value, id) of the last item of the previous page.
-    pub after: Option<(Value, String)>,
+    pub after: Option<(SortValue, String)>,
     pub limit: usize,
     /// Team scope: only workloads inside these cluster/namespace patterns (`None`: all).
     pub scopes: Option<Vec<super::NamespacePattern>>,
+}
+
+impl Default for WorkloadFilter {
+    fn default() -> Self {
+        WorkloadFilter {
+            cluster: None,
+            namespace: None,
+            kind: None,
+            search: None,
+            has_recommendation: None,
+            data_quality: None,
+            notice: None,
+            stale: None,
+            sort: WorkloadSort::Name,
+            descending: false,
+            after: None,
+            limit: 100,
+            scopes: None,
+        }
+    }
 }
 
 pub(super) const COLUMNS: &str = "w.id, w.cluster, w.namespace, w.kind, w.name, w.uid, \
@@ -244,8 +283,8 @@ pub fn list_workloads(
         (">", "ASC")
     };
     if let Some((value, id)) = &f.after {
-        push(&mut sql, &format!(" AND (w.{col} {cmp} ?"), value.clone());
-        push(&mut sql, &format!(" OR (w.{col} = ?"), value.clone());
+        push(&mut sql, &format!(" AND (w.{col} {cmp} ?"), value.sql());
+        push(&mut sql, &format!(" OR (w.{col} = ?"), value.sql());
         push(
             &mut sql,
             &format!(" AND w.id {cmp} ?))"),

@@ -3,8 +3,6 @@
 
 use std::time::Instant;
 
-use rusqlite::types::Value;
-
 use super::*;
 use crate::store::recommendations::{write_chunk, ChunkWrite, NewRecommendation};
 
@@ -62,22 +60,15 @@ fn walk(
     notice: Option<&str>,
 ) -> Vec<String> {
     let mut seen = Vec::new();
-    let mut after: Option<(Value, String)> = None;
+    let mut after: Option<(SortValue, String)> = None;
     loop {
         let f = WorkloadFilter {
-            scopes: None,
-            cluster: None,
-            namespace: None,
-            kind: None,
-            search: None,
-            has_recommendation: None,
-            data_quality: None,
             notice: notice.map(str::to_string),
-            stale: None,
             sort,
             descending,
             after: after.clone(),
             limit: 500,
+            ..Default::default()
         };
         let (page, more) = list_workloads(conn, &f).expect("page");
         seen.extend(page.iter().map(|w| w.seen.id.clone()));
@@ -86,9 +77,9 @@ fn walk(
         }
         let last = page.last().expect("non-empty page");
         let key = match sort {
-            WorkloadSort::Name => Value::Text(last.seen.name.clone()),
-            WorkloadSort::Savings => Value::Real(last.monthly_savings),
-            WorkloadSort::Confidence => Value::Integer(last.confidence),
+            WorkloadSort::Name => SortValue::Text(last.seen.name.clone()),
+            WorkloadSort::Savings => SortValue::Real(last.monthly_savings),
+            WorkloadSort::Confidence => SortValue::Integer(last.confidence),
         };
         after = Some((key, last.seen.id.clone()));
     }

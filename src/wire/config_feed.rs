@@ -117,6 +117,18 @@ pub struct AgentSettings {
     pub event_buffer_size: u32,
 }
 
+impl Default for AgentSettings {
+    /// What this hub hands every agent (fixed by the build for now).
+    fn default() -> Self {
+        AgentSettings {
+            loop_interval_seconds: 30,
+            heartbeat_interval_seconds: 30,
+            change_tolerance_default: crate::policy::defaults::CHANGE_TOLERANCE,
+            event_buffer_size: 10_000,
+        }
+    }
+}
+
 /// One workload's effective policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -2,7 +2,8 @@
 //! router on a bound port (real SQLite file, real HTTP): auto-resume at `resumeAt`, and
 //! each readiness transition recording exactly one `ReadinessChanged`.
 
-use kerf::fleet::{readiness, ticker};
+use kerf::fleet::{datasource_check, ticker};
+use kerf::readiness;
 use kerf::runs::{Runs, Trigger};
 use serde_json::{json, Value};
 
@@ -128,7 +129,7 @@ async fn each_readiness_transition_records_exactly_one_readiness_changed() {
     // The agent reports, but the datasource was never checked: still not ready, no row.
     assert_eq!(h.heartbeat("demo-east").await["state"], "not-ready");
     assert_eq!(readiness_now(&h).await, ("not-ready".into(), 0));
-    readiness::check_datasource(&h.store, &ok, "demo-east")
+    datasource_check::check_datasource(&h.store, &ok, "demo-east")
         .await
         .expect("check");
     assert_eq!(readiness_now(&h).await, ("ready".into(), 1));
@@ -164,10 +165,10 @@ async fn each_readiness_transition_records_exactly_one_readiness_changed() {
     assert_eq!(readiness_now(&h).await, ("ready".into(), 3), "recovery");
 
     // Datasource failing, then recovering.
-    readiness::check_datasource(&h.store, &broken, "demo-east")
+    datasource_check::check_datasource(&h.store, &broken, "demo-east")
         .await
         .expect("check");
-    readiness::check_datasource(&h.store, &broken, "demo-east")
+    datasource_check::check_datasource(&h.store, &broken, "demo-east")
         .await
         .expect("check");
     assert_eq!(readiness_now(&h).await, ("not-ready".into(), 4));
@@ -175,7 +176,7 @@ async fn each_readiness_transition_records_exactly_one_readiness_changed() {
         .as_str()
         .unwrap_or("")
         .contains("datasource unreachable"));
-    readiness::check_datasource(&h.store, &ok, "demo-east")
+    datasource_check::check_datasource(&h.store, &ok, "demo-east")
         .await
         .expect("check");
     assert_eq!(readiness_now(&h).await, ("ready".into(), 5));
@@ -207,7 +208,7 @@ async fn each_readiness_transition_records_exactly_one_readiness_changed() {
 async fn concurrent_evaluations_record_a_change_once() {
     let h = hub("demo-east", true).await;
     h.heartbeat("demo-east").await;
-    readiness::check_datasource(&h.store, &h.runs, "demo-east")
+    datasource_check::check_datasource(&h.store, &h.runs, "demo-east")
         .await
         .expect("check");
     h.clock.advance(120_000);

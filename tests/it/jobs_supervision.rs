@@ -2,7 +2,7 @@
 //! naming the job, after a graceful stop (the database is checkpointed): a half-alive
 //! hub is worse than a restart. The test re-runs this test binary as a child that serves
 //! a real hub through `kerf::server::run_with` with one extra job that panics once the
-//! hub is up, and leaves through the binary's own exit path (`kerf::cli`).
+//! hub is up, and leaves through the binary's own exit path (`kerf::commands`).
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -41,7 +41,7 @@ fn child(data_dir: &str) -> ! {
     ));
     match served {
         Ok(()) => std::process::exit(0),
-        Err(e) => kerf::cli::exit_with(kerf::cli::serve_exit(e)),
+        Err(e) => kerf::commands::exit_with(kerf::commands::serve_exit(e)),
     }
 }
 

@@ -5,7 +5,6 @@ mod support;
 
 mod access_matrix;
 mod analysis_cli;
-mod analysis_fence;
 mod analysis_fuzz;
 mod analysis_golden;
 mod analysis_leak_golden;
@@ -25,6 +24,7 @@ mod identity;
 mod identity_audit;
 mod jobs_supervision;
 mod kube;
+mod module_fence;
 mod notify_api;
 mod notify_delivery;
 mod notify_digest;

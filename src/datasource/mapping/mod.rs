@@ -8,6 +8,7 @@ pub mod labels;
 pub mod pods;
 pub mod requests_limits;
 
+use crate::fingerprint::fnv1a;
 use std::collections::BTreeMap;
 
 use crate::analysis::{
@@ -353,14 +354,4 @@ fn previous_releases(target: &Target, series: &ContainerSeries) -> Vec<PreviousR
             .then(a.release.cmp(&b.release))
     });
     out
-}
-
-/// FNV-1a: a short, stable tag for a cAdvisor container instance (cgroup path).
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }

@@ -61,9 +61,7 @@ pub async fn hub_at(cluster: &str, demo: bool, t0: i64, tweak: impl FnOnce(&mut 
         runs.clone(),
     )
     .expect("state");
-    let admin =
-        kerf::bootstrap::create_token(&store, "ops", "admin", None, "test", t0).expect("token");
-    let agent = kerf::bootstrap::create_cluster(&store, cluster, "test", t0).expect("cluster");
+    let (admin, agent) = credentials(&store, t0, cluster).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -140,6 +138,26 @@ impl Hub {
         assert_eq!(s, 200, "{v}");
         v
     }
+}
+
+/// An admin API token and the agent token of newly registered `cluster`, made through
+/// the same operations as `kerf token create` and `kerf clusters create`.
+pub async fn credentials(store: &Store, now: i64, cluster: &str) -> (String, String) {
+    let ctx = || kerf::commands::operator("test");
+    let input = kerf::auth::accounts::NewTokenInput {
+        name: "ops".into(),
+        role: "admin".into(),
+        ..Default::default()
+    };
+    let admin = kerf::auth::accounts::create_token(store, now, ctx(), input)
+        .await
+        .expect("token")
+        .value;
+    let registered =
+        kerf::fleet::clusters::register(store, now, ctx(), cluster.into(), Default::default())
+            .await
+            .expect("cluster");
+    (admin, registered.token)
 }
 
 /// Unix milliseconds as the API writes them.

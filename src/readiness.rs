@@ -1,25 +1,29 @@
-//! Cluster readiness: the pure rule ([`decide`]) and the evaluations that apply it
-//! (after heartbeats, runs, datasource checks, and on the fleet ticker). The state
+//! Cluster readiness: the pure rule ([`decide`]) and the evaluation that applies it
+//! (after heartbeats, runs and datasource checks, and on the fleet ticker). The state
 //! changes only through `store::readiness::evaluate_in_transaction`, which records
 //! exactly one `ReadinessChanged` (actor `system`) per change. docs/contracts/readiness.md
-//! describes the rule for users.
+//! describes the rule for users. Uses `store`, `events`, `wire`; runs and the fleet
+//! both call it, so it sits below them.
 
 use serde_json::json;
 
-use super::agent_settings::heartbeat_stale_after_ms;
-use crate::datasource::Source;
 use crate::events::config_change::{Actor, AuditContext};
-use crate::runs::Runs;
-use crate::store::readiness::{
-    evaluate_in_transaction, put_datasource_check, DatasourceCheckRecord, ReadinessDecision,
-    ReadinessInputs, ReadinessRecord,
-};
+use crate::store::readiness::{ReadinessDecision, ReadinessInputs, ReadinessRecord};
 use crate::store::{Store, StoreError};
-use crate::wire::Readiness;
+use crate::wire::{AgentSettings, Readiness};
 
 pub const READY: &str = "ready";
 pub const DEGRADED: &str = "degraded";
 pub const NOT_READY: &str = "not-ready";
+
+/// A heartbeat older than this many heartbeat intervals makes the cluster `not-ready`.
+pub const HEARTBEAT_STALE_INTERVALS: u64 = 3;
+
+/// Heartbeats older than this (ms) are stale.
+pub fn heartbeat_stale_after_ms() -> i64 {
+    let interval = AgentSettings::default().heartbeat_interval_seconds;
+    (interval * HEARTBEAT_STALE_INTERVALS * 1000) as i64
+}
 
 /// The actor of readiness changes.
 pub fn actor() -> AuditContext {
@@ -137,9 +141,8 @@ pub async fn evaluate(
     now: i64,
     cluster: &str,
 ) -> Result<(ReadinessRecord, bool), StoreError> {
-    let name = cluster.to_string();
     let changed = store
-        .write(move |c| evaluate_in_transaction(c, &name, now, &actor(), |i| decide(i, now)))
+        .evaluate_readiness(cluster.to_string(), now, actor(), move |i| decide(i, now))
         .await?;
     if changed.1 {
         tracing::info!(cluster, state = %changed.0.state, reasons = ?changed.0.reasons, "readiness changed");
@@ -155,52 +158,16 @@ pub async fn evaluate_logged(store: &Store, now: i64, cluster: &str) {
     }
 }
 
-/// How long one datasource check may take before it counts as unreachable.
-const CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
-
-/// Tests the cluster's datasource (reachable, metrics present), stores the result and
-/// re-evaluates readiness.
-pub async fn check_datasource(
-    store: &Store,
-    runs: &Runs,
-    cluster: &str,
-) -> Result<(ReadinessRecord, bool), StoreError> {
-    let check = match runs.source_for(cluster).await {
-        Err(why) => (false, Vec::new(), why),
-        Ok((source, scope)) => match tokio::time::timeout(CHECK_TIMEOUT, source.test(&scope)).await
-        {
-            Err(_) => (false, Vec::new(), "the check timed out".to_string()),
-            Ok(Err(e)) => (false, Vec::new(), e.to_string()),
-            Ok(Ok(report)) => (
-                report.reachable && report.authenticated,
-                report.missing_metrics,
-                report.message,
-            ),
-        },
-    };
-    let record = DatasourceCheckRecord {
-        checked_at: runs.clock().now_ms(),
-        reachable: check.0,
-        missing_metrics: check.1,
-        message: check.2,
-    };
-    let name = cluster.to_string();
+/// The readiness of active cluster `name` as last evaluated.
+pub async fn current(store: &Store, name: String) -> Result<Readiness, StoreError> {
     store
-        .write(move |c| {
-            let cl = crate::store::active_cluster(c, &name)?;
-            put_datasource_check(c, cl.id, &record)
+        .reading(move |r| {
+            let cl = r.active_cluster(&name)?;
+            r.readiness(cl.id)?
+                .map(|rec| view(&cl.name, &rec))
+                .ok_or_else(|| StoreError::NotFound(format!("readiness of {name:?}")))
         })
-        .await?;
-    evaluate(store, runs.clock().now_ms(), cluster).await
-}
-
-/// Checks in the background and logs failures (after a datasource test or relink).
-pub fn spawn_check(store: Store, runs: Runs, cluster: String) {
-    tokio::spawn(async move {
-        if let Err(e) = check_datasource(&store, &runs, &cluster).await {
-            tracing::warn!(%cluster, error = %e, "datasource check for readiness failed");
-        }
-    });
+        .await
 }
 
 /// The readiness view of the API.
@@ -218,7 +185,7 @@ pub fn view(cluster: &str, r: &ReadinessRecord) -> Readiness {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::readiness::{HeartbeatRecord, LastRun};
+    use crate::store::readiness::{DatasourceCheckRecord, HeartbeatRecord, LastRun};
 
     const NOW: i64 = 10_000_000;
 

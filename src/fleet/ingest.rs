@@ -1,0 +1,81 @@
+//! What agents send: event batches (validated against the events contract into
+//! `wire::AgentEvent`, stored exactly once per id, consuming the approval an
+//! `ApprovedOnce` names) and heartbeats (stored, then readiness re-evaluated).
+
+use serde_json::Value;
+
+use crate::events::{validate_batch, BatchError};
+use crate::operation::OpError;
+use crate::readiness;
+use crate::store::readiness::HeartbeatRecord;
+use crate::store::{InsertOutcome, Store};
+use crate::wire::{Heartbeat, Readiness};
+
+/// Stores the batch `body` of cluster `cluster`, received at `now`. A refused batch
+/// stores nothing.
+pub async fn events(
+    store: &Store,
+    now: i64,
+    cluster: &str,
+    body: &[u8],
+) -> Result<Result<InsertOutcome, BatchError>, OpError> {
+    let events = match validate_batch(body) {
+        Ok(e) => e,
+        Err(e) => return Ok(Err(e)),
+    };
+    Ok(Ok(store
+        .insert_events(cluster.to_string(), events, now)
+        .await?))
+}
+
+fn short_text(field: &str, v: &str) -> Result<(), OpError> {
+    if v.trim().is_empty() || v.chars().count() > 100 {
+        return Err(OpError::invalid(field, "must be 1 to 100 characters"));
+    }
+    Ok(())
+}
+
+/// What a heartbeat did: the readiness now, and whether the cluster's datasource was
+/// never checked (the caller wakes the ticker to check it off the request path).
+pub struct HeartbeatOutcome {
+    pub readiness: Readiness,
+    pub needs_datasource_check: bool,
+}
+
+/// Stores a heartbeat of active cluster `cluster` and re-evaluates its readiness.
+pub async fn heartbeat(
+    store: &Store,
+    now: i64,
+    cluster: &str,
+    hb: Heartbeat,
+) -> Result<HeartbeatOutcome, OpError> {
+    short_text("agentVersion", &hb.agent_version)?;
+    short_text("kubernetesVersion", &hb.kubernetes_version)?;
+    let capabilities = Value::Object(hb.capabilities);
+    if capabilities.as_object().map_or(0, |c| c.len()) > 64 || capabilities.to_string().len() > 8192
+    {
+        return Err(OpError::invalid(
+            "capabilities",
+            "at most 64 entries and 8 KiB",
+        ));
+    }
+    let record = HeartbeatRecord {
+        received_at: now,
+        agent_version: hb.agent_version,
+        kubernetes_version: hb.kubernetes_version,
+        capabilities,
+    };
+    let name = cluster.to_string();
+    let first_check = store
+        .writing(move |tx| {
+            let cl = tx.active_cluster(&name)?;
+            tx.put_heartbeat(cl.id, &record)?;
+            Ok(tx.readiness_inputs(cl.id, &cl.name)?.datasource.is_none())
+        })
+        .await?;
+    let (r, _) = readiness::evaluate(store, now, cluster).await?;
+    Ok(HeartbeatOutcome {
+        readiness: readiness::view(cluster, &r),
+        needs_datasource_check: first_check,
+    })
+}

@@ -1,0 +1,230 @@
+//! What operators do to one workload: set or clear its override (mode per resource,
+//! excluded containers, optional expiry), approve its latest recommendation once, and
+//! read its effective policy. The caller has found the workload inside the caller's
+//! scope; each change is one audited transaction (`OverrideSet`, `OverrideCleared`,
+//! `WorkloadApproved`).
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::effective::workload_ref;
+use crate::events::config_change::{action, target, AuditContext, Change};
+use crate::operation::OpError;
+use crate::policy::{validate_override, Mode, OverrideSpec, Resolution};
+use crate::runs::Runs;
+use crate::store::approvals::ApprovalRecord;
+use crate::store::overrides::OverrideRecord;
+use crate::store::{Store, StoreError, WorkloadRow};
+use crate::timestamp::format_ms;
+
+fn time_or_null(ms: Option<i64>) -> Value {
+    ms.map_or(Value::Null, |ms| Value::String(format_ms(ms)))
+}
+
+/// The API representation of an override; `active` is false once it expired.
+pub fn override_json(o: &OverrideRecord, now: i64) -> Value {
+    json!({
+        "workloadId": o.workload_id,
+        "spec": o.spec,
+        "expiresAt": time_or_null(o.expires_at),
+        "active": o.expires_at.is_none_or(|e| e > now),
+        "setAt": time_or_null(Some(o.created_at)),
+        "setBy": serde_json::from_str::<Value>(&o.actor).unwrap_or(Value::Null),
+    })
+}
+
+/// The API representation of an approval.
+pub fn approval_json(a: &ApprovalRecord) -> Value {
+    let actor = serde_json::from_str::<Value>(&a.actor).unwrap_or(Value::Null);
+    json!({
+        "id": a.id,
+        "workloadId": a.workload_id,
+        "recommendationId": a.recommendation_id,
+        "approvedBy": actor["name"],
+        "approvedAt": time_or_null(Some(a.created_at)),
+        "consumedAt": time_or_null(a.consumed_at),
+        "consumedByEvent": a.consumed_by_event,
+    })
+}
+
+/// `cluster/namespace/kind/name`: how audit rows name a workload.
+fn display_name(w: &WorkloadRow) -> String {
+    let s = &w.seen;
+    format!("{}/{}/{}/{}", s.cluster, s.namespace, s.kind, s.name)
+}
+
+/// `OverrideSet`: the whole override, which beats every policy for the fields it sets
+/// until it expires.
+pub async fn set_override(
+    store: &Store,
+    now: i64,
+    ctx: AuditContext,
+    w: &WorkloadRow,
+    spec: OverrideSpec,
+) -> Result<Value, OpError> {
+    let errors = validate_override(&spec);
+    if !errors.is_empty() {
+        let n = errors.len();
+        return Err(OpError::rejected(
+            "invalid_override",
+            format!("the override has {n} invalid field(s)"),
+            errors,
+        ));
+    }
+    let rec = OverrideRecord {
+        workload_id: w.seen.id.clone(),
+        expires_at: spec
+            .expires_at
+            .as_deref()
+            .and_then(crate::timestamp::parse_ms),
+        spec,
+        created_at: now,
+        actor: serde_json::to_string(&ctx.actor).map_err(OpError::internal)?,
+    };
+    let (id, name) = (w.seen.id.clone(), display_name(w));
+    Ok(store
+        .write_audited(ctx, now, move |tx| {
+            let before = tx.set_override(&rec)?;
+            let after = override_json(&rec, now);
+            let c = Change::new(
+                action::OVERRIDE_SET,
+                target::WORKLOAD_OVERRIDE,
+                &id,
+                Some(&name),
+            )
+            .before(before.map(|b| override_json(&b, now)))
+            .after(&after);
+            Ok((after, c))
+        })
+        .await?)
+}
+
+/// `OverrideCleared`; `NotFound` when the workload has no override.
+pub async fn clear_override(
+    store: &Store,
+    now: i64,
+    ctx: AuditContext,
+    w: &WorkloadRow,
+) -> Result<(), OpError> {
+    let (id, name) = (w.seen.id.clone(), display_name(w));
+    Ok(store
+        .write_audited(ctx, now, move |tx| {
+            let before = tx
+                .clear_override(&id)?
+                .ok_or_else(|| StoreError::NotFound(format!("an override of workload {id}")))?;
+            let c = Change::new(
+                action::OVERRIDE_CLEARED,
+                target::WORKLOAD_OVERRIDE,
+                &id,
+                Some(&name),
+            )
+            .before(override_json(&before, now));
+            Ok(((), c))
+        })
+        .await?)
+}
+
+/// The effective policy of `w` at `now`, and the policy set it was resolved from.
+pub async fn resolve(
+    runs: &Runs,
+    now: i64,
+    w: &WorkloadRow,
+) -> Result<(Resolution, crate::policy::PolicySet), OpError> {
+    let settings = runs.recommender().await.map_err(OpError::internal)?;
+    let set = runs
+        .policy_set(Some(&w.seen.cluster), &settings)
+        .await
+        .map_err(OpError::internal)?;
+    Ok((set.resolve(&w.seen.id, &workload_ref(w), now), set))
+}
+
+/// A policy that selects a workload, as its effective policy lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MatchedPolicy {
+    pub id: i64,
+    pub name: String,
+    pub version: i64,
+    pub priority: i32,
+}
+
+/// `WorkloadApproved`: approves recommendation `recommendation_id` of `w` once. Only the
+/// latest recommendation made under the current effective policy of a workload in
+/// `audit` mode (for at least one resource) can be approved; one approval per
+/// recommendation, ever.
+pub async fn approve(
+    store: &Store,
+    runs: &Runs,
+    now: i64,
+    ctx: AuditContext,
+    w: &WorkloadRow,
+    recommendation_id: String,
+) -> Result<Value, OpError> {
+    let id = &w.seen.id;
+    let (r, _) = resolve(runs, now, w).await?;
+    let mode = &r.effective.mode;
+    if mode.cpu != Mode::Audit && mode.memory != Mode::Audit {
+        return Err(OpError::conflict(
+            "not_audit_mode",
+            format!("workload {id} is not in audit mode for any resource; nothing to approve"),
+        ));
+    }
+    let rec = store
+        .recommendation(recommendation_id.clone())
+        .await?
+        .filter(|rec| rec.workload_id == *id)
+        .ok_or_else(|| {
+            OpError::NotFound(format!(
+                "workload {id} has no recommendation {recommendation_id}"
+            ))
+        })?;
+    if w.latest_rec_id.as_deref() != Some(rec.id.as_str()) {
+        return Err(OpError::conflict(
+            "recommendation_superseded",
+            format!(
+                "recommendation {recommendation_id} is superseded by a newer one; approve the latest"
+            ),
+        )
+        .with_details(json!({ "latestRecommendationId": w.latest_rec_id })));
+    }
+    if rec.settings_identity != r.identity || w.stale {
+        return Err(OpError::conflict(
+            "recommendation_stale",
+            format!(
+                "recommendation {recommendation_id} was made under another policy (or the workload is stale); \
+                 wait for the next run"
+            ),
+        )
+        .with_details(json!({
+            "recommendationIdentity": rec.settings_identity,
+            "currentIdentity": r.identity,
+        })));
+    }
+    let a = ApprovalRecord {
+        id: uuid::Uuid::new_v4().to_string(),
+        workload_id: id.clone(),
+        recommendation_id: rec.id.clone(),
+        actor: serde_json::to_string(&ctx.actor).map_err(OpError::internal)?,
+        created_at: now,
+        consumed_at: None,
+        consumed_by_event: None,
+    };
+    let name = display_name(w);
+    store
+        .write_audited(ctx, now, move |tx| {
+            tx.insert_approval(&a)?;
+            let after = approval_json(&a);
+            let c = Change::new(action::WORKLOAD_APPROVED, target::APPROVAL, &a.id, Some(&name))
+                .after(&after);
+            Ok((after, c))
+        })
+        .await
+        .map_err(|e| match e {
+            StoreError::Conflict(_) => OpError::conflict(
+                "already_approved",
+                format!(
+                    "recommendation {recommendation_id} was already approved; an approval is usable once"
+                ),
+            ),
+            e => e.into(),
+        })
+}

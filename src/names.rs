@@ -1,0 +1,82 @@
+//! What names may be, in one place: clusters (DNS labels, safe in URLs, labels and file
+//! names), users, teams and API tokens. The API, the command line and policy validation
+//! all check names here, so they cannot drift. Lengths count characters.
+
+/// Why a name was refused: a sentence naming the rule.
+pub type NameError = &'static str;
+
+/// Cluster names are DNS labels: 1 to 63 lower-case letters, digits or '-', starting
+/// and ending with a letter or digit.
+pub fn cluster(name: &str) -> Result<(), NameError> {
+    let b = name.as_bytes();
+    let ok = !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-';
+    ok.then_some(()).ok_or(
+        "must be 1 to 63 lower-case letters, digits or '-', starting and ending with a letter or digit",
+    )
+}
+
+/// Usernames: 1 to 64 letters, digits, `.`, `_`, `-` or `@`.
+pub fn user(name: &str) -> Result<(), NameError> {
+    let ok = !name.is_empty()
+        && name.chars().count() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'));
+    ok.then_some(())
+        .ok_or("must be 1 to 64 letters, digits, '.', '_', '-' or '@'")
+}
+
+/// Team names: 1 to 63 letters, digits, `-`, `_` or `.`.
+pub fn team(name: &str) -> Result<(), NameError> {
+    let ok = !name.is_empty()
+        && name.chars().count() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    ok.then_some(())
+        .ok_or("must be 1 to 63 letters, digits, '-', '_' or '.'")
+}
+
+/// API token names (trimmed first): 1 to 100 characters.
+pub fn token(name: &str) -> Result<(), NameError> {
+    let n = name.trim().chars().count();
+    (1..=100)
+        .contains(&n)
+        .then_some(())
+        .ok_or("must be 1 to 100 characters")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_names_are_dns_labels() {
+        for ok in ["prod", "eu-west-1", "a", "x9"] {
+            assert!(cluster(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-a", "a-", "Prod", "a_b", &"a".repeat(64)] {
+            assert!(cluster(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn token_names_count_characters_not_bytes() {
+        assert!(token(&"é".repeat(100)).is_ok());
+        assert!(token(&"é".repeat(101)).is_err());
+        assert!(token("   ").is_err());
+    }
+
+    #[test]
+    fn user_and_team_names_take_their_alphabets() {
+        assert!(user("ann.lee@example").is_ok());
+        assert!(user("ann lee").is_err());
+        assert!(team("platform_team-1.x").is_ok());
+        assert!(team("a/b").is_err());
+    }
+}

@@ -73,9 +73,20 @@
 //!   `api`, `auth`, `clock`, `config`, `datasource`, `fleet`, `jobs`, `metrics`,
 //!   `notify`, `runs`, `shutdown`, `store`, `tls`.
 //! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call
-//!   the same operations as the API; `demo` wires the demo fleet into `server`).
+//!   the same operations as the API; backup and restore carry the datasource secret
+//!   key; `demo` wires the demo fleet into `server`).
 //!
-//! Later parts plug in beside these: `agent` (feature `agent`).
+//! The cluster side (the agent builds on it):
+//! - `cluster`: the agent's one view of a Kubernetes cluster (model, `Cluster` trait,
+//!   errors that keep the API server's Status) and its kube-rs face (feature `kube`).
+//!   Uses nothing else of kerf.
+//! - `sim`: the simulated world (usage shapes, demo catalogue, the kubelet's decisions)
+//!   with its two faces: a kubelet against a real API server (tests) and the in-process
+//!   `Cluster` (demo). Uses `cluster`, `clock`, `fingerprint`; the demo
+//!   datasource reads its shapes. Only `sim::shape` and `sim::catalogue` are in the
+//!   hub-only build.
+//!
+//! Later parts plug in beside these: `agent` (feature `agent`, on `cluster`).
 
 pub mod analysis;
 pub mod api;

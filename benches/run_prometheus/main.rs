@@ -3,7 +3,8 @@
 //! engine (collect → analyze → store into a temp SQLite), once per protocol: the default
 //! (`auto`: streamed remote read on Prometheus) and `query_range`.
 //!
-//! `cargo bench --bench run_prometheus [-- auto|queryRange]`. The first run generates
+//! `cargo bench --bench run_prometheus [-- auto|queryRange]`; `KERF_BENCH_MAX_CONCURRENT`,
+//! `KERF_BENCH_MAX_SAMPLES` and `KERF_BENCH_MAX_SERIES` try another load budget. The first run generates
 //! and backfills the data (`dataset`, cached under `~/.cache/kerf/bench-data/`). Each
 //! measured run happens in a fresh child process with a fresh Prometheus on the cached
 //! TSDB (the TSDB files are read once beforehand so both start from a warm page cache),
@@ -20,8 +21,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kerf::clock::ManualClock;
+use kerf::datasource::plan::{DEFAULT_SAMPLES_PER_REQUEST, DEFAULT_SERIES_PER_REQUEST};
 use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource, ProtocolChoice};
-use kerf::datasource::Datasource;
+use kerf::datasource::{Budget, Datasource};
 use kerf::runs::{Runs, Trigger};
 use kerf::store::{self, Store, StoreOptions};
 
@@ -75,10 +77,10 @@ fn hub_idle_mib() -> f64 {
         .arg("--data-dir")
         .arg(dir.path())
         .arg("serve")
+        // kerf reads KERF_* variables as configuration and refuses unknown ones (this
+        // benchmark's own): start it with nothing but its listen address.
+        .env_clear()
         .env("KERF_LISTEN", "127.0.0.1:0")
-        .env_remove("KERF_CONFIG")
-        // kerf reads KERF_* variables as configuration and refuses unknown ones.
-        .env_remove(CHILD_ENV)
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(&log).expect("log"))
         .spawn()
@@ -110,6 +112,14 @@ fn warm_page_cache(dir: &std::path::Path) {
             let _ = std::io::copy(&mut f, &mut std::io::sink());
         }
     }
+}
+
+/// A budget figure from the environment (to try other settings), else the default.
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 /// `VmHWM` / `VmRSS` of a process, in MiB.
@@ -175,10 +185,14 @@ fn measured_run(protocol: &str) {
         ca_pem: None,
         insecure_skip_verify: false,
         timeout: Duration::from_secs(300),
-        max_concurrent_queries: 4,
+        max_concurrent_queries: env_or("KERF_BENCH_MAX_CONCURRENT", 4) as usize,
     })
     .expect("client")
-    .with_protocol(ProtocolChoice::parse(protocol).expect("protocol"));
+    .with_protocol(ProtocolChoice::parse(protocol).expect("protocol"))
+    .with_budget(Budget {
+        samples_per_request: env_or("KERF_BENCH_MAX_SAMPLES", DEFAULT_SAMPLES_PER_REQUEST),
+        series_per_request: env_or("KERF_BENCH_MAX_SERIES", DEFAULT_SERIES_PER_REQUEST),
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

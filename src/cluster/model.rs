@@ -376,6 +376,8 @@ pub struct Pdb {
     pub min_available: Option<String>,
     pub max_unavailable: Option<String>,
     pub disruptions_allowed: i32,
+    /// Healthy pods the disruption controller counted (0 until it has looked).
+    pub current_healthy: i32,
 }
 
 /// What the agent reads in one pass: the namespaces in scope and the nodes.

@@ -3,10 +3,29 @@
 
 use super::*;
 
-/// The demo fleet, with the groups of some namespaces failing to collect (`None`: all).
+/// How a group of [`GroupDown`] fails.
+#[derive(Clone, Copy, PartialEq)]
+enum Failure {
+    /// Nothing of it arrives (HTTP 503).
+    Whole,
+    /// Its first workload arrives, then the stream breaks (as a remote-read stream that
+    /// dies mid-group).
+    AfterOne,
+}
+
+/// The demo fleet, with the groups of some namespaces failing (`None`: all).
 struct GroupDown {
     inner: Datasource,
     down: Option<&'static str>,
+    failure: Failure,
+}
+
+impl GroupDown {
+    fn is_down(&self, plan: &CollectPlan, index: usize) -> bool {
+        let g = &plan.groups[index];
+        self.down
+            .is_none_or(|ns| g.namespaces.iter().any(|n| n == ns))
+    }
 }
 
 impl Source for GroupDown {
@@ -23,14 +42,36 @@ impl Source for GroupDown {
         plan: &CollectPlan,
         index: usize,
     ) -> Result<Collection, DatasourceError> {
-        let g = &plan.groups[index];
-        if self
-            .down
-            .is_none_or(|ns| g.namespaces.iter().any(|n| n == ns))
-        {
+        if self.failure == Failure::Whole && self.is_down(plan, index) {
             return Err(DatasourceError::Query("HTTP 503: overloaded".into()));
         }
         self.inner.collect_group(plan, index).await
+    }
+
+    async fn stream_group(
+        &self,
+        plan: &CollectPlan,
+        index: usize,
+        sink: &crate::datasource::Sink,
+    ) -> Result<crate::datasource::CollectStats, DatasourceError> {
+        let mut whole = self.collect_group(plan, index).await?;
+        if self.failure == Failure::Whole || !self.is_down(plan, index) {
+            let stats = std::mem::take(&mut whole.stats);
+            crate::datasource::send(sink, whole).await?;
+            return Ok(stats);
+        }
+        whole.sort();
+        let first = whole.workloads.remove(0);
+        let mut piece = Collection::empty(plan.window);
+        piece.input.containers = whole
+            .input
+            .containers
+            .into_iter()
+            .filter(|c| c.target.name == first.name && c.target.kind == first.kind)
+            .collect();
+        piece.workloads = vec![first];
+        crate::datasource::send(sink, piece).await?;
+        Err(DatasourceError::Unreachable("connection reset".into()))
     }
 
     async fn usage(
@@ -63,6 +104,7 @@ async fn a_group_that_cannot_be_collected_leaves_its_workloads_stale_and_the_res
     let down = GroupDown {
         inner: Datasource::demo(7),
         down: Some("payments"),
+        failure: Failure::Whole,
     };
     let second = run_with(&f, "demo-east", &s, down).await;
     assert_eq!(second.status, "partial", "{}", second.errors);
@@ -104,6 +146,7 @@ async fn when_every_group_fails_the_run_fails_and_touches_nothing() {
     let down = GroupDown {
         inner: Datasource::demo(7),
         down: None,
+        failure: Failure::Whole,
     };
     let run = run_with(&f, "demo-east", &s, down).await;
     assert_eq!(run.status, "failed", "{}", run.errors);
@@ -115,78 +158,6 @@ async fn when_every_group_fails_the_run_fails_and_touches_nothing() {
     );
 }
 
-/// The demo fleet with one namespace's group cut short: its first workload is sent,
-/// then the stream breaks (as a remote-read stream that dies mid-group).
-struct CutShort {
-    inner: Datasource,
-    namespace: &'static str,
-}
-
-impl Source for CutShort {
-    async fn plan(
-        &self,
-        scope: &ClusterScope,
-        window: Window,
-    ) -> Result<CollectPlan, DatasourceError> {
-        self.inner.plan(scope, window).await
-    }
-
-    async fn collect_group(
-        &self,
-        plan: &CollectPlan,
-        index: usize,
-    ) -> Result<Collection, DatasourceError> {
-        self.inner.collect_group(plan, index).await
-    }
-
-    async fn stream_group(
-        &self,
-        plan: &CollectPlan,
-        index: usize,
-        sink: &crate::datasource::Sink,
-    ) -> Result<crate::datasource::CollectStats, DatasourceError> {
-        let mut whole = self.inner.collect_group(plan, index).await?;
-        if !plan.groups[index]
-            .namespaces
-            .iter()
-            .any(|n| n == self.namespace)
-        {
-            let stats = std::mem::take(&mut whole.stats);
-            crate::datasource::send(sink, whole).await?;
-            return Ok(stats);
-        }
-        whole.sort();
-        let first = whole.workloads.remove(0);
-        let mut piece = Collection::empty(plan.window);
-        piece.input.containers = whole
-            .input
-            .containers
-            .into_iter()
-            .filter(|c| c.target.name == first.name && c.target.kind == first.kind)
-            .collect();
-        piece.workloads = vec![first];
-        crate::datasource::send(sink, piece).await?;
-        Err(DatasourceError::Unreachable("connection reset".into()))
-    }
-
-    async fn usage(
-        &self,
-        scope: &ClusterScope,
-        workload: (&str, &str, &str),
-        container: &str,
-        resource: UsageResource,
-        window: Window,
-    ) -> Result<Vec<Series>, DatasourceError> {
-        self.inner
-            .usage(scope, workload, container, resource, window)
-            .await
-    }
-
-    async fn test(&self, scope: &ClusterScope) -> Result<TestReport, DatasourceError> {
-        self.inner.test(scope).await
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stream_cut_mid_group_keeps_what_arrived_and_marks_the_rest_stale() {
     let f = fixture(&["demo-east"]);
@@ -194,9 +165,10 @@ async fn a_stream_cut_mid_group_keeps_what_arrived_and_marks_the_rest_stale() {
     run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
     let before = workloads(&f, "demo-east").await;
     f.clock.advance(HOUR);
-    let cut = CutShort {
+    let cut = GroupDown {
         inner: Datasource::demo(7),
-        namespace: "payments",
+        down: Some("payments"),
+        failure: Failure::AfterOne,
     };
     let run = run_with(&f, "demo-east", &s, cut).await;
     assert_eq!(run.status, "partial", "{}", run.errors);

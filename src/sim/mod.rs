@@ -11,5 +11,7 @@
 pub mod api_kubelet;
 pub mod catalogue;
 #[cfg(feature = "agent")]
+pub mod in_process;
+#[cfg(feature = "agent")]
 pub mod kubelet;
 pub mod shape;

@@ -52,6 +52,11 @@ async fn datasource_password_appears_in_no_response_log_or_audit_record() {
     let created: Value = serde_json::from_str(&text).expect("json");
     assert_eq!(created["auth"]["passwordSet"], true);
     assert_eq!(created["headers"][0]["valueSet"], true);
+    // The load budget and protocol take their documented defaults.
+    assert_eq!(created["protocol"], "auto", "{text}");
+    assert_eq!(created["maxConcurrentQueries"], 4, "{text}");
+    assert_eq!(created["maxSamplesPerQuery"], 500_000, "{text}");
+    assert_eq!(created["maxSeriesPerQuery"], 2_000, "{text}");
     let id = created["id"].as_i64().expect("id");
     seen.push(text);
     // A viewer-less, token-less caller is refused.
@@ -144,6 +149,9 @@ async fn datasource_password_appears_in_no_response_log_or_audit_record() {
     let mut bad = body.clone();
     bad["url"] = json!("not a url");
     bad["timeoutSeconds"] = json!(BASIC_AUTH_PASSWORD);
+    bad["protocol"] = json!("grpc");
+    bad["maxSamplesPerQuery"] = json!(5);
+    bad["maxSeriesPerQuery"] = json!(-1);
     let (s, t) = call(
         http.post(kerf.url("/v1/datasources"))
             .bearer_auth(&admin)
@@ -154,10 +162,15 @@ async fn datasource_password_appears_in_no_response_log_or_audit_record() {
     )
     .await;
     assert_eq!(s, 400, "{t}");
-    assert!(
-        t.contains("$.url") && t.contains("$.timeoutSeconds"),
-        "errors name the JSON path: {t}"
-    );
+    for path in [
+        "$.url",
+        "$.timeoutSeconds",
+        "$.protocol",
+        "$.maxSamplesPerQuery",
+        "$.maxSeriesPerQuery",
+    ] {
+        assert!(t.contains(path), "errors name the JSON path {path}: {t}");
+    }
     seen.push(t);
     let (s, t) = call(
         http.delete(kerf.url(&format!("/v1/datasources/{id}")))

@@ -11,6 +11,7 @@ use kerf::datasource::prometheus::{ClientAuth, Protocol, ProtocolChoice};
 use kerf::datasource::Source;
 
 use crate::datasource_prometheus::{fixture, scope, source, END, START, WINDOW};
+use crate::support::cut_proxy::CutProxy;
 use crate::support::prometheus::{OpenMetrics, Prometheus};
 use crate::support::victoria::Victoria;
 
@@ -263,4 +264,34 @@ async fn a_server_that_refuses_remote_read_is_read_with_query_range() {
         .containers
         .iter()
         .all(|c| !c.memory.series[0].samples.is_empty()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_read_stream_cut_mid_answer_is_resumed_and_loses_nothing() {
+    let mut om = fixture();
+    jittered(&mut om);
+    let prom = Prometheus::with_data(&om, false);
+    let direct = source(&prom.url, ClientAuth::None)
+        .collect(&scope("east"), WINDOW)
+        .await
+        .expect("direct");
+    // Remote read 1 is the probe; 2 is the group's usage, cut after 20 kB.
+    let proxy = CutProxy::start(&prom.url, 2, 20_000).await;
+    let through = source(&proxy.url, ClientAuth::None);
+    let resumed = through
+        .collect(&scope("east"), WINDOW)
+        .await
+        .expect("resumed after the cut");
+    assert!(
+        proxy.cut.load(std::sync::atomic::Ordering::SeqCst),
+        "the answer was cut"
+    );
+    assert_eq!(resumed.stats.protocol, "remote-read");
+    assert_eq!(resumed.workloads, direct.workloads);
+    assert!(resumed.input == direct.input, "every sample arrived once");
+    assert_eq!(
+        resumed.stats.queries,
+        direct.stats.queries + 1,
+        "one more request: the resume"
+    );
 }

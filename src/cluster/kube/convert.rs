@@ -468,5 +468,6 @@ pub fn pdb(p: &PodDisruptionBudget) -> Pdb {
             .as_ref()
             .map(|s| s.disruptions_allowed)
             .unwrap_or(0),
+        current_healthy: p.status.as_ref().map(|s| s.current_healthy).unwrap_or(0),
     }
 }

@@ -37,7 +37,18 @@ pub struct KubeCluster {
 }
 
 impl KubeCluster {
-    /// Writes as field manager `kerf`.
+    /// A client for `config` that answers every refusal at once: kube-rs retries 429
+    /// (and 503/504) by default, up to 15 times with backoff, which would turn a
+    /// PodDisruptionBudget refusal of an eviction into a wait of many minutes. The agent
+    /// decides its own retries.
+    pub fn connect(mut config: kube::Config) -> Result<KubeCluster, ClusterError> {
+        config.default_retry = false;
+        let client = Client::try_from(config).map_err(error)?;
+        Ok(KubeCluster::new(client))
+    }
+
+    /// Writes as field manager `kerf`. Build `client` with `default_retry` off (see
+    /// [`KubeCluster::connect`]) so 429s reach the caller.
     pub fn new(client: Client) -> KubeCluster {
         KubeCluster {
             client,
@@ -378,7 +389,7 @@ impl Cluster for KubeCluster {
         let api: Api<KEvent> = Api::namespaced(self.client.clone(), &r.namespace);
         let now = k8s_openapi::jiff::Timestamp::now();
         let body: KEvent = serde_json::from_value(json!({
-            "metadata": { "generateName": format!("{}.", r.name) },
+            "metadata": { "generateName": format!("{}-", r.name) },
             "eventTime": now.to_string(),
             "reportingController": "getkerf.dev/kerf",
             "reportingInstance": self.manager,

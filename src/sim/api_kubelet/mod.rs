@@ -123,23 +123,33 @@ fn unexpected(e: serde_json::Error) -> ClusterError {
     }
 }
 
-/// Renews each node's Lease every 10 s, so the node lifecycle controller keeps the node
-/// Ready (it taints nodes whose Lease is older than its grace period).
+/// Renews each node's Lease and Ready heartbeat every 10 s, so the node lifecycle
+/// controller keeps the node Ready (it taints nodes whose Lease is older than its grace
+/// period, and then evicts their pods).
 async fn renew_leases(client: Client, nodes: Vec<Node>) {
-    let api: Api<Lease> = Api::namespaced(client, "kube-node-lease");
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
+    let node_api: Api<KNode> = Api::all(client);
     loop {
+        let now = crate::clock::SystemClock.now_ms();
         for node in &nodes {
             let lease = json!({
                 "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                 "metadata": { "name": node.name },
                 "spec": {
                     "holderIdentity": node.name, "leaseDurationSeconds": 40,
-                    "renewTime": k8s_openapi::jiff::Timestamp::now().to_string(),
+                    "renewTime": status::micro_time(now),
                 },
             });
             let pp = PatchParams::apply(MANAGER).force();
-            if let Err(e) = api.patch(&node.name, &pp, &Patch::Apply(&lease)).await {
+            if let Err(e) = leases.patch(&node.name, &pp, &Patch::Apply(&lease)).await {
                 tracing::warn!(node = %node.name, error = %e, "sim kubelet: lease renewal failed");
+            }
+            let beat = Patch::Merge(status::node_status(node, now));
+            if let Err(e) = node_api
+                .patch_status(&node.name, &PatchParams::default(), &beat)
+                .await
+            {
+                tracing::warn!(node = %node.name, error = %e, "sim kubelet: node status update failed");
             }
         }
         tokio::time::sleep(Duration::from_secs(10)).await;

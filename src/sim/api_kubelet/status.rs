@@ -13,6 +13,14 @@ pub fn time(ms: i64) -> String {
         .unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
 }
 
+/// `MicroTime` (Leases): exactly six fractional digits, as the API server parses it.
+pub fn micro_time(ms: i64) -> String {
+    let seconds = k8s_openapi::jiff::Timestamp::from_second(ms.div_euclid(1000))
+        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%S").to_string())
+        .unwrap_or_else(|_| "1970-01-01T00:00:00".into());
+    format!("{seconds}.{:06}Z", ms.rem_euclid(1000) * 1000)
+}
+
 fn quantities(r: &Resources, limits: bool) -> Value {
     let mut m = serde_json::Map::new();
     let (cpu, memory) = if limits {

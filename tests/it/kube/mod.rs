@@ -1,5 +1,7 @@
-//! Tests against the real control plane (`support::kube`) with the sim kubelet.
+//! Tests against the real control plane (`support::kube`) with the sim kubelet, and the
+//! conformance suite that holds the in-process sim to the same outcomes.
 
+mod conformance;
 mod control_plane;
 mod deployment;
 mod objects;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod cut_proxy;
 pub mod hub;
 pub mod kube;
 pub mod prometheus;

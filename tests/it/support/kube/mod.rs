@@ -447,9 +447,14 @@ impl ControlPlane {
     pub async fn client_for(&self, name: &str, token: &str) -> Client {
         let path = self.pki.kubeconfig(&self.dir, name, &self.server, token);
         let kc = Kubeconfig::read_from(&path).expect("read kubeconfig");
-        let config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
+        let mut config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
             .await
             .expect("kube config");
+        // A stuck request fails the test instead of outliving its deadline.
+        config.connect_timeout = Some(Duration::from_secs(10));
+        config.read_timeout = Some(Duration::from_secs(30));
+        // 429s (PDB refusals) reach the test at once, as they reach the agent.
+        config.default_retry = false;
         Client::try_from(config).expect("kube client")
     }
 
@@ -507,6 +512,7 @@ impl Drop for TestNamespace {
 pub async fn namespace(client: &Client, tag: &str) -> TestNamespace {
     use k8s_openapi::api::core::v1::Namespace;
     use kube::api::{Api, PostParams};
+    let tag = tag.replace('_', "-");
     let name = format!("{tag}-{}", &uuid::Uuid::new_v4().simple().to_string()[..6]);
     let ns: Namespace = serde_json::from_value(serde_json::json!({
         "metadata": { "name": name }

@@ -150,11 +150,10 @@ pub fn hub_jobs(state: &AppState) -> Jobs {
     });
     let (notify, metrics) = (&state.notify, &state.metrics);
     jobs.spawn("notify-dispatcher", |stop| {
-        let clock = runs.clock().clone();
-        crate::notify::dispatcher::run(store.clone(), clock, notify.clone(), metrics.clone(), stop)
+        crate::notify::dispatcher::run(notify.clone(), metrics.clone(), stop)
     });
     jobs.spawn("notify-digest", |stop| {
-        crate::notify::digest::run(store.clone(), runs.clone(), notify.clone(), stop)
+        crate::notify::digest::run(notify.clone(), stop)
     });
     jobs
 }

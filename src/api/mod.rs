@@ -84,7 +84,7 @@ impl AppState {
     ) -> Result<AppState, crate::auth::password::PasswordError> {
         let clock = runs.clock().clone();
         let auth = Arc::new(Authenticator::new(&config.auth, clock.clone())?);
-        let notify = crate::notify::Notifier::new(&config);
+        let notify = crate::notify::Notifier::new(&config, store.clone(), runs.clone());
         Ok(AppState {
             store,
             metrics,

@@ -4,11 +4,10 @@
 //! types the agent reads (unknown fields refused).
 
 use kerf::fleet::ticker;
-use kerf::runs::Trigger;
 use kerf::wire::{ConfigFeed, PauseScope, RecommendationFeed};
 use serde_json::json;
 
-use crate::support::hub::{at, hub, Hub, T0};
+use crate::support::hub::{at, hub_after_run, Hub, T0};
 
 const CLUSTER: &str = "demo-east";
 
@@ -31,13 +30,7 @@ async fn feeds(h: &Hub) -> (ConfigFeed, RecommendationFeed) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_feeds_expiry_and_auto_resume_agree_as_the_manual_clock_moves() {
-    let h = hub(CLUSTER, true).await;
-    let run = h
-        .runs
-        .run_to_end(CLUSTER, Trigger::Manual)
-        .await
-        .expect("run");
-    assert_eq!(run.status, "succeeded", "{:?}", run.errors);
+    let h = hub_after_run(CLUSTER).await;
     let (config, recs) = feeds(&h).await;
     let item = &recs.items[0];
     let workload = item.workload_id.clone();

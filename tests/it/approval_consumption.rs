@@ -1,11 +1,10 @@
 //! An `applied ApprovedOnce` consumes only the approval of the workload it is about:
 //! the same approval id sent for another workload of the cluster leaves it pending.
 
-use kerf::runs::Trigger;
 use kerf::wire::RecommendationFeed;
 use serde_json::{json, Value};
 
-use crate::support::hub::{at, hub, Hub, T0};
+use crate::support::hub::{at, hub_after_run, Hub, T0};
 use crate::support::uuid;
 
 const CLUSTER: &str = "demo-east";
@@ -28,13 +27,7 @@ fn applied(w: &kerf::wire::FeedWorkload, approval: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_approved_once_for_another_workload_leaves_the_approval_pending() {
-    let h = hub(CLUSTER, true).await;
-    let run = h
-        .runs
-        .run_to_end(CLUSTER, Trigger::Manual)
-        .await
-        .expect("run");
-    assert_eq!(run.status, "succeeded", "{:?}", run.errors);
+    let h = hub_after_run(CLUSTER).await;
     let before = feed(&h).await;
     let (a, b) = (&before.items[0], &before.items[1]);
     let body = json!({"recommendationId": a.recommendation_id, "reason": "once"});

@@ -2,11 +2,10 @@
 //! expected (serde would fill a struct's fields by position) and `null` for a field
 //! that is not nullable are refused with 400 naming the problem, and nothing changes.
 
-use kerf::runs::Trigger;
 use serde_json::{json, Value};
 
 use crate::support::error_code;
-use crate::support::hub::{hub, Hub};
+use crate::support::hub::{hub_after_run, Hub};
 
 const CLUSTER: &str = "demo-east";
 
@@ -19,13 +18,7 @@ async fn refused(h: &Hub, method: &str, path: &str, body: Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn arrays_for_objects_and_nulls_for_values_are_refused_and_change_nothing() {
-    let h = hub(CLUSTER, true).await;
-    let run = h
-        .runs
-        .run_to_end(CLUSTER, Trigger::Manual)
-        .await
-        .expect("run");
-    assert_eq!(run.status, "succeeded", "{:?}", run.errors);
+    let h = hub_after_run(CLUSTER).await;
     let (_, before) = h
         .call(
             "GET",

@@ -390,6 +390,9 @@ test("pause a cluster with a reason and resume time, resume it, and find both in
   await card.locator("button", { hasText: "Resume…" }).click();
   await page.locator("dialog[open] button.primary").click();
   await page.waitForFunction(() => !document.querySelector("dialog[open]"));
+  // The list reloads after the dialog closes: wait (with Playwright's deadline) for the
+  // badge to go rather than count it at once, which raced that reload under load.
+  await card.locator(".badge", { hasText: "paused" }).waitFor({ state: "detached" });
   await settled(page);
   assert.equal(await card.locator(".badge", { hasText: "paused" }).count(), 0);
 

@@ -249,6 +249,8 @@ test("a policy: create it, an invalid field shows the API's error at that field 
   await page.locator("dialog[open] #revert-reason").fill("e2e: back to the first version");
   await page.locator("dialog[open] button.primary").click();
   await page.waitForSelector("h1:has-text('version 4')");
+  // The versions table reloads after the heading: wait for its new first row.
+  await page.locator("table.versions tbody tr:first-child", { hasText: "reverted" }).waitFor();
   await settled(page);
   assert.match(await page.textContent("table.versions tbody tr:first-child"), /4.*current.*reverted/s);
   await screenshot(page, "policy-reverted");

@@ -71,7 +71,8 @@
 //!   `api`, `auth`, `clock`, `config`, `datasource`, `fleet`, `jobs`, `metrics`,
 //!   `notify`, `runs`, `shutdown`, `store`, `tls`.
 //! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call
-//!   the same operations as the API; `demo` wires the demo fleet into `server`).
+//!   the same operations as the API; backup and restore carry the datasource secret
+//!   key; `demo` wires the demo fleet into `server`).
 //!
 //! The cluster side (the agent builds on it):
 //! - `cluster`: the agent's one view of a Kubernetes cluster (model, `Cluster` trait,

@@ -108,13 +108,16 @@ pub async fn test(
     ))
 }
 
-/// `PUT /v1/clusters/{cluster}/datasource` with `{"datasourceId": n}`.
+/// `PUT /v1/clusters/{cluster}/datasource` with `{"datasourceId": n, "reason"?}`:
+/// audited as `DatasourceUpdated`.
 pub async fn set_for_cluster(
     State(state): State<AppState>,
+    access: Access,
     Path(cluster): Path<String>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let body = body_json(&body)?;
+    let mut body = body_json(&body)?;
+    let ctx = context(&access, take_reason(&mut body)?)?;
     let id = body
         .get("datasourceId")
         .and_then(Value::as_i64)
@@ -123,7 +126,14 @@ pub async fn set_for_cluster(
                 json!({ "errors": [{ "path": "$.datasourceId", "message": "required integer" }] }),
             )
         })?;
+    if let Some(key) = body
+        .as_object()
+        .and_then(|o| o.keys().find(|k| *k != "datasourceId"))
+    {
+        return Err(ApiError::invalid_field(key, "unknown field"));
+    }
     let (store, runs, now) = (&state.store, &state.runs, state.now());
-    datasources::set_for_cluster(store, runs, now, cluster.clone(), id).await?;
+    let key = key(&state)?;
+    datasources::set_for_cluster(store, runs, &key, now, ctx, cluster.clone(), id).await?;
     Ok(Json(json!({ "cluster": cluster, "datasourceId": id })))
 }

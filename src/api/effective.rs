@@ -104,9 +104,17 @@ pub async fn get_policy(
         }),
         None => Value::Null,
     };
+    // The agent feed's rule, served so no client recomputes it: the latest
+    // recommendation was made under another effective policy than the one in force.
+    let latest = match &w.latest_rec_id {
+        Some(id) => state.store.recommendation(id.clone()).await?,
+        None => None,
+    };
+    let stale = latest.is_some_and(|rec| rec.settings_identity != r.identity);
     Ok(Json(json!({
         "workloadId": w.seen.id,
         "identity": r.identity,
+        "recommendationStale": stale,
         "effective": r.effective,
         "origins": r.origins,
         "policies": matched,

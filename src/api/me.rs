@@ -10,7 +10,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::access::Access;
@@ -19,7 +19,7 @@ use super::error::ApiError;
 use super::AppState;
 use crate::auth::{session, Caller, CallerKind, LockScope, LoginError, TeamGrant};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
     username: String,

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::access::Access;
-use super::body::read_json;
+use super::body::{read_json, read_json_nullable};
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::query;
@@ -136,7 +136,7 @@ pub async fn create_channel(
     access: Access,
     body: Body,
 ) -> Result<(StatusCode, Json<ChannelView>), ApiError> {
-    let input: ChannelInput = read_json(body).await?;
+    let input: ChannelInput = read_json_nullable(body, &["teamId"]).await?;
     let c = caller(&s, &access, input.reason.clone())?;
     Ok((
         StatusCode::CREATED,
@@ -151,7 +151,7 @@ pub async fn replace_channel(
     body: Body,
 ) -> Result<Json<ChannelView>, ApiError> {
     let id = channel_id(&raw)?;
-    let input: ChannelInput = read_json(body).await?;
+    let input: ChannelInput = read_json_nullable(body, &["teamId"]).await?;
     let c = caller(&s, &access, input.reason.clone())?;
     Ok(Json(s.notify.replace_channel(c, id, input).await?))
 }
@@ -270,7 +270,7 @@ pub async fn create_rule(
     access: Access,
     body: Body,
 ) -> Result<(StatusCode, Json<RuleView>), ApiError> {
-    let input: RuleInput = read_json(body).await?;
+    let input: RuleInput = read_json_nullable(body, &["teamId"]).await?;
     let c = caller(&s, &access, input.reason.clone())?;
     Ok((
         StatusCode::CREATED,
@@ -285,7 +285,7 @@ pub async fn replace_rule(
     body: Body,
 ) -> Result<Json<RuleView>, ApiError> {
     let id = rule_id(&raw)?;
-    let input: RuleInput = read_json(body).await?;
+    let input: RuleInput = read_json_nullable(body, &["teamId"]).await?;
     let c = caller(&s, &access, input.reason.clone())?;
     Ok(Json(s.notify.replace_rule(c, id, input).await?))
 }

@@ -7,7 +7,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::access::Access;
@@ -18,7 +18,7 @@ use super::routes::parse_id;
 use super::AppState;
 use crate::auth::teams::{self, MemberBody, NewTeam, PatternBody, TeamChanges, TeamView};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTeam {
     name: String,
@@ -31,7 +31,7 @@ pub struct CreateTeam {
     reason: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateTeam {
     name: Option<String>,
@@ -40,7 +40,7 @@ pub struct UpdateTeam {
     reason: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SetMembers {
     members: Vec<MemberBody>,

@@ -192,6 +192,15 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
         c.fail("recommendationID", "must be at most 128 characters");
     }
     check_optional_fields(&mut c, &obj, event_type.as_deref());
+    if reason.as_deref() == Some("ApprovedOnce") {
+        let approval = obj.get("details").and_then(|d| d.get("approvalId"));
+        if approval.and_then(Value::as_str).is_none_or(str::is_empty) {
+            c.fail(
+                "details.approvalId",
+                "is required on ApprovedOnce: the id of the approval applied",
+            );
+        }
+    }
     if !c.errors.is_empty() {
         return Err(c.errors);
     }
@@ -272,6 +281,9 @@ fn check_optional_fields(c: &mut Check, obj: &Map<String, Value>, event_type: Op
     ) {
         if !wk::STRATEGIES.contains(&s) {
             c.fail("strategy", "must be in-place, rollout or deferred");
+        } else if event_type == Some(EventType::Fallback) && s != "rollout" {
+            // A fallback is the switch from in-place to a rollout: it names the new one.
+            c.fail("strategy", "a fallback's strategy is rollout");
         }
     }
     match obj.get("resources") {
@@ -457,6 +469,34 @@ mod tests {
         item["reason"] = json!("Paused");
         item.as_object_mut().unwrap().remove("strategy");
         assert!(validate_batch(json!([item]).to_string().as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_fallback_must_name_rollout_as_its_strategy() {
+        let mut item = valid();
+        item["type"] = json!("fallback");
+        item["reason"] = json!("ResizeInfeasible");
+        item["strategy"] = json!("in-place");
+        let errs = errors_of(item.clone());
+        assert!(errs.iter().any(|e| e.field == "strategy"), "{errs:?}");
+        item["strategy"] = json!("rollout");
+        assert!(validate_batch(json!([item]).to_string().as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn an_approved_once_must_name_the_approval_it_consumes() {
+        let mut item = valid();
+        item["type"] = json!("applied");
+        item["reason"] = json!("ApprovedOnce");
+        item["details"] = json!({"approvedBy": "ann"});
+        let errs = errors_of(item.clone());
+        assert!(
+            errs.iter().any(|e| e.field == "details.approvalId"),
+            "{errs:?}"
+        );
+        item["details"] = json!({"approvalId": "a-1", "approvedBy": "ann"});
+        let evs = validate_batch(json!([item]).to_string().as_bytes()).expect("valid");
+        assert_eq!(evs[0].event.approval_id(), Some("a-1"));
     }
 
     #[test]

@@ -211,24 +211,35 @@ pub async fn test(
         })
 }
 
-/// Points active cluster `cluster` at datasource `id` and re-checks its readiness in
-/// the background.
+/// Points active cluster `cluster` at datasource `id`: `DatasourceUpdated` (its
+/// `clusters` gain the cluster), then re-checks the cluster's readiness in the
+/// background.
 pub async fn set_for_cluster(
     store: &Store,
     runs: &Runs,
+    key: &SecretKey,
     now: i64,
+    ctx: AuditContext,
     cluster: String,
     id: i64,
 ) -> Result<(), OpError> {
+    let (name, k) = (cluster.clone(), key.clone());
+    let missing =
+        move || StoreError::NotFound(format!("active cluster {name:?} or datasource {id}"));
     let name = cluster.clone();
-    let ok = store
-        .writing(move |tx| tx.set_cluster_datasource(&name, id, now))
+    store
+        .write_audited(ctx, now, move |tx| {
+            let before = tx.datasource(id)?.ok_or_else(missing.clone())?;
+            if !tx.set_cluster_datasource(&name, id, now)? {
+                return Err(missing());
+            }
+            let after = tx.datasource(id)?.ok_or_else(missing)?;
+            let change = change(action::DATASOURCE_UPDATED, &after)
+                .before(audit_view(&view(&before, &k)?))
+                .after(audit_view(&view(&after, &k)?));
+            Ok(((), change))
+        })
         .await?;
-    if !ok {
-        return Err(OpError::NotFound(format!(
-            "no active cluster {cluster:?} or no datasource {id}"
-        )));
-    }
     super::datasource_check::spawn_check(store.clone(), runs.clone(), cluster);
     Ok(())
 }

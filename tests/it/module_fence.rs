@@ -148,6 +148,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "auth",
             "clock",
             "config",
+            "datasource",
             "events",
             "fleet",
             "operation",

@@ -140,6 +140,19 @@ impl Hub {
     }
 }
 
+/// A hub on the demo fleet (manual clock at `T0`) whose `cluster` has had one
+/// successful run: its workloads have recommendations.
+pub async fn hub_after_run(cluster: &str) -> Hub {
+    let h = hub(cluster, true).await;
+    let run = h
+        .runs
+        .run_to_end(cluster, kerf::runs::Trigger::Manual)
+        .await
+        .expect("run");
+    assert_eq!(run.status, "succeeded", "{:?}", run.errors);
+    h
+}
+
 /// An admin API token and the agent token of newly registered `cluster`, made through
 /// the same operations as `kerf token create` and `kerf clusters create`.
 pub async fn credentials(store: &Store, now: i64, cluster: &str) -> (String, String) {

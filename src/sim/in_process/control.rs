@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 
 use super::{DeploymentSpec, SimPod, SimWorkload, State};
 use crate::cluster::{
-    ClusterError, Container, FieldOwner, PodPhase, PodRef, ResizeState, ResourceField, Resources,
-    UpdateStrategy, Workload, WorkloadKey, WorkloadKind,
+    total_requests, ClusterError, Container, FieldOwner, PodPhase, PodRef, ResizeState,
+    ResourceField, Resources, UpdateStrategy, Workload, WorkloadKey, WorkloadKind,
 };
-use crate::sim::kubelet::{decide_resize, qos, ContainerRun, Usage};
+use crate::sim::kubelet::{judge, qos, ContainerRun, Usage};
 use crate::sim::shape::Rng;
 
 /// A short stable hash of a template's containers (the `pod-template-hash`).
@@ -133,10 +133,7 @@ impl State {
         let mut rng = Rng::new(self.seed, &format!("pod/{key}/{}", self.serial));
         let name = format!("{}-{revision}-{}", key.name, rng.suffix(5));
         let uid = rng.uuid();
-        let requests = containers.iter().fold((0, 0), |acc, c| {
-            let (cpu, mem) = c.resources.effective_requests();
-            (acc.0 + cpu, acc.1 + mem)
-        });
+        let requests = total_requests(containers.iter().map(|c| &c.resources));
         let node = self.nodes.iter().find(|n| {
             let used = self.used_on(&n.name, None);
             used.0 + requests.0 <= n.allocatable_cpu && used.1 + requests.1 <= n.allocatable_memory
@@ -192,14 +189,12 @@ impl State {
 
     /// Requests admitted on `node` (millicores, bytes), leaving out `except`.
     pub(super) fn used_on(&self, node: &str, except: Option<&PodRef>) -> (u64, u64) {
-        self.pods
-            .values()
-            .filter(|p| p.pod.node.as_deref() == Some(node) && Some(&p.pod.pod) != except)
-            .flat_map(|p| p.allocated.iter())
-            .fold((0, 0), |acc, r| {
-                let (c, m) = r.effective_requests();
-                (acc.0 + c, acc.1 + m)
-            })
+        total_requests(
+            self.pods
+                .values()
+                .filter(|p| p.pod.node.as_deref() == Some(node) && Some(&p.pod.pod) != except)
+                .flat_map(|p| p.allocated.iter()),
+        )
     }
 
     fn run_kubelet(&mut self) {
@@ -251,22 +246,8 @@ impl State {
         if p.actuating.is_some() || target == current || !due {
             return None;
         }
-        let requests = target.iter().fold((0, 0), |acc, r| {
-            let (c, m) = r.effective_requests();
-            (acc.0 + c, acc.1 + m)
-        });
-        let memory_changes = target
-            .iter()
-            .zip(&current)
-            .any(|(t, c)| t.memory_request != c.memory_request || t.memory_limit != c.memory_limit);
         let others = self.used_on(&node.name, Some(r));
-        Some(decide_resize(
-            node,
-            qos(&current) == crate::cluster::QosClass::Guaranteed,
-            memory_changes,
-            others,
-            requests,
-        ))
+        Some(judge(node, &current, &target, others))
     }
 
     fn count(&mut self) {

@@ -2,8 +2,8 @@
 
 use super::State;
 use crate::cluster::{
-    ApiStatus, Cause, ClusterError, ClusterEvent, ContainerResources, ObjectRef, Pod, PodRef,
-    RecordedEvent, ResourceField,
+    total_requests, ApiStatus, Cause, ClusterError, ClusterEvent, ContainerResources, ObjectRef,
+    Pod, PodRef, RecordedEvent, ResourceField,
 };
 use crate::sim::kubelet::qos;
 
@@ -81,10 +81,7 @@ impl State {
             .as_ref()
             .and_then(|n| self.nodes.iter().find(|x| &x.name == n))
         {
-            let (cpu, memory) = after.iter().fold((0, 0), |acc, r| {
-                let (c, m) = r.effective_requests();
-                (acc.0 + c, acc.1 + m)
-            });
+            let (cpu, memory) = total_requests(&after);
             for (name, wanted, capacity) in [
                 ("cpu", cpu, node.allocatable_cpu),
                 ("memory", memory, node.allocatable_memory),

@@ -5,3 +5,4 @@ mod conformance;
 mod control_plane;
 mod deployment;
 mod objects;
+mod throttling;

@@ -249,6 +249,8 @@ test("a policy: create it, an invalid field shows the API's error at that field 
   await page.locator("dialog[open] #revert-reason").fill("e2e: back to the first version");
   await page.locator("dialog[open] button.primary").click();
   await page.waitForSelector("h1:has-text('version 4')");
+  // The versions table reloads after the heading: wait for its new first row.
+  await page.locator("table.versions tbody tr:first-child", { hasText: "reverted" }).waitFor();
   await settled(page);
   assert.match(await page.textContent("table.versions tbody tr:first-child"), /4.*current.*reverted/s);
   await screenshot(page, "policy-reverted");
@@ -390,6 +392,9 @@ test("pause a cluster with a reason and resume time, resume it, and find both in
   await card.locator("button", { hasText: "Resume…" }).click();
   await page.locator("dialog[open] button.primary").click();
   await page.waitForFunction(() => !document.querySelector("dialog[open]"));
+  // The list reloads after the dialog closes: wait (with Playwright's deadline) for the
+  // badge to go rather than count it at once, which raced that reload under load.
+  await card.locator(".badge", { hasText: "paused" }).waitFor({ state: "detached" });
   await settled(page);
   assert.equal(await card.locator(".badge", { hasText: "paused" }).count(), 0);
 

@@ -149,6 +149,15 @@ impl Access {
         }
     }
 
+    /// True when this caller may read workloads in `cluster`/`namespace`.
+    pub fn may_read(&self, cluster: &str, namespace: &str) -> bool {
+        self.caller().is_some_and(|c| {
+            c.has_fleet(FleetRole::Viewer)
+                || c.grants_at_least(TeamRole::Viewer)
+                    .any(|g| g.covers(cluster, namespace))
+        })
+    }
+
     /// True when this caller may change workloads in `cluster`/`namespace`.
     pub fn may_write(&self, cluster: &str, namespace: &str) -> bool {
         self.caller().is_some_and(|c| {
@@ -278,7 +287,8 @@ async fn authenticate(
     cookie: Option<String>,
 ) -> Result<Principal, ApiError> {
     if let Some(bearer) = bearer {
-        return Ok(resolve_bearer(&state.store, &bearer, state.now()).await?);
+        let touches = &state.auth.touches;
+        return Ok(resolve_bearer(&state.store, touches, &bearer, state.now()).await?);
     }
     match cookie {
         Some(value) => Ok(state.auth.resolve_session(&state.store, &value).await?),

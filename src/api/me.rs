@@ -130,17 +130,17 @@ fn login_error(e: LoginError) -> ApiError {
             ApiError::unauthorized("invalid username or password").with_code("invalid_credentials")
         }
         LoginError::Locked(l) => {
-            let what = match l.scope {
-                LockScope::Account => "this account",
-                LockScope::Address => "your address",
+            let why = match l.scope {
+                LockScope::Account => "too many failed logins for this account from your address",
+                LockScope::Address => "too many failed logins from your address",
+                LockScope::Slowed => {
+                    "this account is slowed after many failed logins from many addresses"
+                }
             };
             ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 "too_many_attempts",
-                format!(
-                    "too many failed logins for {what}; try again in {} seconds",
-                    l.retry_after_secs
-                ),
+                format!("{why}; try again in {} seconds", l.retry_after_secs),
             )
             .with_details(json!({ "retryAfterSeconds": l.retry_after_secs }))
             .with_header(RETRY_AFTER, l.retry_after_secs.to_string())

@@ -115,6 +115,10 @@ where
     config.listen = local;
     let http = config.http.clone();
     let state = AppState::new(store.clone(), metrics, Arc::new(config), runs)?;
+    let kept = state.auth.restore_locks(&store).await?;
+    if kept > 0 {
+        tracing::info!(locks = kept, "login locks kept from before the restart");
+    }
     let app = api::app(state.clone());
     let mut jobs = hub_jobs(&state);
     more_jobs(&state, &mut jobs);

@@ -11,6 +11,7 @@ mod datasources;
 mod events;
 mod history;
 mod log_query;
+mod login_locks;
 mod migrate;
 pub mod notify_channels;
 pub mod notify_deliveries;
@@ -48,6 +49,7 @@ pub use datasources::{
 };
 pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
 pub use history::{HistoryCursor, HistoryEntry, HistoryItem, HistoryPage, HistoryQuery};
+pub use login_locks::LoginLockRecord;
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
 pub use recommendations::{
     get_recommendation, prune_recommendations, write_chunk, ChunkWrite, ClusterSavings,

@@ -26,6 +26,8 @@ mod fleet_audit;
 mod fleet_clock;
 mod hardening_connections;
 mod hardening_http;
+mod hardening_login;
+mod hardening_scope;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;

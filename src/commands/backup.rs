@@ -117,7 +117,7 @@ pub fn restore(config: &Config, from: &Path) -> Result<(), Exit> {
         )));
     }
     let key = backup_key(from)?;
-    std::fs::create_dir_all(&config.data_dir)
+    store::files::create_private_dir(&config.data_dir)
         .map_err(|e| Exit::runtime(format!("cannot create {}: {e}", config.data_dir.display())))?;
     store::backup_to(from, &db).map_err(store_exit)?;
     let undo = || {
@@ -164,7 +164,16 @@ fn check_secrets(config: &Config, from: &Path, key: Option<&SecretKey>) -> Resul
         )));
     };
     for rec in &records {
-        key.open(&rec.secrets_sealed).map_err(|_| {
+        // A backup from before secrets were bound holds unbound blobs; the hub
+        // re-seals them at its next start.
+        let opened: Result<crate::datasource::Secrets, _> =
+            if SecretKey::is_bound(&rec.secrets_sealed) {
+                let binding = crate::datasource::secret::datasource_binding(&rec.settings_json);
+                key.open_for(&rec.secrets_sealed, &binding)
+            } else {
+                key.open_unbound(&rec.secrets_sealed)
+            };
+        opened.map_err(|_| {
             Exit::usage(format!(
                 "{} does not open the secrets of datasource {:?}: it is not this backup's key",
                 key_path(from).display(),

@@ -6,6 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::datasource::connection::{public_view, validate, DatasourceSettings};
+use crate::datasource::secret::datasource_binding;
 use crate::datasource::{scope_for, Datasource, SecretKey, Secrets, Source, TestReport};
 use crate::events::config_change::{action, target, AuditContext, Change, MASK};
 use crate::operation::OpError;
@@ -43,7 +44,7 @@ fn open(
     let settings: DatasourceSettings =
         serde_json::from_str(&rec.settings_json).map_err(|e| StoreError::Task(e.to_string()))?;
     let secrets = key
-        .open(&rec.secrets_sealed)
+        .open_for(&rec.secrets_sealed, &datasource_binding(&rec.settings_json))
         .map_err(|e| StoreError::Task(e.to_string()))?;
     Ok((settings, secrets))
 }
@@ -87,8 +88,10 @@ pub async fn create(
     body: Value,
 ) -> Result<Value, OpError> {
     let (settings, secrets) = validated(&body, None)?;
-    let sealed = key.seal(&secrets).map_err(OpError::internal)?;
     let json = serde_json::to_string(&settings).map_err(OpError::internal)?;
+    let sealed = key
+        .seal_for(&secrets, &datasource_binding(&json))
+        .map_err(OpError::internal)?;
     let k = key.clone();
     let out = store
         .write_audited(ctx, now, move |tx| {
@@ -135,8 +138,10 @@ pub async fn replace(
 ) -> Result<Value, OpError> {
     let (_, previous) = open(&fetch(store, id).await?, key)?;
     let (settings, secrets) = validated(&body, Some(&previous))?;
-    let sealed = key.seal(&secrets).map_err(OpError::internal)?;
     let json = serde_json::to_string(&settings).map_err(OpError::internal)?;
+    let sealed = key
+        .seal_for(&secrets, &datasource_binding(&json))
+        .map_err(OpError::internal)?;
     let k = key.clone();
     let missing = move || StoreError::NotFound(format!("datasource {id}"));
     let out = store

@@ -51,13 +51,40 @@ pub(super) fn selector_json(s: &Selector) -> Result<String, NotifyError> {
     serde_json::to_string(s).map_err(task)
 }
 
+/// What a channel's sealed secrets are bound to: everything stored in clear that says
+/// where and for whom they are used, so a blob moved to another channel (another
+/// team's) or a channel edited outside kerf does not open.
+pub fn binding(
+    kind: &str,
+    name: &str,
+    team_id: Option<i64>,
+    settings: &str,
+    masked: &str,
+) -> String {
+    let team = team_id.map(|t| t.to_string()).unwrap_or_default();
+    format!("kerf notification channel\n{kind}\n{name}\n{team}\n{settings}\n{masked}")
+}
+
+/// The binding of a stored channel.
+pub fn record_binding(rec: &ChannelRecord) -> String {
+    binding(
+        &rec.kind,
+        &rec.name,
+        rec.team_id,
+        &rec.settings_json,
+        &rec.target_masked,
+    )
+}
+
 fn opened(
     rec: &ChannelRecord,
     n: &Notifier,
 ) -> Result<(ChannelKind, ChannelSecrets, Option<EmailSettings>), NotifyError> {
     let kind = ChannelKind::parse(&rec.kind)
         .ok_or_else(|| task(format!("unknown channel type {:?}", rec.kind)))?;
-    let secrets: ChannelSecrets = n.key()?.open_value(&rec.secrets_sealed)?;
+    let secrets: ChannelSecrets = n
+        .key()?
+        .open_for(&rec.secrets_sealed, &record_binding(rec))?;
     let email = (kind == ChannelKind::Email)
         .then(|| serde_json::from_str(&rec.settings_json))
         .transpose()
@@ -66,7 +93,7 @@ fn opened(
 }
 
 fn write_of(v: &channel::ValidChannel, n: &Notifier) -> Result<ChannelWrite, NotifyError> {
-    Ok(ChannelWrite {
+    let mut w = ChannelWrite {
         name: v.name.clone(),
         kind: v.kind.as_str().into(),
         team_id: v.team_id,
@@ -76,8 +103,17 @@ fn write_of(v: &channel::ValidChannel, n: &Notifier) -> Result<ChannelWrite, Not
             None => "{}".into(),
         },
         target_masked: v.target_masked(),
-        secrets_sealed: n.key()?.seal_value(&v.secrets)?,
-    })
+        secrets_sealed: Vec::new(),
+    };
+    let bound = binding(
+        &w.kind,
+        &w.name,
+        w.team_id,
+        &w.settings_json,
+        &w.target_masked,
+    );
+    w.secrets_sealed = n.key()?.seal_for(&v.secrets, &bound)?;
+    Ok(w)
 }
 
 impl Notifier {

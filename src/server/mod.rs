@@ -21,6 +21,7 @@ use crate::store::{Store, StoreOptions};
 
 mod accept;
 pub mod connections;
+mod reseal;
 
 use connections::Registry;
 
@@ -91,6 +92,25 @@ where
     let store = tokio::task::spawn_blocking(move || Store::open_and_migrate(&db_path, &opts, now))
         .await
         .map_err(|e| crate::store::StoreError::Task(e.to_string()))??;
+    for exposed in crate::store::files::secure_data_dir(&config.data_dir) {
+        use crate::store::files::Exposure;
+        match exposed {
+            Exposure::Tightened(f) => {
+                tracing::warn!(file = %f.display(), "was readable by others; now 0600")
+            }
+            Exposure::OpenDir(d) => {
+                tracing::warn!(dir = %d.display(), "the data dir is open to others; its files are private, but consider chmod 700")
+            }
+            Exposure::Failed(f, e) => {
+                tracing::error!(file = %f.display(), error = %e, "readable by others and cannot be made private")
+            }
+        }
+    }
+    match reseal::reseal_unbound(&store, &config.data_dir).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(secrets = n, "bound stored secrets to their records"),
+        Err(e) => tracing::error!(error = %e, "cannot re-seal stored secrets"),
+    }
     let metrics = Arc::new(Metrics::new());
     metrics.seed_actions(&store.event_counts().await?);
     let listener = TcpListener::bind(config.listen)

@@ -415,7 +415,7 @@ test("the audit filters workload events, pages through them and exports CSV", as
     reason: i % 3 === 0 ? "LowConfidence" : "ModeAudit",
     time: new Date(base + i * 1000).toISOString(),
     workload: { namespace: "shop", kind: "Deployment", name: `svc-${i % 4}` },
-    message: i === 0 ? "a message with, a comma and \"quotes\"" : undefined,
+    message: i === 0 ? "a message with, a comma and \"quotes\"" : i === 3 ? "=1+2 written by an agent" : undefined,
   }));
   await hub.postEvents(events);
   await go(page, "/audit");
@@ -439,6 +439,7 @@ test("the audit filters workload events, pages through them and exports CSV", as
   assert.equal(lines.length, 21, "header + 20 rows");
   assert.ok(lines[0].startsWith("time,cluster,namespace"), lines[0]);
   assert.ok(csv.includes('"a message with, a comma and ""quotes"""'), "RFC 4180 quoting");
+  assert.ok(csv.includes(",'=1+2 written by an agent"), "a formula from an agent is text in the export");
   tab.assertClean("audit");
 });
 

@@ -17,6 +17,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 scripts/ensure-prometheus.sh
+scripts/ensure-python-tools.sh >/dev/null
 scripts/ensure-smtp.sh
 scripts/ensure-victoria-metrics.sh
 # The real Kubernetes control plane the agent and sim tests run against (cached build).

@@ -46,11 +46,17 @@ pub enum Command {
         #[arg(long)]
         status: bool,
     },
-    /// Copy the database with SQLite's online backup (safe while serving).
+    /// Back up the database (online, safe while serving) and its secret key (FILE.secret.key).
     Backup {
         /// Destination file; must not exist.
         #[arg(long, value_name = "FILE")]
         to: PathBuf,
+    },
+    /// Restore a backup (the database and its FILE.secret.key) into an empty data dir.
+    Restore {
+        /// The backup file written by `kerf backup --to FILE`.
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
     },
     /// Check or print the effective configuration.
     Config {
@@ -170,6 +176,7 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
         Command::Demo => crate::demo::run(config, explicit_data_dir),
         Command::Migrate { status } => commands::migrate(&config, status),
         Command::Backup { to } => commands::backup(&config, &to),
+        Command::Restore { from } => commands::restore(&config, &from),
         Command::Config {
             action: ConfigAction::Print,
         } => commands::print_config(&config),

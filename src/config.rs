@@ -62,6 +62,7 @@ pub struct Config {
     pub agent: AgentConfig,
     #[serde(default)]
     pub agents: AgentsConfig,
+    pub audit: AuditConfig,
 }
 
 /// `[log]`
@@ -86,14 +87,64 @@ pub struct TlsConfig {
     pub key_file: Option<PathBuf>,
 }
 
-/// `[http]`
+/// `[http]`: what one client may hold of the server (docs/security.md says what each
+/// limit defends).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HttpConfig {
-    /// Largest request body accepted, in bytes (event batches are capped at 1 MiB anyway).
+    /// Largest request body accepted on any route, in bytes (routes may take less: event
+    /// batches 1 MiB, admin JSON 64 KiB).
     pub max_body_bytes: usize,
     /// Seconds in-flight requests get to finish after SIGTERM.
     pub shutdown_grace_seconds: u64,
+    /// Connections held at once. At the cap, a new connection closes the longest-idle
+    /// one (no request in flight); when every connection is busy it is refused.
+    pub max_connections: usize,
+    /// Seconds a client has to send a request's head; also how long a kept-alive
+    /// HTTP/1 connection waits for its next request.
+    pub header_read_timeout_seconds: u64,
+    /// Seconds a connection may sit with no request in flight and no bytes moving.
+    pub idle_timeout_seconds: u64,
+    /// Seconds a TLS handshake may take.
+    pub tls_handshake_timeout_seconds: u64,
+    /// Seconds a request body may take to arrive, whole.
+    pub body_read_timeout_seconds: u64,
+    /// When true, `/metrics` needs a bearer token of any fleet role (it names clusters).
+    pub metrics_require_token: bool,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            max_body_bytes: 1024 * 1024,
+            shutdown_grace_seconds: 20,
+            max_connections: 1024,
+            header_read_timeout_seconds: 10,
+            idle_timeout_seconds: 60,
+            tls_handshake_timeout_seconds: 10,
+            body_read_timeout_seconds: 30,
+            metrics_require_token: false,
+        }
+    }
+}
+
+/// `[audit]`: how long the audit log keeps its rows (0 = forever).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditConfig {
+    /// Days workload events (what agents report) are kept, by arrival time.
+    pub event_retention_days: u32,
+    /// Days configuration changes (`config_changed`) are kept.
+    pub config_change_retention_days: u32,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        AuditConfig {
+            event_retention_days: 365,
+            config_change_retention_days: 1825,
+        }
+    }
 }
 
 /// `[store]`
@@ -114,10 +165,17 @@ pub struct AuthConfig {
     pub session_idle_seconds: u64,
     /// A session ends this many seconds after login, active or not.
     pub session_absolute_seconds: u64,
-    /// Failed logins per account inside the window before the account is locked.
+    /// Failed logins of one account from one client address inside the window before
+    /// that account is locked for that address (other addresses are unaffected).
     pub login_max_failures: u32,
     /// Failed logins per client address inside the window before the address is locked.
     pub login_max_failures_per_address: u32,
+    /// Failed logins of one account from all addresses inside the window after which
+    /// the account is slowed (never locked): one attempt per
+    /// `login_account_slowdown_seconds`, except from addresses it signed in from before.
+    pub login_account_slowdown_after: u32,
+    /// Seconds between two attempts on a slowed account.
+    pub login_account_slowdown_seconds: u32,
     /// The sliding window of the failure limits, in seconds; a lock lifts when it passes.
     pub login_window_seconds: u64,
     /// Password hashes computed at once; more logins wait (then get 503).
@@ -135,6 +193,8 @@ impl Default for AuthConfig {
             session_absolute_seconds: 43_200,
             login_max_failures: 5,
             login_max_failures_per_address: 50,
+            login_account_slowdown_after: 20,
+            login_account_slowdown_seconds: 5,
             login_window_seconds: 900,
             max_concurrent_password_checks: 2,
             argon2_memory_kib: 65_536,
@@ -212,10 +272,7 @@ impl Default for Config {
                 format: LogFormat::Text,
             },
             tls: TlsConfig::default(),
-            http: HttpConfig {
-                max_body_bytes: 1024 * 1024,
-                shutdown_grace_seconds: 20,
-            },
+            http: HttpConfig::default(),
             store: StoreConfig {
                 readers: 4,
                 busy_timeout_ms: 5000,
@@ -224,6 +281,7 @@ impl Default for Config {
             notifications: NotificationsConfig::default(),
             agent: AgentConfig::default(),
             agents: AgentsConfig::default(),
+            audit: AuditConfig::default(),
         }
     }
 }
@@ -276,11 +334,7 @@ impl Config {
                 "store.readers must be between 1 and 64".into(),
             ));
         }
-        if self.http.max_body_bytes < 1024 {
-            return Err(ConfigError::Invalid(
-                "http.max_body_bytes must be at least 1024".into(),
-            ));
-        }
+        self.validate_http()?;
         self.validate_auth()?;
         self.validate_notifications()?;
         self.agent.validate(self.mode)?;
@@ -291,10 +345,43 @@ impl Config {
         Ok(())
     }
 
+    fn validate_http(&self) -> Result<(), ConfigError> {
+        let h = &self.http;
+        let checks: [(bool, &str); 5] = [
+            (h.max_body_bytes >= 1024, "http.max_body_bytes must be at least 1024"),
+            (
+                (8..=1_000_000).contains(&h.max_connections),
+                "http.max_connections must be between 8 and 1000000",
+            ),
+            (
+                (1..=3600).contains(&h.header_read_timeout_seconds)
+                    && (1..=3600).contains(&h.tls_handshake_timeout_seconds),
+                "http.header_read_timeout_seconds and http.tls_handshake_timeout_seconds must be between 1 and 3600",
+            ),
+            (
+                (1..=86_400).contains(&h.idle_timeout_seconds),
+                "http.idle_timeout_seconds must be between 1 and 86400",
+            ),
+            (
+                (1..=3600).contains(&h.body_read_timeout_seconds),
+                "http.body_read_timeout_seconds must be between 1 and 3600",
+            ),
+        ];
+        match checks.iter().find(|(ok, _)| !ok) {
+            Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
+            None => Ok(()),
+        }
+    }
+
     fn validate_auth(&self) -> Result<(), ConfigError> {
         let a = &self.auth;
-        let checks: [(bool, &str); 7] = [
+        let checks: [(bool, &str); 8] = [
             (a.session_idle_seconds >= 1, "auth.session_idle_seconds must be at least 1"),
+            (
+                a.login_account_slowdown_after >= 1
+                    && (1..=3600).contains(&a.login_account_slowdown_seconds),
+                "auth.login_account_slowdown_after must be at least 1 and auth.login_account_slowdown_seconds between 1 and 3600",
+            ),
             (
                 a.session_absolute_seconds >= a.session_idle_seconds,
                 "auth.session_absolute_seconds must be at least auth.session_idle_seconds",
@@ -495,96 +582,5 @@ fn typed_like(current: &toml::Value, raw: &str) -> Result<toml::Value, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn defaults_listen_on_loopback_in_hub_mode() {
-        let c = Config::load(&Overrides::default(), env(&[])).expect("defaults load");
-        assert_eq!(c.mode, Mode::Hub);
-        assert!(c.listen.ip().is_loopback());
-        assert_eq!(c.http.max_body_bytes, 1024 * 1024);
-    }
-
-    #[test]
-    fn env_overrides_file_and_flags_override_env() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir.path().join("k.toml");
-        std::fs::write(&file, "listen = \"127.0.0.1:9000\"\n[store]\nreaders = 2\n").unwrap();
-        let o = Overrides {
-            config_file: Some(file),
-            listen: Some("127.0.0.1:9100".parse().unwrap()),
-            ..Default::default()
-        };
-        let c = Config::load(
-            &o,
-            env(&[
-                ("KERF_STORE__READERS", "3"),
-                ("KERF_LISTEN", "127.0.0.1:9001"),
-            ]),
-        )
-        .expect("loads");
-        assert_eq!(c.store.readers, 3);
-        assert_eq!(c.listen.port(), 9100);
-    }
-
-    #[test]
-    fn unknown_keys_are_refused_from_file_and_env() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let file = dir.path().join("k.toml");
-        std::fs::write(&file, "[http]\nmax_bodyy = 1\n").unwrap();
-        let o = Overrides {
-            config_file: Some(file),
-            ..Default::default()
-        };
-        let err = Config::load(&o, env(&[])).unwrap_err().to_string();
-        assert!(err.contains("max_bodyy"), "{err}");
-        let err = Config::load(&Overrides::default(), env(&[("KERF_HTTP__NOPE", "1")]))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("KERF_HTTP__NOPE") && err.contains("http.nope"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn env_values_must_match_the_key_type() {
-        let err = Config::load(
-            &Overrides::default(),
-            env(&[("KERF_STORE__READERS", "many")]),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("expected an integer"), "{err}");
-    }
-
-    #[test]
-    fn tls_needs_both_files() {
-        let err = Config::load(
-            &Overrides::default(),
-            env(&[("KERF_TLS__CERT_FILE", "/x.pem")]),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("tls.cert_file and tls.key_file"), "{err}");
-    }
-
-    #[test]
-    fn example_config_lists_every_key_with_its_default() {
-        let example = include_str!("../config/kerf.example.toml");
-        let parsed: Config = toml::from_str(example).expect("example parses as a full config");
-        let expected = Config {
-            tls: parsed.tls.clone(),
-            ..Config::default()
-        };
-        assert_eq!(parsed, expected, "example config drifted from the defaults");
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

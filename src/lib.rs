@@ -64,13 +64,15 @@
 //!   table with per-route permissions, errors. Uses the domain and vocabulary modules,
 //!   `clock`, `config`, `jobs`, `metrics`, `ui`; `agent` only for `api::in_process`,
 //!   the hub as the in-process agent reaches it.
-//! - `server`: listener, TLS, graceful shutdown; starts and supervises the jobs, and
-//!   the agent of `all-in-one` (a job) or of `mode = "agent"` (`server::agent`). Uses
-//!   `agent`, `api`, `auth`, `clock`, `cluster`, `config`, `datasource`, `events`,
-//!   `fleet`, `jobs`, `metrics`, `notify`, `operation`, `runs`, `shutdown`, `store`,
-//!   `tls`, `wire`.
+//! - `server`: listener, TLS, connection bounds (cap with eviction of the longest-idle,
+//!   header, idle and handshake timeouts), graceful shutdown; starts and supervises the
+//!   jobs, and the agent of `all-in-one` (a job) or of `mode = "agent"`
+//!   (`server::agent`). Uses `agent`, `api`, `auth`, `clock`, `cluster`, `config`,
+//!   `datasource`, `events`, `fleet`, `jobs`, `metrics`, `notify`, `operation`, `runs`,
+//!   `shutdown`, `store`, `tls`, `wire`.
 //! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call
-//!   the same operations as the API; `demo` wires the demo fleet into `server`).
+//!   the same operations as the API; backup and restore carry the datasource secret
+//!   key; `demo` wires the demo fleet into `server`).
 //!
 //! The cluster side (the agent builds on it):
 //! - `cluster`: the agent's one view of a Kubernetes cluster (model, `Cluster` trait,

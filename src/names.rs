@@ -42,13 +42,44 @@ pub fn team(name: &str) -> Result<(), NameError> {
         .ok_or("must be 1 to 63 letters, digits, '-', '_' or '.'")
 }
 
-/// API token names (trimmed first): 1 to 100 characters.
+/// API token names (trimmed first): 1 to 100 characters, no control characters.
 pub fn token(name: &str) -> Result<(), NameError> {
     let n = name.trim().chars().count();
     (1..=100)
         .contains(&n)
         .then_some(())
-        .ok_or("must be 1 to 100 characters")
+        .ok_or("must be 1 to 100 characters")?;
+    text(name, false)
+}
+
+/// Text people read in logs, terminals, CSV files and messages (display names, label
+/// values, descriptions): no control characters, which could forge log lines or
+/// terminal output; `multiline` text may hold line breaks and tabs.
+pub fn text(s: &str, multiline: bool) -> Result<(), NameError> {
+    let allowed = |c: char| multiline && matches!(c, '\n' | '\t');
+    if s.chars().any(|c| c.is_control() && !allowed(c)) {
+        return Err(if multiline {
+            "must not contain control characters other than line breaks and tabs"
+        } else {
+            "must not contain control characters"
+        });
+    }
+    Ok(())
+}
+
+/// Cluster label keys: 1 to 63 letters, digits, '-', '_', '.' or '/', starting and
+/// ending with a letter or digit (the characters of a Kubernetes label key).
+pub fn label_key(key: &str) -> Result<(), NameError> {
+    let b = key.as_bytes();
+    let ok = !b.is_empty()
+        && b.len() <= 63
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/'))
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric();
+    ok.then_some(()).ok_or(
+        "must be 1 to 63 letters, digits, '-', '_', '.' or '/', starting and ending with a letter or digit",
+    )
 }
 
 #[cfg(test)]
@@ -70,6 +101,23 @@ mod tests {
         assert!(token(&"é".repeat(100)).is_ok());
         assert!(token(&"é".repeat(101)).is_err());
         assert!(token("   ").is_err());
+    }
+
+    #[test]
+    fn text_refuses_control_characters_and_label_keys_take_their_alphabet() {
+        assert!(text("prod \u{e9}t\u{e9}", false).is_ok());
+        assert!(text("a\nb", false).is_err());
+        assert!(text("a\nb\tc", true).is_ok());
+        for bad in ["\u{1b}[31mred", "a\rb", "\u{7}", "x\u{85}y"] {
+            assert!(text(bad, true).is_err(), "{bad:?}");
+        }
+        assert!(token("ops\n2026-01-01 INFO forged").is_err());
+        for ok in ["env", "kerf.dev/tier", "a_b-c"] {
+            assert!(label_key(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-a", "a b", "a\u{1b}", "\u{e9}", &"a".repeat(64)] {
+            assert!(label_key(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

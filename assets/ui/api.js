@@ -99,30 +99,3 @@ export async function getAll(path, query, max = 10000) {
   } while (next && items.length < max);
   return { items: items.slice(0, max), truncated: Boolean(next) };
 }
-
-let routesPromise = null;
-/** The /v1 paths this hub serves, read from its OpenAPI document (which a test keeps in
- * step with the router): lets the UI offer an action only when its route exists. */
-export function apiRoutes() {
-  routesPromise ??= fetch("/v1/openapi.yaml")
-    .then((r) => (r.ok ? r.text() : ""))
-    .then((text) => {
-      const routes = new Map();
-      let path = null;
-      for (const line of text.split("\n")) {
-        const p = line.match(/^ {2}(\/\S*):\s*$/);
-        if (p) { path = p[1]; routes.set(path, new Set()); continue; }
-        const m = line.match(/^ {4}(get|put|post|patch|delete):/);
-        if (m && path) routes.get(path).add(m[1].toUpperCase());
-        else if (/^\S/.test(line)) path = null;
-      }
-      return routes;
-    })
-    .catch(() => new Map());
-  return routesPromise;
-}
-
-export async function hasRoute(method, path) {
-  const routes = await apiRoutes();
-  return routes.get(path)?.has(method) ?? false;
-}

@@ -1,8 +1,15 @@
 // CSV export: RFC 4180 quoting, downloaded through a Blob URL (no server round trip).
+// Cells come from text agents and users wrote (event messages, reasons, names): one that
+// a spreadsheet would run as a formula (=, +, -, @, or a leading tab or CR) is prefixed
+// with ' so it is shown as text (OWASP "CSV injection").
 
-function cell(v) {
+const FORMULA = /^[=+\-@\t\r]/;
+
+export function cell(v) {
   if (v === null || v === undefined) return "";
-  const s = typeof v === "object" ? JSON.stringify(v) : String(v);
+  let s = typeof v === "object" ? JSON.stringify(v) : String(v);
+  // Numbers stay numbers: a negative figure is data, not a formula.
+  if (typeof v !== "number" && FORMULA.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 

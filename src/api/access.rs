@@ -3,6 +3,7 @@
 //! token, else session cookie), enforces CSRF on cookie-borne mutations, decides, and
 //! hands the handler an [`Access`]: who is calling and which role allowed it.
 
+use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{FromRequestParts, RawPathParams, Request, State};
 use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
@@ -44,11 +45,14 @@ pub enum Permission {
     TeamAdmin,
     /// The agent token of the cluster named by the route's `{cluster}` segment.
     ClusterAgent,
+    /// `/metrics`: anyone, unless `http.metrics_require_token` is set; then any fleet
+    /// role (its labels name clusters).
+    Metrics,
 }
 
 impl Permission {
     /// Every permission, for tests and documents that enumerate them.
-    pub const ALL: [Permission; 9] = [
+    pub const ALL: [Permission; 10] = [
         Permission::Public,
         Permission::Authenticated,
         Permission::Viewer,
@@ -58,6 +62,7 @@ impl Permission {
         Permission::WorkloadWrite,
         Permission::TeamAdmin,
         Permission::ClusterAgent,
+        Permission::Metrics,
     ];
 
     /// The name used in the OpenAPI document (`x-kerf-permission`).
@@ -72,6 +77,7 @@ impl Permission {
             Permission::WorkloadWrite => "workload-write",
             Permission::TeamAdmin => "team-admin",
             Permission::ClusterAgent => "cluster-agent",
+            Permission::Metrics => "metrics",
         }
     }
 }
@@ -143,6 +149,15 @@ impl Access {
         }
     }
 
+    /// True when this caller may read workloads in `cluster`/`namespace`.
+    pub fn may_read(&self, cluster: &str, namespace: &str) -> bool {
+        self.caller().is_some_and(|c| {
+            c.has_fleet(FleetRole::Viewer)
+                || c.grants_at_least(TeamRole::Viewer)
+                    .any(|g| g.covers(cluster, namespace))
+        })
+    }
+
     /// True when this caller may change workloads in `cluster`/`namespace`.
     pub fn may_write(&self, cluster: &str, namespace: &str) -> bool {
         self.caller().is_some_and(|c| {
@@ -169,12 +184,19 @@ impl<S: Send + Sync> FromRequestParts<S> for Access {
 /// carries the [`Guarded`] marker that `api::require_guard` checks.
 pub async fn guard(
     State((state, permission)): State<(AppState, Permission)>,
-    params: RawPathParams,
+    params: Result<RawPathParams, RawPathParamsRejection>,
     mut req: Request,
     next: Next,
 ) -> Response {
-    let presented = Presented::of(&req, &params);
-    let mut resp = match admit(&state, permission, presented).await {
+    let admitted = match params {
+        Ok(params) => admit(&state, permission, Presented::of(&req, &params)).await,
+        // A segment that is not UTF-8 names nothing that exists: the client's mistake.
+        Err(_) => Err(ApiError::bad_request(
+            "invalid_path",
+            "a path segment is not valid UTF-8 once percent-decoded",
+        )),
+    };
+    let mut resp = match admitted {
         Ok(access) => {
             if let Some(p) = &access.principal {
                 req.extensions_mut().insert(p.clone());
@@ -219,7 +241,9 @@ impl Presented {
 
 /// Authenticates, checks CSRF and decides.
 async fn admit(state: &AppState, permission: Permission, p: Presented) -> Result<Access, ApiError> {
-    if permission == Permission::Public {
+    let public_metrics =
+        permission == Permission::Metrics && !state.config.http.metrics_require_token;
+    if permission == Permission::Public || public_metrics {
         return Ok(Access {
             principal: None,
             via: Via::Public,
@@ -263,7 +287,8 @@ async fn authenticate(
     cookie: Option<String>,
 ) -> Result<Principal, ApiError> {
     if let Some(bearer) = bearer {
-        return Ok(resolve_bearer(&state.store, &bearer, state.now()).await?);
+        let touches = &state.auth.touches;
+        return Ok(resolve_bearer(&state.store, touches, &bearer, state.now()).await?);
     }
     match cookie {
         Some(value) => Ok(state.auth.resolve_session(&state.store, &value).await?),
@@ -324,7 +349,7 @@ pub fn decide(
     };
     match permission {
         Permission::Authenticated => Ok(Via::Fleet),
-        Permission::Viewer => fleet(FleetRole::Viewer),
+        Permission::Viewer | Permission::Metrics => fleet(FleetRole::Viewer),
         Permission::Editor => fleet(FleetRole::Editor),
         Permission::Admin => fleet(FleetRole::Admin),
         Permission::WorkloadRead => workload(caller, FleetRole::Viewer, TeamRole::Viewer, param),

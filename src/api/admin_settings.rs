@@ -8,7 +8,7 @@ use axum::Json;
 use serde::de::DeserializeOwned;
 
 use super::access::Access;
-use super::body::read_limited;
+use super::body::{parse_json, read_limited};
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::AppState;
@@ -17,10 +17,13 @@ use crate::runs::{Pricing, RecommenderSettings};
 
 const MAX_SETTINGS_BYTES: usize = 256 * 1024;
 
-async fn parse<T: DeserializeOwned>(body: Body) -> Result<T, ApiError> {
+/// A whole settings document, strictly (an object, no `null`, no array for an object).
+async fn parse<T: DeserializeOwned + serde::Serialize>(body: Body) -> Result<T, ApiError> {
     let bytes = read_limited(body, MAX_SETTINGS_BYTES).await?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::bad_request("invalid_settings", format!("settings JSON: {e}")))
+    parse_json(&bytes).map_err(|e| {
+        let message = format!("settings JSON: {}", e.message);
+        ApiError::bad_request("invalid_settings", message).with_details(e.details)
+    })
 }
 
 pub async fn get_recommender(

@@ -129,8 +129,12 @@ fn batch_error(e: BatchError) -> ApiError {
             e.to_string(),
         )
         .with_details(json!({ "limitItems": crate::events::MAX_BATCH_ITEMS, "items": n })),
-        BatchError::Items(ref items) => {
-            let details = json!({ "items": items });
+        BatchError::Items { ref listed, total } => {
+            let details = json!({
+                "items": listed,
+                "total": total,
+                "omitted": total - listed.len(),
+            });
             ApiError::bad_request("invalid_item", e.to_string()).with_details(details)
         }
     }

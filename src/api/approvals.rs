@@ -9,7 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::access::Access;
 use super::body::read_json;
@@ -18,7 +18,7 @@ use super::error::ApiError;
 use super::AppState;
 use crate::fleet::workloads;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApproveBody {
     recommendation_id: String,

@@ -6,7 +6,7 @@
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::access::Access;
@@ -19,14 +19,14 @@ use crate::fleet::pause;
 use crate::store::automation::FLEET_SCOPE;
 use crate::wire::Pause;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PauseBody {
     reason: Option<String>,
     resume_at: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResumeBody {
     reason: Option<String>,

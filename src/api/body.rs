@@ -1,13 +1,27 @@
-//! Reading request bodies under a byte limit, with errors in the API's shape: JSON bodies
-//! are parsed strictly (unknown fields refused) and errors name the field at fault.
+//! Reading request bodies under a byte limit and a deadline, with errors in the API's
+//! shape: every body is wrapped once ([`bound_bodies`]) so no route reads more than
+//! `http.max_body_bytes` or for longer than `http.body_read_timeout_seconds`; routes may
+//! take less ([`read_limited`]). JSON bodies are parsed strictly (unknown fields
+//! refused) and errors name the field at fault.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http_body_util::BodyExt;
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use serde::Serialize;
+use serde_json::{json, Value};
 
 use super::error::ApiError;
+use super::AppState;
 
 /// Largest JSON body of the admin endpoints, in bytes.
 pub const MAX_JSON_BYTES: usize = 64 * 1024;
@@ -16,15 +30,109 @@ pub const MAX_JSON_BYTES: usize = 64 * 1024;
 /// client that is still sending receives the answer instead of a reset connection.
 const DRAIN_LIMIT: usize = 16 * 1024 * 1024;
 
+/// Why a bounded body stopped.
+#[derive(Debug, thiserror::Error)]
+enum Bounded {
+    #[error("request body exceeds the limit of {0} bytes")]
+    TooLarge(usize),
+    #[error("request body did not arrive within {0} seconds")]
+    TooSlow(u64),
+}
+
+/// A request body that fails once it passes `limit` bytes (after draining up to
+/// [`DRAIN_LIMIT`] more, so the 413 reaches the client) or once `deadline` passes.
+struct BoundedBody {
+    inner: Body,
+    limit: usize,
+    seen: usize,
+    timeout: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl HttpBody for BoundedBody {
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        loop {
+            if self.deadline.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Some(Err(Bounded::TooSlow(self.timeout.as_secs()).into())));
+            }
+            let frame = match Pin::new(&mut self.inner).poll_frame(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) if self.seen > self.limit => {
+                    return Poll::Ready(Some(Err(Bounded::TooLarge(self.limit).into())))
+                }
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e.into()))),
+                Poll::Ready(Some(Ok(frame))) => frame,
+            };
+            let len = frame.data_ref().map_or(0, Bytes::len);
+            self.seen = self.seen.saturating_add(len);
+            if self.seen <= self.limit {
+                return Poll::Ready(Some(Ok(frame)));
+            }
+            if self.seen > self.limit.saturating_add(DRAIN_LIMIT) {
+                return Poll::Ready(Some(Err(Bounded::TooLarge(self.limit).into())));
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// Middleware: bounds every request body by `http.max_body_bytes` and
+/// `http.body_read_timeout_seconds`. A declared length past the limit is refused before
+/// the handler runs (the body is drained as for any oversized body).
+pub async fn bound_bodies(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let http = &state.config.http;
+    let limit = http.max_body_bytes;
+    let timeout = Duration::from_secs(http.body_read_timeout_seconds);
+    let declared = req
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let req = req.map(|inner| {
+        Body::new(BoundedBody {
+            inner,
+            limit,
+            seen: 0,
+            timeout,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+        })
+    });
+    if declared.is_some_and(|n| n > limit as u64) {
+        let (_, body) = req.into_parts();
+        return match read_limited(body, limit).await {
+            Err(e) => e.into_response(),
+            Ok(_) => ApiError::too_large(limit).into_response(),
+        };
+    }
+    next.run(req).await
+}
+
 /// Collects `body`, refusing with 413 (naming `limit`) once it grows past `limit` bytes.
 pub async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     let mut body = body;
     let mut buf = bytes::BytesMut::new();
     let mut seen = 0usize;
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| {
-            ApiError::bad_request("invalid_body", format!("cannot read request body: {e}"))
-        })?;
+        let frame = match frame {
+            Ok(f) => f,
+            // Past this route's limit already: the answer is this route's 413.
+            Err(_) if seen > limit => break,
+            Err(e) => return Err(body_error(e)),
+        };
         let Ok(data) = frame.into_data() else {
             continue;
         };
@@ -43,29 +151,132 @@ pub async fn read_limited(body: Body, limit: usize) -> Result<Bytes, ApiError> {
     Ok(buf.freeze())
 }
 
-/// Reads and parses a JSON body of type `T`. An empty body reads as `{}`.
-pub async fn read_json<T: DeserializeOwned>(body: Body) -> Result<T, ApiError> {
-    let bytes = read_limited(body, MAX_JSON_BYTES).await?;
-    parse_json(if bytes.is_empty() { b"{}" } else { &bytes })
+/// The API error for a body that could not be read: 413 and 408 for the bounds, 400
+/// for a broken stream.
+fn body_error(e: axum::Error) -> ApiError {
+    let inner = e.into_inner();
+    match inner.downcast_ref::<Bounded>() {
+        Some(Bounded::TooLarge(limit)) => ApiError::too_large(*limit),
+        Some(Bounded::TooSlow(secs)) => ApiError::new(
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            format!("the request body did not arrive within {secs} seconds"),
+        )
+        .with_details(json!({ "timeoutSeconds": secs })),
+        None => ApiError::bad_request("invalid_body", format!("cannot read request body: {inner}")),
+    }
 }
 
-/// Parses `bytes` as `T`; a failure names the JSON path (field) at fault.
-pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let de = &mut serde_json::Deserializer::from_slice(bytes);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let message = inner.to_string();
-        // serde names missing/unknown fields in the message, not the path.
-        let field =
-            quoted_field(&message).unwrap_or(if path == "." { String::new() } else { path });
-        let code = if inner.is_syntax() || inner.is_eof() {
+/// Reads and parses a JSON body of type `T`; see [`parse_json`]. An empty body reads
+/// as `{}`.
+pub async fn read_json<T: DeserializeOwned + Serialize>(body: Body) -> Result<T, ApiError> {
+    read_json_nullable(body, &[]).await
+}
+
+/// [`read_json`] where the top-level fields `nullable` may be `null` (documented so).
+pub async fn read_json_nullable<T: DeserializeOwned + Serialize>(
+    body: Body,
+    nullable: &[&str],
+) -> Result<T, ApiError> {
+    let bytes = read_limited(body, MAX_JSON_BYTES).await?;
+    parse_strict(if bytes.is_empty() { b"{}" } else { &bytes }, nullable)
+}
+
+/// Parses `bytes` as `T`, strictly: the body is a JSON object, no value is `null`, and
+/// nothing that is an object in `T` comes as an array (serde would fill a struct's
+/// fields by position). A failure names the JSON path (field) at fault.
+pub fn parse_json<T: DeserializeOwned + Serialize>(bytes: &[u8]) -> Result<T, ApiError> {
+    parse_strict(bytes, &[])
+}
+
+fn shape_error(field: &str, message: String) -> ApiError {
+    ApiError::bad_request("invalid_body", message).with_details(json!({ "field": field }))
+}
+
+fn parse_strict<T: DeserializeOwned + Serialize>(
+    bytes: &[u8],
+    nullable: &[&str],
+) -> Result<T, ApiError> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+        let code = if e.is_syntax() || e.is_eof() {
             "invalid_json"
         } else {
             "invalid_body"
         };
-        ApiError::bad_request(code, message).with_details(json!({ "field": field }))
-    })
+        ApiError::bad_request(code, e.to_string()).with_details(json!({ "field": "" }))
+    })?;
+    let Value::Object(fields) = &value else {
+        return Err(shape_error(
+            "",
+            "the request body must be a JSON object".into(),
+        ));
+    };
+    for (key, v) in fields {
+        let path = if nullable.contains(&key.as_str()) && v.is_null() {
+            None
+        } else {
+            first_null(v, key.clone())
+        };
+        if let Some(path) = path {
+            return Err(shape_error(
+                &path,
+                format!("{path}: must not be null; leave it out instead"),
+            ));
+        }
+    }
+    let parsed: T = serde_path_to_error::deserialize(value.clone()).map_err(|e| {
+        let path = e.path().to_string();
+        let message = e.into_inner().to_string();
+        // serde names missing/unknown fields in the message, not the path.
+        let field =
+            quoted_field(&message).unwrap_or(if path == "." { String::new() } else { path });
+        ApiError::bad_request("invalid_body", message).with_details(json!({ "field": field }))
+    })?;
+    let typed = serde_json::to_value(&parsed).map_err(ApiError::internal)?;
+    if let Some(path) = array_for_object(&value, &typed, String::new()) {
+        return Err(shape_error(&path, format!("{path}: must be a JSON object")));
+    }
+    Ok(parsed)
+}
+
+/// The path of the first `null` inside `v` (itself included).
+fn first_null(v: &Value, path: String) -> Option<String> {
+    match v {
+        Value::Null => Some(path),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| first_null(x, format!("{path}[{i}]"))),
+        Value::Object(map) => map
+            .iter()
+            .find_map(|(k, x)| first_null(x, format!("{path}.{k}"))),
+        _ => None,
+    }
+}
+
+/// The first path where the request had an array and the parsed value is an object.
+fn array_for_object(sent: &Value, typed: &Value, path: String) -> Option<String> {
+    let join = |k: &str| {
+        if path.is_empty() {
+            k.to_string()
+        } else {
+            format!("{path}.{k}")
+        }
+    };
+    match (sent, typed) {
+        (Value::Array(_), Value::Object(_)) => {
+            Some(if path.is_empty() { "$".into() } else { path })
+        }
+        (Value::Object(a), Value::Object(b)) => a
+            .iter()
+            .find_map(|(k, x)| b.get(k).and_then(|y| array_for_object(x, y, join(k)))),
+        (Value::Array(a), Value::Array(b)) => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| array_for_object(x, y, format!("{path}[{i}]"))),
+        _ => None,
+    }
 }
 
 fn quoted_field(message: &str) -> Option<String> {
@@ -79,7 +290,7 @@ fn quoted_field(message: &str) -> Option<String> {
 mod tests {
     use super::*;
 
-    #[derive(serde::Deserialize, Debug)]
+    #[derive(serde::Deserialize, serde::Serialize, Debug)]
     #[serde(deny_unknown_fields)]
     #[allow(dead_code)]
     struct T {

@@ -2,14 +2,15 @@
 //! and `PUT /v1/clusters/{cluster}/datasource` to point a cluster at one. Secret fields
 //! are write-only: sealed at rest, answered only as `…Set` flags, never logged.
 
+use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::access::Access;
+use super::body::read_limited;
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::AppState;
@@ -25,8 +26,12 @@ fn parse_id(raw: &str) -> Result<i64, ApiError> {
         .map_err(|_| ApiError::not_found(format!("no datasource {raw:?}")))
 }
 
-fn body_json(body: &Bytes) -> Result<Value, ApiError> {
-    serde_json::from_slice(body).map_err(|e| {
+/// Largest datasource document, in bytes (a CA bundle can be a few hundred KiB).
+const MAX_DATASOURCE_BYTES: usize = 512 * 1024;
+
+async fn body_json(body: Body) -> Result<Value, ApiError> {
+    let body = read_limited(body, MAX_DATASOURCE_BYTES).await?;
+    serde_json::from_slice(&body).map_err(|e| {
         ApiError::bad_request("invalid_json", format!("request body is not JSON: {e}"))
     })
 }
@@ -43,10 +48,10 @@ fn take_reason(body: &mut Value) -> Result<Option<String>, ApiError> {
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
-    body: Bytes,
+    body: Body,
 ) -> Result<Response, ApiError> {
     let key = key(&state)?;
-    let mut body = body_json(&body)?;
+    let mut body = body_json(body).await?;
     let ctx = context(&access, take_reason(&mut body)?)?;
     let view = datasources::create(&state.store, &key, state.now(), ctx, body).await?;
     Ok((StatusCode::CREATED, Json(view)).into_response())
@@ -71,11 +76,11 @@ pub async fn replace(
     State(state): State<AppState>,
     access: Access,
     Path(id): Path<String>,
-    body: Bytes,
+    body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let id = parse_id(&id)?;
     let key = key(&state)?;
-    let mut body = body_json(&body)?;
+    let mut body = body_json(body).await?;
     let ctx = context(&access, take_reason(&mut body)?)?;
     let now = state.now();
     Ok(Json(
@@ -108,13 +113,16 @@ pub async fn test(
     ))
 }
 
-/// `PUT /v1/clusters/{cluster}/datasource` with `{"datasourceId": n}`.
+/// `PUT /v1/clusters/{cluster}/datasource` with `{"datasourceId": n, "reason"?}`:
+/// audited as `DatasourceUpdated`.
 pub async fn set_for_cluster(
     State(state): State<AppState>,
+    access: Access,
     Path(cluster): Path<String>,
-    body: Bytes,
+    body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    let body = body_json(&body)?;
+    let mut body = body_json(body).await?;
+    let ctx = context(&access, take_reason(&mut body)?)?;
     let id = body
         .get("datasourceId")
         .and_then(Value::as_i64)
@@ -123,7 +131,14 @@ pub async fn set_for_cluster(
                 json!({ "errors": [{ "path": "$.datasourceId", "message": "required integer" }] }),
             )
         })?;
+    if let Some(key) = body
+        .as_object()
+        .and_then(|o| o.keys().find(|k| *k != "datasourceId"))
+    {
+        return Err(ApiError::invalid_field(key, "unknown field"));
+    }
     let (store, runs, now) = (&state.store, &state.runs, state.now());
-    datasources::set_for_cluster(store, runs, now, cluster.clone(), id).await?;
+    let key = key(&state)?;
+    datasources::set_for_cluster(store, runs, &key, now, ctx, cluster.clone(), id).await?;
     Ok(Json(json!({ "cluster": cluster, "datasourceId": id })))
 }

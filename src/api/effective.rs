@@ -21,8 +21,10 @@ pub enum Scope {
     Write,
 }
 
-/// The workload `id` when the caller's role covers its namespace; otherwise 404 for
-/// reads (its existence is not revealed) and 403 for writes.
+/// The workload `id` when the caller's role covers its namespace. A workload the caller
+/// cannot read answers exactly as a missing one (404, same body): ids are stable
+/// hashes, so anything else would let a team probe other teams' workloads. One the
+/// caller reads but may not change is 403.
 pub async fn scoped_workload(
     state: &AppState,
     access: &Access,
@@ -36,21 +38,15 @@ pub async fn scoped_workload(
         .await?
         .ok_or_else(missing)?;
     let (cluster, ns) = (&w.seen.cluster, &w.seen.namespace);
-    match scope {
-        Scope::Read => {
-            if let Via::Teams(grants) = &access.via {
-                if !grants.iter().any(|g| g.covers(cluster, ns)) {
-                    return Err(missing());
-                }
-            }
-        }
-        Scope::Write => {
-            if !access.may_write(cluster, ns) {
-                return Err(ApiError::forbidden(format!(
-                    "namespace {ns} of cluster {cluster} is outside your teams"
-                )));
-            }
-        }
+    // Fleet roles read everything; team roles their namespaces.
+    let readable = !matches!(access.via, Via::Teams(_)) || access.may_read(cluster, ns);
+    if !readable {
+        return Err(missing());
+    }
+    if scope == Scope::Write && !access.may_write(cluster, ns) {
+        return Err(ApiError::forbidden(format!(
+            "you may read but not change the workloads of namespace {ns} of cluster {cluster}"
+        )));
     }
     Ok(w)
 }
@@ -104,9 +100,17 @@ pub async fn get_policy(
         }),
         None => Value::Null,
     };
+    // The agent feed's rule, served so no client recomputes it: the latest
+    // recommendation was made under another effective policy than the one in force.
+    let latest = match &w.latest_rec_id {
+        Some(id) => state.store.recommendation(id.clone()).await?,
+        None => None,
+    };
+    let stale = latest.is_some_and(|rec| rec.settings_identity != r.identity);
     Ok(Json(json!({
         "workloadId": w.seen.id,
         "identity": r.identity,
+        "recommendationStale": stale,
         "effective": r.effective,
         "origins": r.origins,
         "policies": matched,

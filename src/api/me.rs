@@ -5,21 +5,26 @@ use std::net::SocketAddr;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
-use axum::http::header::{CACHE_CONTROL, COOKIE, RETRY_AFTER, SET_COOKIE};
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, ORIGIN, RETRY_AFTER, SET_COOKIE,
+};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::access::Access;
 use super::body::read_json;
 use super::error::ApiError;
 use super::AppState;
+
+/// `Sec-Fetch-Site`: where the browser says a request comes from.
+const SEC_FETCH_SITE: &str = "sec-fetch-site";
 use crate::auth::{session, Caller, CallerKind, LockScope, LoginError, TeamGrant};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
     username: String,
@@ -34,6 +39,7 @@ pub async fn login(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
+    same_origin_json(&headers)?;
     let req: LoginRequest = read_json(body).await?;
     if req.username.is_empty() || req.username.len() > 64 {
         return Err(ApiError::invalid_field(
@@ -88,23 +94,53 @@ pub async fn login(
     Ok(resp)
 }
 
+/// Login CSRF: a hostile page can post a form or a `text/plain` body cross-site, but
+/// not `application/json` without a CORS preflight (which kerf never grants); and a
+/// browser that says where the request comes from must say it comes from here.
+fn same_origin_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let is_json = text(CONTENT_TYPE.as_str())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"));
+    if !is_json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "login takes a JSON body: send Content-Type: application/json",
+        ));
+    }
+    let cross_site = || {
+        ApiError::forbidden("login is accepted only from kerf's own pages").with_code("cross_site")
+    };
+    if text(SEC_FETCH_SITE).is_some_and(|s| s != "same-origin" && s != "none") {
+        return Err(cross_site());
+    }
+    if let Some(origin) = text(ORIGIN.as_str()) {
+        let host = origin.split_once("://").map(|(_, h)| h);
+        if host.is_none() || host != text(HOST.as_str()) {
+            return Err(cross_site());
+        }
+    }
+    Ok(())
+}
+
 fn login_error(e: LoginError) -> ApiError {
     match e {
         LoginError::Invalid => {
             ApiError::unauthorized("invalid username or password").with_code("invalid_credentials")
         }
         LoginError::Locked(l) => {
-            let what = match l.scope {
-                LockScope::Account => "this account",
-                LockScope::Address => "your address",
+            let why = match l.scope {
+                LockScope::Account => "too many failed logins for this account from your address",
+                LockScope::Address => "too many failed logins from your address",
+                LockScope::Slowed => {
+                    "this account is slowed after many failed logins from many addresses"
+                }
             };
             ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 "too_many_attempts",
-                format!(
-                    "too many failed logins for {what}; try again in {} seconds",
-                    l.retry_after_secs
-                ),
+                format!("{why}; try again in {} seconds", l.retry_after_secs),
             )
             .with_details(json!({ "retryAfterSeconds": l.retry_after_secs }))
             .with_header(RETRY_AFTER, l.retry_after_secs.to_string())

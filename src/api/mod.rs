@@ -1,6 +1,6 @@
-//! The HTTP API: the route table with each route's permission, the shared state, the
-//! middleware stack (request ids, logs, metrics, security headers) and the fallbacks
-//! (JSON 404/405 under /v1, the UI everywhere else).
+//! The HTTP API: the route table with each route's permission and the shared state;
+//! `middleware` wraps it (request ids, logs, metrics, security headers, body bounds,
+//! fallbacks).
 
 pub mod access;
 pub mod admin_settings;
@@ -20,6 +20,7 @@ pub mod history;
 #[cfg(feature = "agent")]
 pub mod in_process;
 pub mod me;
+mod middleware;
 pub mod notifications;
 pub mod overrides;
 pub mod policies;
@@ -34,25 +35,18 @@ pub mod users;
 pub mod workloads;
 
 use std::sync::Arc;
-use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{header, HeaderName, HeaderValue, Method};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::http::Method;
 use axum::Router;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::trace::TraceLayer;
 
 pub use access::Permission;
-use error::ApiError;
+pub use middleware::with_middleware;
 pub use routes::{RouteSpec, RouteTable};
 
 use crate::auth::Authenticator;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::metrics::{HttpLabels, Metrics};
+use crate::metrics::Metrics;
 use crate::store::Store;
 
 /// Everything handlers share.
@@ -86,7 +80,7 @@ impl AppState {
     ) -> Result<AppState, crate::auth::password::PasswordError> {
         let clock = runs.clock().clone();
         let auth = Arc::new(Authenticator::new(&config.auth, clock.clone())?);
-        let notify = crate::notify::Notifier::new(&config);
+        let notify = crate::notify::Notifier::new(&config, store.clone(), runs.clone());
         Ok(AppState {
             store,
             metrics,
@@ -120,7 +114,7 @@ pub fn route_table(state: AppState) -> RouteTable {
     RouteTable::new(state)
         .add(Method::GET, "/healthz", Public, health::healthz)
         .add(Method::GET, "/readyz", Public, health::readyz)
-        .add(Method::GET, "/metrics", Public, health::metrics)
+        .add(Method::GET, "/metrics", Metrics, health::metrics)
         .add(Method::GET, "/v1/openapi.yaml", Public, health::openapi)
         .add(
             Method::POST,
@@ -493,102 +487,4 @@ pub fn route_table(state: AppState) -> RouteTable {
 pub fn app(state: AppState) -> Router {
     let (router, _) = route_table(state.clone()).finish();
     with_middleware(router, state)
-}
-
-/// Wraps a router from a route table with the fallbacks and the middleware stack.
-pub fn with_middleware(router: Router<AppState>, state: AppState) -> Router {
-    let x_request_id = HeaderName::from_static("x-request-id");
-    let hsts = state
-        .config
-        .tls_enabled()
-        .then(|| header_layer(header::STRICT_TRANSPORT_SECURITY, HSTS));
-    router
-        .layer(axum::middleware::from_fn(require_guard))
-        .fallback(fallback)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(state.clone(), record_metrics))
-        .layer(header_layer(header::X_FRAME_OPTIONS, "DENY"))
-        .layer(header_layer(header::REFERRER_POLICY, "no-referrer"))
-        .layer(header_layer(header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
-        .layer(header_layer(header::CONTENT_SECURITY_POLICY, CSP))
-        .layer(tower::util::option_layer(hsts))
-        .layer(PropagateRequestIdLayer::new(x_request_id.clone()))
-        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
-            let id = req
-                .headers()
-                .get("x-request-id")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
-        }))
-        .layer(SetRequestIdLayer::new(x_request_id, MakeRequestUuid))
-        .with_state(state)
-}
-
-fn header_layer(name: HeaderName, value: &'static str) -> SetResponseHeaderLayer<HeaderValue> {
-    SetResponseHeaderLayer::if_not_present(name, HeaderValue::from_static(value))
-}
-
-/// Fails closed: a matched route whose response does not carry the guard's marker was
-/// added without a permission (outside `RouteTable`), so it is refused with 500.
-async fn require_guard(req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string());
-    let resp = next.run(req).await;
-    match route {
-        // 405 comes from the method router's fallback: no handler ran.
-        Some(route)
-            if resp.status() != axum::http::StatusCode::METHOD_NOT_ALLOWED
-                && resp.extensions().get::<access::Guarded>().is_none() =>
-        {
-            ApiError::internal(format!(
-                "route {route} has no declared permission; refusing to serve it"
-            ))
-            .into_response()
-        }
-        _ => resp,
-    }
-}
-
-async fn fallback(req: Request) -> Response {
-    let path = req.uri().path();
-    if path == "/v1" || path.starts_with("/v1/") {
-        return ApiError::not_found(format!("no API route {} {path}", req.method()))
-            .into_response();
-    }
-    crate::ui::serve(req.method(), req.uri(), req.headers())
-}
-
-async fn method_not_allowed(req: Request) -> Response {
-    ApiError::new(
-        axum::http::StatusCode::METHOD_NOT_ALLOWED,
-        "method_not_allowed",
-        format!("{} is not allowed on {}", req.method(), req.uri().path()),
-    )
-    .into_response()
-}
-
-async fn record_metrics(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = req.method().to_string();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| "unmatched".into());
-    let resp = next.run(req).await;
-    let labels = HttpLabels {
-        method,
-        route,
-        status: resp.status().as_u16(),
-    };
-    state.metrics.http_requests.get_or_create(&labels).inc();
-    state
-        .metrics
-        .http_duration
-        .get_or_create(&labels)
-        .observe(started.elapsed().as_secs_f64());
-    resp
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::access::Access;
-use super::body::read_json;
+use super::body::{read_json, read_json_nullable};
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::query;
@@ -21,11 +21,10 @@ use super::AppState;
 use crate::auth::{FleetRole, TeamRole};
 use crate::notify::channel::ChannelInput;
 use crate::notify::digest::schedule::DigestInput;
-use crate::notify::ops::{self, DigestPreview, TestResult};
+use crate::notify::ops::{DigestPreview, TestResult};
 use crate::notify::rule::RuleInput;
 use crate::notify::views::{ChannelView, DeliveryView, DigestView, RuleView, TeamRef};
-use crate::notify::{rule_ops, NotifyError};
-use crate::store::notify_channels::TeamScope;
+use crate::notify::{Caller, NotifyError};
 use crate::store::notify_deliveries::DeliveryFilter;
 
 /// A list answer.
@@ -81,33 +80,42 @@ impl From<NotifyError> for ApiError {
     }
 }
 
-/// (read, write) team scopes of the caller: `None` = every channel (fleet roles).
-fn scopes(access: &Access) -> (TeamScope, TeamScope) {
-    let Some(c) = access.caller() else {
-        return (Some(Vec::new()), Some(Vec::new()));
+/// The caller as the notification operations take it: audit context (with `reason`),
+/// team scopes — `None` = every channel (fleet roles) — and now.
+fn caller(s: &AppState, access: &Access, reason: Option<String>) -> Result<Caller, ApiError> {
+    let ctx = context(access, reason)?;
+    let (read, write) = match access.caller() {
+        None => (Some(Vec::new()), Some(Vec::new())),
+        Some(c) => (
+            (!c.has_fleet(FleetRole::Viewer)).then(|| {
+                c.grants_at_least(TeamRole::Viewer)
+                    .map(|g| g.team_id)
+                    .collect()
+            }),
+            (!c.has_fleet(FleetRole::Editor)).then(|| {
+                c.grants_at_least(TeamRole::Editor)
+                    .map(|g| g.team_id)
+                    .collect()
+            }),
+        ),
     };
-    let read = (!c.has_fleet(FleetRole::Viewer)).then(|| {
-        c.grants_at_least(TeamRole::Viewer)
-            .map(|g| g.team_id)
-            .collect()
-    });
-    let write = (!c.has_fleet(FleetRole::Editor)).then(|| {
-        c.grants_at_least(TeamRole::Editor)
-            .map(|g| g.team_id)
-            .collect()
-    });
-    (read, write)
+    Ok(Caller {
+        ctx,
+        read,
+        write,
+        now: s.now(),
+    })
 }
 
-fn id(kind: &str, raw: &str) -> Result<i64, ApiError> {
-    parse_id(kind, raw)
+fn channel_id(raw: &str) -> Result<i64, ApiError> {
+    parse_id("notification channel", raw)
 }
 
 pub async fn list_channels(
     State(s): State<AppState>,
     access: Access,
 ) -> Result<Json<Items<ChannelView>>, ApiError> {
-    let items = ops::list(&s.store, scopes(&access).0).await?;
+    let items = s.notify.channels(&caller(&s, &access, None)?).await?;
     Ok(Json(Items { items }))
 }
 
@@ -117,12 +125,9 @@ pub async fn get_channel(
     Path(raw): Path<String>,
 ) -> Result<Json<ChannelView>, ApiError> {
     Ok(Json(
-        ops::get(
-            &s.store,
-            id("notification channel", &raw)?,
-            scopes(&access).0,
-        )
-        .await?,
+        s.notify
+            .channel(&caller(&s, &access, None)?, channel_id(&raw)?)
+            .await?,
     ))
 }
 
@@ -131,10 +136,12 @@ pub async fn create_channel(
     access: Access,
     body: Body,
 ) -> Result<(StatusCode, Json<ChannelView>), ApiError> {
-    let input: ChannelInput = read_json(body).await?;
-    let ctx = context(&access, input.reason.clone())?;
-    let view = ops::create(&s.store, &s.notify, ctx, &scopes(&access).1, input, s.now()).await?;
-    Ok((StatusCode::CREATED, Json(view)))
+    let input: ChannelInput = read_json_nullable(body, &["teamId"]).await?;
+    let c = caller(&s, &access, input.reason.clone())?;
+    Ok((
+        StatusCode::CREATED,
+        Json(s.notify.create_channel(c, input).await?),
+    ))
 }
 
 pub async fn replace_channel(
@@ -143,21 +150,10 @@ pub async fn replace_channel(
     Path(raw): Path<String>,
     body: Body,
 ) -> Result<Json<ChannelView>, ApiError> {
-    let channel = id("notification channel", &raw)?;
-    let input: ChannelInput = read_json(body).await?;
-    let ctx = context(&access, input.reason.clone())?;
-    Ok(Json(
-        ops::replace(
-            &s.store,
-            &s.notify,
-            ctx,
-            scopes(&access).1,
-            channel,
-            input,
-            s.now(),
-        )
-        .await?,
-    ))
+    let id = channel_id(&raw)?;
+    let input: ChannelInput = read_json_nullable(body, &["teamId"]).await?;
+    let c = caller(&s, &access, input.reason.clone())?;
+    Ok(Json(s.notify.replace_channel(c, id, input).await?))
 }
 
 pub async fn delete_channel(
@@ -166,17 +162,9 @@ pub async fn delete_channel(
     Path(raw): Path<String>,
     RawQuery(q): RawQuery,
 ) -> Result<StatusCode, ApiError> {
-    let channel = id("notification channel", &raw)?;
-    let ctx = context(&access, reason_query(q.as_deref())?)?;
-    ops::delete(
-        &s.store,
-        &s.notify,
-        ctx,
-        scopes(&access).1,
-        channel,
-        s.now(),
-    )
-    .await?;
+    let id = channel_id(&raw)?;
+    let c = caller(&s, &access, reason_query(q.as_deref())?)?;
+    s.notify.delete_channel(c, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -186,9 +174,10 @@ pub async fn test_channel(
     access: Access,
     Path(raw): Path<String>,
 ) -> Result<Json<TestResult>, ApiError> {
-    let channel = id("notification channel", &raw)?;
     Ok(Json(
-        ops::test(&s.store, &s.notify, scopes(&access).1, channel, s.now()).await?,
+        s.notify
+            .test_channel(&caller(&s, &access, None)?, channel_id(&raw)?)
+            .await?,
     ))
 }
 
@@ -197,9 +186,10 @@ pub async fn get_digest(
     access: Access,
     Path(raw): Path<String>,
 ) -> Result<Json<DigestPreview>, ApiError> {
-    let channel = id("notification channel", &raw)?;
     Ok(Json(
-        ops::digest_preview(&s.store, &s.runs, scopes(&access).0, channel, s.now()).await?,
+        s.notify
+            .digest_preview(&caller(&s, &access, None)?, channel_id(&raw)?)
+            .await?,
     ))
 }
 
@@ -209,35 +199,26 @@ pub async fn put_digest(
     Path(raw): Path<String>,
     body: Body,
 ) -> Result<Json<ChannelView>, ApiError> {
-    let channel = id("notification channel", &raw)?;
+    let id = channel_id(&raw)?;
     let input: DigestInput = read_json(body).await?;
-    let ctx = context(&access, input.reason.clone())?;
-    Ok(Json(
-        ops::set_digest(
-            &s.store,
-            &s.notify,
-            ctx,
-            scopes(&access).1,
-            channel,
-            input,
-            s.now(),
-        )
-        .await?,
-    ))
+    let c = caller(&s, &access, input.reason.clone())?;
+    Ok(Json(s.notify.set_digest(c, id, input).await?))
 }
 
 pub async fn list_digests(
     State(s): State<AppState>,
     access: Access,
 ) -> Result<Json<DigestList>, ApiError> {
-    let items = ops::digests(&s.store, scopes(&access).0)
+    let items = s
+        .notify
+        .channels(&caller(&s, &access, None)?)
         .await?
         .into_iter()
-        .map(|(c, d)| DigestEntry {
+        .map(|c| DigestEntry {
             channel_id: c.id,
             channel_name: c.name,
             team: c.team,
-            digest: d,
+            digest: c.digest,
         })
         .collect();
     Ok(Json(DigestList {
@@ -264,8 +245,12 @@ pub async fn list_rules(
             _ => return Err(query::bad(&key, "unknown parameter")),
         }
     }
-    let items = rule_ops::list(&s.store, scopes(&access).0, channel).await?;
+    let items = s.notify.rules(&caller(&s, &access, None)?, channel).await?;
     Ok(Json(Items { items }))
+}
+
+fn rule_id(raw: &str) -> Result<i64, ApiError> {
+    parse_id("notification rule", raw)
 }
 
 pub async fn get_rule(
@@ -274,7 +259,9 @@ pub async fn get_rule(
     Path(raw): Path<String>,
 ) -> Result<Json<RuleView>, ApiError> {
     Ok(Json(
-        rule_ops::get(&s.store, scopes(&access).0, id("notification rule", &raw)?).await?,
+        s.notify
+            .rule(&caller(&s, &access, None)?, rule_id(&raw)?)
+            .await?,
     ))
 }
 
@@ -283,11 +270,12 @@ pub async fn create_rule(
     access: Access,
     body: Body,
 ) -> Result<(StatusCode, Json<RuleView>), ApiError> {
-    let input: RuleInput = read_json(body).await?;
-    let ctx = context(&access, input.reason.clone())?;
-    let view =
-        rule_ops::create(&s.store, &s.notify, ctx, scopes(&access).1, input, s.now()).await?;
-    Ok((StatusCode::CREATED, Json(view)))
+    let input: RuleInput = read_json_nullable(body, &["teamId"]).await?;
+    let c = caller(&s, &access, input.reason.clone())?;
+    Ok((
+        StatusCode::CREATED,
+        Json(s.notify.create_rule(c, input).await?),
+    ))
 }
 
 pub async fn replace_rule(
@@ -296,21 +284,10 @@ pub async fn replace_rule(
     Path(raw): Path<String>,
     body: Body,
 ) -> Result<Json<RuleView>, ApiError> {
-    let rule = id("notification rule", &raw)?;
-    let input: RuleInput = read_json(body).await?;
-    let ctx = context(&access, input.reason.clone())?;
-    Ok(Json(
-        rule_ops::replace(
-            &s.store,
-            &s.notify,
-            ctx,
-            scopes(&access).1,
-            rule,
-            input,
-            s.now(),
-        )
-        .await?,
-    ))
+    let id = rule_id(&raw)?;
+    let input: RuleInput = read_json_nullable(body, &["teamId"]).await?;
+    let c = caller(&s, &access, input.reason.clone())?;
+    Ok(Json(s.notify.replace_rule(c, id, input).await?))
 }
 
 pub async fn delete_rule(
@@ -319,15 +296,14 @@ pub async fn delete_rule(
     Path(raw): Path<String>,
     RawQuery(q): RawQuery,
 ) -> Result<StatusCode, ApiError> {
-    let rule = id("notification rule", &raw)?;
-    let ctx = context(&access, reason_query(q.as_deref())?)?;
-    rule_ops::delete(&s.store, &s.notify, ctx, scopes(&access).1, rule, s.now()).await?;
+    let id = rule_id(&raw)?;
+    let c = caller(&s, &access, reason_query(q.as_deref())?)?;
+    s.notify.delete_rule(c, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
-fn delivery_filter(q: Option<&str>, scope: TeamScope) -> Result<DeliveryFilter, ApiError> {
+fn delivery_filter(q: Option<&str>) -> Result<DeliveryFilter, ApiError> {
     let mut f = DeliveryFilter {
-        scope,
         limit: 100,
         ..DeliveryFilter::default()
     };
@@ -363,8 +339,11 @@ pub async fn list_deliveries(
     access: Access,
     RawQuery(q): RawQuery,
 ) -> Result<Json<DeliveryPage>, ApiError> {
-    let filter = delivery_filter(q.as_deref(), scopes(&access).0)?;
-    let (items, next) = rule_ops::deliveries(&s.store, filter).await?;
+    let filter = delivery_filter(q.as_deref())?;
+    let (items, next) = s
+        .notify
+        .deliveries(&caller(&s, &access, None)?, filter)
+        .await?;
     Ok(Json(DeliveryPage {
         items,
         next: next.map(query::encode_seq),
@@ -377,7 +356,7 @@ pub async fn get_delivery(
     Path(raw): Path<String>,
 ) -> Result<Json<DeliveryView>, ApiError> {
     Ok(Json(
-        rule_ops::delivery(&s.store, scopes(&access).0, raw).await?,
+        s.notify.delivery(&caller(&s, &access, None)?, raw).await?,
     ))
 }
 
@@ -387,8 +366,8 @@ mod tests {
 
     #[test]
     fn delivery_filters_are_strict() {
-        let f = delivery_filter(Some("channelId=3&status=failed&kind=digest&limit=5"), None)
-            .expect("valid");
+        let f =
+            delivery_filter(Some("channelId=3&status=failed&kind=digest&limit=5")).expect("valid");
         assert_eq!(
             (
                 f.channel_id,
@@ -406,7 +385,7 @@ mod tests {
             "next=zz",
             "who=me",
         ] {
-            assert!(delivery_filter(Some(bad), None).is_err(), "{bad}");
+            assert!(delivery_filter(Some(bad)).is_err(), "{bad}");
         }
     }
 }

@@ -7,18 +7,20 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::access::Access;
+use super::access::{Access, Via};
 use super::body::read_json;
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::routes::parse_id;
 use super::AppState;
-use crate::auth::teams::{self, MemberBody, NewTeam, PatternBody, TeamChanges, TeamView};
+use crate::auth::teams::{
+    self, MemberBody, MemberNaming, NewTeam, PatternBody, TeamChanges, TeamView,
+};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTeam {
     name: String,
@@ -31,7 +33,7 @@ pub struct CreateTeam {
     reason: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateTeam {
     name: Option<String>,
@@ -40,7 +42,7 @@ pub struct UpdateTeam {
     reason: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SetMembers {
     members: Vec<MemberBody>,
@@ -109,9 +111,14 @@ pub async fn set_members(
 ) -> Result<Json<TeamView>, ApiError> {
     let id = parse_id("team", &id)?;
     let req: SetMembers = read_json(body).await?;
+    let naming = match access.via {
+        Via::Teams(_) => MemberNaming::NewByUsername,
+        _ => MemberNaming::Any,
+    };
     let ctx = context(&access, req.reason)?;
+    let (store, now) = (&state.store, state.now());
     Ok(Json(
-        teams::set_members(&state.store, state.now(), ctx, id, req.members).await?,
+        teams::set_members(store, now, ctx, id, req.members, naming).await?,
     ))
 }
 

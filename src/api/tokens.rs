@@ -7,7 +7,7 @@ use axum::http::header::CACHE_CONTROL;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::access::Access;
@@ -19,7 +19,7 @@ use super::AppState;
 pub use crate::auth::accounts::TokenView;
 use crate::auth::accounts::{self, NewTokenInput};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateToken {
     name: String,

@@ -8,11 +8,11 @@ use axum::http::header::CACHE_CONTROL;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::access::Access;
-use super::body::read_json;
+use super::body::{read_json, read_json_nullable};
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::routes::{double_option, parse_id};
@@ -20,7 +20,7 @@ use super::AppState;
 pub use crate::auth::accounts::UserView;
 use crate::auth::accounts::{self, NewUserInput, UserChanges, WithPassword};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateUser {
     username: String,
@@ -31,7 +31,7 @@ pub struct CreateUser {
     reason: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct UpdateUser {
     display_name: Option<String>,
@@ -41,7 +41,7 @@ pub struct UpdateUser {
     reason: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResetPassword {
     password: Option<String>,
@@ -81,7 +81,8 @@ pub async fn create(
     access: Access,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let req: CreateUser = read_json(body).await?;
+    // `role: null` is documented: no fleet role.
+    let req: CreateUser = read_json_nullable(body, &["role"]).await?;
     let ctx = context(&access, req.reason)?;
     let input = NewUserInput {
         username: req.username,
@@ -101,7 +102,8 @@ pub async fn update(
     body: Body,
 ) -> Result<Json<UserView>, ApiError> {
     let id = parse_id("user", &id)?;
-    let req: UpdateUser = read_json(body).await?;
+    // `role: null` is documented: clears the fleet role.
+    let req: UpdateUser = read_json_nullable(body, &["role"]).await?;
     let ctx = context(&access, req.reason)?;
     let changes = UserChanges {
         display_name: req.display_name,

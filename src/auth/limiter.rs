@@ -1,7 +1,17 @@
-//! Failed-login limits: per account and per client address, in a sliding window. Once a
-//! key has `max` failures inside the window, logins for it are refused (before any
-//! password work) until the oldest failure leaves the window. Time comes from a `Clock`
-//! so tests can move it without waiting.
+//! Failed-login limits, in a sliding window, checked and counted in one step: an attempt
+//! is admitted only with room for it ([`LoginLimiter::begin`] reserves the room before
+//! the password work and the outcome turns it into a failure or frees it), so no number
+//! of concurrent guesses gets more password checks than the limit.
+//!
+//! - An account is locked only for the address that failed it (`max_per_pair`): a
+//!   guesser elsewhere cannot lock its owner out.
+//! - An address is locked across accounts (`max_per_address`).
+//! - An account guessed at from many addresses (`slow_after` failures in the window) is
+//!   slowed, never locked: one attempt per `slow_every_ms`, except from addresses that
+//!   signed in to it before.
+//!
+//! Locks are handed back to be persisted ([`NewLock`]) and restored at start, so a
+//! restart does not lift them. Time comes from a `Clock`.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -11,13 +21,23 @@ use crate::clock::Clock;
 
 /// Most keys remembered per map; beyond this the stalest keys are dropped first.
 const MAX_KEYS: usize = 100_000;
+/// Addresses remembered per account as having signed in to it.
+const MAX_KNOWN: usize = 16;
+/// How long a successful sign-in makes an address known to the account.
+const KNOWN_FOR_MS: i64 = 30 * 24 * 3600 * 1000;
 
 /// The limits.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub window_ms: i64,
-    pub max_per_account: usize,
+    /// Failures of one account from one address.
+    pub max_per_pair: usize,
+    /// Failures from one address, all accounts.
     pub max_per_address: usize,
+    /// Failures of one account, all addresses, before it is slowed.
+    pub slow_after: usize,
+    /// Milliseconds between two attempts on a slowed account.
+    pub slow_every_ms: i64,
 }
 
 /// Which limit refused a login, and for how long.
@@ -27,24 +47,61 @@ pub struct Locked {
     pub retry_after_secs: u64,
 }
 
-/// What was locked.
+/// What refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LockScope {
+    /// This account, from this address.
     Account,
+    /// This address, for every account.
     Address,
+    /// This account is slowed (guessed at from many addresses).
+    Slowed,
+}
+
+/// A lock to keep across restarts: `account` is empty for an address lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewLock {
+    pub account: String,
+    pub address: IpAddr,
+    pub until_ms: i64,
+}
+
+#[derive(Default)]
+struct Key {
+    failures: VecDeque<i64>,
+    /// Attempts admitted whose password check has not finished.
+    pending: usize,
+}
+
+#[derive(Default)]
+struct Account {
+    failures: VecDeque<i64>,
+    next_slot: i64,
+    /// Addresses that signed in to this account, with when.
+    known: Vec<(IpAddr, i64)>,
+}
+
+#[derive(Default)]
+struct State {
+    pairs: HashMap<(String, IpAddr), Key>,
+    addresses: HashMap<IpAddr, Key>,
+    accounts: HashMap<String, Account>,
 }
 
 /// The limiter; share it through `AppState`.
 pub struct LoginLimiter {
     limits: Limits,
     clock: Arc<dyn Clock>,
-    state: Mutex<Failures>,
+    state: Mutex<State>,
 }
 
-#[derive(Default)]
-struct Failures {
-    accounts: HashMap<String, VecDeque<i64>>,
-    addresses: HashMap<IpAddr, VecDeque<i64>>,
+/// An admitted attempt. Report its outcome with [`Attempt::failed`] or
+/// [`Attempt::succeeded`]; dropped without one, its room is freed uncounted.
+pub struct Attempt<'a> {
+    limiter: &'a LoginLimiter,
+    account: String,
+    addr: IpAddr,
+    open: bool,
 }
 
 impl LoginLimiter {
@@ -52,61 +109,181 @@ impl LoginLimiter {
         LoginLimiter {
             limits,
             clock,
-            state: Mutex::new(Failures::default()),
+            state: Mutex::new(State::default()),
         }
     }
 
-    /// Refuses when either key is locked. Call before verifying a password.
-    pub fn check(&self, account: &str, addr: IpAddr) -> Result<(), Locked> {
+    /// Admits an attempt on `account` from `addr` and reserves its room, or says which
+    /// limit refuses it. Call before any password work.
+    pub fn begin(&self, account: &str, addr: IpAddr) -> Result<Attempt<'_>, Locked> {
         let now = self.clock.now_ms();
-        let mut s = self.lock();
         let account = account.to_lowercase();
-        if let Some(wait) = locked_for(
-            s.addresses.get_mut(&addr),
-            now,
-            &self.limits,
-            self.limits.max_per_address,
-        ) {
-            return Err(Locked {
-                scope: LockScope::Address,
-                retry_after_secs: wait,
-            });
-        }
-        if let Some(wait) = locked_for(
-            s.accounts.get_mut(&account),
-            now,
-            &self.limits,
-            self.limits.max_per_account,
-        ) {
-            return Err(Locked {
-                scope: LockScope::Account,
-                retry_after_secs: wait,
-            });
-        }
-        Ok(())
-    }
-
-    /// Counts a failed login against both keys.
-    pub fn failed(&self, account: &str, addr: IpAddr) {
-        let now = self.clock.now_ms();
+        let l = self.limits;
         let mut s = self.lock();
-        let Failures {
-            accounts,
+        let State {
+            pairs,
             addresses,
+            accounts,
         } = &mut *s;
-        push(accounts, account.to_lowercase(), now, &self.limits);
-        push(addresses, addr, now, &self.limits);
+        let refuse = |scope, wait_ms: i64| Locked {
+            scope,
+            retry_after_secs: ((wait_ms.max(1) + 999) / 1000) as u64,
+        };
+        if let Some(wait) = addresses
+            .get_mut(&addr)
+            .and_then(|k| k.full_for(now, &l, l.max_per_address))
+        {
+            return Err(refuse(LockScope::Address, wait));
+        }
+        let pair = (account.clone(), addr);
+        if let Some(wait) = pairs
+            .get_mut(&pair)
+            .and_then(|k| k.full_for(now, &l, l.max_per_pair))
+        {
+            return Err(refuse(LockScope::Account, wait));
+        }
+        if let Some(a) = accounts.get_mut(&account) {
+            prune(&mut a.failures, now, l.window_ms);
+            a.known.retain(|(_, at)| *at > now - KNOWN_FOR_MS);
+            let known = a.known.iter().any(|(k, _)| *k == addr);
+            if a.failures.len() >= l.slow_after && !known {
+                if now < a.next_slot {
+                    return Err(refuse(LockScope::Slowed, a.next_slot - now));
+                }
+                a.next_slot = now + l.slow_every_ms;
+            }
+        }
+        entry(addresses, addr, now, l.window_ms).pending += 1;
+        entry(pairs, pair, now, l.window_ms).pending += 1;
+        Ok(Attempt {
+            limiter: self,
+            account,
+            addr,
+            open: true,
+        })
     }
 
-    /// A successful login clears the account's failures (not the address's).
-    pub fn succeeded(&self, account: &str) {
-        self.lock().accounts.remove(&account.to_lowercase());
+    /// Re-applies locks kept from before a restart (expired ones are ignored).
+    pub fn restore(&self, locks: &[NewLock]) {
+        let now = self.clock.now_ms();
+        let l = self.limits;
+        let mut s = self.lock();
+        for lock in locks.iter().filter(|k| k.until_ms > now) {
+            // `max` failures that leave the window exactly when the lock ends.
+            let at = lock.until_ms - l.window_ms;
+            let (key, max) = if lock.account.is_empty() {
+                (
+                    entry(&mut s.addresses, lock.address, now, l.window_ms),
+                    l.max_per_address,
+                )
+            } else {
+                let pair = (lock.account.clone(), lock.address);
+                (entry(&mut s.pairs, pair, now, l.window_ms), l.max_per_pair)
+            };
+            key.failures.clear();
+            key.failures.extend(std::iter::repeat_n(at, max));
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Failures> {
-        // A panic while holding this lock cannot leave the maps inconsistent.
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // The maps stay consistent whatever panicked while they were held.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+impl Attempt<'_> {
+    /// Counts the attempt as a failure; returns the locks it started (to persist).
+    pub fn failed(mut self) -> Vec<NewLock> {
+        self.open = false;
+        let now = self.limiter.clock.now_ms();
+        let l = self.limiter.limits;
+        let mut s = self.limiter.lock();
+        let mut locks = Vec::new();
+        let pair = (self.account.clone(), self.addr);
+        if let Some(until) = record(s.pairs.get_mut(&pair), now, &l, l.max_per_pair) {
+            locks.push(NewLock {
+                account: self.account.clone(),
+                address: self.addr,
+                until_ms: until,
+            });
+        }
+        if let Some(until) = record(s.addresses.get_mut(&self.addr), now, &l, l.max_per_address) {
+            locks.push(NewLock {
+                account: String::new(),
+                address: self.addr,
+                until_ms: until,
+            });
+        }
+        if s.accounts.len() >= MAX_KEYS && !s.accounts.contains_key(&self.account) {
+            s.accounts.retain(|_, a| {
+                prune(&mut a.failures, now, l.window_ms);
+                !a.failures.is_empty() || !a.known.is_empty()
+            });
+        }
+        let a = s.accounts.entry(self.account.clone()).or_default();
+        prune(&mut a.failures, now, l.window_ms);
+        a.failures.push_back(now);
+        locks
+    }
+
+    /// A successful sign-in: frees the room, clears this address's failures on the
+    /// account and remembers the address as known to it.
+    pub fn succeeded(mut self) {
+        self.open = false;
+        let now = self.limiter.clock.now_ms();
+        let mut s = self.limiter.lock();
+        s.pairs.remove(&(self.account.clone(), self.addr));
+        if let Some(k) = s.addresses.get_mut(&self.addr) {
+            k.pending = k.pending.saturating_sub(1);
+        }
+        let a = s.accounts.entry(self.account.clone()).or_default();
+        a.known.retain(|(k, _)| *k != self.addr);
+        a.known.push((self.addr, now));
+        if a.known.len() > MAX_KNOWN {
+            a.known.remove(0);
+        }
+    }
+}
+
+impl Drop for Attempt<'_> {
+    fn drop(&mut self) {
+        if !self.open {
+            return;
+        }
+        let mut s = self.limiter.lock();
+        if let Some(k) = s.pairs.get_mut(&(self.account.clone(), self.addr)) {
+            k.pending = k.pending.saturating_sub(1);
+        }
+        if let Some(k) = s.addresses.get_mut(&self.addr) {
+            k.pending = k.pending.saturating_sub(1);
+        }
+    }
+}
+
+impl Key {
+    /// Milliseconds until this key has room again, when it has none now (attempts in
+    /// flight count as failures until they finish).
+    fn full_for(&mut self, now: i64, l: &Limits, max: usize) -> Option<i64> {
+        prune(&mut self.failures, now, l.window_ms);
+        if self.failures.len() + self.pending < max {
+            return None;
+        }
+        if self.failures.len() < max {
+            return Some(1000); // room frees as soon as a check in flight ends
+        }
+        let oldest_blocking = self.failures[self.failures.len() - max];
+        Some(oldest_blocking + l.window_ms - now)
+    }
+}
+
+/// Turns a reservation into a failure; `Some(until)` when that makes the key locked.
+fn record(key: Option<&mut Key>, now: i64, l: &Limits, max: usize) -> Option<i64> {
+    let key = key?;
+    key.pending = key.pending.saturating_sub(1);
+    prune(&mut key.failures, now, l.window_ms);
+    key.failures.push_back(now);
+    let n = key.failures.len();
+    (n >= max).then(|| key.failures[n - max] + l.window_ms)
 }
 
 fn prune(q: &mut VecDeque<i64>, now: i64, window_ms: i64) {
@@ -115,99 +292,22 @@ fn prune(q: &mut VecDeque<i64>, now: i64, window_ms: i64) {
     }
 }
 
-/// Seconds until the key unlocks, when it is locked.
-fn locked_for(q: Option<&mut VecDeque<i64>>, now: i64, l: &Limits, max: usize) -> Option<u64> {
-    let q = q?;
-    prune(q, now, l.window_ms);
-    if q.len() < max {
-        return None;
-    }
-    // Unlocks when enough failures leave the window to drop below `max`.
-    let oldest_blocking = q[q.len() - max];
-    let wait_ms = (oldest_blocking + l.window_ms - now).max(1);
-    Some(((wait_ms + 999) / 1000) as u64)
-}
-
-fn push<K: std::hash::Hash + Eq>(
-    map: &mut HashMap<K, VecDeque<i64>>,
+/// The key's entry, dropping keys with nothing left in the window when the map is full.
+fn entry<K: std::hash::Hash + Eq>(
+    map: &mut HashMap<K, Key>,
     key: K,
     now: i64,
-    l: &Limits,
-) {
+    window_ms: i64,
+) -> &mut Key {
     if map.len() >= MAX_KEYS && !map.contains_key(&key) {
-        map.retain(|_, q| {
-            prune(q, now, l.window_ms);
-            !q.is_empty()
+        map.retain(|_, k| {
+            prune(&mut k.failures, now, window_ms);
+            !k.failures.is_empty() || k.pending > 0
         });
-        if map.len() >= MAX_KEYS {
-            return; // every key is active: keep the ones we have rather than grow
-        }
     }
-    let q = map.entry(key).or_default();
-    prune(q, now, l.window_ms);
-    q.push_back(now);
+    map.entry(key).or_default()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::clock::ManualClock;
-
-    fn limiter() -> (Arc<ManualClock>, LoginLimiter) {
-        let clock = Arc::new(ManualClock::new(1_000_000));
-        let limits = Limits {
-            window_ms: 60_000,
-            max_per_account: 3,
-            max_per_address: 5,
-        };
-        (clock.clone(), LoginLimiter::new(limits, clock))
-    }
-
-    fn ip(n: u8) -> IpAddr {
-        IpAddr::from([10, 0, 0, n])
-    }
-
-    #[test]
-    fn an_account_locks_after_its_failures_and_unlocks_when_the_window_passes() {
-        let (clock, l) = limiter();
-        for _ in 0..3 {
-            assert!(l.check("Ann", ip(1)).is_ok());
-            l.failed("Ann", ip(1));
-            clock.advance(1_000);
-        }
-        let locked = l.check("ann", ip(2)).unwrap_err();
-        assert_eq!(locked.scope, LockScope::Account);
-        assert_eq!(locked.retry_after_secs, 57);
-        assert!(
-            l.check("bob", ip(2)).is_ok(),
-            "other accounts are unaffected"
-        );
-        clock.advance(57_000);
-        assert!(l.check("ann", ip(2)).is_ok(), "recovered after the window");
-    }
-
-    #[test]
-    fn an_address_locks_across_accounts() {
-        let (clock, l) = limiter();
-        for i in 0..5 {
-            l.failed(&format!("user{i}"), ip(9));
-        }
-        assert_eq!(
-            l.check("fresh", ip(9)).unwrap_err().scope,
-            LockScope::Address
-        );
-        assert!(l.check("fresh", ip(8)).is_ok());
-        clock.advance(60_000);
-        assert!(l.check("fresh", ip(9)).is_ok());
-    }
-
-    #[test]
-    fn success_clears_the_account_failures() {
-        let (_clock, l) = limiter();
-        l.failed("ann", ip(1));
-        l.failed("ann", ip(1));
-        l.succeeded("ann");
-        l.failed("ann", ip(1));
-        assert!(l.check("ann", ip(1)).is_ok());
-    }
-}
+#[path = "limiter_tests.rs"]
+mod tests;

@@ -10,6 +10,7 @@ pub mod principal;
 pub mod session;
 pub mod teams;
 pub mod token;
+pub mod touch;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-pub use limiter::{LockScope, Locked, LoginLimiter};
+pub use limiter::{LockScope, Locked, LoginLimiter, NewLock};
 pub use principal::{Caller, CallerKind, FleetRole, Principal, SessionRef, TeamGrant, TeamRole};
 
 use crate::clock::Clock;
@@ -68,6 +69,8 @@ pub struct Authenticator {
     pub limiter: LoginLimiter,
     pub lifetimes: session::Lifetimes,
     pub clock: Arc<dyn Clock>,
+    /// "Last used" marks, written off the request path.
+    pub touches: touch::Touches,
     hashing: Arc<Semaphore>,
     queue_wait: Duration,
 }
@@ -80,8 +83,10 @@ impl Authenticator {
             limiter: LoginLimiter::new(
                 limiter::Limits {
                     window_ms: cfg.login_window_seconds as i64 * 1000,
-                    max_per_account: cfg.login_max_failures as usize,
+                    max_per_pair: cfg.login_max_failures as usize,
                     max_per_address: cfg.login_max_failures_per_address as usize,
+                    slow_after: cfg.login_account_slowdown_after as usize,
+                    slow_every_ms: cfg.login_account_slowdown_seconds as i64 * 1000,
                 },
                 clock.clone(),
             ),
@@ -90,6 +95,7 @@ impl Authenticator {
                 absolute_ms: cfg.session_absolute_seconds as i64 * 1000,
             },
             clock,
+            touches: touch::Touches::default(),
             hashing: Arc::new(Semaphore::new(cfg.max_concurrent_password_checks as usize)),
             queue_wait: Duration::from_secs(2),
         })
@@ -129,8 +135,10 @@ impl Authenticator {
         addr: IpAddr,
         previous: Option<String>,
     ) -> Result<LoggedIn, LoginError> {
-        self.limiter
-            .check(username, addr)
+        // Checked and counted in one step: concurrent guesses cannot overrun the limit.
+        let attempt = self
+            .limiter
+            .begin(username, addr)
             .map_err(LoginError::Locked)?;
         let found = store.user_for_login(username.to_string()).await?;
         let (user, phc) = match found {
@@ -148,12 +156,13 @@ impl Authenticator {
         let user = match user {
             Some(u) if ok && !u.disabled => u,
             _ => {
-                self.limiter.failed(username, addr);
+                let locks = attempt.failed();
                 tracing::info!(%addr, "login failed");
+                self.keep_locks(store, locks).await;
                 return Err(LoginError::Invalid);
             }
         };
-        self.limiter.succeeded(username);
+        attempt.succeeded();
         let (value, csrf) = session::new_ids();
         let now = self.clock.now_ms();
         let record = SessionRecord {
@@ -183,6 +192,43 @@ impl Authenticator {
         })
     }
 
+    /// Persists locks a failure started, so a restart does not lift them. A failure to
+    /// write is logged, not answered: the lock holds in memory regardless.
+    async fn keep_locks(&self, store: &Store, locks: Vec<NewLock>) {
+        if locks.is_empty() {
+            return;
+        }
+        let records = locks
+            .into_iter()
+            .map(|l| crate::store::LoginLockRecord {
+                account: l.account,
+                address: l.address.to_string(),
+                until_ms: l.until_ms,
+            })
+            .collect();
+        if let Err(e) = store.save_login_locks(records, self.clock.now_ms()).await {
+            tracing::error!(error = %e, "cannot keep a login lock across restarts");
+        }
+    }
+
+    /// Re-applies the login locks kept by an earlier run (at start).
+    pub async fn restore_locks(&self, store: &Store) -> Result<usize, StoreError> {
+        let locks: Vec<NewLock> = store
+            .login_locks(self.clock.now_ms())
+            .await?
+            .into_iter()
+            .filter_map(|r| {
+                Some(NewLock {
+                    account: r.account,
+                    address: r.address.parse().ok()?,
+                    until_ms: r.until_ms,
+                })
+            })
+            .collect();
+        self.limiter.restore(&locks);
+        Ok(locks.len())
+    }
+
     /// Resolves a session cookie value into its user.
     pub async fn resolve_session(
         &self,
@@ -202,7 +248,7 @@ impl Authenticator {
             }
             session::Freshness::Valid { touch } => {
                 if touch {
-                    store.touch_session(digest.clone(), now).await?;
+                    self.touches.session(store, digest.clone(), now);
                 }
             }
         }
@@ -238,6 +284,7 @@ fn grants(records: Vec<crate::store::TeamGrantRecord>) -> Vec<TeamGrant> {
 /// Resolves a presented bearer token value. The value itself is never logged.
 pub async fn resolve_bearer(
     store: &Store,
+    touches: &touch::Touches,
     value: &str,
     now_ms: i64,
 ) -> Result<Principal, AuthError> {
@@ -258,7 +305,7 @@ pub async fn resolve_bearer(
         return Err(AuthError::Unknown);
     }
     if t.last_used_at.is_none_or(|at| at < now_ms - 60_000) {
-        store.touch_token(t.id, now_ms).await?;
+        touches.token(store, t.id, now_ms);
     }
     let (fleet_role, teams) = match (FleetRole::parse(&t.role), t.team_id) {
         (Some(r), None) => (Some(r), Vec::new()),

@@ -20,12 +20,26 @@ pub struct PatternBody {
     pub namespace: String,
 }
 
-/// A member and their team role, as the API takes it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+/// A member and their team role, as the API takes it: the user by `userId` or by
+/// `username` (one of them). A team-admin names new members by username; ids only
+/// keep current members, so ids (sequential) cannot be walked to learn usernames.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MemberBody {
-    pub user_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
     pub role: String,
+}
+
+/// Who may name members how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberNaming {
+    /// A fleet admin: by id or by username.
+    Any,
+    /// A team-admin of the team: new members by username only.
+    NewByUsername,
 }
 
 /// The API representation of a team.
@@ -116,30 +130,54 @@ fn patterns(list: &[PatternBody]) -> Result<Vec<NamespacePattern>, OpError> {
         .collect()
 }
 
-fn members(list: &[MemberBody]) -> Result<Vec<(i64, String)>, OpError> {
+/// The members as (user id, role). `current` lists the team's members now; under
+/// [`MemberNaming::NewByUsername`] an id outside it is refused the same way whether
+/// or not such a user exists.
+async fn members(
+    store: &Store,
+    list: &[MemberBody],
+    naming: MemberNaming,
+    current: &[i64],
+) -> Result<Vec<(i64, String)>, OpError> {
     if list.len() > 1000 {
         return Err(OpError::invalid("members", "at most 1000 members"));
     }
-    list.iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let id = m
-                .user_id
-                .parse::<i64>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| {
-                    OpError::invalid(&format!("members[{i}].userId"), "must be a user id")
-                })?;
-            TeamRole::parse(&m.role).ok_or_else(|| {
-                OpError::invalid(
-                    &format!("members[{i}].role"),
-                    "must be team-admin, team-editor or team-viewer",
-                )
-            })?;
-            Ok((id, m.role.clone()))
-        })
-        .collect()
+    let mut out = Vec::with_capacity(list.len());
+    for (i, m) in list.iter().enumerate() {
+        let at = |f: &str| format!("members[{i}].{f}");
+        TeamRole::parse(&m.role).ok_or_else(|| {
+            OpError::invalid(
+                &at("role"),
+                "must be team-admin, team-editor or team-viewer",
+            )
+        })?;
+        let id = match (&m.user_id, &m.username) {
+            (Some(id), None) => {
+                let id = id.parse::<i64>().ok().filter(|n| *n > 0);
+                let id = id.ok_or_else(|| OpError::invalid(&at("userId"), "must be a user id"))?;
+                if naming == MemberNaming::NewByUsername && !current.contains(&id) {
+                    return Err(OpError::invalid(
+                        &at("userId"),
+                        "is not a member: a team admin adds members by username",
+                    ));
+                }
+                id
+            }
+            (None, Some(name)) => store
+                .user_by_name(name.clone())
+                .await?
+                .map(|u| u.id)
+                .ok_or_else(|| OpError::invalid(&at("username"), "no user has this name"))?,
+            _ => {
+                return Err(OpError::invalid(
+                    &format!("members[{i}]"),
+                    "name the user by userId or by username (one of them)",
+                ))
+            }
+        };
+        out.push((id, m.role.clone()));
+    }
+    Ok(out)
 }
 
 fn updated(before: &TeamRecord, after: &TeamRecord) -> Change {
@@ -177,7 +215,7 @@ pub async fn create(
     check_name(&input.name)?;
     check_description(&input.description)?;
     let namespaces = patterns(&input.namespaces)?;
-    let members = members(&input.members)?;
+    let members = members(store, &input.members, MemberNaming::Any, &[]).await?;
     Ok(store
         .write_audited(ctx, now, move |tx| {
             let t = tx.insert_team(&input.name, &input.description, &namespaces, now)?;
@@ -225,8 +263,14 @@ pub async fn set_members(
     ctx: AuditContext,
     id: i64,
     list: Vec<MemberBody>,
+    naming: MemberNaming,
 ) -> Result<TeamView, OpError> {
-    let list = members(&list)?;
+    let team = store
+        .get_team(id)
+        .await?
+        .ok_or_else(|| OpError::NotFound(format!("team {id} does not exist")))?;
+    let current: Vec<i64> = team.members.iter().map(|m| m.user_id).collect();
+    let list = members(store, &list, naming, &current).await?;
     Ok(store
         .write_audited(ctx, now, move |tx| {
             let before = tx.require_team(id)?;

@@ -111,6 +111,14 @@ impl Resources {
     }
 }
 
+/// The summed effective requests (millicores, bytes) of several containers.
+pub fn total_requests<'a>(all: impl IntoIterator<Item = &'a Resources>) -> (u64, u64) {
+    all.into_iter().fold((0, 0), |acc, r| {
+        let (cpu, memory) = r.effective_requests();
+        (acc.0 + cpu, acc.1 + memory)
+    })
+}
+
 /// One of the four resource fields kerf manages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum ResourceField {

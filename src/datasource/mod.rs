@@ -276,14 +276,16 @@ impl Datasource {
         ))
     }
 
-    /// Opens `sealed` secrets with `key`, then as [`Datasource::from_settings`].
+    /// Opens `sealed` secrets with `key` (bound to the stored `settings_json`), then as
+    /// [`Datasource::from_settings`].
     pub fn from_sealed(
         settings: &DatasourceSettings,
+        settings_json: &str,
         sealed: &[u8],
         key: &SecretKey,
     ) -> Result<Datasource, DatasourceError> {
-        let secrets = key
-            .open(sealed)
+        let secrets: Secrets = key
+            .open_for(sealed, &secret::datasource_binding(settings_json))
             .map_err(|e| DatasourceError::Invalid(e.to_string()))?;
         Datasource::from_settings(settings, &secrets)
     }

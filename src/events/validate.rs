@@ -1,6 +1,9 @@
 //! Validation of an agent's event batch against the events contract. A batch is
-//! accepted whole or refused whole; a refusal names every bad item by index, id and field
-//! so the sender can drop exactly those and resend the rest.
+//! accepted whole or refused whole; a refusal names the bad items by index, id and field
+//! so the sender can drop exactly those and resend the rest. What a refusal echoes is
+//! bounded: values are clipped, at most [`MAX_ERRORS_PER_ITEM`] problems are listed per
+//! item and [`MAX_BATCH_ERRORS`] per batch, with the total counted, so a hostile body
+//! cannot make the answer (or the work) grow faster than the body.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -11,6 +14,14 @@ use crate::wire::event::{AgentEvent, EventType};
 
 /// Most items in one batch.
 pub const MAX_BATCH_ITEMS: usize = 1000;
+/// Most problems listed for one item; the rest are counted.
+pub const MAX_ERRORS_PER_ITEM: usize = 10;
+/// Most problems listed for one batch; the rest are counted.
+pub const MAX_BATCH_ERRORS: usize = 100;
+/// Characters of a client's value (an id, a field name, a type) echoed in a problem.
+const ECHO_CHARS: usize = 64;
+/// Characters of a problem's reason.
+const REASON_CHARS: usize = 200;
 
 /// One problem with one item.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -31,8 +42,24 @@ pub enum BatchError {
     NotArray,
     #[error("batch has {0} items; at most 1000 are accepted per request")]
     TooMany(usize),
-    #[error("{} invalid item(s); nothing was stored", .0.len())]
-    Items(Vec<ItemError>),
+    #[error(
+        "{total} problem(s) in the batch (the first {} listed); nothing was stored",
+        listed.len()
+    )]
+    Items {
+        /// The first problems, at most [`MAX_BATCH_ERRORS`].
+        listed: Vec<ItemError>,
+        /// Every problem found, listed or not.
+        total: usize,
+    },
+}
+
+/// `s` cut to `max` characters, marked with `…` when cut.
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((at, _)) => format!("{}…", &s[..at]),
+    }
 }
 
 /// An event that passed validation: the typed event (with its canonical, lower-case
@@ -69,34 +96,48 @@ pub fn validate_batch(body: &[u8]) -> Result<Vec<ValidEvent>, BatchError> {
         return Err(BatchError::TooMany(items.len()));
     }
     let mut out = Vec::with_capacity(items.len());
-    let mut errors = Vec::new();
+    let (mut listed, mut total) = (Vec::new(), 0);
     for (index, item) in items.into_iter().enumerate() {
         match validate_item(index, item) {
             Ok(ev) => out.push(ev),
-            Err(mut errs) => errors.append(&mut errs),
+            Err((errs, unlisted)) => {
+                total += errs.len() + unlisted;
+                let room = MAX_BATCH_ERRORS.saturating_sub(listed.len());
+                listed.extend(errs.into_iter().take(room));
+            }
         }
     }
-    if errors.is_empty() {
+    if total == 0 {
         Ok(out)
     } else {
-        Err(BatchError::Items(errors))
+        Err(BatchError::Items { listed, total })
     }
 }
 
 struct Check {
     index: usize,
+    /// The item's id as sent, clipped.
     id: Option<String>,
     errors: Vec<ItemError>,
+    /// Problems found past [`MAX_ERRORS_PER_ITEM`].
+    unlisted: usize,
 }
+
+/// An item's problems: the listed ones and how many more there were.
+type Problems = (Vec<ItemError>, usize);
 
 impl Check {
     fn fail(&mut self, field: &str, reason: impl Into<String>) {
-        self.errors.push(ItemError {
-            index: self.index,
-            id: self.id.clone(),
-            field: field.to_string(),
-            reason: reason.into(),
-        });
+        if self.errors.len() >= MAX_ERRORS_PER_ITEM {
+            self.unlisted += 1;
+            return;
+        }
+        let error = problem(self.index, self.id.clone(), field, &reason.into());
+        self.errors.push(error);
+    }
+
+    fn problems(self) -> Problems {
+        (self.errors, self.unlisted)
     }
 
     fn string<'a>(
@@ -125,20 +166,22 @@ impl Check {
     }
 }
 
-fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>> {
+fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Problems> {
     let Value::Object(mut obj) = item else {
-        return Err(vec![ItemError {
-            index,
-            id: None,
-            field: String::new(),
-            reason: "item must be a JSON object".into(),
-        }]);
+        return Err((
+            vec![problem(index, None, "", "item must be a JSON object")],
+            0,
+        ));
     };
-    let raw_id = obj.get("id").and_then(Value::as_str).map(str::to_string);
+    let raw_id = obj
+        .get("id")
+        .and_then(Value::as_str)
+        .map(|s| clip(s, ECHO_CHARS));
     let mut c = Check {
         index,
         id: raw_id,
         errors: Vec::new(),
+        unlisted: 0,
     };
     for key in obj.keys() {
         if !FIELDS.contains(&key.as_str()) {
@@ -164,7 +207,7 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
             None
         }
         Some(t) => wk::reasons_for(t).or_else(|| {
-            c.fail("type", format!("unknown type {t:?}"));
+            c.fail("type", format!("unknown type {:?}", clip(t, ECHO_CHARS)));
             None
         }),
         None => None,
@@ -172,6 +215,7 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
     let reason = c.string(&obj, "reason", true).map(str::to_string);
     if let (Some(reason), Some(allowed), Some(t)) = (&reason, reasons, &event_type) {
         if !allowed.contains(&reason.as_str()) {
+            let reason = clip(reason, ECHO_CHARS);
             c.fail("reason", format!("{reason:?} is not a reason of type {t}"));
         }
     }
@@ -192,19 +236,28 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
         c.fail("recommendationID", "must be at most 128 characters");
     }
     check_optional_fields(&mut c, &obj, event_type.as_deref());
+    if reason.as_deref() == Some("ApprovedOnce") {
+        let approval = obj.get("details").and_then(|d| d.get("approvalId"));
+        if approval.and_then(Value::as_str).is_none_or(str::is_empty) {
+            c.fail(
+                "details.approvalId",
+                "is required on ApprovedOnce: the id of the approval applied",
+            );
+        }
+    }
     if !c.errors.is_empty() {
-        return Err(c.errors);
+        return Err(c.problems());
     }
     let (Some(id), Some(time_ms), Some(_)) = (id, time_ms, workload) else {
-        return Err(vec![incomplete(index, c.id, "incomplete item".into())]);
+        return Err((vec![problem(index, c.id, "", "incomplete item")], 0));
     };
     obj.insert("id".into(), Value::String(id));
     // Null stands for absent everywhere in the contract.
     obj.retain(|_, v| !v.is_null());
-    let event: AgentEvent = serde_json::from_value(Value::Object(obj))
-        .map_err(|e| vec![incomplete(index, c.id.clone(), e.to_string())])?;
-    let payload =
-        serde_json::to_string(&event).map_err(|e| vec![incomplete(index, c.id, e.to_string())])?;
+    let one = |reason: String| (vec![problem(index, c.id.clone(), "", &reason)], 0);
+    let event: AgentEvent =
+        serde_json::from_value(Value::Object(obj)).map_err(|e| one(e.to_string()))?;
+    let payload = serde_json::to_string(&event).map_err(|e| one(e.to_string()))?;
     Ok(ValidEvent {
         event,
         time_ms,
@@ -212,12 +265,13 @@ fn validate_item(index: usize, item: Value) -> Result<ValidEvent, Vec<ItemError>
     })
 }
 
-fn incomplete(index: usize, id: Option<String>, reason: String) -> ItemError {
+/// One problem, with the client's text in it clipped.
+fn problem(index: usize, id: Option<String>, field: &str, reason: &str) -> ItemError {
     ItemError {
         index,
         id,
-        field: String::new(),
-        reason,
+        field: clip(field, ECHO_CHARS),
+        reason: clip(reason, REASON_CHARS),
     }
 }
 
@@ -272,6 +326,9 @@ fn check_optional_fields(c: &mut Check, obj: &Map<String, Value>, event_type: Op
     ) {
         if !wk::STRATEGIES.contains(&s) {
             c.fail("strategy", "must be in-place, rollout or deferred");
+        } else if event_type == Some(EventType::Fallback) && s != "rollout" {
+            // A fallback is the switch from in-place to a rollout: it names the new one.
+            c.fail("strategy", "a fallback's strategy is rollout");
         }
     }
     match obj.get("resources") {
@@ -382,98 +439,5 @@ fn check_settings(c: &mut Check, at: &str, v: Option<&Value>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn valid() -> Value {
-        json!({
-            "id": "6f1c2a8e-0d7b-4c55-a0b1-8f9e2f0d1c3a",
-            "type": "rolled_back",
-            "time": "2026-11-04T10:15:00Z",
-            "workload": {"namespace": "payments-prod", "kind": "Deployment", "name": "checkout"},
-            "recommendationID": "0b9b5c1e-4f7c-4a52-9a43-1f1d3f6b7c10",
-            "strategy": "in-place",
-            "resources": ["memory"],
-            "containers": [{"name": "app",
-                "from": {"requests": {"memory": "384Mi"}, "limits": {"memory": "384Mi"}},
-                "to": {"requests": {"memory": "1Gi"}, "limits": {"memory": "1Gi"}}}],
-            "reason": "OOMKills",
-            "message": "2 OOM kills within 30m after change (threshold 1)",
-            "details": {"oomKills": "2", "watchDuration": "30m"}
-        })
-    }
-
-    fn errors_of(item: Value) -> Vec<ItemError> {
-        match validate_batch(json!([item]).to_string().as_bytes()) {
-            Err(BatchError::Items(e)) => e,
-            other => panic!("expected item errors, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn the_contract_example_is_valid() {
-        let evs = validate_batch(json!([valid()]).to_string().as_bytes()).expect("valid");
-        assert_eq!(evs[0].event.reason.as_str(), "OOMKills");
-        assert_eq!(evs[0].time_ms, 1_793_787_300_000);
-    }
-
-    #[test]
-    fn each_broken_field_is_named() {
-        let cases: Vec<(&str, Value, &str)> = vec![
-            ("type", json!("config_changed"), "type"),
-            ("type", json!("exploded"), "type"),
-            ("reason", json!("ModeOff"), "reason"),
-            ("time", json!("yesterday"), "time"),
-            ("id", json!("not-a-uuid"), "id"),
-            ("resources", json!(["disk"]), "resources[0]"),
-            ("message", json!("x".repeat(1025)), "message"),
-            ("details", json!({"a": 1}), "details.a"),
-            (
-                "workload",
-                json!({"namespace": "a", "kind": "Deployment"}),
-                "workload.name",
-            ),
-            ("surprise", json!(true), "surprise"),
-            ("strategy", json!("yolo"), "strategy"),
-        ];
-        for (field, value, expect) in cases {
-            let mut item = valid();
-            item[field] = value;
-            let errs = errors_of(item);
-            assert!(errs.iter().any(|e| e.field == expect), "{field}: {errs:?}");
-            assert!(errs.iter().all(|e| e.index == 0));
-        }
-    }
-
-    #[test]
-    fn required_fields_depend_on_the_type() {
-        let mut item = valid();
-        item.as_object_mut().unwrap().remove("containers");
-        assert!(errors_of(item.clone())
-            .iter()
-            .any(|e| e.field == "containers"));
-        item["type"] = json!("blocked");
-        item["reason"] = json!("Paused");
-        item.as_object_mut().unwrap().remove("strategy");
-        assert!(validate_batch(json!([item]).to_string().as_bytes()).is_ok());
-    }
-
-    #[test]
-    fn a_message_of_1024_multibyte_characters_is_accepted() {
-        let mut item = valid();
-        item["message"] = json!("é".repeat(1024));
-        assert!(validate_batch(json!([item]).to_string().as_bytes()).is_ok());
-    }
-
-    #[test]
-    fn non_arrays_and_oversized_batches_are_refused() {
-        assert!(matches!(validate_batch(b"{}"), Err(BatchError::NotArray)));
-        assert!(matches!(validate_batch(b"[1,"), Err(BatchError::Json(_))));
-        let many = Value::Array(vec![valid(); 1001]).to_string();
-        assert!(matches!(
-            validate_batch(many.as_bytes()),
-            Err(BatchError::TooMany(1001))
-        ));
-    }
-}
+#[path = "validate_tests.rs"]
+mod tests;

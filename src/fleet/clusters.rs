@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::auth::token;
 use crate::events::config_change::{action, AuditContext, Change};
+use crate::names;
 use crate::operation::OpError;
 use crate::store::readiness::ReadinessRecord;
 use crate::store::{ClusterMeta, ClusterPatch, ClusterRecord, FreezeRecord, NewCluster, Store};
@@ -106,29 +107,37 @@ pub struct ClusterMetaInput {
 }
 
 fn check_meta(m: &ClusterMetaInput) -> Result<(), OpError> {
-    if m.display_name.as_deref().unwrap_or("").chars().count() > 100 {
+    let display = m.display_name.as_deref().unwrap_or("");
+    if display.chars().count() > 100 {
         return Err(OpError::invalid(
             "displayName",
             "must be at most 100 characters",
         ));
     }
-    if m.description.as_deref().unwrap_or("").chars().count() > 500 {
+    names::text(display, false).map_err(|e| OpError::invalid("displayName", e))?;
+    let description = m.description.as_deref().unwrap_or("");
+    if description.chars().count() > 500 {
         return Err(OpError::invalid(
             "description",
             "must be at most 500 characters",
         ));
     }
+    names::text(description, true).map_err(|e| OpError::invalid("description", e))?;
     let labels = m.labels.as_ref();
     if labels.is_some_and(|l| l.len() > 64) {
         return Err(OpError::invalid("labels", "at most 64 labels"));
     }
     for (k, v) in labels.into_iter().flatten() {
-        if k.is_empty() || k.len() > 63 || v.len() > 253 {
+        // A refused key is not echoed whole: it is the client's text.
+        let field = || format!("labels.{}", k.chars().take(63).collect::<String>());
+        names::label_key(k).map_err(|e| OpError::invalid(&field(), e))?;
+        if v.chars().count() > 253 {
             return Err(OpError::invalid(
-                &format!("labels.{k}"),
-                "keys are 1 to 63 characters, values at most 253",
+                &field(),
+                "values are at most 253 characters",
             ));
         }
+        names::text(v, false).map_err(|e| OpError::invalid(&field(), e))?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::datasource::connection::{public_view, validate, DatasourceSettings};
+use crate::datasource::secret::datasource_binding;
 use crate::datasource::{scope_for, Datasource, SecretKey, Secrets, Source, TestReport};
 use crate::events::config_change::{action, target, AuditContext, Change, MASK};
 use crate::operation::OpError;
@@ -43,7 +44,7 @@ fn open(
     let settings: DatasourceSettings =
         serde_json::from_str(&rec.settings_json).map_err(|e| StoreError::Task(e.to_string()))?;
     let secrets = key
-        .open(&rec.secrets_sealed)
+        .open_for(&rec.secrets_sealed, &datasource_binding(&rec.settings_json))
         .map_err(|e| StoreError::Task(e.to_string()))?;
     Ok((settings, secrets))
 }
@@ -87,8 +88,10 @@ pub async fn create(
     body: Value,
 ) -> Result<Value, OpError> {
     let (settings, secrets) = validated(&body, None)?;
-    let sealed = key.seal(&secrets).map_err(OpError::internal)?;
     let json = serde_json::to_string(&settings).map_err(OpError::internal)?;
+    let sealed = key
+        .seal_for(&secrets, &datasource_binding(&json))
+        .map_err(OpError::internal)?;
     let k = key.clone();
     let out = store
         .write_audited(ctx, now, move |tx| {
@@ -135,8 +138,10 @@ pub async fn replace(
 ) -> Result<Value, OpError> {
     let (_, previous) = open(&fetch(store, id).await?, key)?;
     let (settings, secrets) = validated(&body, Some(&previous))?;
-    let sealed = key.seal(&secrets).map_err(OpError::internal)?;
     let json = serde_json::to_string(&settings).map_err(OpError::internal)?;
+    let sealed = key
+        .seal_for(&secrets, &datasource_binding(&json))
+        .map_err(OpError::internal)?;
     let k = key.clone();
     let missing = move || StoreError::NotFound(format!("datasource {id}"));
     let out = store
@@ -211,24 +216,35 @@ pub async fn test(
         })
 }
 
-/// Points active cluster `cluster` at datasource `id` and re-checks its readiness in
-/// the background.
+/// Points active cluster `cluster` at datasource `id`: `DatasourceUpdated` (its
+/// `clusters` gain the cluster), then re-checks the cluster's readiness in the
+/// background.
 pub async fn set_for_cluster(
     store: &Store,
     runs: &Runs,
+    key: &SecretKey,
     now: i64,
+    ctx: AuditContext,
     cluster: String,
     id: i64,
 ) -> Result<(), OpError> {
+    let (name, k) = (cluster.clone(), key.clone());
+    let missing =
+        move || StoreError::NotFound(format!("active cluster {name:?} or datasource {id}"));
     let name = cluster.clone();
-    let ok = store
-        .writing(move |tx| tx.set_cluster_datasource(&name, id, now))
+    store
+        .write_audited(ctx, now, move |tx| {
+            let before = tx.datasource(id)?.ok_or_else(missing.clone())?;
+            if !tx.set_cluster_datasource(&name, id, now)? {
+                return Err(missing());
+            }
+            let after = tx.datasource(id)?.ok_or_else(missing)?;
+            let change = change(action::DATASOURCE_UPDATED, &after)
+                .before(audit_view(&view(&before, &k)?))
+                .after(audit_view(&view(&after, &k)?));
+            Ok(((), change))
+        })
         .await?;
-    if !ok {
-        return Err(OpError::NotFound(format!(
-            "no active cluster {cluster:?} or no datasource {id}"
-        )));
-    }
     super::datasource_check::spawn_check(store.clone(), runs.clone(), cluster);
     Ok(())
 }

@@ -145,7 +145,7 @@ pub struct EmailSettings {
 }
 
 /// What a create or replace request says about email delivery.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct EmailInput {
     pub host: String,
@@ -160,7 +160,7 @@ pub struct EmailInput {
 }
 
 /// `POST /v1/notifications/channels` and `PUT .../channels/{id}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ChannelInput {
     pub name: String,

@@ -45,10 +45,10 @@ pub struct Pass {
 }
 
 impl Dispatcher {
-    pub fn new(store: Store, clock: Arc<dyn Clock>, notifier: Notifier) -> Dispatcher {
+    pub fn new(notifier: Notifier) -> Dispatcher {
         Dispatcher {
-            store,
-            clock,
+            store: notifier.store.clone(),
+            clock: notifier.runs.clock().clone(),
             notifier,
             runs_seen: HashSet::new(),
         }
@@ -182,15 +182,10 @@ impl Dispatcher {
 
 /// The dispatcher job: a pass whenever something is new (after a short wait that lets a
 /// burst gather into few messages), senders for every channel with pending deliveries.
-pub async fn run(
-    store: Store,
-    clock: Arc<dyn Clock>,
-    notifier: Notifier,
-    metrics: Arc<Metrics>,
-    stop: Stop,
-) {
+pub async fn run(notifier: Notifier, metrics: Arc<Metrics>, stop: Stop) {
     tokio::pin!(stop);
-    let mut d = Dispatcher::new(store.clone(), clock.clone(), notifier.clone());
+    let (store, clock) = (notifier.store.clone(), notifier.runs.clock().clone());
+    let mut d = Dispatcher::new(notifier.clone());
     let mut senders = Senders::default();
     let mut rates: HashMap<i64, Arc<tokio::sync::Mutex<RateWindow>>> = HashMap::new();
     let mut gathered = false;
@@ -222,7 +217,6 @@ pub async fn run(
                         .or_insert_with(|| Arc::new(tokio::sync::Mutex::new(RateWindow::new(max))))
                         .clone();
                     let ctx = sender::Ctx {
-                        store: store.clone(),
                         clock: clock.clone(),
                         notifier: notifier.clone(),
                         metrics: metrics.clone(),

@@ -4,7 +4,8 @@
 //! `render`, `sign`, `transport`); the dispatcher job that reads the audit log from a
 //! stored cursor and records deliveries, the per-channel senders with retries, backoff
 //! and rate limits (`dispatcher`, `sender`); the weekly digest (`digest`); and the
-//! domain operations the API calls (`ops`, `views`). Uses `store`, `auth` (patterns),
+//! domain operations the API calls (`ops`, `rule_ops`: methods of [`Notifier`] taking a
+//! [`Caller`]; `views`). Uses `store`, `auth` (patterns),
 //! `events`, `runs` (pricing, workload ids); knows nothing of HTTP handlers.
 //! docs/contracts/notifications.md is the contract.
 
@@ -30,6 +31,10 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::datasource::SecretKey;
+use crate::events::config_change::AuditContext;
+use crate::runs::Runs;
+use crate::store::notify_channels::TeamScope;
+use crate::store::Store;
 
 /// One problem with a request field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -78,9 +83,25 @@ pub struct Settings {
     pub group_window: Duration,
 }
 
+/// Who asks, and when: what every operation of the API takes.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// Actor and reason, for the audit of a change.
+    pub ctx: AuditContext,
+    /// Whose channels the caller sees: `None` = every channel (fleet roles).
+    pub read: TeamScope,
+    /// Whose channels the caller changes: `None` = every channel (fleet editors).
+    pub write: TeamScope,
+    /// Now, on the hub's clock.
+    pub now: i64,
+}
+
 /// The notification side of the hub, shared by the API and the jobs. Cheap to clone.
 #[derive(Clone)]
 pub struct Notifier {
+    pub store: Store,
+    /// Pricing (the digest's currency) and the hub's clock.
+    pub runs: Runs,
     pub settings: Arc<Settings>,
     pub transport: transport::Transport,
     /// Wakes the dispatcher and the digest: a channel, rule or schedule changed, or a
@@ -89,9 +110,11 @@ pub struct Notifier {
 }
 
 impl Notifier {
-    pub fn new(config: &Config) -> Notifier {
+    pub fn new(config: &Config, store: Store, runs: Runs) -> Notifier {
         let n = &config.notifications;
         Notifier {
+            store,
+            runs,
             settings: Arc::new(Settings {
                 data_dir: config.data_dir.clone(),
                 public_url: config.public_url(),

@@ -48,7 +48,7 @@ pub struct Selector {
 }
 
 /// `POST /v1/notifications/rules` and `PUT .../rules/{id}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RuleInput {
     pub channel_id: i64,

@@ -14,11 +14,10 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::message::Message;
-use super::{ops, Notifier};
+use super::Notifier;
 use crate::clock::Clock;
 use crate::metrics::{Metrics, NotifyLabels};
 use crate::store::notify_deliveries::{Attempt, DeliveryRecord};
-use crate::store::Store;
 
 /// Longest wait between retries.
 pub const MAX_BACKOFF_MS: i64 = 5 * 60 * 1000;
@@ -30,7 +29,6 @@ const IDLE: Duration = Duration::from_secs(5);
 /// What a sender needs.
 #[derive(Clone)]
 pub struct Ctx {
-    pub store: Store,
     pub clock: Arc<dyn Clock>,
     pub notifier: Notifier,
     pub metrics: Arc<Metrics>,
@@ -150,7 +148,12 @@ fn finished_result(task: JoinHandle<()>) -> Option<Result<(), tokio::task::JoinE
 pub async fn run(ctx: Ctx, channel_id: i64, rate: Arc<tokio::sync::Mutex<RateWindow>>) {
     loop {
         let now = ctx.clock.now_ms();
-        let due = match ctx.store.due_deliveries(channel_id, now, FETCH).await {
+        let due = match ctx
+            .notifier
+            .store
+            .due_deliveries(channel_id, now, FETCH)
+            .await
+        {
             Ok(d) => d,
             Err(e) => {
                 tracing::error!(channel = channel_id, error = %e, "cannot read due notifications");
@@ -158,7 +161,7 @@ pub async fn run(ctx: Ctx, channel_id: i64, rate: Arc<tokio::sync::Mutex<RateWin
             }
         };
         if due.is_empty() {
-            let next = match ctx.store.pending_channels().await {
+            let next = match ctx.notifier.store.pending_channels().await {
                 Ok(p) => p
                     .into_iter()
                     .find(|(c, _)| *c == channel_id)
@@ -169,7 +172,7 @@ pub async fn run(ctx: Ctx, channel_id: i64, rate: Arc<tokio::sync::Mutex<RateWin
             super::wait_until(ctx.clock.as_ref(), Some(at), &ctx.notifier.wake, IDLE).await;
             continue;
         }
-        let target = match ops::load_target(&ctx.store, &ctx.notifier, channel_id).await {
+        let target = match ctx.notifier.target(channel_id).await {
             Ok(Some(t)) => t,
             Ok(None) => return,
             Err(e) => {
@@ -194,7 +197,11 @@ async fn attempt(ctx: &Ctx, target: &super::transport::Target, d: DeliveryRecord
                 error: Some(format!("stored message unreadable: {e}")),
                 retry_at: None,
             };
-            let _ = ctx.store.record_attempt(d.id, a, ctx.clock.now_ms()).await;
+            let _ = ctx
+                .notifier
+                .store
+                .record_attempt(d.id, a, ctx.clock.now_ms())
+                .await;
             return;
         }
     };
@@ -239,6 +246,7 @@ async fn attempt(ctx: &Ctx, target: &super::transport::Target, d: DeliveryRecord
         retry_at,
     };
     if let Err(e) = ctx
+        .notifier
         .store
         .record_attempt(d.id.clone(), a, ctx.clock.now_ms())
         .await

@@ -39,7 +39,12 @@ pub async fn resolve(
         .map_err(|e| format!("datasource {:?} has unreadable settings: {e}", record.name))?;
     let key = SecretKey::load_or_create(data_dir)
         .map_err(|e| format!("cannot open the datasource secret key: {e}"))?;
-    let source = Datasource::from_sealed(&settings, &record.secrets_sealed, &key)
-        .map_err(|e| format!("datasource {:?}: {e}", record.name))?;
+    let source = Datasource::from_sealed(
+        &settings,
+        &record.settings_json,
+        &record.secrets_sealed,
+        &key,
+    )
+    .map_err(|e| format!("datasource {:?}: {e}", record.name))?;
     Ok((source, scope_for(&settings, cluster)))
 }

@@ -189,7 +189,12 @@ pub async fn run_agent(config: Config) -> Result<(), ServeError> {
     })?;
     tracing::info!(addr = %local, role = "agent", hub = %config.agent.hub_url, cluster = %config.agent.cluster, "listening");
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
-    let failed = super::accept_loop(listener, None, app, grace, &mut jobs).await;
+    let registry = super::Registry::new(super::connections::effective_cap(
+        config.http.max_connections,
+    ));
+    let timeouts = super::accept::Timeouts::from_config(&config.http);
+    let failed =
+        super::accept::serve(listener, None, app, registry, timeouts, grace, &mut jobs).await;
     let mut failures: Vec<_> = failed.into_iter().collect();
     failures.extend(jobs.stop(grace).await);
     match failures.into_iter().next() {

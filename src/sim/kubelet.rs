@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::shape::{cpu_at, memory_at, Cpu, Memory, Rng};
 use crate::cluster::{
-    Node, ResizePolicy, ResizeState, ResourceField, Resources, RestartPolicy, Termination,
+    total_requests, Node, QosClass, ResizePolicy, ResizeState, ResourceField, Resources,
+    RestartPolicy, Termination,
 };
 
 /// What one container would use: its shapes and its share of them.
@@ -210,6 +211,28 @@ pub fn decide_resize(
         }
     }
     ResizeState::Settled
+}
+
+/// The verdict on resizing a pod's containers from `current` to `target` on `node`,
+/// beside `others` (the requests admitted for the node's other pods).
+pub fn judge(
+    node: &Node,
+    current: &[Resources],
+    target: &[Resources],
+    others: (u64, u64),
+) -> ResizeState {
+    let memory_changes = target
+        .iter()
+        .zip(current)
+        .any(|(t, c)| t.memory_request != c.memory_request || t.memory_limit != c.memory_limit);
+    let guaranteed = QosClass::of(current) == QosClass::Guaranteed;
+    decide_resize(
+        node,
+        guaranteed,
+        memory_changes,
+        others,
+        total_requests(target),
+    )
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use super::{is_unique_violation, StoreError};
+use crate::wire::WorkloadKey;
 
 /// A stored approval.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,11 +98,13 @@ pub fn pending_for_cluster(
     Ok(out)
 }
 
-/// Marks approval `id` consumed by event `event_id` when it is pending and belongs to a
-/// workload of `cluster`. Returns whether it was consumed now.
+/// Marks approval `id` consumed by event `event_id` when it is pending and belongs to
+/// the workload the event is about (`cluster` + `workload`). Returns whether it was
+/// consumed now.
 pub fn consume(
     tx: &Transaction<'_>,
     cluster: &str,
+    workload: &WorkloadKey,
     id: &str,
     event_id: &str,
     now: i64,
@@ -109,8 +112,17 @@ pub fn consume(
     Ok(tx.execute(
         "UPDATE approvals SET consumed_at = ?3, consumed_by_event = ?4
          WHERE id = ?1 AND consumed_at IS NULL
-           AND workload_id IN (SELECT id FROM workloads WHERE cluster = ?2)",
-        params![id, cluster, now, event_id],
+           AND workload_id IN (SELECT id FROM workloads WHERE cluster = ?2
+                                 AND namespace = ?5 AND kind = ?6 AND name = ?7)",
+        params![
+            id,
+            cluster,
+            now,
+            event_id,
+            workload.namespace,
+            workload.kind,
+            workload.name
+        ],
     )? == 1)
 }
 

@@ -27,13 +27,18 @@ pub(super) fn backup_connection(src: &Connection, to: &Path) -> Result<(), Store
         return Err(StoreError::Conflict(to.display().to_string()));
     }
     if let Some(dir) = to.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+        super::files::create_private_dir(dir).map_err(|source| StoreError::Io {
             path: dir.to_path_buf(),
             source,
         })?;
     }
     let tmp = to.with_extension("partial");
     let _ = std::fs::remove_file(&tmp);
+    // A copy holds what the database holds: private from its first byte.
+    super::files::create_private_file(&tmp).map_err(|source| StoreError::Io {
+        path: tmp.clone(),
+        source,
+    })?;
     {
         let mut dst = Connection::open(&tmp).map_err(|source| StoreError::Open {
             path: tmp.clone(),

@@ -73,8 +73,8 @@ pub fn record(
     conn.execute(
         "INSERT INTO audit_events
            (id, cluster, type, reason, time_ms, received_at_ms, payload,
-            actor, target_type, target_id, before_json, after_json)
-         VALUES (?1, NULL, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            actor, target_type, target_id, before_json, after_json, message)
+         VALUES (?1, NULL, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         params![
             id,
             CONFIG_CHANGED,
@@ -86,6 +86,7 @@ pub fn record(
             change.target.id,
             change.before.as_ref().map(Value::to_string),
             change.after.as_ref().map(Value::to_string),
+            ctx.reason,
         ],
     )?;
     Ok(id)
@@ -197,6 +198,20 @@ mod tests {
         assert_eq!(r["reason"], "because");
         assert_eq!(r["actor"]["type"], "system");
         assert_eq!(r["target"], json!({"type": "team", "id": "1", "name": "t"}));
+    }
+
+    #[test]
+    fn the_users_reason_is_the_rows_message_as_the_contract_stores_it() {
+        let (_d, mut conn) = db();
+        in_transaction(&mut conn, &ctx(), 1, create_team).unwrap();
+        let message: Option<String> = conn
+            .query_row(
+                "SELECT message FROM audit_events WHERE type = 'config_changed'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(message.as_deref(), Some("because"));
     }
 
     #[test]

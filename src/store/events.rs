@@ -74,8 +74,8 @@ pub fn insert_batch(
         let mut stmt = tx.prepare_cached(
             "INSERT OR IGNORE INTO audit_events
                (id, cluster, type, reason, time_ms, received_at_ms, namespace, kind, name,
-                recommendation_id, payload)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                recommendation_id, payload, message)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?;
         for ValidEvent {
             event: e,
@@ -96,10 +96,18 @@ pub fn insert_batch(
                 e.workload.name,
                 e.recommendation_id,
                 payload,
+                e.message,
             ])?;
             if n == 1 {
                 if let Some(approval) = e.approval_id() {
-                    super::approvals::consume(&tx, cluster, approval, &e.id, received)?;
+                    super::approvals::consume(
+                        &tx,
+                        cluster,
+                        &e.workload,
+                        approval,
+                        &e.id,
+                        received,
+                    )?;
                 }
                 out.inserted
                     .push((event_type.to_string(), reason.to_string()));

@@ -53,6 +53,16 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "notifications",
         sql: include_str!("../../migrations/0007_notifications.sql"),
     },
+    Migration {
+        version: 8,
+        name: "audit_message",
+        sql: include_str!("../../migrations/0008_audit_message.sql"),
+    },
+    Migration {
+        version: 9,
+        name: "login_locks",
+        sql: include_str!("../../migrations/0009_login_locks.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

@@ -9,8 +9,10 @@ pub mod clusters;
 pub mod config_audit;
 mod datasources;
 mod events;
+pub mod files;
 mod history;
 mod log_query;
+mod login_locks;
 mod migrate;
 pub mod notify_channels;
 pub mod notify_deliveries;
@@ -24,6 +26,7 @@ pub mod readiness;
 mod recommendations;
 mod runs;
 mod runtime_settings;
+mod sealed;
 pub mod sessions;
 pub mod teams;
 pub mod tokens;
@@ -48,6 +51,7 @@ pub use datasources::{
 };
 pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
 pub use history::{HistoryCursor, HistoryEntry, HistoryItem, HistoryPage, HistoryQuery};
+pub use login_locks::LoginLockRecord;
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
 pub use recommendations::{
     get_recommendation, prune_recommendations, write_chunk, ChunkWrite, ClusterSavings,
@@ -55,6 +59,7 @@ pub use recommendations::{
 };
 pub use runs::{fail_interrupted_runs, prune_runs, RunFilter, RunRecord};
 pub use runtime_settings::{get_setting, put_setting, replace_setting};
+pub use sealed::SealedIn;
 pub use sessions::SessionRecord;
 pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
@@ -152,12 +157,14 @@ impl Store {
         opts: &StoreOptions,
         now: i64,
     ) -> Result<Store, StoreError> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?;
+        let io = |p: &Path| {
+            let path = p.to_path_buf();
+            move |source| StoreError::Io { path, source }
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            files::create_private_dir(dir).map_err(io(dir))?;
         }
+        files::create_private_file(path).map_err(io(path))?;
         let mut conn = open_connection(path, opts, false)?;
         migrate::run(&mut conn, path, now)?;
         drop(conn);
@@ -177,9 +184,7 @@ impl Store {
     {
         let writer = self.writer.clone();
         tokio::task::spawn_blocking(move || {
-            let mut conn = writer
-                .lock()
-                .map_err(|_| StoreError::Task("writer lock poisoned".into()))?;
+            let mut conn = lock_writer(&writer)?;
             f(&mut conn)
         })
         .await
@@ -203,10 +208,7 @@ impl Store {
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let mut conn = self
-            .writer
-            .lock()
-            .map_err(|_| StoreError::Task("writer lock poisoned".into()))?;
+        let mut conn = lock_writer(&self.writer)?;
         f(&mut conn)
     }
 
@@ -224,6 +226,24 @@ impl Store {
             Ok(())
         })
     }
+}
+
+/// The writer connection. A closure that panicked while holding it poisoned the lock
+/// (its transaction rolled back as it unwound): the connection itself is sound, so the
+/// poison is cleared instead of failing every later write. A transaction left open
+/// anyway is rolled back first.
+fn lock_writer(
+    writer: &Mutex<Connection>,
+) -> Result<std::sync::MutexGuard<'_, Connection>, StoreError> {
+    let conn = writer.lock().unwrap_or_else(|poisoned| {
+        tracing::warn!("a database write panicked; its transaction was rolled back");
+        writer.clear_poison();
+        poisoned.into_inner()
+    });
+    if !conn.is_autocommit() {
+        conn.execute_batch("ROLLBACK")?;
+    }
+    Ok(conn)
 }
 
 /// Opens one connection with kerf's pragmas: busy_timeout first, then WAL,

@@ -197,4 +197,10 @@ impl super::Store {
     pub async fn get_user(&self, id: i64) -> Result<Option<UserRecord>, StoreError> {
         self.read(move |c| get_user(c, id)).await
     }
+
+    /// The user named `username` (any case), without its password hash.
+    pub async fn user_by_name(&self, username: String) -> Result<Option<UserRecord>, StoreError> {
+        self.read(move |c| Ok(user_for_login(c, &username)?.map(|(u, _)| u)))
+            .await
+    }
 }

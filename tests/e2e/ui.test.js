@@ -249,6 +249,8 @@ test("a policy: create it, an invalid field shows the API's error at that field 
   await page.locator("dialog[open] #revert-reason").fill("e2e: back to the first version");
   await page.locator("dialog[open] button.primary").click();
   await page.waitForSelector("h1:has-text('version 4')");
+  // The versions table reloads after the heading: wait for its new first row.
+  await page.locator("table.versions tbody tr:first-child", { hasText: "reverted" }).waitFor();
   await settled(page);
   assert.match(await page.textContent("table.versions tbody tr:first-child"), /4.*current.*reverted/s);
   await screenshot(page, "policy-reverted");
@@ -390,6 +392,9 @@ test("pause a cluster with a reason and resume time, resume it, and find both in
   await card.locator("button", { hasText: "Resume…" }).click();
   await page.locator("dialog[open] button.primary").click();
   await page.waitForFunction(() => !document.querySelector("dialog[open]"));
+  // The list reloads after the dialog closes: wait (with Playwright's deadline) for the
+  // badge to go rather than count it at once, which raced that reload under load.
+  await card.locator(".badge", { hasText: "paused" }).waitFor({ state: "detached" });
   await settled(page);
   assert.equal(await card.locator(".badge", { hasText: "paused" }).count(), 0);
 
@@ -410,7 +415,7 @@ test("the audit filters workload events, pages through them and exports CSV", as
     reason: i % 3 === 0 ? "LowConfidence" : "ModeAudit",
     time: new Date(base + i * 1000).toISOString(),
     workload: { namespace: "shop", kind: "Deployment", name: `svc-${i % 4}` },
-    message: i === 0 ? "a message with, a comma and \"quotes\"" : undefined,
+    message: i === 0 ? "a message with, a comma and \"quotes\"" : i === 3 ? "=1+2 written by an agent" : undefined,
   }));
   await hub.postEvents(events);
   await go(page, "/audit");
@@ -434,6 +439,7 @@ test("the audit filters workload events, pages through them and exports CSV", as
   assert.equal(lines.length, 21, "header + 20 rows");
   assert.ok(lines[0].startsWith("time,cluster,namespace"), lines[0]);
   assert.ok(csv.includes('"a message with, a comma and ""quotes"""'), "RFC 4180 quoting");
+  assert.ok(csv.includes(",'=1+2 written by an agent"), "a formula from an agent is text in the export");
   tab.assertClean("audit");
 });
 

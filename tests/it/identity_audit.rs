@@ -153,7 +153,8 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
     let bob_s = api.login("bob", &otp).await.1.expect("bob session");
     let me = api.call("GET", "/v1/me", Cred::Session(&bob_s), None).await;
     assert_eq!(me.body["teams"][0]["role"], "team-admin", "{}", me.body);
-    let members = json!({"members": [{"userId": bob_id, "role": "team-admin"}, {"userId": carol_id, "role": "team-viewer"}], "reason": "r-members"});
+    // A team-admin keeps current members by id and adds new ones by username.
+    let members = json!({"members": [{"userId": bob_id, "role": "team-admin"}, {"username": "carol", "role": "team-viewer"}], "reason": "r-members"});
     let r = api
         .call(
             "PUT",

@@ -168,6 +168,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "auth",
             "clock",
             "config",
+            "datasource",
             "events",
             "fleet",
             "operation",

@@ -1,8 +1,7 @@
 //! The notification API against the real binary: every change audited with the
 //! contract's `Notification*` action (masked targets only), bad input answered 400 with
-//! the field named, team editors confined to their team's channels, the test button
-//! reporting what the receiver answered, and the hub's own notices (pause / resume)
-//! reaching a channel through its default rule.
+//! the field named, the test button reporting what the receiver answered, and the hub's
+//! own notices (pause / resume) reaching a channel through its default rule.
 
 use std::time::Duration;
 

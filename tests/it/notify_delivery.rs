@@ -418,3 +418,42 @@ async fn a_receiver_failing_three_times_gets_the_message_once_and_a_hanging_one_
     .await;
     kerf.kill();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn forty_changes_applied_by_one_run_are_one_message() {
+    let data = DataDir::new();
+    let agent = data.create_cluster("prod");
+    let admin = data.admin_token();
+    let kerf = data.start();
+    let http = client();
+    let hook = Receiver::start(Shape::Webhook, "hooks/burst40", Some(WEBHOOK_SECRET)).await;
+    let body = json!({"name": "burst", "type": "webhook", "url": hook.url, "signingSecret": WEBHOOK_SECRET});
+    let id = channel(&http, &kerf, &admin, body, &["applied"]).await;
+    let events: Vec<Value> = (0..40)
+        .map(|i| applied(&uuid(), &format!("svc-{i:02}")))
+        .collect();
+    let (status, _) =
+        post_events(&http, &kerf.url(""), "prod", &agent, &Value::Array(events)).await;
+    assert_eq!(status, 200);
+    hook.wait_until(Duration::from_secs(5), "the burst's message", |g| {
+        !g.is_empty()
+    })
+    .await;
+    let log = deliveries_until(&http, &kerf, &admin, id, Duration::from_secs(10), |d| {
+        d.iter().all(|x| x["status"] == "delivered") && !d.is_empty()
+    })
+    .await;
+    assert_eq!(log.len(), 1, "one delivery: {log:#?}");
+    let m = &hook.accepted()[0];
+    assert_eq!(m.body["title"], "40 changes applied in prod");
+    assert_eq!(m.body["data"]["events"].as_array().map(Vec::len), Some(40));
+    assert_eq!(
+        (
+            m.body["lines"].as_array().map(Vec::len),
+            m.body["more"].as_u64()
+        ),
+        (Some(15), Some(25))
+    );
+    assert_eq!(hook.event_counts().len(), 40);
+    kerf.kill();
+}

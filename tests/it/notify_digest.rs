@@ -4,19 +4,13 @@
 //! at a real SMTP server (STARTTLS + AUTH) and at a signed webhook, with figures that
 //! match `GET /v1/savings` and `GET /v1/audit` for the same week.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::TimeZone;
-use kerf::api::AppState;
-use kerf::clock::ManualClock;
-use kerf::config::Config;
-use kerf::datasource::Datasource;
-use kerf::metrics::Metrics;
-use kerf::runs::{Runs, Trigger};
-use kerf::store::{Store, StoreOptions};
+use kerf::runs::Trigger;
 use serde_json::{json, Value};
 
+use crate::support::hub::hub_at;
 use crate::support::receiver::{Receiver, Shape};
 use crate::support::smtp::Smtp;
 use crate::support::{call, client, uuid};
@@ -59,41 +53,14 @@ fn event(kind: &str, reason: &str, w: &Value, time: i64) -> Value {
 async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_matching_figures() {
     // Monday 22 March 2027, 10:00 CET: just after that week's slot (08:00 UTC).
     let t0 = utc(2027, 3, 22, 9, 0);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let opts = StoreOptions {
-        readers: 2,
-        busy_timeout_ms: 5000,
-    };
-    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, t0).expect("store");
-    let clock = Arc::new(ManualClock::new(t0));
-    let runs = Runs::new(store.clone(), clock.clone())
-        .with_data_dir(dir.path().into())
-        .with_source(Datasource::demo(7));
-    let mut config = Config {
-        data_dir: dir.path().into(),
-        ..Config::default()
-    };
-    config.auth.argon2_memory_kib = 8192;
-    config.auth.argon2_iterations = 1;
-    config.notifications.time_zone = "Europe/Berlin".into();
-    config.notifications.public_url = "https://kerf.example".into();
-    let state = AppState::new(
-        store.clone(),
-        Arc::new(Metrics::new()),
-        Arc::new(config),
-        runs.clone(),
-    )
-    .expect("state");
-    let (admin, agent) = crate::support::hub::credentials(&store, t0, CLUSTER).await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let app = kerf::api::app(state.clone());
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    let jobs = kerf::server::hub_jobs(&state);
+    let h = hub_at(CLUSTER, true, t0, |config| {
+        config.notifications.time_zone = "Europe/Berlin".into();
+        config.notifications.public_url = "https://kerf.example".into();
+    })
+    .await;
+    let (dir, clock, runs) = (&h.dir, &h.clock, &h.runs);
+    let (base, admin, agent) = (h.base.clone(), h.admin.clone(), h.agent.clone());
+    let jobs = kerf::server::hub_jobs(&h.state);
     let http = client();
     let run = runs
         .run_to_end(CLUSTER, Trigger::Manual)

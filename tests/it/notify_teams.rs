@@ -1,5 +1,7 @@
-//! The notification API's team scope against the real binary: team editors manage only
-//! their team's channels, team viewers only read them.
+//! Notification channels under team roles, against the real binary: a team editor
+//! creates and changes only their team's channels (a fleet-wide or another team's is
+//! refused), team members see only their teams' channels and rules, team viewers only
+//! read, and a team channel's digest is the team's.
 
 use serde_json::{json, Value};
 

@@ -4,11 +4,10 @@
 //! types the agent reads (unknown fields refused).
 
 use kerf::fleet::ticker;
-use kerf::runs::Trigger;
 use kerf::wire::{ConfigFeed, PauseScope, RecommendationFeed};
 use serde_json::json;
 
-use crate::support::hub::{at, hub, Hub, T0};
+use crate::support::hub::{at, hub_after_run, Hub, T0};
 
 const CLUSTER: &str = "demo-east";
 
@@ -31,13 +30,7 @@ async fn feeds(h: &Hub) -> (ConfigFeed, RecommendationFeed) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_feeds_expiry_and_auto_resume_agree_as_the_manual_clock_moves() {
-    let h = hub(CLUSTER, true).await;
-    let run = h
-        .runs
-        .run_to_end(CLUSTER, Trigger::Manual)
-        .await
-        .expect("run");
-    assert_eq!(run.status, "succeeded", "{:?}", run.errors);
+    let h = hub_after_run(CLUSTER).await;
     let (config, recs) = feeds(&h).await;
     let item = &recs.items[0];
     let workload = item.workload_id.clone();
@@ -91,6 +84,12 @@ async fn the_feeds_expiry_and_auto_resume_agree_as_the_manual_clock_moves() {
     assert_eq!(w.policy_identity, r.policy_identity);
     assert_ne!(w.policy_identity, default_identity);
     assert!(r.recommendation_stale, "made before the override");
+    let policy_path = format!("/v1/workloads/{workload}/policy");
+    let (_, policy) = h.call("GET", &policy_path, &h.admin, json!(null)).await;
+    assert_eq!(
+        policy["recommendationStale"], true,
+        "the workload page is served the feed's staleness, not left to recompute it"
+    );
 
     // A millisecond before the end: nothing has ended yet, in any view.
     h.clock.set(T0 + 59_999);
@@ -133,6 +132,7 @@ async fn the_feeds_expiry_and_auto_resume_agree_as_the_manual_clock_moves() {
     assert_eq!(s, 200, "{policy}");
     assert_eq!(policy["identity"], default_identity.as_str());
     assert_eq!(policy["override"]["active"], false);
+    assert_eq!(policy["recommendationStale"], false);
 
     // The ticker, on the same clock, ends the pause for the record at that very time.
     let report = ticker::tick(&h.store, &h.runs).await;

@@ -14,7 +14,7 @@ const MIN: i64 = 60_000;
 
 /// A Deployment with one ready pod and one container, sampled every 30 s over the last
 /// three hours (ending a minute ago, so every sample lies before the run's window end).
-fn deployment(om: &mut OpenMetrics, name: &str, now: i64) {
+pub fn deployment(om: &mut OpenMetrics, name: &str, now: i64) {
     let (from, to) = (now - 180 * MIN, now - MIN);
     let rs = format!("{name}-7d9f");
     let pod = format!("{rs}-x1");
@@ -78,7 +78,7 @@ fn deployment(om: &mut OpenMetrics, name: &str, now: i64) {
     }
 }
 
-async fn call(
+pub async fn call(
     http: &reqwest::Client,
     method: reqwest::Method,
     url: String,
@@ -94,7 +94,7 @@ async fn call(
     (status, resp.json().await.unwrap_or(Value::Null))
 }
 
-async fn run_once(http: &reqwest::Client, base: &str, token: &str) -> Value {
+pub async fn run_once(http: &reqwest::Client, base: &str, token: &str) -> Value {
     let (s, run) = call(
         http,
         reqwest::Method::POST,

@@ -1,8 +1,8 @@
 // Actions on a workload: approve its latest recommendation once, and set or clear its
-// override. Offered only when the hub serves their route (read from its OpenAPI
-// document) and the user's role allows them; what the API refuses is shown as its message.
-import { html, useState, useEffect } from "../lib.js";
-import { hasRoute, post, put, del } from "../api.js";
+// override. Offered when the user's role allows them; what the API refuses is shown as
+// its message.
+import { html, useState } from "../lib.js";
+import { post, put, del } from "../api.js";
 import { Confirm, Field, ErrorBox, Badge } from "../components.js";
 import * as fmt from "../format.js";
 
@@ -17,12 +17,6 @@ export function canChange(session, w) {
     && (t.namespaces ?? []).some((n) => (n.cluster === "*" || n.cluster === w.cluster) && (n.namespace === "*" || n.namespace === w.namespace)));
 }
 
-function useRoute(method, path) {
-  const [has, setHas] = useState(null);
-  useEffect(() => { hasRoute(method, path).then(setHas); }, []);
-  return has;
-}
-
 /** The changes an approval lets the agent make: resources in audit mode, containers not excluded. */
 export function approvalChanges(rec, effective) {
   const mode = effective?.mode ?? {};
@@ -33,21 +27,19 @@ export function approvalChanges(rec, effective) {
 }
 
 export function ApproveAction({ w, rec, eff, session, onDone }) {
-  const route = useRoute("POST", "/v1/workloads/{id}/approve");
   const [open, setOpen] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
   const [done, setDone] = useState(null);
   const [reason, setReason] = useState("");
-  if (route === null || !eff) return null;
-  if (!route) return html`<p class="small muted" role="note">Approve once: not available on this hub yet (the API has no approval route).</p>`;
+  if (!eff) return null;
   if (!canChange(session, w)) return html`<p class="small muted" role="note">Approving needs the editor role.</p>`;
   const mode = eff.effective?.mode ?? {};
   const audited = ["cpu", "memory"].filter((r) => mode[r] === "audit");
   if (audited.length === 0) {
     return html`<p class="small muted" role="note">Approve once is for audit mode; here CPU is <strong>${mode.cpu}</strong> and memory <strong>${mode.memory}</strong>.</p>`;
   }
-  const stale = rec.settingsIdentity && rec.settingsIdentity !== eff.identity;
+  const stale = eff.recommendationStale;
   const changes = approvalChanges(rec, eff.effective);
   const approve = async () => {
     setBusy(true); setError(null);
@@ -78,7 +70,6 @@ export function ApproveAction({ w, rec, eff, session, onDone }) {
 const toLocal = (iso) => { if (!iso) return ""; const d = new Date(iso); return new Date(d.getTime() - d.getTimezoneOffset() * 60000).toISOString().slice(0, 16); };
 
 export function OverrideCard({ w, eff, session, names, onDone }) {
-  const route = useRoute("PUT", "/v1/workloads/{id}/override");
   const [dialog, setDialog] = useState(null);
   const o = eff?.override;
   const editor = canChange(session, w);
@@ -90,9 +81,8 @@ export function OverrideCard({ w, eff, session, names, onDone }) {
           ${(o.spec?.excludedContainers ?? []).length > 0 && html` · excluded ${o.spec.excludedContainers.join(", ")}`}
           ${o.expiresAt && html` · until ${fmt.time(o.expiresAt)}`}</p>
         <p class="small muted">Set by ${o.setBy?.name ?? "?"} ${fmt.ago(o.setAt)}${o.spec?.reason ? html` — “${o.spec.reason}”` : ""}</p>`}
-    ${route === false && html`<p class="small muted">Overrides: not available on this hub yet.</p>`}
-    ${route && !editor && html`<p class="small muted" role="note">Setting an override needs the editor role.</p>`}
-    ${route && editor && html`<div class="actions">
+    ${!editor && html`<p class="small muted" role="note">Setting an override needs the editor role.</p>`}
+    ${editor && html`<div class="actions">
       <button type="button" onClick=${() => setDialog("set")}>${o ? "Change override…" : "Set override…"}</button>
       ${o && html`<button type="button" class="danger" onClick=${() => setDialog("clear")}>Clear override…</button>`}
     </div>`}

@@ -32,7 +32,7 @@ function Body({ p, rec }) {
   const rows = flatten(p.effective);
   const main = rows.filter((r) => !r.path.startsWith("analysis."));
   const analysis = rows.filter((r) => r.path.startsWith("analysis."));
-  const stale = rec && rec.settingsIdentity && rec.settingsIdentity !== p.identity;
+  const stale = rec && p.recommendationStale;
   return html`
     <p class="small">${p.policies.length === 0
       ? html`No policy selects this workload: every setting is the default${p.override ? " or the override" : ""}.`

@@ -22,7 +22,7 @@ export function RulesSection({ session, channels, tick, changed }) {
   };
   return html`<h2>Rules</h2>
     <${Async} res=${res} what="notification rules">${(page) => page.items.length === 0
-      ? html`<${Empty}><p>No rules: no event reaches any channel (digests still go out).</p></${Empty}>`
+      ? html`<${Empty}><p>${channels.length === 0 ? "No rules yet: each rule belongs to a channel." : "No rules: no event reaches any channel (their weekly digests still go out)."}</p></${Empty}>`
       : html`<div class="table-wrap"><table>
         <thead><tr><th>Channel</th><th>Rule</th><th>Events</th><th>Only</th><th></th></tr></thead>
         <tbody>${page.items.map((r) => {

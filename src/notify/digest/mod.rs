@@ -14,10 +14,8 @@ use report::DigestReport;
 use super::message::{Fact, Message, MessageKind, Severity};
 use super::{Notifier, NotifyError};
 use crate::jobs::Stop;
-use crate::runs::Runs;
 use crate::store::notify_channels::ChannelRecord;
 use crate::store::notify_deliveries::NewDelivery;
-use crate::store::Store;
 use crate::timestamp::format_ms;
 
 /// The period of a digest whose schedule has no earlier slot.
@@ -162,22 +160,22 @@ pub fn period(rec: &ChannelRecord, end: i64) -> (i64, i64) {
 
 /// The digest of channel `rec` for `(start, end)`.
 pub async fn report_for(
-    store: &Store,
-    runs: &Runs,
+    n: &Notifier,
     rec: &ChannelRecord,
     (start, end): (i64, i64),
 ) -> Result<DigestReport, NotifyError> {
-    let facts = store.digest_facts(start, end).await?;
-    let currency = runs
+    let facts = n.store.digest_facts(start, end).await?;
+    let currency = n
+        .runs
         .pricing()
         .await
         .map(|p| p.currency)
         .unwrap_or_else(|_| "USD".into());
     let period = (format_ms(start), format_ms(end));
-    let scopes = store.team_scopes().await?;
     Ok(match rec.team_id {
         None => report::build(&facts, "fleet", None, &currency, period),
         Some(t) => {
+            let scopes = n.store.team_scopes().await?;
             let patterns = scopes.get(&t).cloned().unwrap_or_default();
             let name = rec.team_name.clone().unwrap_or_default();
             report::build(&facts, &name, Some(&patterns), &currency, period)
@@ -185,44 +183,51 @@ pub async fn report_for(
     })
 }
 
-/// Records every digest owed at `now`; returns the earliest upcoming slot.
-pub async fn tick(
-    store: &Store,
-    runs: &Runs,
-    notifier: &Notifier,
-    now: i64,
-) -> Result<Option<i64>, NotifyError> {
+/// Records channel `ch`'s digest if one is owed at `now`; returns the slot now done.
+async fn owe(n: &Notifier, ch: &ChannelRecord, now: i64) -> Result<i64, NotifyError> {
+    let (sched, tz) = (&ch.digest.schedule, &ch.digest.time_zone);
+    let done = ch.digest_last_slot.unwrap_or(ch.created_at);
+    let Some(slot) = schedule::due_slot(sched, tz, done, now) else {
+        return Ok(done);
+    };
+    let report = report_for(n, ch, period(ch, slot)).await?;
+    let m = message(
+        &report,
+        &n.settings.public_url,
+        &schedule::local_label(tz, slot),
+    );
+    let delivery = NewDelivery {
+        id: uuid::Uuid::new_v4().to_string(),
+        channel_id: ch.id,
+        kind: MessageKind::Digest.as_str(),
+        dedupe_key: format!("digest:{}:{slot}", ch.id),
+        title: m.title.clone(),
+        message_json: serde_json::to_string(&m).map_err(super::ops::task)?,
+        event_ids: Vec::new(),
+    };
+    if n.store.record_digest(ch.id, slot, delivery, now).await? {
+        tracing::info!(channel = ch.id, name = %ch.name, slot = %format_ms(slot), "weekly digest recorded");
+        n.poke();
+    }
+    Ok(slot)
+}
+
+/// Records every digest owed at `now` (a channel that fails is logged and retried at the
+/// next tick; the others go on); returns the earliest upcoming slot.
+pub async fn tick(n: &Notifier, now: i64) -> Result<Option<i64>, NotifyError> {
     let mut earliest: Option<i64> = None;
-    for ch in store.channels(None).await? {
+    for ch in n.store.channels(None).await? {
         if !ch.enabled || !ch.digest.enabled {
             continue;
         }
-        let (sched, tz) = (&ch.digest.schedule, &ch.digest.time_zone);
-        let mut done = ch.digest_last_slot.unwrap_or(ch.created_at);
-        if let Some(slot) = schedule::due_slot(sched, tz, done, now) {
-            let report = report_for(store, runs, &ch, period(&ch, slot)).await?;
-            let m = message(
-                &report,
-                &notifier.settings.public_url,
-                &schedule::local_label(tz, slot),
-            );
-            let delivery = NewDelivery {
-                id: uuid::Uuid::new_v4().to_string(),
-                channel_id: ch.id,
-                kind: MessageKind::Digest.as_str(),
-                dedupe_key: format!("digest:{}:{slot}", ch.id),
-                title: m.title.clone(),
-                message_json: serde_json::to_string(&m)
-                    .map_err(|e| crate::store::StoreError::Task(e.to_string()))?,
-                event_ids: Vec::new(),
-            };
-            if store.record_digest(ch.id, slot, delivery, now).await? {
-                tracing::info!(channel = ch.id, name = %ch.name, slot = %format_ms(slot), "weekly digest recorded");
-                notifier.poke();
+        let done = match owe(n, &ch, now).await {
+            Ok(done) => done,
+            Err(e) => {
+                tracing::error!(channel = ch.id, error = %e, "cannot record the digest; retrying");
+                continue;
             }
-            done = slot;
-        }
-        let next = schedule::next_slot(sched, tz, done.max(now));
+        };
+        let next = schedule::next_slot(&ch.digest.schedule, &ch.digest.time_zone, done.max(now));
         earliest = match (earliest, next) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -234,18 +239,18 @@ pub async fn tick(
 /// The digest job: ticks whenever the hub's clock reaches the next slot (noticed within
 /// a second, so a test clock moved forward is seen), re-reading schedules every minute
 /// and on every wake.
-pub async fn run(store: Store, runs: Runs, notifier: Notifier, stop: Stop) {
+pub async fn run(n: Notifier, stop: Stop) {
     tokio::pin!(stop);
-    let clock = runs.clock().clone();
+    let clock = n.runs.clock().clone();
     loop {
-        let next = match tick(&store, &runs, &notifier, clock.now_ms()).await {
+        let next = match tick(&n, clock.now_ms()).await {
             Ok(next) => next,
             Err(e) => {
                 tracing::error!(error = %e, "digest tick failed; retrying");
                 None
             }
         };
-        let woke = super::wait_until(clock.as_ref(), next, &notifier.wake, REREAD);
+        let woke = super::wait_until(clock.as_ref(), next, &n.wake, REREAD);
         tokio::select! {
             _ = &mut stop => return,
             _ = woke => {}

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::notify::FieldError;
 
@@ -14,7 +14,7 @@ pub const DEFAULT_SCHEDULE: &str = "0 9 * * 1";
 const MIN_INTERVAL_MS: i64 = 3_600_000;
 
 /// `PUT /v1/notifications/channels/{id}/digest`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DigestInput {
     pub enabled: bool,

@@ -22,10 +22,10 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::Client;
 use serde_json::{json, Value};
 
-use super::kubelet::{decide_resize, ContainerRun, Usage, USAGE_ANNOTATION};
+use super::kubelet::{judge, ContainerRun, Usage, USAGE_ANNOTATION};
 use crate::clock::Clock as _;
 use crate::cluster::kube::error;
-use crate::cluster::{ClusterError, Node, QosClass, ResizeState, Resources};
+use crate::cluster::{total_requests, ClusterError, Node, ResizeState, Resources};
 
 const MANAGER: &str = "sim-kubelet";
 
@@ -247,11 +247,8 @@ async fn reconcile(
         let others = pods
             .iter()
             .filter(|(id, p)| *id != uid && p.node == node.name)
-            .flat_map(|(_, p)| p.allocated.iter())
-            .fold((0, 0), |acc, r| {
-                let (c, m) = r.effective_requests();
-                (acc.0 + c, acc.1 + m)
-            });
+            .flat_map(|(_, p)| p.allocated.iter());
+        let others = total_requests(others);
         let run = pods.entry(uid.clone()).or_insert_with(|| {
             let usage = usage_of(pod);
             let ip = format!("10.244.{}.{}", *next_ip / 250, *next_ip % 250 + 2);
@@ -353,15 +350,7 @@ fn step(
         let retry = matches!(run.resize, ResizeState::Deferred { .. })
             || generation != run.observed_generation;
         if target.len() == current.len() && target != current && retry {
-            let requests = target.iter().fold((0, 0), |acc, r| {
-                let (c, m) = r.effective_requests();
-                (acc.0 + c, acc.1 + m)
-            });
-            let memory_changes = target.iter().zip(&current).any(|(t, c)| {
-                t.memory_request != c.memory_request || t.memory_limit != c.memory_limit
-            });
-            let guaranteed = QosClass::of(&current) == QosClass::Guaranteed;
-            match decide_resize(node, guaranteed, memory_changes, others, requests) {
+            match judge(node, &current, &target, others) {
                 ResizeState::Settled => {
                     run.allocated = target.clone();
                     run.resize = ResizeState::InProgress { error: None };

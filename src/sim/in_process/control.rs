@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 
 use super::{SimPod, SimWorkload, State, WorkloadSpec};
 use crate::cluster::{
-    ClusterError, Container, FieldOwner, PodPhase, PodRef, ResizeState, ResourceField, Resources,
-    UpdateStrategy, Workload, WorkloadKey, WorkloadKind,
+    total_requests, ClusterError, Container, FieldOwner, PodPhase, PodRef, ResizeState,
+    ResourceField, Resources, UpdateStrategy, Workload, WorkloadKey, WorkloadKind,
 };
-use crate::sim::kubelet::{decide_resize, ContainerRun, Usage};
+use crate::sim::kubelet::{judge, ContainerRun, Usage};
 use crate::sim::shape::Rng;
 
 /// A short stable hash of a template's containers (the `pod-template-hash`).
@@ -205,10 +205,7 @@ impl State {
             _ => format!("{}-{suffix}", key.name),
         });
         let uid = rng.uuid();
-        let requests = containers.iter().fold((0, 0), |acc, c| {
-            let (cpu, mem) = c.resources.effective_requests();
-            (acc.0 + cpu, acc.1 + mem)
-        });
+        let requests = total_requests(containers.iter().map(|c| &c.resources));
         let node = self.nodes.iter().find(|n| {
             let used = self.used_on(&n.name, None);
             on_node.as_ref().is_none_or(|want| want == &n.name)
@@ -270,14 +267,12 @@ impl State {
 
     /// Requests admitted on `node` (millicores, bytes), leaving out `except`.
     pub(super) fn used_on(&self, node: &str, except: Option<&PodRef>) -> (u64, u64) {
-        self.pods
-            .values()
-            .filter(|p| p.pod.node.as_deref() == Some(node) && Some(&p.pod.pod) != except)
-            .flat_map(|p| p.allocated.iter())
-            .fold((0, 0), |acc, r| {
-                let (c, m) = r.effective_requests();
-                (acc.0 + c, acc.1 + m)
-            })
+        total_requests(
+            self.pods
+                .values()
+                .filter(|p| p.pod.node.as_deref() == Some(node) && Some(&p.pod.pod) != except)
+                .flat_map(|p| p.allocated.iter()),
+        )
     }
 
     fn run_kubelet(&mut self) {
@@ -329,22 +324,8 @@ impl State {
         if p.actuating.is_some() || target == current || !due {
             return None;
         }
-        let requests = target.iter().fold((0, 0), |acc, r| {
-            let (c, m) = r.effective_requests();
-            (acc.0 + c, acc.1 + m)
-        });
-        let memory_changes = target
-            .iter()
-            .zip(&current)
-            .any(|(t, c)| t.memory_request != c.memory_request || t.memory_limit != c.memory_limit);
         let others = self.used_on(&node.name, Some(r));
-        Some(decide_resize(
-            node,
-            crate::cluster::QosClass::of(&current) == crate::cluster::QosClass::Guaranteed,
-            memory_changes,
-            others,
-            requests,
-        ))
+        Some(judge(node, &current, &target, others))
     }
 
     fn count(&mut self) {

@@ -3,8 +3,8 @@
 use super::State;
 use crate::cluster::QosClass;
 use crate::cluster::{
-    ApiStatus, Cause, ClusterError, ClusterEvent, ContainerResources, ObjectRef, Pod, PodRef,
-    Record, RecordedEvent, ResourceField,
+    total_requests, ApiStatus, Cause, ClusterError, ClusterEvent, ContainerResources, ObjectRef,
+    Pod, PodRef, Record, RecordedEvent, ResourceField,
 };
 
 fn not_found(kind: &str, name: &str) -> ClusterError {
@@ -81,10 +81,7 @@ impl State {
             .as_ref()
             .and_then(|n| self.nodes.iter().find(|x| &x.name == n))
         {
-            let (cpu, memory) = after.iter().fold((0, 0), |acc, r| {
-                let (c, m) = r.effective_requests();
-                (acc.0 + c, acc.1 + m)
-            });
+            let (cpu, memory) = total_requests(&after);
             for (name, wanted, capacity) in [
                 ("cpu", cpu, node.allocatable_cpu),
                 ("memory", memory, node.allocatable_memory),

@@ -5,3 +5,4 @@ mod conformance;
 mod control_plane;
 mod deployment;
 pub mod objects;
+mod throttling;

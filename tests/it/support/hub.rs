@@ -16,7 +16,11 @@ use serde_json::{json, Value};
 pub const T0: i64 = 1_800_000_000_000;
 
 pub struct Hub {
-    _dir: tempfile::TempDir,
+    /// The data dir (database, secret key).
+    pub dir: tempfile::TempDir,
+    /// The state the router serves (for the hub's jobs, `kerf::server::hub_jobs`, and
+    /// the in-process agent, `kerf::api::in_process`).
+    pub state: AppState,
     pub store: Store,
     pub clock: Arc<ManualClock>,
     pub runs: Runs,
@@ -24,26 +28,33 @@ pub struct Hub {
     pub admin: String,
     pub agent: String,
     pub http: reqwest::Client,
-    /// The hub's state, for the in-process agent (`kerf::api::in_process`).
-    pub state: AppState,
 }
 
-/// A hub on a manual clock; `demo` makes every cluster read the demo fleet.
+/// A hub on a manual clock at [`T0`]; `demo` makes every cluster read the demo fleet.
 pub async fn hub(cluster: &str, demo: bool) -> Hub {
+    hub_at(cluster, demo, T0, |_| {}).await
+}
+
+/// A hub on a manual clock at `t0`, its config changed by `tweak` first.
+pub async fn hub_at(cluster: &str, demo: bool, t0: i64, tweak: impl FnOnce(&mut Config)) -> Hub {
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = StoreOptions {
         readers: 2,
         busy_timeout_ms: 5000,
     };
-    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, T0).expect("store");
-    let clock = Arc::new(ManualClock::new(T0));
+    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, t0).expect("store");
+    let clock = Arc::new(ManualClock::new(t0));
     let mut runs = Runs::new(store.clone(), clock.clone()).with_data_dir(dir.path().into());
     if demo {
         runs = runs.with_source(Datasource::demo(7));
     }
-    let mut config = Config::default();
+    let mut config = Config {
+        data_dir: dir.path().into(),
+        ..Config::default()
+    };
     config.auth.argon2_memory_kib = 8192;
     config.auth.argon2_iterations = 1;
+    tweak(&mut config);
     let state = AppState::new(
         store.clone(),
         Arc::new(Metrics::new()),
@@ -51,7 +62,7 @@ pub async fn hub(cluster: &str, demo: bool) -> Hub {
         runs.clone(),
     )
     .expect("state");
-    let (admin, agent) = credentials(&store, T0, cluster).await;
+    let (admin, agent) = credentials(&store, t0, cluster).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -61,7 +72,8 @@ pub async fn hub(cluster: &str, demo: bool) -> Hub {
         let _ = axum::serve(listener, app).await;
     });
     Hub {
-        _dir: dir,
+        dir,
+        state,
         store,
         clock,
         runs,
@@ -69,7 +81,6 @@ pub async fn hub(cluster: &str, demo: bool) -> Hub {
         admin,
         agent,
         http: crate::support::client(),
-        state,
     }
 }
 
@@ -128,6 +139,19 @@ impl Hub {
         assert_eq!(s, 200, "{v}");
         v
     }
+}
+
+/// A hub on the demo fleet (manual clock at `T0`) whose `cluster` has had one
+/// successful run: its workloads have recommendations.
+pub async fn hub_after_run(cluster: &str) -> Hub {
+    let h = hub(cluster, true).await;
+    let run = h
+        .runs
+        .run_to_end(cluster, kerf::runs::Trigger::Manual)
+        .await
+        .expect("run");
+    assert_eq!(run.status, "succeeded", "{:?}", run.errors);
+    h
 }
 
 /// An admin API token and the agent token of newly registered `cluster`, made through

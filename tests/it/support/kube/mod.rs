@@ -403,8 +403,8 @@ impl ControlPlane {
 
     /// A kube client as one of the static identities.
     pub async fn client_for(&self, name: &str, token: &str) -> Client {
-        let path = self.pki.kubeconfig(&self.dir, name, &self.server, token);
-        let kc = Kubeconfig::read_from(&path).expect("read kubeconfig");
+        let text = self.pki.kubeconfig_text(name, &self.server, token);
+        let kc = Kubeconfig::from_yaml(&text).expect("parse kubeconfig");
         let mut config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
             .await
             .expect("kube config");

@@ -184,13 +184,22 @@ impl Pki {
         }
     }
 
-    /// A kubeconfig for `token` against `server`.
+    /// A kubeconfig file for `token` against `server` (for the components).
     pub fn kubeconfig(&self, dir: &Path, name: &str, server: &str, token: &str) -> PathBuf {
-        let text = format!(
+        write(
+            dir,
+            &format!("{name}.kubeconfig"),
+            &self.kubeconfig_text(name, server, token),
+        )
+    }
+
+    /// The kubeconfig text, for clients built in memory (parallel tests must not share a
+    /// file being rewritten).
+    pub fn kubeconfig_text(&self, name: &str, server: &str, token: &str) -> String {
+        format!(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: {server}\n    certificate-authority: {ca}\nusers:\n- name: {name}\n  user:\n    token: {token}\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: {name}\ncurrent-context: test\n",
             ca = self.ca_cert.display()
-        );
-        write(dir, &format!("{name}.kubeconfig"), &text)
+        )
     }
 }
 

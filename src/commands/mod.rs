@@ -4,6 +4,10 @@
 //! `fleet::clusters`), so the rules cannot differ. Exit codes: 0 success, 1 runtime
 //! failure, 2 bad usage, bad config or bad input (with a one-line reason on stderr).
 
+mod backup;
+
+pub use backup::{backup, restore};
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -64,7 +68,7 @@ pub fn open_store(config: &Config) -> Result<Store, Exit> {
         .map_err(store_exit)
 }
 
-fn store_exit(e: store::StoreError) -> Exit {
+pub(crate) fn store_exit(e: store::StoreError) -> Exit {
     match e {
         store::StoreError::TooNew { .. }
         | store::StoreError::ChecksumMismatch { .. }
@@ -137,23 +141,6 @@ pub fn migrate(config: &Config, status_only: bool) -> Result<(), Exit> {
     }
     open_store(config)?;
     println!("database {} is current", path.display());
-    Ok(())
-}
-
-/// `kerf backup --to FILE`.
-pub fn backup(config: &Config, to: &Path) -> Result<(), Exit> {
-    let path = config.database_path();
-    if !path.exists() {
-        return Err(Exit::usage(format!("no database at {}", path.display())));
-    }
-    if to.exists() {
-        return Err(Exit::usage(format!(
-            "{} already exists; choose a new file",
-            to.display()
-        )));
-    }
-    store::backup_to(&path, to).map_err(store_exit)?;
-    println!("backed up {} to {}", path.display(), to.display());
     Ok(())
 }
 

@@ -2,7 +2,7 @@
 //! scheduler, retention, fleet ticker, notification dispatcher, weekly digest) and serves
 //! over HTTP or HTTPS until SIGTERM; then stops accepting, lets in-flight requests finish
 //! (bounded by `http.shutdown_grace_seconds`), stops the jobs and checkpoints the
-//! database. A job that fails ends serving the same way, and `run` returns its failure
+//! database. Connections are bounded in number and time (`accept`, `connections`). A job that fails ends serving the same way, and `run` returns its failure
 //! (exit 1), so a half-alive hub is restarted. `kerf demo` uses the same path with a hook
 //! that runs once listening.
 
@@ -10,13 +10,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ConnectInfo;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto::Builder;
-use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tower::ServiceExt;
 
 use crate::api::{self, AppState};
 use crate::clock::{Clock, SystemClock};
@@ -25,8 +19,13 @@ use crate::jobs::{JobFailure, Jobs};
 use crate::metrics::Metrics;
 use crate::store::{Store, StoreOptions};
 
+mod accept;
 #[cfg(feature = "agent")]
 pub mod agent;
+pub mod connections;
+mod reseal;
+
+use connections::Registry;
 
 /// Failures that stop the server from starting.
 #[derive(Debug, thiserror::Error)]
@@ -116,6 +115,25 @@ where
     let store = tokio::task::spawn_blocking(move || Store::open_and_migrate(&db_path, &opts, now))
         .await
         .map_err(|e| crate::store::StoreError::Task(e.to_string()))??;
+    for exposed in crate::store::files::secure_data_dir(&config.data_dir) {
+        use crate::store::files::Exposure;
+        match exposed {
+            Exposure::Tightened(f) => {
+                tracing::warn!(file = %f.display(), "was readable by others; now 0600")
+            }
+            Exposure::OpenDir(d) => {
+                tracing::warn!(dir = %d.display(), "the data dir is open to others; its files are private, but consider chmod 700")
+            }
+            Exposure::Failed(f, e) => {
+                tracing::error!(file = %f.display(), error = %e, "readable by others and cannot be made private")
+            }
+        }
+    }
+    match reseal::reseal_unbound(&store, &config.data_dir).await {
+        Ok(0) => {}
+        Ok(n) => tracing::info!(secrets = n, "bound stored secrets to their records"),
+        Err(e) => tracing::error!(error = %e, "cannot re-seal stored secrets"),
+    }
     let metrics = Arc::new(Metrics::new());
     metrics.seed_actions(&store.event_counts().await?);
     let listener = TcpListener::bind(config.listen)
@@ -138,13 +156,20 @@ where
     // Links in notifications name the address actually bound (port 0 picks one).
     let mut config = config;
     config.listen = local;
+    let http = config.http.clone();
     let state = AppState::new(store.clone(), metrics, Arc::new(config), runs)?;
+    let kept = state.auth.restore_locks(&store).await?;
+    if kept > 0 {
+        tracing::info!(locks = kept, "login locks kept from before the restart");
+    }
     let app = api::app(state.clone());
     let mut jobs = hub_jobs(&state);
     more_jobs(&state, &mut jobs);
     tracing::info!(addr = %local, tls = tls.is_some(), "listening");
     tokio::spawn(on_ready(Started { addr: local, state }));
-    let failed = accept_loop(listener, tls, app, grace, &mut jobs).await;
+    let registry = Registry::new(connections::effective_cap(http.max_connections));
+    let timeouts = accept::Timeouts::from_config(&http);
+    let failed = accept::serve(listener, tls, app, registry, timeouts, grace, &mut jobs).await;
     let mut failures: Vec<_> = failed.into_iter().collect();
     failures.extend(jobs.stop(grace).await);
     let s = store.clone();
@@ -174,86 +199,10 @@ pub fn hub_jobs(state: &AppState) -> Jobs {
     });
     let (notify, metrics) = (&state.notify, &state.metrics);
     jobs.spawn("notify-dispatcher", |stop| {
-        let clock = runs.clock().clone();
-        crate::notify::dispatcher::run(store.clone(), clock, notify.clone(), metrics.clone(), stop)
+        crate::notify::dispatcher::run(notify.clone(), metrics.clone(), stop)
     });
     jobs.spawn("notify-digest", |stop| {
-        crate::notify::digest::run(store.clone(), runs.clone(), notify.clone(), stop)
+        crate::notify::digest::run(notify.clone(), stop)
     });
     jobs
-}
-
-/// Serves until the shutdown signal or a job failure (returned), then drains.
-async fn accept_loop(
-    listener: TcpListener,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-    app: axum::Router,
-    grace: Duration,
-    jobs: &mut Jobs,
-) -> Option<JobFailure> {
-    let graceful = GracefulShutdown::new();
-    let builder = Builder::new(TokioExecutor::new());
-    let stop = crate::shutdown::signal();
-    tokio::pin!(stop);
-    let mut failed = None;
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(pair) => pair,
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    continue;
-                }
-            },
-            _ = &mut stop => break,
-            failure = jobs.failure() => {
-                failed = Some(failure);
-                break;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let svc = app
-            .clone()
-            .map_request(move |mut req: axum::extract::Request<_>| {
-                req.extensions_mut().insert(ConnectInfo(peer));
-                req
-            });
-        let svc = TowerToHyperService::new(svc);
-        let watcher = graceful.watcher();
-        let builder = builder.clone();
-        let tls = tls.clone();
-        tokio::spawn(async move {
-            let result = match tls {
-                Some(acceptor) => match acceptor.accept(stream).await {
-                    Ok(s) => {
-                        let conn = builder.serve_connection_with_upgrades(TokioIo::new(s), svc);
-                        watcher.watch(conn).await
-                    }
-                    Err(e) => {
-                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                        return;
-                    }
-                },
-                None => {
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), svc);
-                    watcher.watch(conn).await
-                }
-            };
-            if let Err(e) = result {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
-            }
-        });
-    }
-    drop(listener);
-    tracing::info!("draining in-flight requests");
-    if tokio::time::timeout(grace, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            grace_seconds = grace.as_secs(),
-            "grace period over; closing remaining connections"
-        );
-    }
-    failed
 }

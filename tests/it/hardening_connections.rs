@@ -1,0 +1,206 @@
+//! Issue 18, defect 2: connections are bounded in time and number. Half-sent requests
+//! and silent sockets are closed, a connection cap admits newcomers by closing the
+//! longest-idle connection (so `/healthz` keeps answering while hundreds of sockets are
+//! held), the cap fits under the open-file limit, and running out of descriptors makes
+//! the accept loop back off with a rate-limited log line instead of spinning.
+
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::support::{client, DataDir, Kerf};
+
+/// Room for hundreds of sockets in this test process, whatever its soft limit.
+fn raise_own_fd_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let l = getrlimit(Resource::Nofile);
+    let _ = setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: l.maximum,
+            maximum: l.maximum,
+        },
+    );
+}
+
+/// Opens `n` sockets to `kerf`, each sending `first` (possibly nothing).
+async fn open(kerf: &Kerf, n: usize, first: &[u8]) -> Vec<TcpStream> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut s = TcpStream::connect(kerf.addr).await.expect("connect");
+        if !first.is_empty() {
+            s.write_all(first).await.expect("send");
+        }
+        out.push(s);
+    }
+    out
+}
+
+/// Waits until the server closes `s` (EOF or reset); false when `limit` passes first.
+async fn closed_within(mut s: TcpStream, limit: Duration) -> bool {
+    let mut buf = [0u8; 512];
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
+            Err(_) => return false,
+            Ok(Ok(0)) | Ok(Err(_)) => return true,
+            Ok(Ok(_)) => continue,
+        }
+    }
+}
+
+/// `/healthz` on a fresh connection, `n` times; the slowest answer.
+async fn healthz_slowest(kerf: &Kerf, n: usize) -> Duration {
+    let mut slowest = Duration::ZERO;
+    for _ in 0..n {
+        let http = client();
+        let t = Instant::now();
+        let r = tokio::time::timeout(
+            Duration::from_secs(5),
+            http.get(kerf.url("/healthz")).send(),
+        )
+        .await
+        .expect("/healthz answered within 5 s")
+        .expect("/healthz");
+        assert_eq!(r.status(), 200);
+        slowest = slowest.max(t.elapsed());
+    }
+    slowest
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn half_sent_requests_and_silent_sockets_are_closed_by_the_server() {
+    raise_own_fd_limit();
+    let data = DataDir::new();
+    let kerf = Kerf::start(
+        data.path(),
+        &[
+            ("KERF_HTTP__HEADER_READ_TIMEOUT_SECONDS", "1"),
+            ("KERF_HTTP__IDLE_TIMEOUT_SECONDS", "2"),
+        ],
+    );
+    let half = open(
+        &kerf,
+        60,
+        b"GET /healthz HTTP/1.1\r\nHost: kerf\r\nX-Slow: ",
+    )
+    .await;
+    let silent = open(&kerf, 60, b"").await;
+    let started = Instant::now();
+    let waits = half
+        .into_iter()
+        .chain(silent)
+        .map(|s| closed_within(s, Duration::from_secs(15)));
+    let closed = futures_util::future::join_all(waits).await;
+    let still_open = closed.iter().filter(|c| !**c).count();
+    assert_eq!(still_open, 0, "sockets the server never closed");
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "not before the timeout"
+    );
+    healthz_slowest(&kerf, 3).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn at_the_cap_newcomers_close_idle_connections_so_healthz_keeps_answering() {
+    raise_own_fd_limit();
+    let data = DataDir::new();
+    let kerf = Kerf::start(data.path(), &[("KERF_HTTP__MAX_CONNECTIONS", "16")]);
+    let before = open_fds(kerf.pid());
+    // Held open for the whole test: far more than the cap, and none ever times out.
+    let _held = open(&kerf, 200, b"GET /healthz HTTP/1.1\r\nHost: kerf\r\n").await;
+    let slowest = healthz_slowest(&kerf, 20).await;
+    assert!(
+        slowest < Duration::from_secs(2),
+        "slowest /healthz {slowest:?}"
+    );
+    let during = open_fds(kerf.pid());
+    assert!(
+        during <= before + 16 + 4,
+        "descriptors held: {during} (before the attack {before}, cap 16)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_a_low_open_file_limit_the_cap_fits_and_nothing_spins() {
+    raise_own_fd_limit();
+    let data = DataDir::new();
+    let kerf = Kerf::start_under_shell("ulimit -n 128", data.path(), &[]);
+    let _held = open(&kerf, 250, b"GET /healthz HTTP/1.1\r\nHost: kerf\r\n").await;
+    let slowest = healthz_slowest(&kerf, 20).await;
+    assert!(
+        slowest < Duration::from_secs(2),
+        "slowest /healthz {slowest:?}"
+    );
+    assert!(open_fds(kerf.pid()) <= 128);
+    let logs = kerf.log_text();
+    assert!(
+        logs.contains("lowered to fit the open-file limit"),
+        "{logs}"
+    );
+    let accept_failures = logs.matches("accept failed").count();
+    assert!(
+        accept_failures <= 1,
+        "{accept_failures} accept failures logged"
+    );
+}
+
+/// CPU seconds (user + system) the process has used.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after_name = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after_name.split_whitespace().collect();
+    let ticks: f64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+        + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0.0);
+    ticks / 100.0
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn out_of_descriptors_the_accept_loop_backs_off_and_logs_rarely() {
+    use rustix::process::{prlimit, Pid, Resource, Rlimit};
+    raise_own_fd_limit();
+    let data = DataDir::new();
+    let kerf = Kerf::start(data.path(), &[("KERF_HTTP__IDLE_TIMEOUT_SECONDS", "2")]);
+    healthz_slowest(&kerf, 1).await;
+    // The cap was sized for a generous limit; now the descriptors run out under it.
+    let pid = Pid::from_raw(kerf.pid() as i32).expect("pid");
+    let tight = (open_fds(kerf.pid()) + 8) as u64;
+    let room = Rlimit {
+        current: Some(tight),
+        maximum: rustix::process::getrlimit(Resource::Nofile).maximum,
+    };
+    prlimit(Some(pid), Resource::Nofile, room).expect("lower the child's limit");
+    let held = open(&kerf, 100, b"").await;
+    let cpu_before = cpu_seconds(kerf.pid());
+    let t = Instant::now();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let cpu = cpu_seconds(kerf.pid()) - cpu_before;
+    assert!(
+        cpu < 0.5 * t.elapsed().as_secs_f64(),
+        "kerf used {cpu:.2} CPU s in {:?}: the accept loop spins",
+        t.elapsed()
+    );
+    let failures = kerf.log_text().matches("accept failed").count();
+    assert!(
+        (1..=2).contains(&failures),
+        "{failures} accept-failure lines"
+    );
+    drop(held);
+    // Once the held sockets go, it serves again.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let ok = client().get(kerf.url("/healthz")).send().await;
+        if ok.is_ok_and(|r| r.status() == 200) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "kerf did not recover");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,243 @@
+//! Issue 18: what a signed-in caller can learn or stall outside its scope. A team cannot
+//! tell another team's workload from a missing one (defect 8), a team-admin cannot walk
+//! user ids to learn usernames, cluster labels refuse control characters, a hostile
+//! event batch gets a bounded answer (defect 3), and authentication never waits for the
+//! database writer to note that a token was used.
+
+use std::time::Duration;
+
+use kerf::clock::Clock;
+use serde_json::{json, Value};
+
+use crate::support::hub::{hub_after_run, Hub};
+use crate::support::{error_code, post_events, uuid};
+
+const CLUSTER: &str = "demo-east";
+
+/// A token of `role` in a new team owning `namespace` of the cluster.
+async fn team_token(h: &Hub, name: &str, namespace: &str, role: &str) -> (String, String) {
+    let (s, team) = h
+        .call(
+            "POST",
+            "/v1/admin/teams",
+            &h.admin,
+            json!({"name": name, "namespaces": [{"cluster": CLUSTER, "namespace": namespace}]}),
+        )
+        .await;
+    assert_eq!(s, 201, "{team}");
+    let team_id = team["id"].as_str().expect("id").to_string();
+    let (s, t) = h
+        .call(
+            "POST",
+            "/v1/admin/tokens",
+            &h.admin,
+            json!({"name": format!("{name}-{role}"), "role": role, "team": team_id}),
+        )
+        .await;
+    assert_eq!(s, 201, "{t}");
+    let value = t["token"].as_str().or_else(|| t["value"].as_str());
+    (team_id, value.expect("token value").to_string())
+}
+
+async fn workloads(h: &Hub) -> Vec<Value> {
+    let (s, body) = h
+        .call("GET", "/v1/workloads?limit=500", &h.admin, json!(null))
+        .await;
+    assert_eq!(s, 200, "{body}");
+    body["items"].as_array().expect("items").clone()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_teams_workload_answers_exactly_as_a_missing_one_on_every_route() {
+    let h = hub_after_run(CLUSTER).await;
+    let all = workloads(&h).await;
+    let ours = all[0]["namespace"].as_str().expect("namespace").to_string();
+    let theirs = all
+        .iter()
+        .find(|w| w["namespace"] != ours.as_str())
+        .expect("a workload of another namespace");
+    let theirs = theirs["id"].as_str().expect("id");
+    // A deterministic-looking id that names nothing.
+    let missing = format!("{}0", &theirs[..theirs.len() - 1]);
+    let missing = if all.iter().any(|w| w["id"] == missing.as_str()) {
+        "0000000000000000".to_string()
+    } else {
+        missing
+    };
+    let (_, editor) = team_token(&h, "ours", &ours, "team-editor").await;
+    let probes = [
+        (
+            "PUT",
+            "/override",
+            json!({"mode": {"cpu": "off"}, "reason": "probe"}),
+        ),
+        ("DELETE", "/override", json!(null)),
+        ("POST", "/approve", json!({"recommendationId": "x"})),
+        ("GET", "", json!(null)),
+        ("GET", "/policy", json!(null)),
+        ("GET", "/history", json!(null)),
+        ("GET", "/recommendations", json!(null)),
+    ];
+    for (method, suffix, body) in probes {
+        let real = h
+            .call(
+                method,
+                &format!("/v1/workloads/{theirs}{suffix}"),
+                &editor,
+                body.clone(),
+            )
+            .await;
+        let gone = h
+            .call(
+                method,
+                &format!("/v1/workloads/{missing}{suffix}"),
+                &editor,
+                body,
+            )
+            .await;
+        assert_eq!(real.0, 404, "{method} {suffix}: {}", real.1);
+        let scrub = |v: &Value, id: &str| v.to_string().replace(id, "ID");
+        assert_eq!(
+            scrub(&real.1, theirs),
+            scrub(&gone.1, &missing),
+            "{method} {suffix}: the answers differ"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_team_admin_cannot_walk_user_ids_to_learn_usernames() {
+    let h = hub_after_run(CLUSTER).await;
+    let ns = workloads(&h).await[0]["namespace"]
+        .as_str()
+        .expect("namespace")
+        .to_string();
+    let (team, admin) = team_token(&h, "walkers", &ns, "team-admin").await;
+    let (s, user) = h
+        .call(
+            "POST",
+            "/v1/admin/users",
+            &h.admin,
+            json!({"username": "quiet.person"}),
+        )
+        .await;
+    assert_eq!(s, 201, "{user}");
+    let real = user["user"]["id"].as_str().expect("id").to_string();
+    let path = format!("/v1/admin/teams/{team}/members");
+    let by_id = |id: &str| json!({"members": [{"userId": id, "role": "team-viewer"}]});
+    let (s_real, b_real) = h.call("PUT", &path, &admin, by_id(&real)).await;
+    let (s_none, b_none) = h.call("PUT", &path, &admin, by_id("987654")).await;
+    assert_eq!((s_real, s_none), (400, 400), "{b_real} {b_none}");
+    assert_eq!(
+        b_real.to_string().replace(&real, "ID"),
+        b_none.to_string().replace("987654", "ID"),
+        "an existing id answers as a missing one"
+    );
+    assert!(!b_real.to_string().contains("quiet.person"));
+    // Colleagues are added by the name they go by.
+    let by_name = json!({"members": [{"username": "quiet.person", "role": "team-viewer"}]});
+    let (s, team_view) = h.call("PUT", &path, &admin, by_name).await;
+    assert_eq!(s, 200, "{team_view}");
+    assert_eq!(team_view["members"][0]["username"], "quiet.person");
+    // A fleet admin may still name anyone by id.
+    let (s, _) = h.call("PUT", &path, &h.admin, by_id(&real)).await;
+    assert_eq!(s, 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cluster_labels_and_names_refuse_control_characters() {
+    let h = hub_after_run(CLUSTER).await;
+    let bad = [
+        json!({"labels": {"env": "prod\n2026-01-01T00:00:00Z INFO kerf: forged"}}),
+        json!({"labels": {"env\u{1b}[2J": "prod"}}),
+        json!({"labels": {"env": "\u{7}"}}),
+        json!({"displayName": "East\r\nX-Injected: 1"}),
+        json!({"description": "fine\n\u{1b}]0;title\u{7}"}),
+    ];
+    for patch in bad {
+        let (s, body) = h
+            .call(
+                "PATCH",
+                &format!("/v1/clusters/{CLUSTER}"),
+                &h.admin,
+                patch.clone(),
+            )
+            .await;
+        assert_eq!(s, 400, "{patch}: {body}");
+        assert_eq!(error_code(&body), "invalid_field");
+        assert!(!body.to_string().contains('\u{1b}'), "{body}");
+    }
+    let ok = json!({"labels": {"kerf.dev/tier": "gold"}, "description": "two\nlines"});
+    let (s, body) = h
+        .call("PATCH", &format!("/v1/clusters/{CLUSTER}"), &h.admin, ok)
+        .await;
+    assert_eq!(s, 200, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hostile_event_batch_gets_an_answer_bounded_by_the_caps() {
+    let h = hub_after_run(CLUSTER).await;
+    // The original attack: one 30,000-character id and 3,000 unknown keys (~69 KB
+    // before; the answer was 90 MB).
+    let mut item = crate::support::event(&uuid());
+    item["id"] = json!("i".repeat(30_000));
+    for k in 0..3000 {
+        item[format!("k{k:05}")] = json!(1);
+    }
+    let batch = json!([item.clone(), item]);
+    let (status, body) = post_events(&h.http, &h.base, CLUSTER, &h.agent, &batch).await;
+    assert_eq!(status, 400);
+    assert_eq!(error_code(&body), "invalid_item");
+    let details = &body["error"]["details"];
+    assert_eq!(details["total"], 2 * 3001);
+    assert_eq!(details["omitted"], 2 * 3001 - 20);
+    assert!(
+        body.to_string().len() < 16 * 1024,
+        "{} bytes",
+        body.to_string().len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn authentication_never_waits_for_the_writer_to_note_a_token_was_used() {
+    let h = hub_after_run(CLUSTER).await;
+    // The token's "last used" mark is due again.
+    h.clock.advance(5 * 60 * 1000);
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let (entered_tx, entered) = tokio::sync::oneshot::channel();
+    let store = h.store.clone();
+    let writer = tokio::spawn(async move {
+        store
+            .writing(move |_tx| {
+                let _ = entered_tx.send(());
+                let _ = held.recv_timeout(Duration::from_secs(30));
+                Ok(())
+            })
+            .await
+    });
+    entered.await.expect("the writer is held");
+    let me = tokio::time::timeout(
+        Duration::from_secs(5),
+        h.call("GET", "/v1/me", &h.admin, json!(null)),
+    )
+    .await;
+    let _ = release.send(());
+    let (s, body) = me.expect("answered while the writer was busy");
+    assert_eq!(s, 200, "{body}");
+    writer.await.expect("join").expect("writer");
+    // The mark still lands once the writer is free.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, tokens) = h
+            .call("GET", "/v1/admin/tokens", &h.admin, json!(null))
+            .await;
+        let used = tokens["items"][0]["lastUsedAt"]
+            .as_str()
+            .map(str::to_string);
+        if used.is_some_and(|u| u >= crate::support::hub::at(h.clock.now_ms())) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{tokens}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

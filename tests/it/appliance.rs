@@ -41,10 +41,17 @@ fn agent_modes_missing_something_refuse_to_start_with_one_line_and_exit_code_2()
     let cases: [(&[(&str, &str)], &str); 4] = [
         (&[("KERF_MODE", "all-in-one")], "agent.cluster"),
         (
-            &[("KERF_MODE", "all-in-one"), ("KERF_AGENT__CLUSTER", "prod"), ("KUBECONFIG", none)],
+            &[
+                ("KERF_MODE", "all-in-one"),
+                ("KERF_AGENT__CLUSTER", "prod"),
+                ("KUBECONFIG", none),
+            ],
             "Kubernetes",
         ),
-        (&[("KERF_MODE", "agent"), ("KERF_AGENT__CLUSTER", "prod")], "agent.hub_url"),
+        (
+            &[("KERF_MODE", "agent"), ("KERF_AGENT__CLUSTER", "prod")],
+            "agent.hub_url",
+        ),
         (
             &[
                 ("KERF_MODE", "agent"),

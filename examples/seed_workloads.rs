@@ -88,10 +88,7 @@ fn count_workloads(conn: &mut rusqlite::Connection) -> Result<usize, store::Stor
         n += rows.len();
         match rows.last() {
             Some(last) if more => {
-                f.after = Some((
-                    store::SortValue::Text(last.seen.name.clone()),
-                    last.seen.id.clone(),
-                ))
+                f.after = Some(store::Position::by_name(&last.seen.name, &last.seen.id))
             }
             _ => return Ok(n),
         }
@@ -135,6 +132,7 @@ fn copy(
             .unwrap_or_else(|| "unavailable".into()),
         notices: w.notices.clone(),
         confidence: w.confidence,
+        risk: w.risk,
     };
     (seen, new)
 }

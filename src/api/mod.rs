@@ -14,6 +14,7 @@ pub mod config_audit;
 pub mod datasources;
 pub mod effective;
 pub mod error;
+pub mod export;
 pub mod feed;
 pub mod health;
 pub mod history;
@@ -32,6 +33,8 @@ pub mod teams;
 pub mod tokens;
 pub mod usage;
 pub mod users;
+pub mod workload_query;
+pub mod workload_totals;
 pub mod workloads;
 
 use std::sync::Arc;
@@ -181,6 +184,18 @@ pub fn route_table(state: AppState) -> RouteTable {
             "/v1/workloads",
             WorkloadRead,
             workloads::list_workloads,
+        )
+        .add(
+            Method::GET,
+            "/v1/workloads/summary",
+            WorkloadRead,
+            workload_totals::get_summary,
+        )
+        .add(
+            Method::GET,
+            "/v1/recommendations",
+            WorkloadRead,
+            export::get_recommendations,
         )
         .add(
             Method::GET,

@@ -10,99 +10,46 @@ use super::access::Access;
 use super::effective::{scoped_workload, Scope};
 use super::error::ApiError;
 use super::query::{self, bad, decode_cursor, encode_cursor, stored_json, time_or_null};
+use super::workload_query::{cursor_after, finish, take_filter, take_paging, Paging};
 use super::AppState;
-use crate::store::{RecommendationRow, SortValue, WorkloadFilter, WorkloadRow, WorkloadSort};
+use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow};
+use crate::wire::RecommendationSummary;
 
 pub async fn list_workloads(
     State(state): State<AppState>,
     access: Access,
     RawQuery(raw): RawQuery,
 ) -> Result<Json<Value>, ApiError> {
-    let mut f = WorkloadFilter {
-        scopes: access.namespace_scope(),
-        ..Default::default()
-    };
-    let mut order: Option<bool> = None;
-    let mut cursor: Option<Value> = None;
+    let mut f = WorkloadFilter::default();
+    let mut paging = Paging::default();
     for (key, value) in query::pairs(raw.as_deref())? {
-        match key.as_str() {
-            "cluster" => f.cluster = Some(value),
-            "namespace" => f.namespace = Some(value),
-            "kind" => f.kind = Some(value),
-            "q" => f.search = Some(value),
-            "notice" => f.notice = Some(value),
-            "dataQuality" => {
-                if !["available", "partial", "unavailable"].contains(&value.as_str()) {
-                    return Err(bad(&key, "must be available, partial or unavailable"));
-                }
-                f.data_quality = Some(value)
-            }
-            "hasRecommendation" => f.has_recommendation = Some(query::boolean(&key, &value)?),
-            "stale" => f.stale = Some(query::boolean(&key, &value)?),
-            "sort" => {
-                f.sort = match value.as_str() {
-                    "name" => WorkloadSort::Name,
-                    "savings" => WorkloadSort::Savings,
-                    "confidence" => WorkloadSort::Confidence,
-                    _ => return Err(bad(&key, "must be name, savings or confidence")),
-                }
-            }
-            "order" => {
-                order = Some(match value.as_str() {
-                    "asc" => false,
-                    "desc" => true,
-                    _ => return Err(bad(&key, "must be asc or desc")),
-                })
-            }
-            "limit" => f.limit = query::limit(&key, &value)?,
-            "next" => cursor = Some(decode_cursor(&key, &value)?),
-            _ => return Err(bad(&key, "unknown parameter")),
+        if !take_paging(&mut f, &mut paging, &key, &value)? && !take_filter(&mut f, &key, value)? {
+            return Err(bad(&key, "unknown parameter"));
         }
     }
-    // Biggest savings first; names A→Z; confidence high→low, unless `order` says so.
-    f.descending = order.unwrap_or(f.sort != WorkloadSort::Name);
-    if let Some(c) = cursor {
-        f.after = Some(
-            cursor_position(f.sort, &c)
-                .ok_or_else(|| bad("next", "is not a cursor of this sort order"))?,
-        );
-    }
+    finish(&mut f, paging, &access)?;
     let sort = f.sort;
-    let (items, more) = state.store.list_workloads(f).await?;
+    let (items, more) = state.store.list_workload_page(f).await?;
     let next = match (more, items.last()) {
-        (true, Some(last)) => Some(encode_cursor(&cursor_of(sort, last))),
+        (true, Some(last)) => Some(cursor_after(sort, last)),
         _ => None,
     };
     let items = items
         .iter()
-        .map(workload_json)
+        .map(|i| workload_json(&i.row, i.summary.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Json(json!({ "items": items, "next": next })))
 }
 
-fn cursor_of(sort: WorkloadSort, w: &WorkloadRow) -> Value {
-    match sort {
-        WorkloadSort::Name => json!(["n", w.seen.name, w.seen.id]),
-        WorkloadSort::Savings => json!(["s", w.monthly_savings, w.seen.id]),
-        WorkloadSort::Confidence => json!(["c", w.confidence, w.seen.id]),
-    }
-}
-
-fn cursor_position(sort: WorkloadSort, c: &Value) -> Option<(SortValue, String)> {
-    let a = c.as_array().filter(|a| a.len() == 3)?;
-    let id = a[2].as_str()?.to_string();
-    let value = match (sort, a[0].as_str()?) {
-        (WorkloadSort::Name, "n") => SortValue::Text(a[1].as_str()?.to_string()),
-        (WorkloadSort::Savings, "s") => SortValue::Real(a[1].as_f64()?),
-        (WorkloadSort::Confidence, "c") => SortValue::Integer(a[1].as_i64()?),
-        _ => return None,
-    };
-    Some((value, id))
-}
-
-/// The list form of a workload.
-pub fn workload_json(w: &WorkloadRow) -> Result<Value, ApiError> {
+/// The list form of a workload, with current → recommended values per container when
+/// its latest recommendation's `summary` is given.
+pub fn workload_json(w: &WorkloadRow, summary: Option<&str>) -> Result<Value, ApiError> {
     let notices: Vec<&str> = w.notices.split(',').filter(|s| !s.is_empty()).collect();
+    let summary: Option<RecommendationSummary> = match summary {
+        Some(text) => Some(serde_json::from_str(text).map_err(ApiError::internal)?),
+        None => None,
+    };
+    let current = stored_json(&w.seen.current)?;
     Ok(json!({
         "id": w.seen.id,
         "cluster": w.seen.cluster,
@@ -123,7 +70,20 @@ pub fn workload_json(w: &WorkloadRow) -> Result<Value, ApiError> {
         "notices": notices,
         "confidence": if w.confidence < 0 { Value::Null } else { json!(w.confidence) },
         "estimatedMonthlyCostDelta": w.cost_delta,
+        "risk": risk_name(w.risk),
+        "resources": super::export::plan::resources_json(&current, summary.as_ref()),
     }))
+}
+
+/// The list's word for what a recommendation protects against.
+fn risk_name(risk: i64) -> Value {
+    use crate::runs::summary::{RISK_LEAK, RISK_OOM, RISK_UNDER_PROVISIONED};
+    match risk {
+        RISK_OOM => json!("oom-kill"),
+        RISK_LEAK => json!("memory-leak"),
+        RISK_UNDER_PROVISIONED => json!("under-provisioned"),
+        _ => Value::Null,
+    }
 }
 
 /// The API form of a recommendation; the engine's output under `analysis` when stored
@@ -151,15 +111,19 @@ pub async fn get_workload(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
-    let mut v = workload_json(&w)?;
+    let rec = match &w.latest_rec_id {
+        Some(rec) => state.store.recommendation(rec.clone()).await?,
+        None => None,
+    };
+    let mut v = workload_json(&w, rec.as_ref().map(|r| r.summary.as_str()))?;
     v["current"] = stored_json(&w.seen.current)?;
-    v["recommendation"] = match &w.latest_rec_id {
-        Some(rec) => match state.store.recommendation(rec.clone()).await? {
-            Some(r) => recommendation_json(&r)?,
-            None => Value::Null,
-        },
+    v["recommendation"] = match &rec {
+        Some(r) => recommendation_json(r)?,
         None => Value::Null,
     };
+    if let Some(r) = &rec {
+        v["apply"] = super::export::apply_json(&w, r)?;
+    }
     Ok(Json(v))
 }
 

@@ -4,7 +4,7 @@
 
 use crate::policy::{EffectivePolicy, WorkloadRef};
 use crate::runs::Runs;
-use crate::store::{SortValue, Store, StoreError, WorkloadFilter, WorkloadRow};
+use crate::store::{Position, Store, StoreError, WorkloadFilter, WorkloadRow};
 
 /// One workload's resolution, as the agent needs it.
 #[derive(Debug, Clone)]
@@ -56,7 +56,7 @@ async fn all_workloads(store: &Store, cluster: &str) -> Result<Vec<WorkloadRow>,
             cluster: Some(cluster.to_string()),
             after: out
                 .last()
-                .map(|w| (SortValue::Text(w.seen.name.clone()), w.seen.id.clone())),
+                .map(|w| Position::by_name(&w.seen.name, &w.seen.id)),
             limit: PAGE,
             ..Default::default()
         };

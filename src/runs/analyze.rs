@@ -215,6 +215,7 @@ fn push_result(
         data_quality: summary.data_quality.to_string(),
         notices: notices_column(&summary.notices),
         confidence: summary.confidence,
+        risk: summary.risk,
     };
     out.analyzed.push((seen, rec));
 }

@@ -34,6 +34,28 @@ pub struct Summary {
     pub confidence: i64,
     /// Monthly cost delta; `None` when replicas are unknown.
     pub cost_delta: Option<f64>,
+    /// What applying it protects against (lists sort by it): [`RISK_OOM`],
+    /// [`RISK_LEAK`], [`RISK_UNDER_PROVISIONED`] or 0.
+    pub risk: i64,
+}
+
+/// The container was OOM-killed and the recommendation changes it.
+pub const RISK_OOM: i64 = 3;
+/// Memory grows like a leak and the recommendation changes it.
+pub const RISK_LEAK: i64 = 2;
+/// A request is raised: the container uses more than it reserves.
+pub const RISK_UNDER_PROVISIONED: i64 = 1;
+
+/// The risk class of a workload's results (see [`Summary::risk`]).
+fn risk(has_changes: bool, notices: &[String], raised: bool) -> i64 {
+    let has = |n: &str| notices.iter().any(|x| x == n);
+    match () {
+        _ if !has_changes => 0,
+        _ if has("oom-kill-detected") => RISK_OOM,
+        _ if has("potential-memory-leak") => RISK_LEAK,
+        _ if raised => RISK_UNDER_PROVISIONED,
+        _ => 0,
+    }
 }
 
 impl Summary {
@@ -91,6 +113,7 @@ pub fn summarize(
     let mut min_coverage: Option<f64> = None;
     let mut covered_seconds: Option<i64> = None;
     let mut has_changes = false;
+    let mut raised = false;
     let (mut cpu_delta_m, mut mem_delta_b) = (0.0, 0.0);
     for r in results {
         worst = worst.max(quality(r.data_quality.status));
@@ -102,6 +125,8 @@ pub fn summarize(
         for rec in &r.recommendations {
             has_changes = true;
             confidence = Some(confidence.map_or(rec.confidence, |c| c.min(rec.confidence)));
+            raised |= rec.setting == Setting::Requests
+                && (rec.current_unset || rec.suggested_value > rec.current_value);
         }
         let delta = match r.resource {
             Resource::Cpu => &mut cpu_delta_m,
@@ -128,6 +153,7 @@ pub fn summarize(
     containers.sort_by(|a, b| a.name.cmp(&b.name));
     notices.sort();
     notices.dedup();
+    let risk = risk(has_changes, &notices, raised);
     let (cpu_price, mem_price) = prices;
     let cost_delta = replicas.map(|n| {
         (cpu_delta_m / 1000.0 * cpu_price + mem_delta_b / GIB * mem_price)
@@ -148,6 +174,7 @@ pub fn summarize(
         notices,
         confidence: confidence.unwrap_or(-1),
         cost_delta,
+        risk,
     }
 }
 

@@ -32,6 +32,8 @@ pub mod teams;
 pub mod tokens;
 mod tx;
 pub mod users;
+mod workload_list;
+mod workload_totals;
 mod workloads;
 
 use std::path::{Path, PathBuf};
@@ -64,10 +66,12 @@ pub use sessions::SessionRecord;
 pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
 pub use users::{NewUser, UserPatch, UserRecord};
-pub use workloads::{
-    list_workloads, mark_absent_stale, SortValue, WorkloadFilter, WorkloadRow, WorkloadSeen,
+pub use workload_list::{
+    list_page, list_workloads, ListedWorkload, NameMatch, Position, SortValue, WorkloadFilter,
     WorkloadSort,
 };
+pub use workload_totals::{GroupBy, WorkloadTotals, COUNTED_NOTICES};
+pub use workloads::{mark_absent_stale, WorkloadRow, WorkloadSeen};
 
 pub use tx::{Read, Tx};
 

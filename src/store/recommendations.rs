@@ -3,7 +3,9 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::workloads::{from_row_at, upsert_seen, WorkloadRow, WorkloadSeen, COLUMNS};
+use super::workloads::{
+    from_row_at, upsert_seen, WorkloadRow, WorkloadSeen, COLUMNS, COLUMN_COUNT,
+};
 use super::StoreError;
 
 /// A recommendation to store, with the workload columns it refreshes.
@@ -25,6 +27,8 @@ pub struct NewRecommendation {
     /// `,a,b,` (empty when none).
     pub notices: String,
     pub confidence: i64,
+    /// What the recommendation protects against (see [`WorkloadRow::risk`]).
+    pub risk: i64,
 }
 
 /// A stored recommendation; `analysis` is empty unless asked for.
@@ -90,7 +94,7 @@ pub fn write_chunk(conn: &mut Connection, chunk: &ChunkWrite) -> Result<(), Stor
         tx.execute(
             "UPDATE workloads SET stale = 0, stale_reason = NULL, stale_since = NULL,
                  latest_rec_id = ?2, has_changes = ?3, data_quality = ?4, notices = ?5,
-                 confidence = ?6, cost_delta = ?7, monthly_savings = ?8
+                 confidence = ?6, cost_delta = ?7, monthly_savings = ?8, risk = ?9
              WHERE id = ?1",
             params![
                 rec.workload_id,
@@ -100,7 +104,8 @@ pub fn write_chunk(conn: &mut Connection, chunk: &ChunkWrite) -> Result<(), Stor
                 rec.notices,
                 rec.confidence,
                 rec.cost_delta,
-                rec.cost_delta.map_or(0.0, |d| (-d).max(0.0)),
+                -rec.cost_delta.unwrap_or(0.0),
+                rec.risk,
             ],
         )?;
     }
@@ -196,7 +201,7 @@ pub fn cluster_feed(
     ))?;
     let mut items: Vec<(WorkloadRow, RecommendationRow)> = stmt
         .query_map(params![cluster, after_id, limit as i64 + 1], |r| {
-            Ok((from_row_at(r, 0)?, rec_from_row(r, 22, false)?))
+            Ok((from_row_at(r, 0)?, rec_from_row(r, COLUMN_COUNT, false)?))
         })?
         .collect::<Result<_, _>>()?;
     let more = items.len() > limit;

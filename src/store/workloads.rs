@@ -1,8 +1,8 @@
 //! The `workloads` table: every workload seen by a run, stable across runs, with the
-//! denormalized columns of its latest recommendation that lists filter and sort on.
+//! denormalized columns of its latest recommendation that lists filter and sort on
+//! (`workload_list`).
 
-use rusqlite::types::Value;
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::StoreError;
 
@@ -40,93 +40,22 @@ pub struct WorkloadRow {
     /// Lowest recommendation confidence; -1 when none.
     pub confidence: i64,
     pub cost_delta: Option<f64>,
+    /// The signed monthly saving (−cost delta, 0 when unknown): the savings sort key.
     pub monthly_savings: f64,
-}
-
-/// Sort orders of the workload list.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkloadSort {
-    Name,
-    Savings,
-    Confidence,
-}
-
-impl WorkloadSort {
-    fn column(self) -> &'static str {
-        match self {
-            WorkloadSort::Name => "name",
-            WorkloadSort::Savings => "monthly_savings",
-            WorkloadSort::Confidence => "confidence",
-        }
-    }
-}
-
-/// The sort value of a keyset position (the column's value in the last item).
-#[derive(Debug, Clone, PartialEq)]
-pub enum SortValue {
-    Text(String),
-    Real(f64),
-    Integer(i64),
-}
-
-impl SortValue {
-    fn sql(&self) -> Value {
-        match self {
-            SortValue::Text(s) => Value::Text(s.clone()),
-            SortValue::Real(v) => Value::Real(*v),
-            SortValue::Integer(v) => Value::Integer(*v),
-        }
-    }
-}
-
-/// Filters, sort and keyset position of a workload page. The default is the first 100
-/// workloads of every cluster by name.
-#[derive(Debug, Clone)]
-pub struct WorkloadFilter {
-    pub cluster: Option<String>,
-    pub namespace: Option<String>,
-    pub kind: Option<String>,
-    /// Substring of the name (case-insensitive).
-    pub search: Option<String>,
-    pub has_recommendation: Option<bool>,
-    pub data_quality: Option<String>,
-    pub notice: Option<String>,
-    pub stale: Option<bool>,
-    pub sort: WorkloadSort,
-    pub descending: bool,
-    /// The (sort value, id) of the last item of the previous page.
-    pub after: Option<(SortValue, String)>,
-    pub limit: usize,
-    /// Team scope: only workloads inside these cluster/namespace patterns (`None`: all).
-    pub scopes: Option<Vec<super::NamespacePattern>>,
-}
-
-impl Default for WorkloadFilter {
-    fn default() -> Self {
-        WorkloadFilter {
-            cluster: None,
-            namespace: None,
-            kind: None,
-            search: None,
-            has_recommendation: None,
-            data_quality: None,
-            notice: None,
-            stale: None,
-            sort: WorkloadSort::Name,
-            descending: false,
-            after: None,
-            limit: 100,
-            scopes: None,
-        }
-    }
+    /// What the latest recommendation protects against: 3 OOM kill, 2 potential memory
+    /// leak, 1 requests raised, 0 none (`runs::summary::risk`).
+    pub risk: i64,
 }
 
 pub(super) const COLUMNS: &str = "w.id, w.cluster, w.namespace, w.kind, w.name, w.uid, \
     w.replicas, w.labels, w.current, w.first_seen_at, w.last_seen_at, w.last_run_id, w.stale, \
     w.stale_reason, w.stale_since, w.latest_rec_id, w.has_changes, w.data_quality, w.notices, \
-    w.confidence, w.cost_delta, w.monthly_savings";
+    w.confidence, w.cost_delta, w.monthly_savings, w.risk";
 
-/// Reads the 22 [`COLUMNS`] starting at `at`.
+/// How many [`COLUMNS`] there are.
+pub(super) const COLUMN_COUNT: usize = 23;
+
+/// Reads the [`COLUMNS`] starting at `at`.
 pub(super) fn from_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<WorkloadRow> {
     Ok(WorkloadRow {
         seen: WorkloadSeen {
@@ -153,6 +82,7 @@ pub(super) fn from_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<
         confidence: r.get(at + 19)?,
         cost_delta: r.get(at + 20)?,
         monthly_savings: r.get(at + 21)?,
+        risk: r.get(at + 22)?,
     })
 }
 
@@ -230,102 +160,9 @@ pub fn get_workload(conn: &Connection, id: &str) -> Result<Option<WorkloadRow>, 
         .optional()?)
 }
 
-/// A page of workloads and whether more follow.
-pub fn list_workloads(
-    conn: &Connection,
-    f: &WorkloadFilter,
-) -> Result<(Vec<WorkloadRow>, bool), StoreError> {
-    let mut sql = format!("SELECT {COLUMNS} FROM workloads w WHERE 1 = 1");
-    let mut args: Vec<Value> = Vec::new();
-    let mut push = |sql: &mut String, clause: &str, v: Value| {
-        args.push(v);
-        sql.push_str(&clause.replace("?", &format!("?{}", args.len())));
-    };
-    for (clause, value) in [
-        (" AND w.cluster = ?", &f.cluster),
-        (" AND w.namespace = ?", &f.namespace),
-        (" AND w.kind = ?", &f.kind),
-        (" AND w.data_quality = ?", &f.data_quality),
-    ] {
-        if let Some(v) = value {
-            push(&mut sql, clause, Value::Text(v.clone()));
-        }
-    }
-    if let Some(s) = &f.search {
-        let pattern = format!("%{}%", s.replace(['%', '_', '\\'], ""));
-        push(&mut sql, " AND w.name LIKE ?", Value::Text(pattern));
-    }
-    if let Some(n) = &f.notice {
-        push(
-            &mut sql,
-            " AND w.notices LIKE ?",
-            Value::Text(format!("%,{n},%")),
-        );
-    }
-    if let Some(b) = f.has_recommendation {
-        sql.push_str(if b {
-            " AND w.has_changes = 1"
-        } else {
-            " AND w.has_changes = 0"
-        });
-    }
-    if let Some(b) = f.stale {
-        sql.push_str(if b {
-            " AND w.stale = 1"
-        } else {
-            " AND w.stale = 0"
-        });
-    }
-    let col = f.sort.column();
-    let (cmp, dir) = if f.descending {
-        ("<", "DESC")
-    } else {
-        (">", "ASC")
-    };
-    if let Some((value, id)) = &f.after {
-        push(&mut sql, &format!(" AND (w.{col} {cmp} ?"), value.sql());
-        push(&mut sql, &format!(" OR (w.{col} = ?"), value.sql());
-        push(
-            &mut sql,
-            &format!(" AND w.id {cmp} ?))"),
-            Value::Text(id.clone()),
-        );
-    }
-    if let Some(scopes) = &f.scopes {
-        let cond = super::teams::scope_condition(scopes, "w.cluster", "w.namespace", &mut |v| {
-            args.push(v);
-            format!("?{}", args.len())
-        });
-        sql.push_str(&format!(" AND {cond}"));
-    }
-    sql.push_str(&format!(
-        " ORDER BY w.{col} {dir}, w.id {dir} LIMIT {}",
-        f.limit + 1
-    ));
-    let mut stmt = conn.prepare(&sql)?;
-    let mut items: Vec<WorkloadRow> = stmt
-        .query_map(params_from_iter(args), |r| from_row_at(r, 0))?
-        .collect::<Result<_, _>>()?;
-    let more = items.len() > f.limit;
-    items.truncate(f.limit);
-    Ok((items, more))
-}
-
 impl super::Store {
     /// See [`get_workload`].
     pub async fn workload(&self, id: String) -> Result<Option<WorkloadRow>, StoreError> {
         self.read(move |c| get_workload(c, &id)).await
     }
-
-    /// See [`list_workloads`].
-    pub async fn list_workloads(
-        &self,
-        filter: WorkloadFilter,
-    ) -> Result<(Vec<WorkloadRow>, bool), StoreError> {
-        self.read(move |c| list_workloads(c, &filter)).await
-    }
 }
-
-#[cfg(test)]
-#[path = "workloads_tests.rs"]
-mod tests;

@@ -3,8 +3,13 @@
 
 use std::time::Instant;
 
+use rusqlite::Connection;
+
 use super::*;
 use crate::store::recommendations::{write_chunk, ChunkWrite, NewRecommendation};
+use crate::store::workload_totals::{workload_totals, GroupBy, WorkloadTotals};
+use crate::store::NamespacePattern;
+use crate::store::WorkloadSeen;
 
 fn seed(conn: &mut Connection, n: usize) {
     let mut chunk = ChunkWrite {
@@ -47,6 +52,7 @@ fn seed(conn: &mut Connection, n: usize) {
                 String::new()
             },
             confidence: (i % 96) as i64,
+            risk: (i % 4) as i64,
         };
         chunk.analyzed.push((seen, rec));
     }
@@ -60,7 +66,7 @@ fn walk(
     notice: Option<&str>,
 ) -> Vec<String> {
     let mut seen = Vec::new();
-    let mut after: Option<(SortValue, String)> = None;
+    let mut after: Option<Position> = None;
     loop {
         let f = WorkloadFilter {
             notice: notice.map(str::to_string),
@@ -70,18 +76,16 @@ fn walk(
             limit: 500,
             ..Default::default()
         };
-        let (page, more) = list_workloads(conn, &f).expect("page");
-        seen.extend(page.iter().map(|w| w.seen.id.clone()));
+        let (page, more) = list_page(conn, &f).expect("page");
+        seen.extend(page.iter().map(|w| w.row.seen.id.clone()));
         if !more {
             return seen;
         }
         let last = page.last().expect("non-empty page");
-        let key = match sort {
-            WorkloadSort::Name => SortValue::Text(last.seen.name.clone()),
-            WorkloadSort::Savings => SortValue::Real(last.monthly_savings),
-            WorkloadSort::Confidence => SortValue::Integer(last.confidence),
-        };
-        after = Some((key, last.seen.id.clone()));
+        after = Some(Position {
+            keys: last.keys.clone(),
+            id: last.row.seen.id.clone(),
+        });
     }
 }
 
@@ -95,6 +99,8 @@ fn ten_thousand_workloads_walk_once_each_in_every_sort_order() {
     for sort in [
         WorkloadSort::Name,
         WorkloadSort::Savings,
+        WorkloadSort::Impact,
+        WorkloadSort::Risk,
         WorkloadSort::Confidence,
     ] {
         for descending in [false, true] {
@@ -132,4 +138,200 @@ fn ten_thousand_workloads_walk_once_each_in_every_sort_order() {
         )
         .expect("plan");
     assert!(plan.contains("workloads_savings"), "{plan}");
+    for (order, index) in [
+        ("abs(w.monthly_savings) DESC, w.id DESC", "workloads_impact"),
+        (
+            "w.risk DESC, -w.monthly_savings DESC, w.id DESC",
+            "workloads_risk",
+        ),
+    ] {
+        let plan: String = conn
+            .query_row(
+                &format!(
+                    "EXPLAIN QUERY PLAN SELECT id FROM workloads w ORDER BY {order} LIMIT 101"
+                ),
+                [],
+                |r| r.get(3),
+            )
+            .expect("plan");
+        assert!(plan.contains(index), "{order}: {plan}");
+    }
+}
+
+fn seeded(n: usize) -> (tempfile::TempDir, Connection) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("kerf.db");
+    let mut conn = Connection::open(&path).expect("open");
+    crate::store::migrate::run(&mut conn, &path, 0).expect("migrate");
+    seed(&mut conn, n);
+    (dir, conn)
+}
+
+fn all(conn: &Connection, f: WorkloadFilter) -> Vec<WorkloadRow> {
+    list_workloads(conn, &WorkloadFilter { limit: 10_000, ..f })
+        .expect("list")
+        .0
+}
+
+#[test]
+fn savings_order_every_workload_by_its_signed_saving_and_impact_by_its_size() {
+    let (_dir, conn) = seeded(200);
+    let saving = |w: &WorkloadRow| -w.cost_delta.unwrap_or(0.0);
+    let by_savings = all(
+        &conn,
+        WorkloadFilter {
+            sort: WorkloadSort::Savings,
+            descending: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(by_savings.len(), 200);
+    assert!(by_savings
+        .windows(2)
+        .all(|p| saving(&p[0]) >= saving(&p[1])));
+    assert!(
+        saving(&by_savings[0]) > 0.0 && saving(&by_savings[199]) < 0.0,
+        "both ends ordered"
+    );
+    let by_impact = all(
+        &conn,
+        WorkloadFilter {
+            sort: WorkloadSort::Impact,
+            descending: true,
+            ..Default::default()
+        },
+    );
+    assert!(by_impact
+        .windows(2)
+        .all(|p| saving(&p[0]).abs() >= saving(&p[1]).abs()));
+    let by_risk = all(
+        &conn,
+        WorkloadFilter {
+            sort: WorkloadSort::Risk,
+            descending: true,
+            ..Default::default()
+        },
+    );
+    assert!(
+        by_risk
+            .windows(2)
+            .all(|p| p[0].risk > p[1].risk
+                || (p[0].risk == p[1].risk && saving(&p[0]) <= saving(&p[1]))),
+        "risk first, then the biggest extra spend"
+    );
+    let risky = all(
+        &conn,
+        WorkloadFilter {
+            risky: Some(true),
+            ..Default::default()
+        },
+    );
+    assert_eq!(risky.len(), 150);
+}
+
+#[test]
+fn names_match_by_prefix_and_by_glob() {
+    let (_dir, conn) = seeded(200);
+    let namespaces = |m: NameMatch| {
+        let mut n: Vec<String> = all(
+            &conn,
+            WorkloadFilter {
+                namespace: Some(m),
+                ..Default::default()
+            },
+        )
+        .into_iter()
+        .map(|w| w.seen.namespace)
+        .collect();
+        n.sort();
+        n.dedup();
+        n
+    };
+    assert_eq!(
+        namespaces(NameMatch::typed("ns3")),
+        ["ns3", "ns30", "ns31", "ns32", "ns33", "ns34", "ns35", "ns36", "ns37", "ns38", "ns39"]
+    );
+    assert_eq!(namespaces(NameMatch::typed("ns?")).len(), 10);
+    assert_eq!(
+        namespaces(NameMatch::typed("*9")),
+        ["ns19", "ns29", "ns39", "ns9"]
+    );
+    assert_eq!(namespaces(NameMatch::Exact("ns3".into())), ["ns3"]);
+    assert!(
+        namespaces(NameMatch::typed("ns[")).is_empty(),
+        "a bracket is a plain character"
+    );
+    let names = all(
+        &conn,
+        WorkloadFilter {
+            name: Some(NameMatch::typed("svc-1?")),
+            ..Default::default()
+        },
+    );
+    assert!(names
+        .iter()
+        .all(|w| w.seen.name.len() == 6 && w.seen.name.starts_with("svc-1")));
+    assert_eq!(names.len(), 10);
+}
+
+#[test]
+fn totals_group_by_cluster_namespace_label_and_team_and_add_up() {
+    let (_dir, conn) = seeded(120);
+    let f = WorkloadFilter::default();
+    let whole = workload_totals(&conn, &f, &GroupBy::Nothing).expect("totals");
+    assert_eq!(whole.len(), 1);
+    let t = &whole[0];
+    assert_eq!(
+        (t.workloads, t.with_changes, t.available, t.risky),
+        (120, 60, 120, 90)
+    );
+    assert_eq!(t.notices, [0, 12, 0]);
+    assert_eq!(t.without_estimate, 30);
+    let clusters = workload_totals(&conn, &f, &GroupBy::Cluster).expect("by cluster");
+    assert_eq!(
+        clusters
+            .iter()
+            .map(|c| c.key[0].1.clone().unwrap())
+            .collect::<Vec<_>>(),
+        ["c0", "c1", "c2"]
+    );
+    assert_eq!(clusters.iter().map(|c| c.workloads).sum::<i64>(), 120);
+    let sum = |ts: &[WorkloadTotals]| ts.iter().map(|c| c.savings - c.extra_spend).sum::<f64>();
+    assert!((sum(&clusters) - (t.savings - t.extra_spend)).abs() < 1e-9);
+    let namespaces = workload_totals(&conn, &f, &GroupBy::Namespace).expect("by namespace");
+    assert_eq!(
+        namespaces.len(),
+        120,
+        "40 namespaces × 3 clusters, one workload each"
+    );
+    let labels = workload_totals(&conn, &f, &GroupBy::Label("team".into())).expect("by label");
+    assert_eq!(
+        (labels.len(), labels[0].key[0].1.clone()),
+        (1, None),
+        "no workload has the label"
+    );
+    let pattern = |c: &str, n: &str| NamespacePattern {
+        cluster: c.into(),
+        namespace: n.into(),
+    };
+    let teams = GroupBy::Team(vec![
+        ("red".into(), vec![pattern("c0", "*")]),
+        (
+            "blue".into(),
+            vec![pattern("*", "ns1"), pattern("c0", "ns2")],
+        ),
+    ]);
+    let by_team = workload_totals(&conn, &f, &teams).expect("by team");
+    let counts: Vec<(Option<String>, i64)> = by_team
+        .iter()
+        .map(|t| (t.key[0].1.clone(), t.workloads))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            (Some("red".into()), 40),
+            (Some("blue".into()), 4),
+            (None, 77)
+        ]
+    );
 }

@@ -120,6 +120,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "analysis",
             "auth",
             "clock",
+            "cluster",
             "config",
             "datasource",
             "events",

@@ -428,6 +428,7 @@ pub async fn seed(
                 data_quality: "available".into(),
                 notices: String::new(),
                 confidence: r.confidence,
+                risk: 0,
             },
         )],
         failed: Vec::new(),

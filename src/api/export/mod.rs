@@ -1,0 +1,139 @@
+//! Taking recommendations out of kerf: `GET /v1/recommendations?format=csv|json|yaml`
+//! (the fleet's current recommendations, filtered like the workload list and held to
+//! the caller's team scope), and the per-workload apply configuration and `kubectl`
+//! command the workload page copies.
+
+pub mod plan;
+pub mod render;
+
+use axum::extract::{RawQuery, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+use super::access::Access;
+use super::error::ApiError;
+use super::query::{self, bad, stored_json, time_or_null};
+use super::workload_query::{finish, take_filter, take_paging, Paging};
+use super::AppState;
+use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow};
+use crate::wire::RecommendationSummary;
+use render::Exported;
+
+/// The most workloads one export holds.
+pub const MAX_EXPORT: usize = 100_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Csv,
+    Json,
+    Yaml,
+}
+
+fn summary_of(text: Option<&str>) -> Result<Option<RecommendationSummary>, ApiError> {
+    text.map(|t| serde_json::from_str(t).map_err(ApiError::internal))
+        .transpose()
+}
+
+fn exported<'a>(
+    w: &'a WorkloadRow,
+    rec_id: Option<&'a str>,
+    created_at: Option<i64>,
+    summary: Option<&str>,
+) -> Result<Exported<'a>, ApiError> {
+    let current = stored_json(&w.seen.current)?;
+    let summary = summary_of(summary)?;
+    Ok(Exported {
+        w,
+        recommendation_id: rec_id,
+        created_at: created_at.map(crate::timestamp::format_ms),
+        containers: plan::plan(&current, summary.as_ref()),
+    })
+}
+
+/// The workload page's `apply`: the server-side apply configuration of the latest
+/// recommendation and the command that applies it (`null` when nothing changes).
+pub fn apply_json(w: &WorkloadRow, rec: &RecommendationRow) -> Result<Value, ApiError> {
+    let e = exported(w, Some(&rec.id), Some(rec.created_at), Some(&rec.summary))?;
+    Ok(match render::apply_yaml(&e) {
+        Some(yaml) => json!({
+            "command": render::apply_command(&yaml),
+            "yaml": yaml,
+            "fieldManager": render::FIELD_MANAGER,
+        }),
+        None => Value::Null,
+    })
+}
+
+pub async fn get_recommendations(
+    State(state): State<AppState>,
+    access: Access,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let mut f = WorkloadFilter::default();
+    let mut paging = Paging::default();
+    let mut format = Format::Json;
+    for (key, value) in query::pairs(raw.as_deref())? {
+        if key == "format" {
+            format = match value.as_str() {
+                "csv" => Format::Csv,
+                "json" => Format::Json,
+                "yaml" => Format::Yaml,
+                _ => return Err(bad(&key, "must be csv, json or yaml")),
+            };
+            continue;
+        }
+        if key == "limit" || key == "next" {
+            return Err(bad(&key, "an export holds every matching workload"));
+        }
+        if !take_paging(&mut f, &mut paging, &key, &value)? && !take_filter(&mut f, &key, value)? {
+            return Err(bad(&key, "unknown parameter"));
+        }
+    }
+    finish(&mut f, paging, &access)?;
+    f.limit = MAX_EXPORT;
+    let (rows, more) = state.store.list_workload_page(f).await?;
+    if more {
+        return Err(ApiError::bad_request(
+            "export_too_large",
+            format!("more than {MAX_EXPORT} workloads match: narrow the filter"),
+        ));
+    }
+    let items = rows
+        .iter()
+        .map(|l| {
+            exported(
+                &l.row,
+                l.row.latest_rec_id.as_deref(),
+                l.made_at,
+                l.summary.as_deref(),
+            )
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let stamp = crate::timestamp::format_ms(state.now());
+    let (body, content_type, ext) = match format {
+        Format::Csv => (render::csv(&items), "text/csv; charset=utf-8", "csv"),
+        Format::Yaml => (render::yaml(&items), "application/yaml", "yaml"),
+        Format::Json => {
+            let v = json!({
+                "generatedAt": time_or_null(Some(state.now())),
+                "count": items.len(),
+                "items": render::json_items(&items),
+            });
+            (v.to_string(), "application/json", "json")
+        }
+    };
+    let file = format!("kerf-recommendations-{}.{ext}", &stamp[..10]);
+    Ok((
+        [
+            (CONTENT_TYPE, content_type.to_string()),
+            (
+                CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{file}\""),
+            ),
+            (CACHE_CONTROL, "no-store".to_string()),
+        ],
+        body,
+    )
+        .into_response())
+}

@@ -1,0 +1,253 @@
+//! What a recommendation would set, per container: each request and limit with the
+//! value in force and the recommended one, from the workload's stored settings
+//! (`current`) and its recommendation summary. Lists show it as current → recommended;
+//! exports render it as Kubernetes quantities, rounded as the agent rounds what it
+//! applies (CPU up to whole millicores, memory up to whole MiB; docs/contracts/agent.md).
+
+use serde_json::{json, Value};
+
+use crate::cluster::quantity::{format_cpu, format_memory};
+use crate::wire::summary::SettingValues;
+use crate::wire::{RecommendationSummary, ResourceSummary};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// One setting (a request or a limit of one resource).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SettingPlan {
+    /// The value in force; `None` when not set or unknown.
+    pub current: Option<f64>,
+    /// False when kerf does not know the value in force.
+    pub known: bool,
+    /// The recommended value when the recommendation changes it.
+    pub recommended: Option<f64>,
+}
+
+impl SettingPlan {
+    /// The value to set: the recommended one, else the one in force.
+    pub fn target(&self) -> Option<f64> {
+        self.recommended.or(self.current)
+    }
+
+    fn json(&self) -> Value {
+        let mut v = json!({ "current": self.current, "recommended": self.recommended });
+        if !self.known {
+            v["known"] = json!(false);
+        }
+        v
+    }
+}
+
+/// A resource's request and limit.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ResourcePlan {
+    pub request: SettingPlan,
+    pub limit: SettingPlan,
+}
+
+impl ResourcePlan {
+    pub fn changes(&self) -> bool {
+        self.request.recommended.is_some() || self.limit.recommended.is_some()
+    }
+}
+
+/// One container.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ContainerPlan {
+    pub name: String,
+    /// Millicores.
+    pub cpu: ResourcePlan,
+    /// Bytes.
+    pub memory: ResourcePlan,
+}
+
+impl ContainerPlan {
+    pub fn changes(&self) -> bool {
+        self.cpu.changes() || self.memory.changes()
+    }
+}
+
+/// The value in force of `current[].{cpu|memory}.{request|limit}`.
+fn in_force(setting: Option<&Value>) -> (Option<f64>, bool) {
+    match setting {
+        Some(s) if s["known"] == json!(true) => (s["value"].as_f64(), true),
+        _ => (None, false),
+    }
+}
+
+fn setting(current: Option<&Value>, summary: Option<&SettingValues>) -> SettingPlan {
+    let (value, known) = in_force(current);
+    SettingPlan {
+        current: value.or(summary.and_then(|s| s.current)),
+        known: known || summary.is_some(),
+        recommended: summary.map(|s| s.suggested),
+    }
+}
+
+fn resource(current: Option<&Value>, summary: Option<&ResourceSummary>) -> ResourcePlan {
+    let at = |k: &str| current.and_then(|c| c.get(k));
+    ResourcePlan {
+        request: setting(at("request"), summary.and_then(|s| s.requests.as_ref())),
+        limit: setting(at("limit"), summary.and_then(|s| s.limits.as_ref())),
+    }
+}
+
+/// The plan of every container: those with settings in force, in their order, then any
+/// only the summary names.
+pub fn plan(current: &Value, summary: Option<&RecommendationSummary>) -> Vec<ContainerPlan> {
+    let mut names: Vec<String> = current
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect();
+    for c in summary.map(|s| s.containers.as_slice()).unwrap_or_default() {
+        if !names.contains(&c.name) {
+            names.push(c.name.clone());
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let cur = current
+                .as_array()
+                .and_then(|a| a.iter().find(|c| c["name"] == json!(name)));
+            let sum = summary.and_then(|s| s.containers.iter().find(|c| c.name == name));
+            ContainerPlan {
+                cpu: resource(
+                    cur.and_then(|c| c.get("cpu")),
+                    sum.and_then(|s| s.cpu.as_ref()),
+                ),
+                memory: resource(
+                    cur.and_then(|c| c.get("memory")),
+                    sum.and_then(|s| s.memory.as_ref()),
+                ),
+                name,
+            }
+        })
+        .collect()
+}
+
+/// The list's `resources`: per container, current → recommended of each setting.
+pub fn resources_json(current: &Value, summary: Option<&RecommendationSummary>) -> Value {
+    let containers: Vec<Value> = plan(current, summary)
+        .iter()
+        .map(|c| {
+            let r =
+                |p: &ResourcePlan| json!({ "request": p.request.json(), "limit": p.limit.json() });
+            json!({ "name": c.name, "cpu": r(&c.cpu), "memory": r(&c.memory) })
+        })
+        .collect();
+    Value::Array(containers)
+}
+
+/// Millicores as the agent applies them: rounded up to whole millicores, at least 1m.
+pub fn cpu_millis(v: f64) -> u64 {
+    v.ceil().max(1.0) as u64
+}
+
+/// Bytes as the agent applies them: rounded up to whole MiB, at least 1 MiB.
+pub fn memory_mib(v: f64) -> u64 {
+    (v / MIB).ceil().max(1.0) as u64
+}
+
+/// A CPU value as a Kubernetes quantity (`"250m"`, `"2"`).
+pub fn cpu_quantity(v: f64) -> String {
+    format_cpu(cpu_millis(v))
+}
+
+/// A memory value as a Kubernetes quantity (`"512Mi"`, `"2Gi"`); a value in force that
+/// is not a whole MiB keeps its exact bytes.
+pub fn memory_quantity(v: f64, recommended: bool) -> String {
+    if recommended {
+        format_memory(memory_mib(v) << 20)
+    } else {
+        format_memory(v.max(0.0).round() as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary() -> RecommendationSummary {
+        serde_json::from_value(json!({
+            "containers": [{ "name": "app",
+                "cpu": { "dataQuality": "available", "coverage": 1.0,
+                    "requests": { "current": 1400.0, "suggested": 1144.3, "confidence": 95 } },
+                "memory": { "dataQuality": "available", "coverage": 1.0,
+                    "limits": { "current": null, "suggested": 987654321.0, "confidence": 90 } } }],
+            "confidence": 90, "coverage": 1.0, "dataQuality": "available", "notices": []
+        }))
+        .expect("summary")
+    }
+
+    #[test]
+    fn plans_join_settings_in_force_with_the_recommended_values() {
+        let current = json!([
+            { "name": "app", "cpu": { "request": { "known": true, "value": 1400.0 },
+                "limit": { "known": true, "unset": true } },
+              "memory": { "request": { "known": true, "value": 536870912.0 }, "limit": { "known": false } } },
+            { "name": "proxy", "cpu": { "request": { "known": true, "value": 100.0 } } }
+        ]);
+        let p = plan(&current, Some(&summary()));
+        assert_eq!(p.len(), 2);
+        assert_eq!(
+            p[0].cpu.request,
+            SettingPlan {
+                current: Some(1400.0),
+                known: true,
+                recommended: Some(1144.3)
+            }
+        );
+        assert_eq!(
+            p[0].cpu.limit,
+            SettingPlan {
+                current: None,
+                known: true,
+                recommended: None
+            }
+        );
+        assert_eq!(p[0].memory.limit.recommended, Some(987654321.0));
+        assert!(
+            p[0].memory.limit.known,
+            "the summary knows the value in force"
+        );
+        assert!(p[0].changes() && !p[1].changes());
+        let j = resources_json(&current, Some(&summary()));
+        assert_eq!(
+            j[0]["cpu"]["request"],
+            json!({ "current": 1400.0, "recommended": 1144.3 })
+        );
+        assert_eq!(
+            j[1]["memory"]["limit"],
+            json!({ "current": null, "recommended": null, "known": false })
+        );
+    }
+
+    #[test]
+    fn quantities_round_up_as_the_agent_applies_them() {
+        assert_eq!(cpu_quantity(1144.3), "1145m");
+        assert_eq!(cpu_quantity(2000.0), "2");
+        assert_eq!(cpu_quantity(0.2), "1m");
+        assert_eq!(memory_quantity(987654321.0, true), "942Mi");
+        assert_eq!(memory_quantity(2.0 * 1024.0 * MIB, true), "2Gi");
+        assert_eq!(
+            memory_quantity(1_000_000.0, false),
+            "1000000",
+            "a value in force stays exact"
+        );
+    }
+
+    #[cfg(feature = "agent")]
+    #[test]
+    fn rounding_is_the_agents() {
+        use crate::agent::decide::values::{round_cpu, round_memory};
+        for v in [0.2, 1.0, 999.5, 1144.3, 64_000.0] {
+            assert_eq!(cpu_millis(v), round_cpu(v));
+        }
+        for v in [1.0, MIB, MIB + 1.0, 987654321.0, 3.5 * 1024.0 * MIB] {
+            assert_eq!(memory_mib(v) << 20, round_memory(v));
+        }
+    }
+}

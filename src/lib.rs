@@ -62,8 +62,9 @@
 //! The top:
 //! - `api`: HTTP handlers (parse → call a domain operation → serialize), the route
 //!   table with per-route permissions, errors. Uses the domain and vocabulary modules,
-//!   `clock`, `config`, `jobs`, `metrics`, `ui`; `agent` only for `api::in_process`,
-//!   the hub as the in-process agent reaches it.
+//!   `clock`, `config`, `jobs`, `metrics`, `ui`; `cluster` for Kubernetes quantities
+//!   (the recommendations export); `agent` only for `api::in_process`, the hub as the
+//!   in-process agent reaches it.
 //! - `server`: listener, TLS, connection bounds (cap with eviction of the longest-idle,
 //!   header, idle and handshake timeouts), graceful shutdown; starts and supervises the
 //!   jobs, and the agent of `all-in-one` (a job) or of `mode = "agent"`

@@ -4,7 +4,9 @@
 
 use axum::extract::{RawQuery, State};
 use axum::Json;
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
 
 use super::access::Access;
 use super::error::ApiError;
@@ -18,45 +20,76 @@ fn round2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
 }
 
-/// One group's totals as the API shows them.
-pub fn totals_json(t: &WorkloadTotals) -> Value {
-    let mut v = Map::new();
-    for (name, value) in &t.key {
-        v.insert(name.to_string(), json!(value));
+/// Workloads by data quality of their latest recommendation (`none`: never analysed).
+#[derive(Debug, Serialize)]
+pub struct QualityCounts {
+    pub available: i64,
+    pub partial: i64,
+    pub unavailable: i64,
+    pub none: i64,
+}
+
+/// One group's totals as the API shows them; the group's key (`cluster`, `namespace`,
+/// `label` or `team`) sits beside the counts.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TotalsView {
+    #[serde(flatten)]
+    pub key: BTreeMap<&'static str, Option<String>>,
+    pub workloads: i64,
+    pub with_changes: i64,
+    pub data_quality: QualityCounts,
+    pub stale: i64,
+    pub risk_reductions: i64,
+    pub notices: BTreeMap<&'static str, i64>,
+    pub monthly_savings: f64,
+    pub monthly_extra_spend: f64,
+    /// Extra spend − savings: negative is a saving.
+    pub monthly_net: f64,
+    pub workloads_without_estimate: i64,
+}
+
+impl From<&WorkloadTotals> for TotalsView {
+    fn from(t: &WorkloadTotals) -> Self {
+        TotalsView {
+            key: t.key.iter().cloned().collect(),
+            workloads: t.workloads,
+            with_changes: t.with_changes,
+            data_quality: QualityCounts {
+                available: t.available,
+                partial: t.partial,
+                unavailable: t.unavailable,
+                none: t.without_recommendation,
+            },
+            stale: t.stale,
+            risk_reductions: t.risky,
+            notices: COUNTED_NOTICES.into_iter().zip(t.notices).collect(),
+            monthly_savings: round2(t.savings),
+            monthly_extra_spend: round2(t.extra_spend),
+            monthly_net: round2(t.extra_spend - t.savings),
+            workloads_without_estimate: t.without_estimate,
+        }
     }
-    let notices: Map<String, Value> = COUNTED_NOTICES
-        .iter()
-        .zip(t.notices)
-        .map(|(n, c)| (n.to_string(), json!(c)))
-        .collect();
-    let body = json!({
-        "workloads": t.workloads,
-        "withChanges": t.with_changes,
-        "dataQuality": {
-            "available": t.available,
-            "partial": t.partial,
-            "unavailable": t.unavailable,
-            "none": t.without_recommendation,
-        },
-        "stale": t.stale,
-        "riskReductions": t.risky,
-        "notices": notices,
-        "monthlySavings": round2(t.savings),
-        "monthlyExtraSpend": round2(t.extra_spend),
-        "monthlyNet": round2(t.extra_spend - t.savings),
-        "workloadsWithoutEstimate": t.without_estimate,
-    });
-    if let Value::Object(b) = body {
-        v.extend(b);
-    }
-    Value::Object(v)
+}
+
+/// `GET /v1/workloads/summary`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryView {
+    pub by: String,
+    pub currency: String,
+    /// What the money is computed from: the requests.
+    pub basis: &'static str,
+    pub hours_per_month: f64,
+    pub total: TotalsView,
+    pub groups: Vec<TotalsView>,
 }
 
 pub async fn get_summary(
     State(state): State<AppState>,
     access: Access,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<SummaryView>, ApiError> {
     let mut f = WorkloadFilter::default();
     let (mut by, mut label) = (String::from("none"), None::<String>);
     for (key, value) in query::pairs(raw.as_deref())? {
@@ -99,12 +132,12 @@ pub async fn get_summary(
         g => state.store.workload_totals(f, g).await?,
     };
     let empty = WorkloadTotals::default();
-    Ok(Json(json!({
-        "by": by,
-        "currency": pricing.currency,
-        "basis": "requests",
-        "hoursPerMonth": HOURS_PER_MONTH,
-        "total": totals_json(total.first().unwrap_or(&empty)),
-        "groups": groups.iter().map(totals_json).collect::<Vec<_>>(),
-    })))
+    Ok(Json(SummaryView {
+        by,
+        currency: pricing.currency,
+        basis: "requests",
+        hours_per_month: HOURS_PER_MONTH,
+        total: total.first().unwrap_or(&empty).into(),
+        groups: groups.iter().map(TotalsView::from).collect(),
+    }))
 }

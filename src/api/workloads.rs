@@ -71,7 +71,7 @@ pub fn workload_json(w: &WorkloadRow, summary: Option<&str>) -> Result<Value, Ap
         "confidence": if w.confidence < 0 { Value::Null } else { json!(w.confidence) },
         "estimatedMonthlyCostDelta": w.cost_delta,
         "risk": risk_name(w.risk),
-        "resources": super::export::plan::resources_json(&current, summary.as_ref()),
+        "resources": super::export::plan::plan(&current, summary.as_ref()),
     }))
 }
 
@@ -122,7 +122,7 @@ pub async fn get_workload(
         None => Value::Null,
     };
     if let Some(r) = &rec {
-        v["apply"] = super::export::apply_json(&w, r)?;
+        v["apply"] = json!(super::export::apply_view(&w, r)?);
     }
     Ok(Json(v))
 }

@@ -249,12 +249,14 @@ pub fn list_page(
     f: &WorkloadFilter,
 ) -> Result<(Vec<ListedWorkload>, bool), StoreError> {
     let keys = f.sort.keys();
-    let mut sql = Sql::default();
-    sql.text = format!(
-        "SELECT {COLUMNS}, r.summary, r.created_at, {} FROM workloads w
-         LEFT JOIN recommendations r ON r.id = w.latest_rec_id WHERE 1 = 1",
-        keys.join(", ")
-    );
+    let mut sql = Sql {
+        text: format!(
+            "SELECT {COLUMNS}, r.summary, r.created_at, {} FROM workloads w
+             LEFT JOIN recommendations r ON r.id = w.latest_rec_id WHERE 1 = 1",
+            keys.join(", ")
+        ),
+        args: Vec::new(),
+    };
     push_conditions(&mut sql, f);
     let (cmp, dir) = if f.descending {
         ("<", "DESC")

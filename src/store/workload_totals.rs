@@ -148,8 +148,10 @@ fn team_totals(
 ) -> Result<Vec<WorkloadTotals>, StoreError> {
     let mut out = Vec::new();
     let one = |extra: &dyn Fn(&mut Sql)| -> Result<WorkloadTotals, StoreError> {
-        let mut sql = Sql::default();
-        sql.text = format!("SELECT {AGGREGATES} FROM workloads w WHERE 1 = 1");
+        let mut sql = Sql {
+            text: format!("SELECT {AGGREGATES} FROM workloads w WHERE 1 = 1"),
+            args: Vec::new(),
+        };
         push_conditions(&mut sql, f);
         extra(&mut sql);
         Ok(conn.query_row(&sql.text, params_from_iter(sql.args), |r| totals_at(r, 0))?)

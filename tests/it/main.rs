@@ -48,5 +48,6 @@ mod runs_api;
 mod runs_stale;
 mod ui_shell;
 mod ui_size;
+mod workload_export;
 mod workload_policy;
 mod workload_scope;

@@ -9,11 +9,11 @@ pub mod render;
 use axum::extract::{RawQuery, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::access::Access;
 use super::error::ApiError;
-use super::query::{self, bad, stored_json, time_or_null};
+use super::query::{self, bad, stored_json};
 use super::workload_query::{finish, take_filter, take_paging, Paging};
 use super::AppState;
 use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow};
@@ -51,18 +51,34 @@ fn exported<'a>(
     })
 }
 
+/// The JSON export.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportView {
+    /// RFC 3339.
+    pub generated_at: String,
+    pub count: usize,
+    pub items: Vec<render::ExportedWorkload>,
+}
+
 /// The workload page's `apply`: the server-side apply configuration of the latest
-/// recommendation and the command that applies it (`null` when nothing changes).
-pub fn apply_json(w: &WorkloadRow, rec: &RecommendationRow) -> Result<Value, ApiError> {
+/// recommendation and the `kubectl` command that applies it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyView {
+    pub yaml: String,
+    pub command: String,
+    pub field_manager: &'static str,
+}
+
+/// The workload page's `apply` (`None` when nothing changes).
+pub fn apply_view(w: &WorkloadRow, rec: &RecommendationRow) -> Result<Option<ApplyView>, ApiError> {
     let e = exported(w, Some(&rec.id), Some(rec.created_at), Some(&rec.summary))?;
-    Ok(match render::apply_yaml(&e) {
-        Some(yaml) => json!({
-            "command": render::apply_command(&yaml),
-            "yaml": yaml,
-            "fieldManager": render::FIELD_MANAGER,
-        }),
-        None => Value::Null,
-    })
+    Ok(render::apply_yaml(&e).map(|yaml| ApplyView {
+        command: render::apply_command(&yaml),
+        yaml,
+        field_manager: render::FIELD_MANAGER,
+    }))
 }
 
 pub async fn get_recommendations(
@@ -115,12 +131,13 @@ pub async fn get_recommendations(
         Format::Csv => (render::csv(&items), "text/csv; charset=utf-8", "csv"),
         Format::Yaml => (render::yaml(&items), "application/yaml", "yaml"),
         Format::Json => {
-            let v = json!({
-                "generatedAt": time_or_null(Some(state.now())),
-                "count": items.len(),
-                "items": render::json_items(&items),
-            });
-            (v.to_string(), "application/json", "json")
+            let v = ExportView {
+                generated_at: stamp.clone(),
+                count: items.len(),
+                items: render::json_items(&items),
+            };
+            let text = serde_json::to_string(&v).map_err(ApiError::internal)?;
+            (text, "application/json", "json")
         }
     };
     let file = format!("kerf-recommendations-{}.{ext}", &stamp[..10]);

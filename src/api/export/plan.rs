@@ -4,6 +4,7 @@
 //! exports render it as Kubernetes quantities, rounded as the agent rounds what it
 //! applies (CPU up to whole millicores, memory up to whole MiB; docs/contracts/agent.md).
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::cluster::quantity::{format_cpu, format_memory};
@@ -12,12 +13,18 @@ use crate::wire::{RecommendationSummary, ResourceSummary};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
-/// One setting (a request or a limit of one resource).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// One setting (a request or a limit of one resource); in lists, CPU in millicores and
+/// memory in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct SettingPlan {
     /// The value in force; `None` when not set or unknown.
     pub current: Option<f64>,
-    /// False when kerf does not know the value in force.
+    /// False when kerf does not know the value in force (only then serialized).
+    #[serde(skip_serializing_if = "is_true")]
     pub known: bool,
     /// The recommended value when the recommendation changes it.
     pub recommended: Option<f64>,
@@ -28,18 +35,10 @@ impl SettingPlan {
     pub fn target(&self) -> Option<f64> {
         self.recommended.or(self.current)
     }
-
-    fn json(&self) -> Value {
-        let mut v = json!({ "current": self.current, "recommended": self.recommended });
-        if !self.known {
-            v["known"] = json!(false);
-        }
-        v
-    }
 }
 
 /// A resource's request and limit.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct ResourcePlan {
     pub request: SettingPlan,
     pub limit: SettingPlan,
@@ -51,8 +50,8 @@ impl ResourcePlan {
     }
 }
 
-/// One container.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// One container: the list's `resources[]`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct ContainerPlan {
     pub name: String,
     /// Millicores.
@@ -128,19 +127,6 @@ pub fn plan(current: &Value, summary: Option<&RecommendationSummary>) -> Vec<Con
         .collect()
 }
 
-/// The list's `resources`: per container, current → recommended of each setting.
-pub fn resources_json(current: &Value, summary: Option<&RecommendationSummary>) -> Value {
-    let containers: Vec<Value> = plan(current, summary)
-        .iter()
-        .map(|c| {
-            let r =
-                |p: &ResourcePlan| json!({ "request": p.request.json(), "limit": p.limit.json() });
-            json!({ "name": c.name, "cpu": r(&c.cpu), "memory": r(&c.memory) })
-        })
-        .collect();
-    Value::Array(containers)
-}
-
 /// Millicores as the agent applies them: rounded up to whole millicores, at least 1m.
 pub fn cpu_millis(v: f64) -> u64 {
     v.ceil().max(1.0) as u64
@@ -214,7 +200,7 @@ mod tests {
             "the summary knows the value in force"
         );
         assert!(p[0].changes() && !p[1].changes());
-        let j = resources_json(&current, Some(&summary()));
+        let j = serde_json::to_value(plan(&current, Some(&summary()))).expect("json");
         assert_eq!(
             j[0]["cpu"]["request"],
             json!({ "current": 1400.0, "recommended": 1144.3 })

@@ -5,7 +5,8 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::plan::{cpu_millis, cpu_quantity, memory_mib, memory_quantity, ContainerPlan};
 use super::plan::{ResourcePlan, SettingPlan};
@@ -132,53 +133,102 @@ pub fn yaml(items: &[Exported<'_>]) -> String {
     docs.join("---\n")
 }
 
-fn setting_json(cpu: bool, p: &SettingPlan) -> Value {
-    let current = p.current.map(|v| {
-        if cpu {
-            cpu_quantity(v)
-        } else {
-            memory_quantity(v, false)
-        }
-    });
-    let recommended = p.recommended.map(|v| {
-        if cpu {
-            cpu_quantity(v)
-        } else {
-            memory_quantity(v, true)
-        }
-    });
-    json!({ "current": current, "recommended": recommended })
+/// A setting of the JSON export, as Kubernetes quantities.
+#[derive(Debug, Serialize)]
+pub struct QuantityPair {
+    pub current: Option<String>,
+    pub recommended: Option<String>,
+}
+
+fn quantities(cpu: bool, p: &SettingPlan) -> QuantityPair {
+    let as_quantity = |v: f64, recommended: bool| match cpu {
+        true => cpu_quantity(v),
+        false => memory_quantity(v, recommended),
+    };
+    QuantityPair {
+        current: p.current.map(|v| as_quantity(v, false)),
+        recommended: p.recommended.map(|v| as_quantity(v, true)),
+    }
+}
+
+/// CPU and memory of one group (requests or limits).
+#[derive(Debug, Serialize)]
+pub struct QuantityGroup {
+    pub cpu: QuantityPair,
+    pub memory: QuantityPair,
+}
+
+/// One container of the JSON export.
+#[derive(Debug, Serialize)]
+pub struct ExportedContainer {
+    pub name: String,
+    pub requests: QuantityGroup,
+    pub limits: QuantityGroup,
+}
+
+/// One workload of the JSON export.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportedWorkload {
+    pub workload_id: String,
+    pub cluster: String,
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    pub replicas: Option<i64>,
+    pub recommendation_id: Option<String>,
+    pub created_at: Option<String>,
+    pub has_recommendation: bool,
+    pub data_quality: Option<String>,
+    pub confidence: Option<i64>,
+    pub notices: Vec<String>,
+    pub estimated_monthly_cost_delta: Option<f64>,
+    pub containers: Vec<ExportedContainer>,
 }
 
 /// The JSON export: each workload with its settings as Kubernetes quantities.
-pub fn json_items(items: &[Exported<'_>]) -> Vec<Value> {
+pub fn json_items(items: &[Exported<'_>]) -> Vec<ExportedWorkload> {
     items
         .iter()
         .map(|e| {
             let s = &e.w.seen;
-            let containers: Vec<Value> = e
+            let containers = e
                 .containers
                 .iter()
-                .map(|c| {
-                    json!({
-                        "name": c.name,
-                        "requests": { "cpu": setting_json(true, &c.cpu.request),
-                            "memory": setting_json(false, &c.memory.request) },
-                        "limits": { "cpu": setting_json(true, &c.cpu.limit),
-                            "memory": setting_json(false, &c.memory.limit) },
-                    })
+                .map(|c| ExportedContainer {
+                    name: c.name.clone(),
+                    requests: QuantityGroup {
+                        cpu: quantities(true, &c.cpu.request),
+                        memory: quantities(false, &c.memory.request),
+                    },
+                    limits: QuantityGroup {
+                        cpu: quantities(true, &c.cpu.limit),
+                        memory: quantities(false, &c.memory.limit),
+                    },
                 })
                 .collect();
-            json!({
-                "workloadId": s.id, "cluster": s.cluster, "namespace": s.namespace,
-                "kind": s.kind, "name": s.name, "replicas": s.replicas,
-                "recommendationId": e.recommendation_id, "createdAt": e.created_at,
-                "hasRecommendation": e.w.has_changes, "dataQuality": e.w.data_quality,
-                "confidence": (e.w.confidence >= 0).then_some(e.w.confidence),
-                "notices": e.w.notices.split(',').filter(|n| !n.is_empty()).collect::<Vec<_>>(),
-                "estimatedMonthlyCostDelta": e.w.cost_delta,
-                "containers": containers,
-            })
+            ExportedWorkload {
+                workload_id: s.id.clone(),
+                cluster: s.cluster.clone(),
+                namespace: s.namespace.clone(),
+                kind: s.kind.clone(),
+                name: s.name.clone(),
+                replicas: s.replicas,
+                recommendation_id: e.recommendation_id.map(str::to_string),
+                created_at: e.created_at.clone(),
+                has_recommendation: e.w.has_changes,
+                data_quality: e.w.data_quality.clone(),
+                confidence: (e.w.confidence >= 0).then_some(e.w.confidence),
+                notices: e
+                    .w
+                    .notices
+                    .split(',')
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                estimated_monthly_cost_delta: e.w.cost_delta,
+                containers,
+            }
         })
         .collect()
 }

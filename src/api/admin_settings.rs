@@ -26,6 +26,10 @@ async fn parse<T: DeserializeOwned + serde::Serialize>(body: Body) -> Result<T, 
     })
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/admin/settings/recommender"
+)]
 pub async fn get_recommender(
     State(state): State<AppState>,
 ) -> Result<Json<RecommenderSettings>, ApiError> {
@@ -35,6 +39,10 @@ pub async fn get_recommender(
 }
 
 /// `PUT /v1/admin/settings/recommender[?reason=…]`.
+#[utoipa::path(
+    put,
+    path = "/v1/admin/settings/recommender"
+)]
 pub async fn put_recommender(
     State(state): State<AppState>,
     access: Access,
@@ -47,6 +55,10 @@ pub async fn put_recommender(
     Ok(Json(s))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/admin/settings/pricing"
+)]
 pub async fn get_pricing(State(state): State<AppState>) -> Result<Json<Pricing>, ApiError> {
     Ok(Json(
         state.runs.pricing().await.map_err(ApiError::internal)?,
@@ -54,6 +66,10 @@ pub async fn get_pricing(State(state): State<AppState>) -> Result<Json<Pricing>,
 }
 
 /// `PUT /v1/admin/settings/pricing[?reason=…]`.
+#[utoipa::path(
+    put,
+    path = "/v1/admin/settings/pricing"
+)]
 pub async fn put_pricing(
     State(state): State<AppState>,
     access: Access,

@@ -20,6 +20,11 @@ use crate::wire::{ConfigFeed, Heartbeat, Readiness};
 pub const MAX_BATCH_BYTES: usize = 1024 * 1024;
 
 /// `GET /v1/clusters/{cluster}/config`.
+#[utoipa::path(
+    get,
+    path = "/v1/clusters/{cluster}/config",
+    params(("cluster" = String, Path))
+)]
 pub async fn config(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
@@ -48,6 +53,11 @@ pub fn agent_settings(state: &AppState) -> crate::wire::AgentSettings {
 
 /// `POST /v1/clusters/{cluster}/heartbeat`: stores the heartbeat, re-evaluates
 /// readiness and answers with it.
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/heartbeat",
+    params(("cluster" = String, Path))
+)]
 pub async fn heartbeat(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
@@ -72,6 +82,11 @@ pub async fn store_heartbeat(
 }
 
 /// `POST /v1/clusters/{cluster}/events`: a batch of the agent's audit events.
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/events",
+    params(("cluster" = String, Path))
+)]
 pub async fn post_events(
     State(state): State<AppState>,
     Path(cluster): Path<String>,

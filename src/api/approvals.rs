@@ -26,6 +26,11 @@ pub struct ApproveBody {
     reason: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/workloads/{id}/approve",
+    params(("id" = String, Path))
+)]
 pub async fn approve(
     State(state): State<AppState>,
     access: Access,

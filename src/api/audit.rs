@@ -14,6 +14,10 @@ use crate::store::AuditFilter;
 
 const DEFAULT_LIMIT: usize = 100;
 
+#[utoipa::path(
+    get,
+    path = "/v1/audit"
+)]
 pub async fn get_audit(
     State(state): State<AppState>,
     access: super::access::Access,

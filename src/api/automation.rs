@@ -64,6 +64,11 @@ async fn do_resume(
 }
 
 /// `POST /v1/clusters/{cluster}/pause`: `AutomationPaused` (id = cluster).
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/pause",
+    params(("cluster" = String, Path))
+)]
 pub async fn pause_cluster(
     State(state): State<AppState>,
     access: Access,
@@ -74,6 +79,11 @@ pub async fn pause_cluster(
 }
 
 /// `POST /v1/clusters/{cluster}/resume`: `AutomationResumed` (id = cluster).
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/resume",
+    params(("cluster" = String, Path))
+)]
 pub async fn resume_cluster(
     State(state): State<AppState>,
     access: Access,
@@ -84,6 +94,10 @@ pub async fn resume_cluster(
 }
 
 /// `POST /v1/fleet/pause`: `AutomationPaused` (id = `*`).
+#[utoipa::path(
+    post,
+    path = "/v1/fleet/pause"
+)]
 pub async fn pause_fleet(
     State(state): State<AppState>,
     access: Access,
@@ -93,6 +107,10 @@ pub async fn pause_fleet(
 }
 
 /// `POST /v1/fleet/resume`: `AutomationResumed` (id = `*`).
+#[utoipa::path(
+    post,
+    path = "/v1/fleet/resume"
+)]
 pub async fn resume_fleet(
     State(state): State<AppState>,
     access: Access,
@@ -102,6 +120,10 @@ pub async fn resume_fleet(
 }
 
 /// `GET /v1/fleet/automation`: every pause in force.
+#[utoipa::path(
+    get,
+    path = "/v1/fleet/automation"
+)]
 pub async fn list_pauses(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let items = pause::list(&state.store).await?;
     Ok(Json(serde_json::json!({ "items": items })))

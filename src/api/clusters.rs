@@ -59,12 +59,21 @@ pub struct FreezeBody {
 }
 
 /// `GET /v1/clusters`: every cluster (retired ones too) with its readiness.
+#[utoipa::path(
+    get,
+    path = "/v1/clusters"
+)]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let items = clusters::list(&state.store).await?;
     Ok(Json(json!({ "items": items })))
 }
 
 /// `GET /v1/clusters/{cluster}`.
+#[utoipa::path(
+    get,
+    path = "/v1/clusters/{cluster}",
+    params(("cluster" = String, Path))
+)]
 pub async fn get(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -73,6 +82,10 @@ pub async fn get(
 }
 
 /// `POST /v1/clusters`: `ClusterCreated`; answers with the agent token, shown once.
+#[utoipa::path(
+    post,
+    path = "/v1/clusters"
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -92,6 +105,11 @@ pub async fn create(
 }
 
 /// `PATCH /v1/clusters/{cluster}`: `ClusterUpdated`.
+#[utoipa::path(
+    patch,
+    path = "/v1/clusters/{cluster}",
+    params(("cluster" = String, Path))
+)]
 pub async fn update(
     State(state): State<AppState>,
     access: Access,
@@ -111,6 +129,11 @@ pub async fn update(
 }
 
 /// `DELETE /v1/clusters/{cluster}?reason=`: retire (`ClusterDeleted`).
+#[utoipa::path(
+    delete,
+    path = "/v1/clusters/{cluster}",
+    params(("cluster" = String, Path))
+)]
 pub async fn retire(
     State(state): State<AppState>,
     access: Access,
@@ -123,6 +146,11 @@ pub async fn retire(
 }
 
 /// `POST /v1/clusters/{cluster}/token`: a new agent token (shown once).
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/token",
+    params(("cluster" = String, Path))
+)]
 pub async fn rotate_token(
     State(state): State<AppState>,
     access: Access,
@@ -139,6 +167,11 @@ pub async fn rotate_token(
 
 /// `PUT /v1/clusters/{cluster}/freeze`: the cluster-wide freeze on (with a reason and an
 /// optional `until`) or off. Audited as `ClusterUpdated`.
+#[utoipa::path(
+    put,
+    path = "/v1/clusters/{cluster}/freeze",
+    params(("cluster" = String, Path))
+)]
 pub async fn put_freeze(
     State(state): State<AppState>,
     access: Access,
@@ -163,6 +196,11 @@ pub async fn put_freeze(
 }
 
 /// `GET /v1/clusters/{cluster}/readiness`: state, reasons and each check.
+#[utoipa::path(
+    get,
+    path = "/v1/clusters/{cluster}/readiness",
+    params(("cluster" = String, Path))
+)]
 pub async fn readiness(
     State(state): State<AppState>,
     Path(name): Path<String>,

@@ -51,6 +51,10 @@ pub fn reason_query(query: Option<&str>) -> Result<Option<String>, ApiError> {
 }
 
 /// `GET /v1/audit/config`.
+#[utoipa::path(
+    get,
+    path = "/v1/audit/config"
+)]
 pub async fn get_config_audit(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,

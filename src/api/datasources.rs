@@ -45,6 +45,10 @@ fn take_reason(body: &mut Value) -> Result<Option<String>, ApiError> {
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/datasources"
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -57,11 +61,20 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(view)).into_response())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/datasources"
+)]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let items = datasources::list(&state.store, &key(&state)?).await?;
     Ok(Json(json!({ "items": items })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/datasources/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -72,6 +85,11 @@ pub async fn get(
     ))
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/datasources/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn replace(
     State(state): State<AppState>,
     access: Access,
@@ -89,6 +107,11 @@ pub async fn replace(
 }
 
 /// `DELETE /v1/datasources/{id}[?reason=…]`.
+#[utoipa::path(
+    delete,
+    path = "/v1/datasources/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,
@@ -102,6 +125,11 @@ pub async fn delete(
 }
 
 /// Reachability, credentials and the metrics kerf needs, for the first cluster using it.
+#[utoipa::path(
+    post,
+    path = "/v1/datasources/{id}/test",
+    params(("id" = String, Path))
+)]
 pub async fn test(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -115,6 +143,11 @@ pub async fn test(
 
 /// `PUT /v1/clusters/{cluster}/datasource` with `{"datasourceId": n, "reason"?}`:
 /// audited as `DatasourceUpdated`.
+#[utoipa::path(
+    put,
+    path = "/v1/clusters/{cluster}/datasource",
+    params(("cluster" = String, Path))
+)]
 pub async fn set_for_cluster(
     State(state): State<AppState>,
     access: Access,

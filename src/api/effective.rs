@@ -73,6 +73,11 @@ pub fn workload_context(
 }
 
 /// `GET /v1/workloads/{id}/policy`.
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/{id}/policy",
+    params(("id" = String, Path))
+)]
 pub async fn get_policy(
     State(state): State<AppState>,
     access: Access,

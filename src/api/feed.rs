@@ -10,6 +10,11 @@ use super::query::{self, bad, decode_cursor, encode_cursor};
 use super::AppState;
 use crate::wire::RecommendationFeed;
 
+#[utoipa::path(
+    get,
+    path = "/v1/clusters/{cluster}/recommendations",
+    params(("cluster" = String, Path))
+)]
 pub async fn cluster_recommendations(
     State(state): State<AppState>,
     Path(cluster): Path<String>,

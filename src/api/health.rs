@@ -8,16 +8,21 @@ use serde_json::json;
 
 use super::AppState;
 
-/// The OpenAPI 3.1 document of every /v1 route, embedded at build time.
-pub const OPENAPI_YAML: &str = include_str!("../../docs/contracts/openapi.yaml");
-
 /// `GET /healthz`: the process is up and serving.
+#[utoipa::path(
+    get,
+    path = "/healthz"
+)]
 pub async fn healthz() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))
 }
 
 /// `GET /readyz`: the database answers, its schema is current and no background job
 /// has failed; lists the jobs and their state.
+#[utoipa::path(
+    get,
+    path = "/readyz"
+)]
 pub async fn readyz(State(state): State<AppState>) -> Response {
     let jobs = state.jobs.statuses();
     let failed = jobs
@@ -44,6 +49,10 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
 }
 
 /// `GET /metrics`: Prometheus text exposition.
+#[utoipa::path(
+    get,
+    path = "/metrics"
+)]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     (
         [(
@@ -56,6 +65,10 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 }
 
 /// `GET /v1/openapi.yaml`.
+#[utoipa::path(
+    get,
+    path = "/v1/openapi.yaml"
+)]
 pub async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/yaml")], OPENAPI_YAML).into_response()
+    ([(header::CONTENT_TYPE, "application/yaml")], super::document::yaml()).into_response()
 }

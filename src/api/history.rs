@@ -30,6 +30,11 @@ fn parse_cursor(key: &str, raw: &str) -> Result<HistoryCursor, ApiError> {
     parsed.ok_or_else(|| bad(key, "is not a cursor returned by this API"))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/{id}/history",
+    params(("id" = String, Path))
+)]
 pub async fn get_history(
     State(state): State<AppState>,
     access: Access,

@@ -33,6 +33,10 @@ pub struct LoginRequest {
 
 /// `POST /v1/auth/login`: checks the password (bounded, rate-limited) and opens a new
 /// session; any session cookie sent along is ended first.
+#[utoipa::path(
+    post,
+    path = "/v1/auth/login"
+)]
 pub async fn login(
     State(state): State<AppState>,
     connect: Option<Extension<ConnectInfo<SocketAddr>>>,
@@ -157,6 +161,10 @@ fn login_error(e: LoginError) -> ApiError {
 }
 
 /// `POST /v1/auth/logout`: ends the session server-side and clears the cookie.
+#[utoipa::path(
+    post,
+    path = "/v1/auth/logout"
+)]
 pub async fn logout(State(state): State<AppState>, access: Access) -> Result<Response, ApiError> {
     if let Some(s) = access.caller().and_then(|c| c.session.as_ref()) {
         state.store.delete_session(s.id_sha256.clone()).await?;
@@ -171,6 +179,10 @@ pub async fn logout(State(state): State<AppState>, access: Access) -> Result<Res
 }
 
 /// `GET /v1/me`.
+#[utoipa::path(
+    get,
+    path = "/v1/me"
+)]
 pub async fn get_me(access: Access) -> Result<Response, ApiError> {
     let caller = access
         .caller()

@@ -111,6 +111,10 @@ fn channel_id(raw: &str) -> Result<i64, ApiError> {
     parse_id("notification channel", raw)
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/channels"
+)]
 pub async fn list_channels(
     State(s): State<AppState>,
     access: Access,
@@ -119,6 +123,11 @@ pub async fn list_channels(
     Ok(Json(Items { items }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/channels/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn get_channel(
     State(s): State<AppState>,
     access: Access,
@@ -131,6 +140,10 @@ pub async fn get_channel(
     ))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/notifications/channels"
+)]
 pub async fn create_channel(
     State(s): State<AppState>,
     access: Access,
@@ -144,6 +157,11 @@ pub async fn create_channel(
     ))
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/notifications/channels/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn replace_channel(
     State(s): State<AppState>,
     access: Access,
@@ -156,6 +174,11 @@ pub async fn replace_channel(
     Ok(Json(s.notify.replace_channel(c, id, input).await?))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/notifications/channels/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn delete_channel(
     State(s): State<AppState>,
     access: Access,
@@ -169,6 +192,11 @@ pub async fn delete_channel(
 }
 
 /// `POST .../channels/{id}/test`: sends now; 200 either way, `delivered` says how it went.
+#[utoipa::path(
+    post,
+    path = "/v1/notifications/channels/{id}/test",
+    params(("id" = String, Path))
+)]
 pub async fn test_channel(
     State(s): State<AppState>,
     access: Access,
@@ -181,6 +209,11 @@ pub async fn test_channel(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/channels/{id}/digest",
+    params(("id" = String, Path))
+)]
 pub async fn get_digest(
     State(s): State<AppState>,
     access: Access,
@@ -193,6 +226,11 @@ pub async fn get_digest(
     ))
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/notifications/channels/{id}/digest",
+    params(("id" = String, Path))
+)]
 pub async fn put_digest(
     State(s): State<AppState>,
     access: Access,
@@ -205,6 +243,10 @@ pub async fn put_digest(
     Ok(Json(s.notify.set_digest(c, id, input).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/digest"
+)]
 pub async fn list_digests(
     State(s): State<AppState>,
     access: Access,
@@ -227,6 +269,10 @@ pub async fn list_digests(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/rules"
+)]
 pub async fn list_rules(
     State(s): State<AppState>,
     access: Access,
@@ -253,6 +299,11 @@ fn rule_id(raw: &str) -> Result<i64, ApiError> {
     parse_id("notification rule", raw)
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/rules/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn get_rule(
     State(s): State<AppState>,
     access: Access,
@@ -265,6 +316,10 @@ pub async fn get_rule(
     ))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/notifications/rules"
+)]
 pub async fn create_rule(
     State(s): State<AppState>,
     access: Access,
@@ -278,6 +333,11 @@ pub async fn create_rule(
     ))
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/notifications/rules/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn replace_rule(
     State(s): State<AppState>,
     access: Access,
@@ -290,6 +350,11 @@ pub async fn replace_rule(
     Ok(Json(s.notify.replace_rule(c, id, input).await?))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/notifications/rules/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn delete_rule(
     State(s): State<AppState>,
     access: Access,
@@ -334,6 +399,10 @@ fn delivery_filter(q: Option<&str>) -> Result<DeliveryFilter, ApiError> {
 
 /// `GET /v1/notifications/deliveries`: newest first; filters `channelId`, `status`,
 /// `kind`; `limit` 1–500; `next` continues.
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/deliveries"
+)]
 pub async fn list_deliveries(
     State(s): State<AppState>,
     access: Access,
@@ -350,6 +419,11 @@ pub async fn list_deliveries(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/deliveries/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn get_delivery(
     State(s): State<AppState>,
     access: Access,

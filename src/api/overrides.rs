@@ -19,6 +19,11 @@ use crate::fleet::workloads;
 use crate::policy::OverrideSpec;
 
 /// `PUT /v1/workloads/{id}/override`: the whole override; its `reason` is the audit's.
+#[utoipa::path(
+    put,
+    path = "/v1/workloads/{id}/override",
+    params(("id" = String, Path))
+)]
 pub async fn put_override(
     State(state): State<AppState>,
     access: Access,
@@ -35,6 +40,11 @@ pub async fn put_override(
 }
 
 /// `DELETE /v1/workloads/{id}/override[?reason=…]`.
+#[utoipa::path(
+    delete,
+    path = "/v1/workloads/{id}/override",
+    params(("id" = String, Path))
+)]
 pub async fn delete_override(
     State(state): State<AppState>,
     access: Access,

@@ -123,6 +123,10 @@ fn conflict(e: crate::operation::OpError, exp: Expected) -> ApiError {
 }
 
 /// `GET /v1/policies[?deleted=true]`.
+#[utoipa::path(
+    get,
+    path = "/v1/policies"
+)]
 pub async fn list(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
@@ -148,6 +152,11 @@ async fn fetch(state: &AppState, raw: &str) -> Result<PolicyRecord, ApiError> {
 }
 
 /// `GET /v1/policies/{id}` (soft-deleted ones too, with `deletedAt`).
+#[utoipa::path(
+    get,
+    path = "/v1/policies/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -156,6 +165,10 @@ pub async fn get(
 }
 
 /// `POST /v1/policies`: the policy document plus an optional `reason`.
+#[utoipa::path(
+    post,
+    path = "/v1/policies"
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -169,6 +182,11 @@ pub async fn create(
 }
 
 /// `PUT /v1/policies/{id}`: the whole new document, `If-Match` or `version`, `reason`.
+#[utoipa::path(
+    put,
+    path = "/v1/policies/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn replace(
     State(state): State<AppState>,
     access: Access,
@@ -188,6 +206,11 @@ pub async fn replace(
 }
 
 /// `DELETE /v1/policies/{id}[?version=n&reason=…]` (or `If-Match`): soft delete.
+#[utoipa::path(
+    delete,
+    path = "/v1/policies/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,
@@ -219,6 +242,11 @@ pub async fn delete(
 }
 
 /// `GET /v1/policies/{id}/versions`: the whole history, oldest first.
+#[utoipa::path(
+    get,
+    path = "/v1/policies/{id}/versions",
+    params(("id" = String, Path))
+)]
 pub async fn versions(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -233,6 +261,11 @@ pub async fn versions(
 }
 
 /// `GET /v1/policies/{id}/versions/{version}`.
+#[utoipa::path(
+    get,
+    path = "/v1/policies/{id}/versions/{version}",
+    params(("id" = String, Path), ("version" = String, Path))
+)]
 pub async fn version(
     State(state): State<AppState>,
     Path((id, version)): Path<(String, String)>,
@@ -245,6 +278,11 @@ pub async fn version(
 
 /// `POST /v1/policies/{id}/revert` with `{version, reason}`: appends a new version with
 /// the content of `version`. The version read comes as `If-Match` or `currentVersion`.
+#[utoipa::path(
+    post,
+    path = "/v1/policies/{id}/revert",
+    params(("id" = String, Path))
+)]
 pub async fn revert(
     State(state): State<AppState>,
     access: Access,

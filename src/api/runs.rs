@@ -13,6 +13,10 @@ use super::AppState;
 use crate::runs::{RunError, Trigger};
 use crate::store::{RunFilter, RunRecord};
 
+#[utoipa::path(
+    get,
+    path = "/v1/runs"
+)]
 pub async fn list_runs(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
@@ -56,6 +60,11 @@ pub async fn list_runs(
     })))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/runs/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn get_run(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -68,6 +77,11 @@ pub async fn get_run(
     Ok(Json(run_json(&state, &run)?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/runs",
+    params(("cluster" = String, Path))
+)]
 pub async fn post_run(
     State(state): State<AppState>,
     Path(cluster): Path<String>,

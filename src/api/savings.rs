@@ -13,6 +13,10 @@ fn round2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/savings"
+)]
 pub async fn get_savings(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let pricing = state.runs.pricing().await.map_err(ApiError::internal)?;
     let per_cluster = state.store.savings_by_cluster().await?;

@@ -50,12 +50,21 @@ pub struct SetMembers {
 }
 
 /// `GET /v1/admin/teams`.
+#[utoipa::path(
+    get,
+    path = "/v1/admin/teams"
+)]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let items = teams::list(&state.store).await?;
     Ok(Json(json!({ "items": items })))
 }
 
 /// `GET /v1/admin/teams/{id}`.
+#[utoipa::path(
+    get,
+    path = "/v1/admin/teams/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -65,6 +74,10 @@ pub async fn get(
 }
 
 /// `POST /v1/admin/teams`: `TeamCreated`.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/teams"
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -83,6 +96,11 @@ pub async fn create(
 }
 
 /// `PATCH /v1/admin/teams/{id}`: `TeamUpdated` (name, description, namespaces).
+#[utoipa::path(
+    patch,
+    path = "/v1/admin/teams/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn update(
     State(state): State<AppState>,
     access: Access,
@@ -103,6 +121,11 @@ pub async fn update(
 }
 
 /// `PUT /v1/admin/teams/{id}/members`: `TeamUpdated`; allowed to the team's team-admins.
+#[utoipa::path(
+    put,
+    path = "/v1/admin/teams/{id}/members",
+    params(("id" = String, Path))
+)]
 pub async fn set_members(
     State(state): State<AppState>,
     access: Access,
@@ -123,6 +146,11 @@ pub async fn set_members(
 }
 
 /// `DELETE /v1/admin/teams/{id}?reason=`: `TeamDeleted` (its team tokens go with it).
+#[utoipa::path(
+    delete,
+    path = "/v1/admin/teams/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,

@@ -30,12 +30,20 @@ pub struct CreateToken {
 }
 
 /// `GET /v1/admin/tokens`.
+#[utoipa::path(
+    get,
+    path = "/v1/admin/tokens"
+)]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let items = accounts::list_tokens(&state.store).await?;
     Ok(Json(json!({ "items": items })))
 }
 
 /// `POST /v1/admin/tokens`: `TokenCreated`; the response holds the value, once.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/tokens"
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -67,6 +75,11 @@ pub async fn create(
 }
 
 /// `DELETE /v1/admin/tokens/{id}?reason=`: `TokenRevoked`.
+#[utoipa::path(
+    delete,
+    path = "/v1/admin/tokens/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn revoke(
     State(state): State<AppState>,
     access: Access,

@@ -18,6 +18,11 @@ use crate::datasource::{Source, UsageResource, Window};
 pub const MAX_POINTS: usize = 500;
 const MAX_SPAN_MS: i64 = 90 * 86_400_000;
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/{id}/usage",
+    params(("id" = String, Path))
+)]
 pub async fn get_usage(
     State(state): State<AppState>,
     access: super::access::Access,

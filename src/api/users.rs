@@ -61,12 +61,21 @@ fn with_secret(status: StatusCode, made: WithPassword) -> Response {
 }
 
 /// `GET /v1/admin/users`.
+#[utoipa::path(
+    get,
+    path = "/v1/admin/users"
+)]
 pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let items = accounts::list_users(&state.store).await?;
     Ok(Json(json!({ "items": items })))
 }
 
 /// `GET /v1/admin/users/{id}`.
+#[utoipa::path(
+    get,
+    path = "/v1/admin/users/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -76,6 +85,10 @@ pub async fn get(
 }
 
 /// `POST /v1/admin/users`: `UserCreated`.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/users"
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -95,6 +108,11 @@ pub async fn create(
 }
 
 /// `PATCH /v1/admin/users/{id}`: `UserUpdated`.
+#[utoipa::path(
+    patch,
+    path = "/v1/admin/users/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn update(
     State(state): State<AppState>,
     access: Access,
@@ -115,6 +133,11 @@ pub async fn update(
 }
 
 /// `DELETE /v1/admin/users/{id}?reason=`: `UserDeleted`.
+#[utoipa::path(
+    delete,
+    path = "/v1/admin/users/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,
@@ -128,6 +151,11 @@ pub async fn delete(
 }
 
 /// `POST /v1/admin/users/{id}/password-reset`: `PasswordReset`; ends the user's sessions.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/users/{id}/password-reset",
+    params(("id" = String, Path))
+)]
 pub async fn password_reset(
     State(state): State<AppState>,
     access: Access,

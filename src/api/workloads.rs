@@ -13,6 +13,10 @@ use super::query::{self, bad, decode_cursor, encode_cursor, stored_json, time_or
 use super::AppState;
 use crate::store::{RecommendationRow, SortValue, WorkloadFilter, WorkloadRow, WorkloadSort};
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads"
+)]
 pub async fn list_workloads(
     State(state): State<AppState>,
     access: Access,
@@ -145,6 +149,11 @@ pub fn recommendation_json(r: &RecommendationRow) -> Result<Value, ApiError> {
     Ok(v)
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/{id}",
+    params(("id" = String, Path))
+)]
 pub async fn get_workload(
     State(state): State<AppState>,
     access: Access,
@@ -163,6 +172,11 @@ pub async fn get_workload(
     Ok(Json(v))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/{id}/recommendations",
+    params(("id" = String, Path))
+)]
 pub async fn list_recommendations(
     State(state): State<AppState>,
     access: Access,

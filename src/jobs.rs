@@ -29,7 +29,7 @@ impl Future for Stop {
 }
 
 /// Where a job is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {
     Running,
@@ -38,7 +38,7 @@ pub enum JobState {
 }
 
 /// One job's status, as `/readyz` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct JobStatus {
     pub name: &'static str,
     pub state: JobState,

@@ -149,7 +149,10 @@ fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = (&'static str, &m
 /// and stable, since method and path are.
 fn operation_id(method: &str, path: &str) -> String {
     let mut id = method.to_string();
-    for segment in path.split(['/', '.', '-']).filter(|s| !s.is_empty() && *s != "v1") {
+    for segment in path
+        .split(['/', '.', '-'])
+        .filter(|s| !s.is_empty() && *s != "v1")
+    {
         let (prefix, word) = match segment.strip_prefix('{') {
             Some(name) => ("By", name.trim_end_matches('}')),
             None => ("", segment),

@@ -13,7 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
+use utoipa::ToSchema;
 
 use super::access::Access;
 use super::body::read_json;
@@ -24,7 +25,7 @@ use super::AppState;
 const SEC_FETCH_SITE: &str = "sec-fetch-site";
 use crate::auth::{session, Caller, CallerKind, LockScope, LoginError, TeamGrant};
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
     username: String,
@@ -35,7 +36,16 @@ pub struct LoginRequest {
 /// session; any session cookie sent along is ended first.
 #[utoipa::path(
     post,
-    path = "/v1/auth/login"
+    path = "/v1/auth/login",
+    summary = "Sign in with a username and password; sets the session cookie.",
+    description = "Body {username, password}. 200 returns Me plus csrfToken and sets kerf_session (rotated: a session cookie sent along is ended). 401 invalid_credentials; 429 too_many_attempts with Retry-After once the account has too many failed logins from this address (or the address from all accounts) inside auth.login_window_seconds, or while a much-guessed account is slowed; 503 busy when password checks are saturated. Login CSRF is refused: a body that is not application/json is 415 unsupported_media_type, and a request whose Origin is not this host or whose Sec-Fetch-Site is not same-origin/none is 403 cross_site.",
+    request_body = LoginRequest,
+    responses(
+        (status = 200, description = "Signed in: who, with the session's CSRF token (not cached).", body = Me),
+        (status = 415, description = "An error.", body = super::error::ErrorBody),
+        (status = 429, description = "An error.", body = super::error::ErrorBody),
+        (status = 503, description = "An error.", body = super::error::ErrorBody),
+    )
 )]
 pub async fn login(
     State(state): State<AppState>,
@@ -86,9 +96,7 @@ pub async fn login(
             .collect(),
         session: None,
     };
-    let mut body = me_json(&caller);
-    body["csrfToken"] = Value::String(done.csrf_token);
-    let mut resp = Json(body).into_response();
+    let mut resp = Json(me(&caller, Some(done.csrf_token))).into_response();
     let h = resp.headers_mut();
     h.insert(
         SET_COOKIE,
@@ -163,7 +171,11 @@ fn login_error(e: LoginError) -> ApiError {
 /// `POST /v1/auth/logout`: ends the session server-side and clears the cookie.
 #[utoipa::path(
     post,
-    path = "/v1/auth/logout"
+    path = "/v1/auth/logout",
+    summary = "End the session server-side and clear the cookie.",
+    responses(
+        (status = 204, description = "Signed out."),
+    )
 )]
 pub async fn logout(State(state): State<AppState>, access: Access) -> Result<Response, ApiError> {
     if let Some(s) = access.caller().and_then(|c| c.session.as_ref()) {
@@ -181,35 +193,82 @@ pub async fn logout(State(state): State<AppState>, access: Access) -> Result<Res
 /// `GET /v1/me`.
 #[utoipa::path(
     get,
-    path = "/v1/me"
+    path = "/v1/me",
+    summary = "Who am I: roles, teams, and (sessions) the CSRF token.",
+    responses(
+        (status = 200, description = "Who the caller is (not cached).", body = Me),
+    )
 )]
 pub async fn get_me(access: Access) -> Result<Response, ApiError> {
     let caller = access
         .caller()
         .ok_or_else(|| ApiError::internal("GET /v1/me reached without a caller"))?;
-    let mut body = me_json(caller);
-    if let Some(s) = &caller.session {
-        body["csrfToken"] = Value::String(s.csrf_token.clone());
-    }
-    let mut resp = Json(body).into_response();
+    let csrf_token = caller.session.as_ref().map(|s| s.csrf_token.clone());
+    let mut resp = Json(me(caller, csrf_token)).into_response();
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(resp)
 }
 
-fn me_json(c: &Caller) -> Value {
-    json!({
-        "type": match c.kind { CallerKind::User => "user", CallerKind::Token => "token" },
-        "id": c.id.to_string(),
-        "name": c.name,
-        "role": c.fleet_role.map(|r| r.as_str()),
-        "teams": c.teams.iter().map(|g| json!({
-            "id": g.team_id.to_string(),
-            "name": g.team_name,
-            "role": g.role.as_str(),
-            "namespaces": g.namespaces.iter()
-                .map(|p| json!({"cluster": p.cluster, "namespace": p.namespace}))
-                .collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
+/// Who the caller is: `GET /v1/me` and the answer of a login.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Me {
+    /// `user` or `token`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub id: String,
+    pub name: String,
+    /// The fleet role (`admin`, `editor`, `viewer`), `null` without one.
+    pub role: Option<&'static str>,
+    pub teams: Vec<MeTeam>,
+    /// Sessions only: echo it in X-CSRF-Token on every change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub csrf_token: Option<String>,
+}
+
+/// One team of the caller, with their role in it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MeTeam {
+    pub id: String,
+    pub name: String,
+    pub role: &'static str,
+    pub namespaces: Vec<MeNamespace>,
+}
+
+/// A namespace pattern of a team.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MeNamespace {
+    pub cluster: String,
+    pub namespace: String,
+}
+
+fn me(c: &Caller, csrf_token: Option<String>) -> Me {
+    Me {
+        kind: match c.kind {
+            CallerKind::User => "user",
+            CallerKind::Token => "token",
+        },
+        id: c.id.to_string(),
+        name: c.name.clone(),
+        role: c.fleet_role.map(|r| r.as_str()),
+        teams: c
+            .teams
+            .iter()
+            .map(|g| MeTeam {
+                id: g.team_id.to_string(),
+                name: g.team_name.clone(),
+                role: g.role.as_str(),
+                namespaces: g
+                    .namespaces
+                    .iter()
+                    .map(|p| MeNamespace {
+                        cluster: p.cluster.clone(),
+                        namespace: p.namespace.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        csrf_token,
+    }
 }

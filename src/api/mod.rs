@@ -20,6 +20,7 @@ pub mod health;
 pub mod history;
 #[cfg(feature = "agent")]
 pub mod in_process;
+pub mod lists;
 pub mod me;
 mod middleware;
 pub mod notifications;

@@ -22,6 +22,9 @@ pub struct RouteSpec {
     pub permission: Permission,
 }
 
+/// A schema the annotations name, with its component name.
+pub type NamedSchema = (String, RefOr<Schema>);
+
 /// One handler as added: its permission, its documented operation and its router.
 struct Entry {
     permission: Permission,
@@ -34,7 +37,7 @@ struct Entry {
 #[derive(Default)]
 pub struct RouteTable {
     entries: Vec<Entry>,
-    schemas: Vec<(String, RefOr<Schema>)>,
+    schemas: Vec<NamedSchema>,
 }
 
 impl RouteTable {
@@ -73,7 +76,7 @@ impl RouteTable {
 
     /// Each documented operation with its permission, and the schemas the annotations
     /// name (for `api::document`).
-    pub fn operations(&self) -> (Vec<(Permission, &Paths)>, &[(String, RefOr<Schema>)]) {
+    pub fn operations(&self) -> (Vec<(Permission, &Paths)>, &[NamedSchema]) {
         let ops = self.entries.iter().map(|e| (e.permission, &e.paths));
         (ops.collect(), &self.schemas)
     }

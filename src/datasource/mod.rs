@@ -81,7 +81,7 @@ pub struct Collection {
 }
 
 /// What `POST /v1/datasources/{id}/test` reports.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TestReport {
     pub reachable: bool,

@@ -18,7 +18,7 @@ use crate::store::StoreError;
 use crate::timestamp::format_ms;
 
 /// What `POST .../channels/{id}/test` reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TestResult {
     pub delivery_id: String,
@@ -33,12 +33,13 @@ pub struct TestResult {
 
 /// `GET /v1/notifications/channels/{id}/digest`: the schedule and what the next digest
 /// says so far.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DigestPreview {
     pub channel_id: i64,
     pub channel_name: String,
     pub digest: DigestView,
+    #[schema(value_type = Object)]
     pub preview: DigestReport,
 }
 

@@ -31,8 +31,7 @@ pub fn python_tools() -> std::path::PathBuf {
 
 #[test]
 fn the_committed_document_is_the_generated_one() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/contracts/openapi.yaml");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/contracts/openapi.yaml");
     let generated = kerf::api::document::yaml();
     if std::env::var("KERF_BLESS").is_ok_and(|v| v == "1") {
         std::fs::write(&path, generated).expect("write docs/contracts/openapi.yaml");

@@ -21,7 +21,7 @@ use crate::store::{Store, StoreOptions};
 
 mod accept;
 pub mod connections;
-mod reseal;
+pub mod reseal;
 
 use connections::Registry;
 
@@ -168,8 +168,13 @@ pub fn hub_jobs(state: &AppState) -> Jobs {
     jobs.spawn("run-scheduler", |stop| {
         crate::runs::scheduler::run(runs.clone(), store.clone(), stop)
     });
+    let audit = &state.config.audit;
+    let keep = crate::runs::retention::AuditRetention::from_days(
+        audit.event_retention_days,
+        audit.config_change_retention_days,
+    );
     jobs.spawn("retention", |stop| {
-        crate::runs::retention::run(runs.clone(), store.clone(), stop)
+        crate::runs::retention::run(runs.clone(), store.clone(), keep, stop)
     });
     jobs.spawn("fleet-ticker", |stop| {
         crate::fleet::ticker::run(store.clone(), runs.clone(), fleet.clone(), stop)

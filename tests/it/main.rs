@@ -28,6 +28,7 @@ mod hardening_connections;
 mod hardening_files;
 mod hardening_http;
 mod hardening_login;
+mod hardening_retention;
 mod hardening_scope;
 mod identity;
 mod identity_audit;

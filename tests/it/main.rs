@@ -30,6 +30,7 @@ mod hardening_http;
 mod hardening_login;
 mod hardening_retention;
 mod hardening_scope;
+mod hardening_upstream;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;

@@ -98,6 +98,16 @@ pub(super) async fn test(
                 message: format!("the datasource refused the credentials (HTTP {code})"),
             })
         }
+        Err(e @ DatasourceError::Redirected(_)) => {
+            return Ok(TestReport {
+                reachable: true,
+                authenticated: false,
+                remote_read: None,
+                protocol: None,
+                missing_metrics: metric::REQUIRED.iter().map(|m| m.to_string()).collect(),
+                message: e.to_string(),
+            })
+        }
         Err(e @ DatasourceError::Unreachable(_)) => {
             return Ok(TestReport {
                 reachable: false,

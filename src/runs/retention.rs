@@ -17,7 +17,7 @@ use crate::store::{AuditRows, Store};
 /// Longest wait between two prunes.
 const EVERY: Duration = Duration::from_secs(3600);
 /// Audit rows deleted per write.
-pub const AUDIT_BATCH: usize = 500;
+pub const AUDIT_BATCH: usize = 100;
 const DAY_MS: i64 = 86_400_000;
 
 /// How long the audit log keeps its rows; `None` keeps them forever.

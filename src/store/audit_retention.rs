@@ -42,27 +42,36 @@ impl Store {
             AuditRows::Events => "!=",
             AuditRows::ConfigChanges => "=",
         };
-        let pick = format!(
-            "SELECT seq FROM audit_events WHERE received_at_ms < ?1 AND type {op} ?2
-             ORDER BY received_at_ms LIMIT ?3"
+        // The batch is the oldest rows up to a sequence number; every row up to it that
+        // is past the cutoff goes (rows arrive in sequence, so that is the batch).
+        let last = format!(
+            "SELECT MAX(seq) FROM (SELECT seq FROM audit_events
+             WHERE received_at_ms < ?1 AND type {op} ?2 ORDER BY received_at_ms LIMIT ?3)"
         );
+        let chosen = format!("seq <= ?1 AND received_at_ms < ?2 AND type {op} ?3");
         self.write(move |c| {
             let tx = c.transaction()?;
+            let max: Option<i64> = tx.query_row(
+                &last,
+                params![cutoff_ms, CONFIG_CHANGED, batch as i64],
+                |r| r.get(0),
+            )?;
+            let Some(max) = max else { return Ok(0) };
             if rows == AuditRows::Events {
                 tx.execute(
                     &format!(
                         "INSERT INTO audit_pruned_counts (cluster, type, reason, n)
                          SELECT cluster, type, reason, COUNT(*) FROM audit_events
-                         WHERE seq IN ({pick}) AND cluster IS NOT NULL
+                         WHERE {chosen} AND cluster IS NOT NULL
                          GROUP BY cluster, type, reason
                          ON CONFLICT (cluster, type, reason) DO UPDATE SET n = n + excluded.n"
                     ),
-                    params![cutoff_ms, CONFIG_CHANGED, batch as i64],
+                    params![max, cutoff_ms, CONFIG_CHANGED],
                 )?;
             }
             let n = tx.execute(
-                &format!("DELETE FROM audit_events WHERE seq IN ({pick})"),
-                params![cutoff_ms, CONFIG_CHANGED, batch as i64],
+                &format!("DELETE FROM audit_events WHERE {chosen}"),
+                params![max, cutoff_ms, CONFIG_CHANGED],
             )?;
             tx.commit()?;
             Ok(n)

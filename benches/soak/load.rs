@@ -273,7 +273,7 @@ async fn malformed(ctx: Ctx, admin: String) {
     while ctx.running() {
         let base = &ctx.base;
         let http = &ctx.http;
-        let _ = match i % 8 {
+        let answered = match i % 8 {
             0 => {
                 http.post(format!("{base}/v1/clusters/soak-0/events"))
                     .body("[{\"id\": ")
@@ -319,6 +319,20 @@ async fn malformed(ctx: Ctx, admin: String) {
                 continue;
             }
         };
+        let kind = [
+            "bad JSON",
+            "unknown token",
+            "8 KB method",
+            "non-UTF-8 path",
+            "text/plain login",
+            "2 MiB body",
+        ];
+        let outcome = match answered {
+            Ok(r) => r.status().as_u16().to_string(),
+            Err(_) => "no answer".into(),
+        };
+        ctx.stats
+            .count(format!("malformed {}: {outcome}", kind[(i % 8) as usize]));
         tokio::time::sleep(every).await;
         i += 1;
     }

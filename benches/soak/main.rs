@@ -39,6 +39,8 @@ fn start_demo() -> Hub {
         .args(["--listen", "127.0.0.1:0", "demo"])
         .env("KERF_LOG", "warn")
         .env_remove("KERF_CONFIG")
+        // The bench's own setting would read as an unknown kerf config key.
+        .env_remove("KERF_SOAK_SECONDS")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

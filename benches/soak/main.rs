@@ -175,6 +175,22 @@ fn report(
         p99("workloads", last),
         p99("healthz", last)
     );
+    println!("per minute (end of minute: RSS MiB, fds, /healthz p99 ms, /v1/workloads p99 ms):");
+    let mut from = start;
+    while from < stop {
+        let w = (from, (from + WINDOW).min(stop));
+        let (rss, fd) = samples
+            .iter()
+            .rfind(|s| s.0 >= w.0 && s.0 <= w.1)
+            .map_or((f64::NAN, 0), |s| (s.1, s.2));
+        println!(
+            "  {:>4} s: {rss:6.1} {fd:5} {:6.1} {:6.1}",
+            w.1.as_secs(),
+            p99("healthz", w),
+            p99("workloads", w)
+        );
+        from += WINDOW;
+    }
     let worst = stats.worst_window("healthz", (start, stop), WINDOW, 0.99);
     println!("worst per-minute /healthz p99: {worst:.1} ms");
     for line in stats.counts() {

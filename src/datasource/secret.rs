@@ -206,7 +206,7 @@ fn read_key(path: &Path) -> Result<Option<SecretKey>, String> {
 }
 
 /// Writes `bytes` to a new file readable by its owner only, flushed to disk.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::commands::{self, serve_exit, Exit};
-use crate::config::{Config, Mode, Overrides};
+use crate::config::{Config, Overrides};
 
 /// kerf rightsizes Kubernetes workloads.
 #[derive(Debug, Parser)]
@@ -264,18 +264,6 @@ fn features() -> &'static str {
 }
 
 fn serve(config: Config) -> Result<(), Exit> {
-    match config.mode {
-        Mode::Hub => {}
-        Mode::AllInOne | Mode::Agent => {
-            return Err(Exit::usage(format!(
-                "mode {:?} needs the kerf agent, which this version does not include yet; set mode = \"hub\"",
-                match config.mode {
-                    Mode::AllInOne => "all-in-one",
-                    _ => "agent",
-                }
-            )))
-        }
-    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -10,8 +10,17 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub mod agent;
+pub use agent::{AgentConfig, AgentsConfig};
+
 /// Environment variables that are not config keys (they steer the loader or logging).
-const RESERVED_ENV: &[&str] = &["KERF_CONFIG", "KERF_LOG", "KERF_BLESS", "KERF_TEST_BIN"];
+const RESERVED_ENV: &[&str] = &[
+    "KERF_CONFIG",
+    "KERF_LOG",
+    "KERF_BLESS",
+    "KERF_TEST_BIN",
+    agent::TOKEN_ENV,
+];
 
 /// What this process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +58,10 @@ pub struct Config {
     pub store: StoreConfig,
     pub auth: AuthConfig,
     pub notifications: NotificationsConfig,
+    #[serde(default)]
+    pub agent: AgentConfig,
+    #[serde(default)]
+    pub agents: AgentsConfig,
     pub audit: AuditConfig,
 }
 
@@ -266,6 +279,8 @@ impl Default for Config {
             },
             auth: AuthConfig::default(),
             notifications: NotificationsConfig::default(),
+            agent: AgentConfig::default(),
+            agents: AgentsConfig::default(),
             audit: AuditConfig::default(),
         }
     }
@@ -322,6 +337,8 @@ impl Config {
         self.validate_http()?;
         self.validate_auth()?;
         self.validate_notifications()?;
+        self.agent.validate(self.mode)?;
+        self.agents.validate()?;
         if self.data_dir.as_os_str().is_empty() {
             return Err(ConfigError::Invalid("data_dir must not be empty".into()));
         }
@@ -528,7 +545,10 @@ fn is_optional_key(path: &[String]) -> bool {
             .map(String::as_str)
             .collect::<Vec<_>>()
             .as_slice(),
-        ["tls", "cert_file"] | ["tls", "key_file"]
+        ["tls", "cert_file"]
+            | ["tls", "key_file"]
+            | ["agent", "token_file"]
+            | ["agent", "hub_ca_file"]
     )
 }
 
@@ -546,7 +566,15 @@ fn typed_like(current: &toml::Value, raw: &str) -> Result<toml::Value, String> {
             raw.parse()
                 .map_err(|_| format!("expected true or false, got {raw:?}"))?,
         ),
-        toml::Value::Table(_) | toml::Value::Array(_) => {
+        // Lists of names (agent.namespaces) are comma-separated.
+        toml::Value::Array(_) => toml::Value::Array(
+            raw.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| toml::Value::String(s.to_string()))
+                .collect(),
+        ),
+        toml::Value::Table(_) => {
             return Err("is a section; set its keys with KERF_<SECTION>__<KEY>".into())
         }
         _ => toml::Value::String(raw.to_string()),

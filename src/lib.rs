@@ -36,11 +36,7 @@
 //!   `query_range`) or the demo fleet, mapped into the engine's input and streamed to
 //!   runs workload by workload. Uses `analysis`, `clock` (probes ask the real present),
 //!   `fingerprint`, `sim` (the demo fleet's catalogue and shapes), `timestamp`, `tls`.
-//! - `cluster`: the agent's one view of a Kubernetes cluster (the trait, its model, and
-//!   the kube-rs face). Imports nothing else of kerf.
-//! - `sim`: the simulated world (nodes, pods, usage shapes, kubelet outcomes): the
-//!   kubelet of a real test control plane and the in-process cluster of `kerf demo`.
-//!   Uses `clock`, `cluster`, `fingerprint`.
+//! - (`cluster` and `sim`: see "The cluster side" below.)
 //!
 //! Domain (operations below the API: store, now, audit context and typed input in,
 //! typed output or `OpError` out; nothing of HTTP):
@@ -66,28 +62,38 @@
 //! The top:
 //! - `api`: HTTP handlers (parse → call a domain operation → serialize), the route
 //!   table with per-route permissions, errors. Uses the domain and vocabulary modules,
-//!   `clock`, `config`, `jobs`, `metrics`, `ui`.
+//!   `clock`, `config`, `jobs`, `metrics`, `ui`; `agent` only for `api::in_process`,
+//!   the hub as the in-process agent reaches it.
 //! - `server`: listener, TLS, connection bounds (cap with eviction of the longest-idle,
 //!   header, idle and handshake timeouts), graceful shutdown; starts and supervises the
-//!   jobs. Uses
-//!   `api`, `auth`, `clock`, `config`, `datasource`, `fleet`, `jobs`, `metrics`,
-//!   `notify`, `runs`, `shutdown`, `store`, `tls`.
+//!   jobs, and the agent of `all-in-one` (a job) or of `mode = "agent"`
+//!   (`server::agent`). Uses `agent`, `api`, `auth`, `clock`, `cluster`, `config`,
+//!   `datasource`, `events`, `fleet`, `jobs`, `metrics`, `notify`, `operation`, `runs`,
+//!   `shutdown`, `store`, `tls`, `wire`.
 //! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call
 //!   the same operations as the API; backup and restore carry the datasource secret
 //!   key; `demo` wires the demo fleet into `server`).
 //!
 //! The cluster side (the agent builds on it):
 //! - `cluster`: the agent's one view of a Kubernetes cluster (model, `Cluster` trait,
-//!   errors that keep the API server's Status) and its kube-rs face (feature `kube`).
-//!   Uses nothing else of kerf.
+//!   errors that keep the API server's Status, kerf's RightsizingRecommendation
+//!   records, the watched `View`) and its kube-rs face (feature `kube`, reflectors).
+//!   Uses `fingerprint` (short record names).
 //! - `sim`: the simulated world (usage shapes, demo catalogue, the kubelet's decisions)
 //!   with its two faces: a kubelet against a real API server (tests) and the in-process
 //!   `Cluster` (demo). Uses `cluster`, `clock`, `fingerprint`; the demo
 //!   datasource reads its shapes. Only `sim::shape` and `sim::catalogue` are in the
 //!   hub-only build.
 //!
-//! Later parts plug in beside these: `agent` (feature `agent`, on `cluster`).
+//! - `agent` (feature `agent`): reads the hub's feeds through its `Hub` interface,
+//!   decides per workload (`agent::decide`, pure and fenced like `analysis`), changes
+//!   workloads through `cluster` (in place or by rollout), reports every decision as a
+//!   contract event (bounded outbox) and keeps its memory in the RightsizingRecommendation
+//!   records. Uses `clock`, `cluster`, `jobs`, `metrics`, `policy`, `timestamp`, `tls`,
+//!   `wire`; never `store` (in all-in-one it reaches the hub through `api::in_process`).
 
+#[cfg(feature = "agent")]
+pub mod agent;
 pub mod analysis;
 pub mod api;
 pub mod auth;

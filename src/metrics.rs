@@ -39,6 +39,14 @@ pub struct CollectLabels {
     pub protocol: String,
 }
 
+/// Labels of `kerf_agent_events_dropped_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct DropLabels {
+    /// `buffer_full` (the oldest dropped while the hub was away) or `invalid` (refused
+    /// by the hub's validation).
+    pub reason: String,
+}
+
 /// Every metric kerf exposes, plus the registry that renders them.
 pub struct Metrics {
     registry: Registry,
@@ -56,6 +64,8 @@ pub struct Metrics {
     pub collect_bytes: Family<CollectLabels, Counter>,
     /// Samples decoded from datasource answers by runs.
     pub collect_samples: Family<CollectLabels, Counter>,
+    /// Events the agent dropped before the hub stored them.
+    pub agent_events_dropped: Family<DropLabels, Counter>,
 }
 
 impl Metrics {
@@ -111,8 +121,15 @@ impl Metrics {
             "Samples decoded from datasource answers by runs, by cluster and protocol",
             collect_samples.clone(),
         );
+        let agent_events_dropped = Family::<DropLabels, Counter>::default();
+        registry.register(
+            "kerf_agent_events_dropped",
+            "Events the agent dropped before the hub stored them, by reason",
+            agent_events_dropped.clone(),
+        );
         Metrics {
             registry,
+            agent_events_dropped,
             notifications_sent,
             collect_requests,
             collect_bytes,

@@ -24,8 +24,26 @@ pub async fn config(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
 ) -> Result<Json<ConfigFeed>, ApiError> {
-    let feed = feed::config(&state.store, &state.runs, state.now(), &cluster).await?;
+    let feed = feed::config(
+        &state.store,
+        &state.runs,
+        state.now(),
+        &cluster,
+        agent_settings(&state),
+    )
+    .await?;
     Ok(Json(feed))
+}
+
+/// What this hub hands its agents (`[agents]` of its config).
+pub fn agent_settings(state: &AppState) -> crate::wire::AgentSettings {
+    let a = &state.config.agents;
+    crate::wire::AgentSettings {
+        loop_interval_seconds: a.loop_interval_seconds,
+        heartbeat_interval_seconds: a.heartbeat_interval_seconds,
+        event_buffer_size: a.event_buffer_size,
+        ..crate::wire::AgentSettings::default()
+    }
 }
 
 /// `POST /v1/clusters/{cluster}/heartbeat`: stores the heartbeat, re-evaluates
@@ -36,12 +54,21 @@ pub async fn heartbeat(
     body: Body,
 ) -> Result<Json<Readiness>, ApiError> {
     let hb: Heartbeat = read_json(body).await?;
-    let out = ingest::heartbeat(&state.store, state.now(), &cluster, hb).await?;
+    Ok(Json(store_heartbeat(&state, &cluster, hb).await?))
+}
+
+/// What `POST .../heartbeat` does after parsing (the in-process agent calls it too).
+pub async fn store_heartbeat(
+    state: &AppState,
+    cluster: &str,
+    hb: Heartbeat,
+) -> Result<Readiness, ApiError> {
+    let out = ingest::heartbeat(&state.store, state.now(), cluster, hb).await?;
     if out.needs_datasource_check {
         // The ticker checks the datasource at once (kept off the request path).
         state.fleet.wake();
     }
-    Ok(Json(out.readiness))
+    Ok(out.readiness)
 }
 
 /// `POST /v1/clusters/{cluster}/events`: a batch of the agent's audit events.
@@ -51,7 +78,20 @@ pub async fn post_events(
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let bytes = read_limited(body, MAX_BATCH_BYTES).await?;
-    let outcome = ingest::events(&state.store, state.now(), &cluster, &bytes)
+    Ok(Json(store_events(&state, &cluster, &bytes).await?))
+}
+
+/// What `POST .../events` does with the body (the in-process agent calls it too):
+/// validate, store once per id, count in `kerf_actions_total`.
+pub async fn store_events(
+    state: &AppState,
+    cluster: &str,
+    bytes: &[u8],
+) -> Result<Value, ApiError> {
+    if bytes.len() > MAX_BATCH_BYTES {
+        return Err(ApiError::too_large(MAX_BATCH_BYTES));
+    }
+    let outcome = ingest::events(&state.store, state.now(), cluster, bytes)
         .await?
         .map_err(batch_error)?;
     let mut per_label: std::collections::HashMap<&(String, String), u64> = Default::default();
@@ -63,7 +103,7 @@ pub async fn post_events(
             .metrics
             .actions
             .get_or_create(&ActionLabels {
-                cluster: cluster.clone(),
+                cluster: cluster.to_string(),
                 r#type: event_type.clone(),
                 reason: reason.clone(),
             })
@@ -73,10 +113,10 @@ pub async fn post_events(
         .metrics
         .duplicate_events
         .inc_by(outcome.duplicates as u64);
-    Ok(Json(json!({
+    Ok(json!({
         "accepted": outcome.inserted.len(),
         "duplicates": outcome.duplicates,
-    })))
+    }))
 }
 
 fn batch_error(e: BatchError) -> ApiError {

@@ -28,15 +28,26 @@ pub async fn cluster_recommendations(
             _ => return Err(bad(&key, "unknown parameter")),
         }
     }
+    Ok(Json(page(&state, &cluster, after, limit).await?))
+}
+
+/// One page of the feed after workload id `after`, with the cursor of the next (the
+/// in-process agent reads it through this too).
+pub async fn page(
+    state: &AppState,
+    cluster: &str,
+    after: String,
+    limit: usize,
+) -> Result<RecommendationFeed, ApiError> {
     let (mut feed, more_after) = crate::fleet::feed::recommendations(
         &state.store,
         &state.runs,
         state.now(),
-        &cluster,
+        cluster,
         after,
         limit,
     )
     .await?;
     feed.next = more_after.map(|id| encode_cursor(&json!(id)));
-    Ok(Json(feed))
+    Ok(feed)
 }

@@ -17,6 +17,8 @@ pub mod error;
 pub mod feed;
 pub mod health;
 pub mod history;
+#[cfg(feature = "agent")]
+pub mod in_process;
 pub mod me;
 mod middleware;
 pub mod notifications;

@@ -15,11 +15,14 @@ pub mod error;
 pub mod kube;
 pub mod model;
 pub mod quantity;
+pub mod record;
 
 use std::future::Future;
+use std::time::Duration;
 
 pub use error::{ApiStatus, Cause, ClusterError};
 pub use model::*;
+pub use record::Record;
 
 /// The field manager kerf writes as.
 pub const FIELD_MANAGER: &str = "kerf";
@@ -33,9 +36,22 @@ pub struct ApplyMode {
     pub dry_run: bool,
 }
 
+/// A live view of a cluster kept current by watches (kube-rs reflectors on a real
+/// cluster): reading it makes no API call.
+pub trait View: Send + Sync + 'static {
+    /// What the watches have seen so far.
+    fn snapshot(&self) -> Snapshot;
+
+    /// Resolves when the watches see a change, or after `at_most`.
+    fn changed(&self, at_most: Duration) -> impl Future<Output = ()> + Send;
+}
+
 /// A cluster as the agent uses it. Each call is one API round trip (or its in-process
-/// equivalent); nothing is cached across calls.
+/// equivalent); nothing is cached across calls, except in the [`View`] a `watch` keeps.
 pub trait Cluster: Send + Sync {
+    /// The live view `watch` returns.
+    type View: View;
+
     /// The field manager this face applies as (`kerf` unless built for a test's
     /// other manager).
     fn field_manager(&self) -> &str;
@@ -98,4 +114,33 @@ pub trait Cluster: Send + Sync {
         &self,
         regarding: &ObjectRef,
     ) -> impl Future<Output = Result<Vec<RecordedEvent>, ClusterError>> + Send;
+
+    /// Starts watching the workloads, their pods, HPAs and PDBs in `namespaces` (empty =
+    /// all) and every node; resolves once the first list is in.
+    fn watch(
+        &self,
+        namespaces: &[String],
+    ) -> impl Future<Output = Result<Self::View, ClusterError>> + Send;
+
+    /// The API server's version (`gitVersion`, e.g. `v1.36.3`).
+    fn server_version(&self) -> impl Future<Output = Result<String, ClusterError>> + Send;
+
+    /// kerf's RightsizingRecommendations in `namespaces` (empty = all).
+    fn records(
+        &self,
+        namespaces: &[String],
+    ) -> impl Future<Output = Result<Vec<Record>, ClusterError>> + Send;
+
+    /// Creates or updates a record's labels and spec (server-side apply as
+    /// `field_manager()`, forced: kerf owns its records). Returns it with its uid.
+    fn apply_record(
+        &self,
+        record: &Record,
+    ) -> impl Future<Output = Result<Record, ClusterError>> + Send;
+
+    /// Replaces a record's status (the status subresource). 404 when the record is gone.
+    fn apply_record_status(
+        &self,
+        record: &Record,
+    ) -> impl Future<Output = Result<(), ClusterError>> + Send;
 }

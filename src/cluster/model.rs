@@ -243,6 +243,9 @@ pub struct Workload {
     pub containers: Vec<Container>,
     /// Owners of the template's container resource fields.
     pub resource_owners: Vec<FieldOwner>,
+    /// StatefulSets: the revision pods of the current template carry
+    /// (`status.updateRevision`, matched against a pod's `controller-revision-hash`).
+    pub update_revision: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,6 +262,27 @@ pub enum QosClass {
     Guaranteed,
     Burstable,
     BestEffort,
+}
+
+impl QosClass {
+    /// The QoS class the API server gives a pod whose containers have `containers`
+    /// (a resize may not change it).
+    pub fn of(containers: &[Resources]) -> QosClass {
+        if containers.iter().all(|r| *r == Resources::default()) {
+            return QosClass::BestEffort;
+        }
+        let guaranteed = containers.iter().all(|r| {
+            let cpu = r.cpu_limit.is_some() && r.cpu_request.is_none_or(|q| Some(q) == r.cpu_limit);
+            let mem = r.memory_limit.is_some()
+                && r.memory_request.is_none_or(|q| Some(q) == r.memory_limit);
+            cpu && mem
+        });
+        if guaranteed {
+            QosClass::Guaranteed
+        } else {
+            QosClass::Burstable
+        }
+    }
 }
 
 /// The kubelet's verdict on the pod's last resize, from the pod's conditions.

@@ -60,7 +60,7 @@ pub fn exit_with(exit: Exit) -> ! {
 pub fn serve_exit(e: ServeError) -> Exit {
     match e {
         ServeError::Store(store::StoreError::TooNew { .. }) => Exit::usage(e),
-        ServeError::Tls(_) => Exit::usage(e),
+        ServeError::Tls(_) | ServeError::Agent(_) => Exit::usage(e),
         _ => Exit::runtime(e),
     }
 }

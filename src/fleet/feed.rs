@@ -14,12 +14,13 @@ use crate::wire::{
     RecommendationSummary, WorkloadConfig,
 };
 
-/// The config feed of active cluster `cluster` at `now`.
+/// The config feed of active cluster `cluster` at `now`, handing the agent `agent`.
 pub async fn config(
     store: &Store,
     runs: &Runs,
     now: i64,
     cluster: &str,
+    agent: AgentSettings,
 ) -> Result<ConfigFeed, StoreError> {
     let name = cluster.to_string();
     let (c, applying) = store
@@ -40,7 +41,7 @@ pub async fn config(
         },
         pause: applying.as_ref().map(pause::view),
         freeze: super::clusters::freeze_view(frozen),
-        agent: AgentSettings::default(),
+        agent,
         workloads: workloads
             .into_iter()
             .map(|w| WorkloadConfig {

@@ -20,6 +20,8 @@ use crate::metrics::Metrics;
 use crate::store::{Store, StoreOptions};
 
 mod accept;
+#[cfg(feature = "agent")]
+pub mod agent;
 pub mod connections;
 pub mod reseal;
 
@@ -37,6 +39,9 @@ pub enum ServeError {
     /// A background job panicked or ended on its own: the process exits non-zero.
     #[error(transparent)]
     Job(#[from] JobFailure),
+    /// The agent cannot run (one line naming what is missing).
+    #[error("{0}")]
+    Agent(String),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -59,9 +64,27 @@ pub struct Started {
     pub state: AppState,
 }
 
-/// Runs the hub until a shutdown signal.
+/// Runs what `config.mode` says until a shutdown signal: the hub, the hub with the
+/// agent of its own cluster (`all-in-one`), or the agent alone (`agent`).
 pub async fn run(config: Config) -> Result<(), ServeError> {
-    run_with(config, None, |_, _| {}, |_| async {}).await
+    match config.mode {
+        crate::config::Mode::Hub => run_with(config, None, |_, _| {}, |_| async {}).await,
+        #[cfg(feature = "agent")]
+        crate::config::Mode::AllInOne => {
+            let cluster = agent::connect(&config).await?;
+            let options = agent::options(&config);
+            let spawn = move |state: &AppState, jobs: &mut Jobs| {
+                agent::spawn_in_process(jobs, "agent", state, cluster, options, "kerf all-in-one")
+            };
+            run_with(config, None, spawn, |_| async {}).await
+        }
+        #[cfg(feature = "agent")]
+        crate::config::Mode::Agent => agent::run_agent(config).await,
+        #[cfg(not(feature = "agent"))]
+        _ => Err(ServeError::Agent(
+            "this kerf was built without the agent (feature `agent`); use mode = \"hub\"".into(),
+        )),
+    }
 }
 
 /// Runs the hub until a shutdown signal or a job failure. `source`, when given, answers

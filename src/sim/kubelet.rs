@@ -163,25 +163,6 @@ impl ContainerRun {
     }
 }
 
-/// The QoS class of a pod with these containers (Kubernetes' rules).
-pub fn qos(containers: &[Resources]) -> QosClass {
-    let none = containers.iter().all(|r| *r == Resources::default());
-    if none {
-        return QosClass::BestEffort;
-    }
-    let guaranteed = containers.iter().all(|r| {
-        let cpu = r.cpu_limit.is_some() && r.cpu_request.is_none_or(|q| Some(q) == r.cpu_limit);
-        let mem =
-            r.memory_limit.is_some() && r.memory_request.is_none_or(|q| Some(q) == r.memory_limit);
-        cpu && mem
-    });
-    if guaranteed {
-        QosClass::Guaranteed
-    } else {
-        QosClass::Burstable
-    }
-}
-
 /// The kubelet's verdict on a resize: `Settled` means accepted.
 ///
 /// `others` are the requests (millicores, bytes) already admitted on the node for every
@@ -244,7 +225,7 @@ pub fn judge(
         .iter()
         .zip(current)
         .any(|(t, c)| t.memory_request != c.memory_request || t.memory_limit != c.memory_limit);
-    let guaranteed = qos(current) == QosClass::Guaranteed;
+    let guaranteed = QosClass::of(current) == QosClass::Guaranteed;
     decide_resize(
         node,
         guaranteed,

@@ -10,7 +10,7 @@ use crate::policy::{EffectiveMode, EffectivePolicy};
 
 /// The config feed of one cluster.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ConfigFeed {
     pub cluster: String,
     /// The hub's now (RFC 3339): the time every flag and expiry here was judged at.
@@ -27,7 +27,7 @@ pub struct ConfigFeed {
 
 /// What stops the agent from changing anything, at a glance.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct FeedFlags {
     /// Automation paused: report `blocked Paused` with `details.pauseScope`.
     pub paused: bool,
@@ -58,7 +58,7 @@ impl PauseScope {
 /// A pause of automation (also the API's representation of one, and the `before`/`after`
 /// of its audit rows). `paused: false` with only `id` and `scope` when not paused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Pause {
     /// The cluster's name, or `*` for the fleet.
     pub id: String,
@@ -78,7 +78,7 @@ pub struct Pause {
 
 /// The cluster-wide freeze: no change and no release of field ownership while on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Freeze {
     pub enabled: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,7 +104,7 @@ impl Freeze {
 
 /// How the agent runs, set by the hub.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct AgentSettings {
     /// How often the agent runs its decision loop, in seconds.
     pub loop_interval_seconds: u64,
@@ -118,7 +118,8 @@ pub struct AgentSettings {
 }
 
 impl Default for AgentSettings {
-    /// What this hub hands every agent (fixed by the build for now).
+    /// The build's defaults (the hub's `[agents]` section may change the intervals and
+    /// the buffer).
     fn default() -> Self {
         AgentSettings {
             loop_interval_seconds: 30,
@@ -131,7 +132,7 @@ impl Default for AgentSettings {
 
 /// One workload's effective policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct WorkloadConfig {
     pub workload_id: String,
     pub namespace: String,

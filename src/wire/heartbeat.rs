@@ -21,7 +21,7 @@ pub struct Heartbeat {
 
 /// A cluster's readiness (`docs/contracts/readiness.md`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct Readiness {
     pub cluster: String,
     /// `ready`, `degraded` or `not-ready`.

@@ -8,6 +8,10 @@
 //! agent (in-process or remote) reads them; the hub's event validator validates into
 //! [`AgentEvent`]. Imports only `policy` (the effective policy) and `timestamp`: no
 //! store, no HTTP, so it builds in the hub-only and the agent builds alike.
+//!
+//! What the hub sends (the feeds, readiness) accepts unknown fields, so an older agent
+//! reads a newer hub (forward compatible); what agents send (heartbeat, events) is
+//! strict, because the hub validates it.
 
 pub mod actor;
 pub mod config_feed;

@@ -12,7 +12,7 @@ use crate::policy::EffectiveMode;
 
 /// One page of the feed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct RecommendationFeed {
     pub cluster: String,
     /// The identity of the recommender settings now in force.
@@ -26,7 +26,7 @@ pub struct RecommendationFeed {
 
 /// A workload as the feed names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+
 pub struct FeedWorkload {
     pub namespace: String,
     pub kind: String,
@@ -37,7 +37,7 @@ pub struct FeedWorkload {
 
 /// How much usage history stands behind the recommendation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct DataCoverage {
     /// The shortest usable history behind any value, in seconds (`null` on
     /// recommendations made before kerf recorded it); compare with
@@ -49,7 +49,7 @@ pub struct DataCoverage {
 
 /// An operator's approval of this recommendation, not yet applied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct PendingApproval {
     /// Send it back as `details.approvalId` of the `applied ApprovedOnce` event.
     pub id: String,
@@ -60,7 +60,7 @@ pub struct PendingApproval {
 
 /// One workload's latest recommendation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct RecommendationItem {
     pub recommendation_id: String,
     pub workload_id: String,

@@ -36,17 +36,38 @@ async fn a_fresh_data_dir_becomes_ready_and_reports_health() {
 }
 
 #[test]
-fn modes_that_need_the_agent_refuse_to_start_with_exit_code_2() {
-    for mode in ["all-in-one", "agent"] {
+fn agent_modes_missing_something_refuse_to_start_with_one_line_and_exit_code_2() {
+    let none = "/nonexistent/kubeconfig";
+    let cases: [(&[(&str, &str)], &str); 4] = [
+        (&[("KERF_MODE", "all-in-one")], "agent.cluster"),
+        (
+            &[
+                ("KERF_MODE", "all-in-one"),
+                ("KERF_AGENT__CLUSTER", "prod"),
+                ("KUBECONFIG", none),
+            ],
+            "Kubernetes",
+        ),
+        (
+            &[("KERF_MODE", "agent"), ("KERF_AGENT__CLUSTER", "prod")],
+            "agent.hub_url",
+        ),
+        (
+            &[
+                ("KERF_MODE", "agent"),
+                ("KERF_AGENT__CLUSTER", "prod"),
+                ("KERF_AGENT__HUB_URL", "https://hub.example"),
+            ],
+            "KERF_AGENT_TOKEN",
+        ),
+    ];
+    for (env, names) in cases {
         let data = DataDir::new();
-        let out = data.run_env(
-            &["--listen", "127.0.0.1:0", "serve"],
-            &[("KERF_MODE", mode)],
-        );
-        assert_eq!(out.status.code(), Some(2), "{mode}");
+        let out = data.run_env(&["--listen", "127.0.0.1:0", "serve"], env);
         let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{env:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
-        assert!(err.contains(mode) && err.contains("agent"), "{err}");
+        assert!(err.contains(names), "{env:?} names {names}: {err}");
     }
 }
 

@@ -4,6 +4,7 @@
 mod support;
 
 mod access_matrix;
+mod agent;
 mod analysis_cli;
 mod analysis_fuzz;
 mod analysis_golden;

@@ -188,6 +188,7 @@ fn workload_base(
         selector: match_labels(&Some(selector.clone())),
         containers: containers(&template.spec),
         resource_owners: resource_owners(meta),
+        update_revision: None,
     }
 }
 
@@ -237,6 +238,7 @@ pub fn statefulset(s: &StatefulSet) -> Option<Workload> {
     let status = s.status.as_ref();
     w.ready_replicas = status.and_then(|s| s.ready_replicas).unwrap_or(0);
     w.observed_generation = status.and_then(|s| s.observed_generation);
+    w.update_revision = status.and_then(|s| s.update_revision.clone());
     Some(w)
 }
 

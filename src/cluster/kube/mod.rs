@@ -2,6 +2,8 @@
 //! server's refusals kept whole in [`ClusterError::Api`]. Nothing here decides anything.
 
 mod convert;
+mod records;
+mod watch;
 
 use std::collections::BTreeMap;
 
@@ -23,6 +25,7 @@ use super::{
 };
 
 pub use convert::container as container_model;
+pub use watch::KubeView;
 
 /// Node label naming the kubelet's CPU Manager policy (`static` disables in-place resize).
 pub const CPU_MANAGER_LABEL: &str = "kerf.getkerf.dev/cpu-manager-policy";
@@ -280,8 +283,35 @@ fn not_found_is_none<T>(r: Result<T, kube::Error>) -> Result<Option<T>, ClusterE
 }
 
 impl Cluster for KubeCluster {
+    type View = KubeView;
+
     fn field_manager(&self) -> &str {
         &self.manager
+    }
+
+    async fn watch(&self, namespaces: &[String]) -> Result<KubeView, ClusterError> {
+        watch::start(self.client.clone(), namespaces).await
+    }
+
+    async fn server_version(&self) -> Result<String, ClusterError> {
+        Ok(self
+            .client
+            .apiserver_version()
+            .await
+            .map_err(error)?
+            .git_version)
+    }
+
+    async fn records(&self, namespaces: &[String]) -> Result<Vec<super::Record>, ClusterError> {
+        records::list(&self.client, namespaces).await
+    }
+
+    async fn apply_record(&self, record: &super::Record) -> Result<super::Record, ClusterError> {
+        records::apply(&self.client, &self.manager, record).await
+    }
+
+    async fn apply_record_status(&self, record: &super::Record) -> Result<(), ClusterError> {
+        records::apply_status(&self.client, &self.manager, record).await
     }
 
     async fn snapshot(&self, namespaces: &[String]) -> Result<Snapshot, ClusterError> {

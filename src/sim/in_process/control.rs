@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 
-use super::{DeploymentSpec, SimPod, SimWorkload, State};
+use super::{SimPod, SimWorkload, State, WorkloadSpec};
 use crate::cluster::{
     total_requests, ClusterError, Container, FieldOwner, PodPhase, PodRef, ResizeState,
     ResourceField, Resources, UpdateStrategy, Workload, WorkloadKey, WorkloadKind,
 };
-use crate::sim::kubelet::{judge, qos, ContainerRun, Usage};
+use crate::sim::kubelet::{judge, ContainerRun, Usage};
 use crate::sim::shape::Rng;
 
 /// A short stable hash of a template's containers (the `pod-template-hash`).
@@ -23,17 +23,21 @@ pub(super) fn template_hash(containers: &[Container]) -> String {
 }
 
 impl State {
-    pub(super) fn create_deployment(
+    pub(super) fn create_workload(
         &mut self,
-        spec: DeploymentSpec,
+        spec: WorkloadSpec,
         creator: &str,
     ) -> Result<WorkloadKey, ClusterError> {
-        let key = WorkloadKey::new(&spec.namespace, WorkloadKind::Deployment, &spec.name);
+        let key = WorkloadKey::new(&spec.namespace, spec.kind, &spec.name);
         if self.workloads.contains_key(&key) {
             return Err(ClusterError::api(
                 409,
                 "AlreadyExists",
-                format!("deployments.apps \"{}\" already exists", spec.name),
+                format!(
+                    "{}s.apps \"{}\" already exists",
+                    spec.kind.as_str().to_lowercase(),
+                    spec.name
+                ),
             ));
         }
         let resource_owners = spec
@@ -52,9 +56,11 @@ impl State {
             })
             .collect();
         self.serial += 1;
-        let labels: BTreeMap<String, String> = [("app".to_string(), spec.name.clone())]
+        let selector: BTreeMap<String, String> = [("app".to_string(), spec.name.clone())]
             .into_iter()
             .collect();
+        let mut labels = spec.labels;
+        labels.extend(selector.clone());
         let workload = Workload {
             key: key.clone(),
             uid: Rng::new(self.seed, &format!("uid/{key}/{}", self.serial)).uuid(),
@@ -62,15 +68,13 @@ impl State {
             observed_generation: Some(1),
             replicas: spec.replicas,
             ready_replicas: 0,
-            strategy: UpdateStrategy::RollingUpdate {
-                max_surge: Some("25%".into()),
-                max_unavailable: Some("25%".into()),
-            },
-            labels: labels.clone(),
-            annotations: BTreeMap::new(),
-            selector: labels,
+            strategy: spec.strategy,
+            labels,
+            annotations: spec.annotations,
+            selector,
             containers: spec.containers,
             resource_owners,
+            update_revision: None,
         };
         let revision = template_hash(&workload.containers);
         self.workloads.insert(
@@ -94,30 +98,92 @@ impl State {
     fn reconcile_workloads(&mut self) {
         let keys: Vec<WorkloadKey> = self.workloads.keys().cloned().collect();
         for key in keys {
-            let (revision, replicas, containers, usage) = {
-                let w = &self.workloads[&key];
+            let (revision, desired, containers, usage, on_delete) = {
+                let w = &self.workloads[&key].workload;
+                let desired = match key.kind {
+                    WorkloadKind::DaemonSet => self.nodes.len(),
+                    _ => w.replicas.max(0) as usize,
+                };
                 (
-                    template_hash(&w.workload.containers),
-                    w.workload.replicas,
-                    w.workload.containers.clone(),
-                    w.usage.clone(),
+                    template_hash(&w.containers),
+                    desired,
+                    w.containers.clone(),
+                    self.workloads[&key].usage.clone(),
+                    w.strategy == UpdateStrategy::OnDelete,
                 )
             };
-            // Pods of an older template are replaced (all at once: the sim has no surge).
-            self.pods.retain(|_, p| {
-                p.pod.owner.as_ref() != Some(&key) || p.pod.revision.as_deref() == Some(&revision)
-            });
-            let current = self
-                .pods
-                .values()
-                .filter(|p| p.pod.owner.as_ref() == Some(&key))
-                .count();
-            for _ in current..replicas.max(0) as usize {
-                self.create_pod(&key, &revision, &containers, &usage);
+            // Pods of an older template are replaced (all at once: the sim has no surge),
+            // except under OnDelete, where they stay until deleted or evicted.
+            if !on_delete {
+                self.pods.retain(|_, p| {
+                    p.pod.owner.as_ref() != Some(&key)
+                        || p.pod.revision.as_deref() == Some(&revision)
+                });
             }
+            self.scale_to(&key, desired, &revision, &containers, &usage);
             if let Some(w) = self.workloads.get_mut(&key) {
-                w.revision = revision;
+                w.revision = revision.clone();
                 w.workload.observed_generation = Some(w.workload.generation);
+                if key.kind == WorkloadKind::StatefulSet {
+                    w.workload.update_revision = Some(revision);
+                }
+            }
+        }
+    }
+
+    /// Creates missing pods and removes extra ones (StatefulSets by ordinal, DaemonSets
+    /// one per node, Deployments by count).
+    fn scale_to(
+        &mut self,
+        key: &WorkloadKey,
+        desired: usize,
+        revision: &str,
+        containers: &[Container],
+        usage: &BTreeMap<String, Usage>,
+    ) {
+        let mine: Vec<PodRef> = self
+            .pods
+            .values()
+            .filter(|p| p.pod.owner.as_ref() == Some(key))
+            .map(|p| p.pod.pod.clone())
+            .collect();
+        match key.kind {
+            WorkloadKind::StatefulSet => {
+                for ordinal in 0..desired {
+                    let name = format!("{}-{ordinal}", key.name);
+                    if !mine.iter().any(|p| p.name == name) {
+                        self.create_pod(key, revision, containers, usage, Some(name), None);
+                    }
+                }
+                let extra = |p: &PodRef| {
+                    p.name
+                        .rsplit('-')
+                        .next()
+                        .and_then(|o| o.parse::<usize>().ok())
+                        .is_none_or(|o| o >= desired)
+                };
+                for p in mine.iter().filter(|p| extra(p)) {
+                    self.pods.remove(p);
+                }
+            }
+            WorkloadKind::DaemonSet => {
+                let nodes: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
+                for node in nodes {
+                    let present = self.pods.values().any(|p| {
+                        p.pod.owner.as_ref() == Some(key) && p.pod.node.as_ref() == Some(&node)
+                    });
+                    if !present {
+                        self.create_pod(key, revision, containers, usage, None, Some(node));
+                    }
+                }
+            }
+            WorkloadKind::Deployment => {
+                for _ in mine.len()..desired {
+                    self.create_pod(key, revision, containers, usage, None, None);
+                }
+                for p in mine.iter().skip(desired) {
+                    self.pods.remove(p);
+                }
             }
         }
     }
@@ -128,20 +194,32 @@ impl State {
         revision: &str,
         containers: &[Container],
         usage: &BTreeMap<String, Usage>,
+        name: Option<String>,
+        on_node: Option<String>,
     ) {
         self.serial += 1;
         let mut rng = Rng::new(self.seed, &format!("pod/{key}/{}", self.serial));
-        let name = format!("{}-{revision}-{}", key.name, rng.suffix(5));
+        let suffix = rng.suffix(5);
+        let name = name.unwrap_or_else(|| match key.kind {
+            WorkloadKind::Deployment => format!("{}-{revision}-{suffix}", key.name),
+            _ => format!("{}-{suffix}", key.name),
+        });
         let uid = rng.uuid();
         let requests = total_requests(containers.iter().map(|c| &c.resources));
         let node = self.nodes.iter().find(|n| {
             let used = self.used_on(&n.name, None);
-            used.0 + requests.0 <= n.allocatable_cpu && used.1 + requests.1 <= n.allocatable_memory
+            on_node.as_ref().is_none_or(|want| want == &n.name)
+                && used.0 + requests.0 <= n.allocatable_cpu
+                && used.1 + requests.1 <= n.allocatable_memory
         });
         let node_name = node.map(|n| n.name.clone());
         let now = self.now_ms;
         let mut labels = self.workloads[key].workload.selector.clone();
-        labels.insert("pod-template-hash".into(), revision.into());
+        let revision_label = match key.kind {
+            WorkloadKind::Deployment => "pod-template-hash",
+            _ => "controller-revision-hash",
+        };
+        labels.insert(revision_label.into(), revision.into());
         let resources: Vec<Resources> = containers.iter().map(|c| c.resources).collect();
         let pod = crate::cluster::Pod {
             pod: PodRef::new(&key.namespace, &name),
@@ -154,7 +232,7 @@ impl State {
                 PodPhase::Pending
             },
             ready: node_name.is_some(),
-            qos: Some(qos(&resources)),
+            qos: Some(crate::cluster::QosClass::of(&resources)),
             generation: 1,
             observed_generation: node_name.as_ref().map(|_| 1),
             labels,

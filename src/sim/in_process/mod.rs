@@ -15,8 +15,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::clock::Clock;
 use crate::cluster::{
-    Cluster, ClusterError, ClusterEvent, Container, Node, ObjectRef, Pdb, Pod, PodRef,
-    RecordedEvent, Resources, Snapshot, Workload, WorkloadKey, FIELD_MANAGER,
+    Cluster, ClusterError, ClusterEvent, Container, Node, ObjectRef, Pdb, Pod, PodRef, Record,
+    RecordedEvent, Resources, Snapshot, UpdateStrategy, View, Workload, WorkloadKey, WorkloadKind,
+    FIELD_MANAGER,
 };
 use crate::sim::kubelet::{ContainerRun, Usage};
 
@@ -29,6 +30,41 @@ pub struct DeploymentSpec {
     pub containers: Vec<Container>,
     /// What each container uses, by container name (missing: idle).
     pub usage: BTreeMap<String, Usage>,
+}
+
+/// Any workload to create: a Deployment, a StatefulSet (pods `<name>-<ordinal>`; with
+/// `OnDelete` its pods keep their template until deleted or evicted) or a DaemonSet
+/// (one pod per node; `replicas` is ignored).
+#[derive(Debug, Clone)]
+pub struct WorkloadSpec {
+    pub kind: WorkloadKind,
+    pub namespace: String,
+    pub name: String,
+    pub replicas: i32,
+    pub strategy: UpdateStrategy,
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub containers: Vec<Container>,
+    pub usage: BTreeMap<String, Usage>,
+}
+
+impl From<DeploymentSpec> for WorkloadSpec {
+    fn from(d: DeploymentSpec) -> WorkloadSpec {
+        WorkloadSpec {
+            kind: WorkloadKind::Deployment,
+            namespace: d.namespace,
+            name: d.name,
+            replicas: d.replicas,
+            strategy: UpdateStrategy::RollingUpdate {
+                max_surge: Some("25%".into()),
+                max_unavailable: Some("25%".into()),
+            },
+            labels: BTreeMap::new(),
+            annotations: BTreeMap::new(),
+            containers: d.containers,
+            usage: d.usage,
+        }
+    }
 }
 
 struct SimWorkload {
@@ -56,7 +92,11 @@ struct State {
     pods: BTreeMap<PodRef, SimPod>,
     pdbs: Vec<Pdb>,
     events: Vec<RecordedEvent>,
+    records: BTreeMap<(String, String), Record>,
 }
+
+/// What the in-process cluster answers for its version.
+pub const SERVER_VERSION: &str = "v1.36.3-kerf-sim";
 
 /// The in-process cluster. Clones share the world; each writes as its field manager.
 #[derive(Clone)]
@@ -79,6 +119,7 @@ impl SimCluster {
                 pods: BTreeMap::new(),
                 pdbs: Vec::new(),
                 events: Vec::new(),
+                records: BTreeMap::new(),
             })),
             clock,
             manager: FIELD_MANAGER.into(),
@@ -111,10 +152,60 @@ impl SimCluster {
         spec: DeploymentSpec,
         creator: &str,
     ) -> Result<WorkloadKey, ClusterError> {
+        self.create_workload(spec.into(), creator)
+    }
+
+    /// Creates any workload (a plain create by `creator`, as `create_deployment`).
+    pub fn create_workload(
+        &self,
+        spec: WorkloadSpec,
+        creator: &str,
+    ) -> Result<WorkloadKey, ClusterError> {
         let mut w = self.world();
-        let key = w.create_deployment(spec, creator)?;
+        let key = w.create_workload(spec, creator)?;
         w.step();
         Ok(key)
+    }
+
+    /// Sets a workload's replicas (a scale by its owner); new pods use its template.
+    pub fn scale(&self, key: &WorkloadKey, replicas: i32) -> Result<(), ClusterError> {
+        let mut w = self.world();
+        let sim = w
+            .workloads
+            .get_mut(key)
+            .ok_or_else(|| ClusterError::api(404, "NotFound", format!("{key} not found")))?;
+        sim.workload.replicas = replicas;
+        w.step();
+        Ok(())
+    }
+
+    /// Deletes a pod (a crash of its node, a drain); its controller replaces it.
+    pub fn delete_pod(&self, pod: &PodRef) {
+        let mut w = self.world();
+        w.pods.remove(pod);
+        w.step();
+    }
+
+    /// Replaces a workload's template resources as another manager's plain update
+    /// (the user's own rollout).
+    pub fn update_template(
+        &self,
+        key: &WorkloadKey,
+        containers: &[(String, Resources)],
+    ) -> Result<(), ClusterError> {
+        let mut w = self.world();
+        let sim = w
+            .workloads
+            .get_mut(key)
+            .ok_or_else(|| ClusterError::api(404, "NotFound", format!("{key} not found")))?;
+        for (name, r) in containers {
+            if let Some(c) = sim.workload.containers.iter_mut().find(|c| &c.name == name) {
+                c.resources = *r;
+            }
+        }
+        sim.workload.generation += 1;
+        w.step();
+        Ok(())
     }
 
     /// Creates a PodDisruptionBudget over pods labelled `app=<app>`.
@@ -138,15 +229,25 @@ impl SimCluster {
     }
 }
 
-impl Cluster for SimCluster {
-    fn field_manager(&self) -> &str {
-        &self.manager
+/// The in-process cluster's live view: every read is the world at the clock's now, so
+/// there is nothing to watch; `changed` waits a short moment for the world to move.
+pub struct SimView(SimCluster);
+
+impl View for SimView {
+    fn snapshot(&self) -> Snapshot {
+        self.0.snapshot_now(&[])
     }
 
-    async fn snapshot(&self, namespaces: &[String]) -> Result<Snapshot, ClusterError> {
+    async fn changed(&self, at_most: std::time::Duration) {
+        tokio::time::sleep(at_most.min(std::time::Duration::from_millis(100))).await;
+    }
+}
+
+impl SimCluster {
+    fn snapshot_now(&self, namespaces: &[String]) -> Snapshot {
         let w = self.world();
         let inside = |ns: &str| namespaces.is_empty() || namespaces.iter().any(|n| n == ns);
-        Ok(Snapshot {
+        Snapshot {
             workloads: w
                 .workloads
                 .values()
@@ -167,7 +268,44 @@ impl Cluster for SimCluster {
                 .filter(|p| inside(&p.namespace))
                 .cloned()
                 .collect(),
-        })
+        }
+    }
+}
+
+impl Cluster for SimCluster {
+    type View = SimView;
+
+    fn field_manager(&self) -> &str {
+        &self.manager
+    }
+
+    async fn watch(&self, _namespaces: &[String]) -> Result<SimView, ClusterError> {
+        Ok(SimView(self.clone()))
+    }
+
+    async fn server_version(&self) -> Result<String, ClusterError> {
+        Ok(SERVER_VERSION.into())
+    }
+
+    async fn records(&self, namespaces: &[String]) -> Result<Vec<Record>, ClusterError> {
+        let w = self.world();
+        Ok(w.records
+            .values()
+            .filter(|r| namespaces.is_empty() || namespaces.contains(&r.namespace))
+            .cloned()
+            .collect())
+    }
+
+    async fn apply_record(&self, record: &Record) -> Result<Record, ClusterError> {
+        self.world().apply_record(record)
+    }
+
+    async fn apply_record_status(&self, record: &Record) -> Result<(), ClusterError> {
+        self.world().apply_record_status(record)
+    }
+
+    async fn snapshot(&self, namespaces: &[String]) -> Result<Snapshot, ClusterError> {
+        Ok(self.snapshot_now(namespaces))
     }
 
     async fn workload(&self, key: &WorkloadKey) -> Result<Option<Workload>, ClusterError> {

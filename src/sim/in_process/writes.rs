@@ -1,11 +1,11 @@
 //! The in-process cluster's writes, refused the way the API server refuses them.
 
 use super::State;
+use crate::cluster::QosClass;
 use crate::cluster::{
     total_requests, ApiStatus, Cause, ClusterError, ClusterEvent, ContainerResources, ObjectRef,
-    Pod, PodRef, RecordedEvent, ResourceField,
+    Pod, PodRef, Record, RecordedEvent, ResourceField,
 };
-use crate::sim::kubelet::qos;
 
 fn not_found(kind: &str, name: &str) -> ClusterError {
     ClusterError::api(404, "NotFound", format!("{kind} \"{name}\" not found"))
@@ -67,7 +67,7 @@ impl State {
         }
         let before: Vec<_> = p.pod.containers.iter().map(|c| c.resources).collect();
         let after: Vec<_> = next.iter().map(|c| c.resources).collect();
-        if qos(&before) != qos(&after) {
+        if QosClass::of(&before) != QosClass::of(&after) {
             return Err(invalid(
                 "Pod",
                 &r.name,
@@ -144,6 +144,45 @@ impl State {
         }
         self.pods.remove(r);
         self.step();
+        Ok(())
+    }
+
+    pub(super) fn apply_record(&mut self, r: &Record) -> Result<Record, ClusterError> {
+        let key = (r.namespace.clone(), r.name.clone());
+        if !self.records.contains_key(&key) {
+            self.serial += 1;
+        }
+        let uid = self
+            .records
+            .get(&key)
+            .and_then(|x| x.uid.clone())
+            .unwrap_or_else(|| {
+                crate::sim::shape::Rng::new(
+                    self.seed,
+                    &format!("record/{}/{}", r.namespace, self.serial),
+                )
+                .uuid()
+            });
+        let status = self
+            .records
+            .get(&key)
+            .map(|x| x.status.clone())
+            .unwrap_or(serde_json::Value::Null);
+        let stored = Record {
+            uid: Some(uid),
+            status,
+            ..r.clone()
+        };
+        self.records.insert(key, stored.clone());
+        Ok(stored)
+    }
+
+    pub(super) fn apply_record_status(&mut self, r: &Record) -> Result<(), ClusterError> {
+        let stored = self
+            .records
+            .get_mut(&(r.namespace.clone(), r.name.clone()))
+            .ok_or_else(|| not_found("rightsizingrecommendations.kerf.getkerf.dev", &r.name))?;
+        stored.status = r.status.clone();
         Ok(())
     }
 

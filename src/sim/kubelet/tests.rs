@@ -1,5 +1,5 @@
 use super::*;
-use crate::cluster::NodeManagers;
+use crate::cluster::{NodeManagers, QosClass};
 
 const MIB: u64 = 1 << 20;
 
@@ -150,13 +150,13 @@ fn resize_verdicts_follow_capacity_and_node_policies() {
 
 #[test]
 fn qos_classes_follow_the_kubernetes_rules() {
-    assert_eq!(qos(&[Resources::default()]), QosClass::BestEffort);
+    assert_eq!(QosClass::of(&[Resources::default()]), QosClass::BestEffort);
     assert_eq!(
-        qos(&[res(500, Some(500), 64, Some(64))]),
+        QosClass::of(&[res(500, Some(500), 64, Some(64))]),
         QosClass::Guaranteed
     );
     assert_eq!(
-        qos(&[res(250, Some(500), 64, Some(64))]),
+        QosClass::of(&[res(250, Some(500), 64, Some(64))]),
         QosClass::Burstable
     );
     let limits_only = Resources {
@@ -164,5 +164,5 @@ fn qos_classes_follow_the_kubernetes_rules() {
         memory_limit: Some(64 * MIB),
         ..Resources::default()
     };
-    assert_eq!(qos(&[limits_only]), QosClass::Guaranteed);
+    assert_eq!(QosClass::of(&[limits_only]), QosClass::Guaranteed);
 }

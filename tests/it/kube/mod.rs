@@ -4,5 +4,5 @@
 mod conformance;
 mod control_plane;
 mod deployment;
-mod objects;
+pub mod objects;
 mod throttling;

@@ -18,7 +18,8 @@ pub const T0: i64 = 1_800_000_000_000;
 pub struct Hub {
     /// The data dir (database, secret key).
     pub dir: tempfile::TempDir,
-    /// The state the router serves (for the hub's jobs: `kerf::server::hub_jobs`).
+    /// The state the router serves (for the hub's jobs, `kerf::server::hub_jobs`, and
+    /// the in-process agent, `kerf::api::in_process`).
     pub state: AppState,
     pub store: Store,
     pub clock: Arc<ManualClock>,

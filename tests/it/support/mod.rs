@@ -99,7 +99,12 @@ impl Kerf {
     }
 
     pub fn start_args(data_dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Kerf {
-        Self::start_cmd(Command::new(bin()), data_dir, env, extra)
+        Self::start_cmd(Command::new(bin()), data_dir, env, extra, "127.0.0.1:0")
+    }
+
+    /// As [`Kerf::start_args`], listening on `listen` (a restart on the same address).
+    pub fn start_at(data_dir: &Path, env: &[(&str, &str)], extra: &[&str], listen: &str) -> Kerf {
+        Self::start_cmd(Command::new(bin()), data_dir, env, extra, listen)
     }
 
     /// Starts kerf inside `sh -c 'SCRIPT; exec "$@"'` (e.g. `ulimit -n 128`).
@@ -107,15 +112,21 @@ impl Kerf {
         let mut cmd = Command::new("sh");
         cmd.args(["-c", &format!("{script} && exec \"$@\""), "sh"])
             .arg(bin());
-        Self::start_cmd(cmd, data_dir, env, &[])
+        Self::start_cmd(cmd, data_dir, env, &[], "127.0.0.1:0")
     }
 
-    fn start_cmd(mut cmd: Command, data_dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> Kerf {
+    fn start_cmd(
+        mut cmd: Command,
+        data_dir: &Path,
+        env: &[(&str, &str)],
+        extra: &[&str],
+        listen: &str,
+    ) -> Kerf {
         let started = Instant::now();
         let mut child = cmd
             .arg("--data-dir")
             .arg(data_dir)
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--listen", listen])
             .args(extra)
             .arg("serve")
             .env("KERF_LOG", "info")

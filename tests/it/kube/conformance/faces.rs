@@ -5,16 +5,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kerf::clock::ManualClock;
 use kerf::cluster::kube::KubeCluster;
 use kerf::cluster::quantity::{format_cpu, format_memory};
 use kerf::cluster::{
-    Cluster, Container, Node, ResizePolicy, Resources, RestartPolicy, WorkloadKey, WorkloadKind,
+    Cluster, Container, Node, ResizePolicy, Resources, RestartPolicy, UpdateStrategy, WorkloadKey,
+    WorkloadKind,
 };
 use kerf::sim::api_kubelet::ApiKubelet;
-use kerf::sim::in_process::{DeploymentSpec, SimCluster};
+use kerf::sim::in_process::{SimCluster, WorkloadSpec};
 use kerf::sim::kubelet::{Usage, USAGE_ANNOTATION};
 use kube::api::{Api, PostParams};
 
@@ -27,6 +28,9 @@ pub const CREATOR: &str = "kerf-test-fixture";
 /// One Deployment of one `app` container.
 #[derive(Clone)]
 pub struct Deploy {
+    pub kind: WorkloadKind,
+    /// StatefulSets: `updateStrategy: OnDelete`.
+    pub on_delete: bool,
     pub name: &'static str,
     pub replicas: i32,
     pub resources: Resources,
@@ -56,6 +60,8 @@ pub trait Face {
     fn agent(&self) -> &Self::C;
     /// The same cluster writing as another field manager.
     fn as_manager(&self, manager: &str) -> Self::C;
+    /// The cluster as an administrator (reads what the agent may only write).
+    fn observer(&self) -> Self::C;
     async fn deploy(&self, d: &Deploy) -> WorkloadKey;
     async fn pdb(&self, name: &str, app: &str, min_available: i32);
     /// Lets the world move on a little; false once the face's deadline has passed.
@@ -136,6 +142,10 @@ impl Face for Real {
         &self.agent
     }
 
+    fn observer(&self) -> KubeCluster {
+        KubeCluster::new(self.admin.clone())
+    }
+
     fn as_manager(&self, manager: &str) -> KubeCluster {
         self.agent.with_field_manager(manager)
     }
@@ -143,7 +153,7 @@ impl Face for Real {
     async fn deploy(&self, d: &Deploy) -> WorkloadKey {
         let usage: BTreeMap<&str, Usage> = [("app", d.usage)].into_iter().collect();
         let c = container(d);
-        let body: Deployment = serde_json::from_value(serde_json::json!({
+        let mut body = serde_json::json!({
             "metadata": { "name": d.name, "namespace": self.ns.name },
             "spec": {
                 "replicas": d.replicas,
@@ -169,17 +179,36 @@ impl Face for Real {
                     },
                 },
             },
-        }))
-        .expect("deployment object");
+        });
         let pp = PostParams {
             field_manager: Some(CREATOR.into()),
             ..PostParams::default()
         };
-        Api::<Deployment>::namespaced(self.admin.clone(), &self.ns.name)
-            .create(&pp, &body)
-            .await
-            .expect("create deployment");
-        WorkloadKey::new(&self.ns.name, WorkloadKind::Deployment, d.name)
+        let ns = &self.ns.name;
+        match d.kind {
+            WorkloadKind::StatefulSet => {
+                body["spec"]["serviceName"] = d.name.into();
+                let strategy = if d.on_delete {
+                    "OnDelete"
+                } else {
+                    "RollingUpdate"
+                };
+                body["spec"]["updateStrategy"] = serde_json::json!({ "type": strategy });
+                let s: StatefulSet = serde_json::from_value(body).expect("statefulset object");
+                Api::<StatefulSet>::namespaced(self.admin.clone(), ns)
+                    .create(&pp, &s)
+                    .await
+                    .expect("create statefulset");
+            }
+            _ => {
+                let dep: Deployment = serde_json::from_value(body).expect("deployment object");
+                Api::<Deployment>::namespaced(self.admin.clone(), ns)
+                    .create(&pp, &dep)
+                    .await
+                    .expect("create deployment");
+            }
+        }
+        WorkloadKey::new(ns, d.kind, d.name)
     }
 
     async fn pdb(&self, name: &str, app: &str, min_available: i32) {
@@ -235,21 +264,36 @@ impl Face for Sim {
         &self.cluster
     }
 
+    fn observer(&self) -> SimCluster {
+        self.cluster.clone()
+    }
+
     fn as_manager(&self, manager: &str) -> SimCluster {
         self.cluster.with_field_manager(manager)
     }
 
     async fn deploy(&self, d: &Deploy) -> WorkloadKey {
-        let spec = DeploymentSpec {
+        let spec = WorkloadSpec {
+            kind: d.kind,
             namespace: self.ns.clone(),
             name: d.name.into(),
             replicas: d.replicas,
+            strategy: if d.on_delete {
+                UpdateStrategy::OnDelete
+            } else {
+                UpdateStrategy::RollingUpdate {
+                    max_surge: Some("25%".into()),
+                    max_unavailable: Some("25%".into()),
+                }
+            },
+            labels: BTreeMap::new(),
+            annotations: BTreeMap::new(),
             containers: vec![container(d)],
             usage: [("app".to_string(), d.usage)].into_iter().collect(),
         };
         self.cluster
-            .create_deployment(spec, CREATOR)
-            .expect("create deployment")
+            .create_workload(spec, CREATOR)
+            .expect("create workload")
     }
 
     async fn pdb(&self, name: &str, app: &str, min_available: i32) {

@@ -48,6 +48,8 @@ fn burstable(cpu: u64, memory_mib: u64) -> Resources {
 
 fn deploy(name: &'static str, replicas: i32, resources: Resources) -> Deploy {
     Deploy {
+        kind: kerf::cluster::WorkloadKind::Deployment,
+        on_delete: false,
         name,
         replicas,
         resources,
@@ -136,7 +138,8 @@ async fn accepted<F: Face>(face: &F) {
         .record_event(&event)
         .await
         .expect("record event");
-    let events = face.agent().events(&about).await.expect("read events");
+    // The agent may only create Events (packaging/k8s/agent-rbac.yaml); an admin reads.
+    let events = face.observer().events(&about).await.expect("read events");
     let ours: Vec<_> = events
         .iter()
         .filter(|e| e.reporting_controller == "getkerf.dev/kerf")
@@ -467,3 +470,6 @@ async fn oom_after_too_small_limit<F: Face>(face: &F) {
     );
 }
 both_faces!(oom_after_too_small_limit, plain_node());
+
+// After `both_faces!`, which it uses.
+mod records;

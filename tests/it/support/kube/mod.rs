@@ -8,6 +8,7 @@
 //! binary, with `PR_SET_PDEATHSIG`, so they die with it even on abort; at exit they are
 //! stopped by PID. Their logs stay in the run directory (printed) when a test failed.
 
+pub mod manifests;
 pub mod pki;
 
 use std::net::TcpListener;
@@ -21,7 +22,6 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
 
 use pki::Pki;
-use pki::AGENT_USER;
 
 /// The running control plane.
 pub struct ControlPlane {
@@ -291,7 +291,7 @@ fn start() -> ControlPlane {
         );
     }
     let start_to_ready = started.elapsed();
-    plane.install_agent_rbac();
+    plane.install_manifests();
     eprintln!(
         "kube: control plane at {} ready in {:.1} s (logs in {})",
         plane.server,
@@ -349,65 +349,23 @@ impl ControlPlane {
         }
     }
 
-    /// The `kerf-agent` ClusterRole (what the `Cluster` interface uses) bound to the
-    /// agent's identity.
-    fn install_agent_rbac(&self) {
-        let role = serde_json::json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-            "metadata": { "name": "kerf-agent" },
-            "rules": [
-                { "apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets", "replicasets"], "verbs": ["get", "list", "watch"] },
-                { "apiGroups": ["apps"], "resources": ["deployments", "statefulsets", "daemonsets"], "verbs": ["patch"] },
-                { "apiGroups": [""], "resources": ["pods", "nodes"], "verbs": ["get", "list", "watch"] },
-                { "apiGroups": [""], "resources": ["pods/resize"], "verbs": ["get", "patch"] },
-                { "apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"] },
-                { "apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"], "verbs": ["get", "list", "watch", "patch"] },
-                { "apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["get", "list", "watch"] },
-                { "apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": ["create", "get", "list"] },
-            ],
-        });
-        let binding = serde_json::json!({
-            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-            "metadata": { "name": "kerf-agent" },
-            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kerf-agent" },
-            "subjects": [{ "apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": AGENT_USER }],
-        });
+    /// The shipped CRDs and the agent's ClusterRole (`packaging/k8s/`), bound to the
+    /// agent's identity, on a runtime of its own.
+    fn install_manifests(&self) {
         let (server, ca, token) = (
             self.server.clone(),
             self.pki.ca_pem.clone(),
             self.pki.tokens.admin.token.clone(),
         );
         std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
+            tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
-                .expect("runtime");
-            rt.block_on(async move {
-                let client = reqwest::Client::builder()
-                    .add_root_certificate(
-                        reqwest::Certificate::from_pem(ca.as_bytes()).expect("ca"),
-                    )
-                    .build()
-                    .expect("client");
-                for (kind, body) in [("ClusterRole", role), ("ClusterRoleBinding", binding)] {
-                    let url = match kind {
-                        "ClusterRole" => "clusterroles",
-                        _ => "clusterrolebindings",
-                    };
-                    let status = client
-                        .post(format!("{server}/apis/rbac.authorization.k8s.io/v1/{url}"))
-                        .bearer_auth(&token)
-                        .json(&body)
-                        .send()
-                        .await
-                        .expect("create RBAC")
-                        .status();
-                    assert!(status.is_success(), "creating {kind} kerf-agent: {status}");
-                }
-            })
+                .expect("runtime")
+                .block_on(manifests::install(&server, &ca, &token))
         })
         .join()
-        .expect("rbac thread");
+        .expect("manifests thread");
     }
 
     /// Stops every process by PID (SIGTERM, then SIGKILL after 5 s) and removes the run

@@ -130,9 +130,15 @@ fn leaf(
     (cert.pem(), key.serialize_pem())
 }
 
+/// Writes `name` whole or not at all: tests running in parallel write the same
+/// kubeconfig while others read it, so a reader must never see half a file.
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let path = dir.join(name);
-    std::fs::write(&path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    let n = SERIAL.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let tmp = dir.join(format!(".{name}.{n}"));
+    std::fs::write(&tmp, text).unwrap_or_else(|e| panic!("write {}: {e}", tmp.display()));
+    std::fs::rename(&tmp, &path).unwrap_or_else(|e| panic!("rename {}: {e}", path.display()));
     path
 }
 

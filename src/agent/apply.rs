@@ -1,0 +1,226 @@
+//! Carrying out a change, one step per call, against the cluster: resize the pods in
+//! place and read the kubelet's verdict; apply the template's resources as field
+//! manager `kerf` (forced: kerf takes exactly those fields); evict the outdated pods of
+//! an `OnDelete` StatefulSet, one at a time. Each call does what is due now and says
+//! where the change stands; the caller persists the operation between calls, so a
+//! change interrupted by a restart resumes where it was.
+
+use std::collections::BTreeMap;
+
+use super::decide::inplace::{changes_qos, live, to_resize, verdict, Verdict};
+use super::decide::Finding;
+use super::state::{Operation, Step};
+use crate::cluster::{
+    ApplyMode, Cluster, ClusterError, ContainerResources, Resources, Snapshot, UpdateStrategy,
+    WorkloadKey, WorkloadKind,
+};
+use crate::policy::Strategy;
+use crate::wire::Reason;
+
+/// Transient API failures tolerated per step before the change is reported `failed`.
+const MAX_ATTEMPTS: u32 = 5;
+
+/// Where a change stands after one step.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// Not there yet; call again.
+    Pending,
+    /// The change is live: report `applied`. The operation stays when pods are still
+    /// to be evicted (`Step::Evicting`).
+    Applied,
+    /// The evictions are done.
+    Done,
+    /// Continue as a rollout, reporting `fallback` with this reason.
+    Fallback {
+        reason: Reason,
+        message: String,
+        details: BTreeMap<String, String>,
+    },
+    /// The change failed: report `failed`.
+    Failed { reason: Reason, message: String },
+    /// Held by something that may pass (a PodDisruptionBudget): report it on change.
+    Held(Finding),
+}
+
+fn transient(e: &ClusterError) -> bool {
+    match e {
+        ClusterError::Transport(_) => true,
+        ClusterError::Api(s) => s.code >= 500 || s.code == 429 || s.code == 409,
+        ClusterError::Unexpected { .. } => false,
+    }
+}
+
+/// A transient failure retried later, or the change failed with `reason`.
+fn retry_or_fail(op: &mut Operation, e: ClusterError, reason: Reason) -> Progress {
+    op.attempts += 1;
+    if transient(&e) && op.attempts < MAX_ATTEMPTS {
+        tracing::warn!(error = %e, attempt = op.attempts, "API call failed; retrying");
+        return Progress::Pending;
+    }
+    Progress::Failed {
+        reason,
+        message: e.to_string(),
+    }
+}
+
+fn details(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Advances `op` on `key` by one step at `now_ms`.
+pub async fn advance<C: Cluster>(
+    cluster: &C,
+    snap: &Snapshot,
+    key: &WorkloadKey,
+    op: &mut Operation,
+    now_ms: i64,
+) -> Progress {
+    match op.step.clone() {
+        Step::InPlace { .. } => in_place(cluster, snap, key, op, now_ms).await,
+        Step::Rollout => rollout(cluster, key, op).await,
+        Step::Evicting { generation } => evict(cluster, snap, key, op, generation).await,
+    }
+}
+
+/// The values `op` sets, by container.
+pub fn targets(op: &Operation) -> BTreeMap<String, Resources> {
+    op.containers
+        .iter()
+        .map(|c| (c.name.clone(), c.to))
+        .collect()
+}
+
+async fn in_place<C: Cluster>(
+    cluster: &C,
+    snap: &Snapshot,
+    key: &WorkloadKey,
+    op: &mut Operation,
+    now_ms: i64,
+) -> Progress {
+    let targets = targets(op);
+    let pods: Vec<_> = snap.pods_of(key).collect();
+    if let Some(p) = pods.iter().find(|p| live(p) && changes_qos(p, &targets)) {
+        return Progress::Fallback {
+            reason: Reason::ResizeInfeasible,
+            message: format!(
+                "the new values would change the QoS class of pod {}, which a resize cannot do",
+                p.pod.name
+            ),
+            details: details(&[("resizeStatus", "Infeasible"), ("pod", &p.pod.name)]),
+        };
+    }
+    for (pod, changes) in to_resize(&pods, &targets) {
+        match cluster.resize_pod(&pod, &changes).await {
+            Ok(_) => {}
+            // Gone meanwhile: its replacement is judged on the next step.
+            Err(e) if e.is_not_found() => {}
+            // Since v1.35 the API server refuses what the node can never fit.
+            Err(e) if e.is_node_capacity() => {
+                return Progress::Fallback {
+                    reason: Reason::ResizeInfeasible,
+                    message: e.to_string(),
+                    details: details(&[("resizeStatus", "Infeasible"), ("pod", &pod.name)]),
+                }
+            }
+            Err(e) => return retry_or_fail(op, e, Reason::ResizeError),
+        }
+    }
+    match verdict(&pods, &targets) {
+        Verdict::Accepted => Progress::Applied,
+        Verdict::Infeasible { pod, message } => Progress::Fallback {
+            reason: Reason::ResizeInfeasible,
+            message: format!("the kubelet cannot resize pod {pod}: {message}"),
+            details: details(&[("resizeStatus", "Infeasible"), ("pod", &pod)]),
+        },
+        Verdict::Error { pod, message } => Progress::Failed {
+            reason: Reason::ResizeError,
+            message: format!("resizing pod {pod} failed: {message}"),
+        },
+        Verdict::Waiting { deferred: true } => {
+            let since = match &mut op.step {
+                Step::InPlace { deferred_since_ms } => *deferred_since_ms.get_or_insert(now_ms),
+                _ => now_ms,
+            };
+            if now_ms - since >= op.fallback_after_ms {
+                let waited = super::decide::human((now_ms - since).max(0) as u64 / 1000);
+                Progress::Fallback {
+                    reason: Reason::ResizeDeferredTimeout,
+                    message: format!(
+                        "the resize stayed Deferred for {waited}, longer than apply.fallbackAfter"
+                    ),
+                    details: details(&[("resizeStatus", "Deferred")]),
+                }
+            } else {
+                Progress::Pending
+            }
+        }
+        Verdict::Waiting { deferred: false } => Progress::Pending,
+    }
+}
+
+async fn rollout<C: Cluster>(cluster: &C, key: &WorkloadKey, op: &mut Operation) -> Progress {
+    let changes: Vec<ContainerResources> = op
+        .containers
+        .iter()
+        .map(|c| ContainerResources::set(&c.name, c.to))
+        .collect();
+    let mode = ApplyMode {
+        force: true,
+        dry_run: false,
+    };
+    match cluster.apply_template_resources(key, &changes, mode).await {
+        Ok(w) => {
+            op.strategy = Strategy::Rollout;
+            if key.kind == WorkloadKind::StatefulSet && w.strategy == UpdateStrategy::OnDelete {
+                op.step = Step::Evicting {
+                    generation: w.generation,
+                };
+            }
+            op.attempts = 0;
+            Progress::Applied
+        }
+        Err(e) => retry_or_fail(op, e, Reason::ApplyError),
+    }
+}
+
+async fn evict<C: Cluster>(
+    cluster: &C,
+    snap: &Snapshot,
+    key: &WorkloadKey,
+    op: &mut Operation,
+    generation: i64,
+) -> Progress {
+    let Some(w) = snap.workloads.iter().find(|w| &w.key == key) else {
+        return Progress::Done;
+    };
+    // The controller has not seen the new template yet: its update revision is stale.
+    if w.observed_generation.is_none_or(|g| g < generation) {
+        return Progress::Pending;
+    }
+    let pods: Vec<_> = snap.pods_of(key).collect();
+    // One at a time: wait for the last replacement to be Ready.
+    if pods.iter().any(|p| p.deleting || !p.ready) || (pods.len() as i32) < w.replicas {
+        return Progress::Pending;
+    }
+    let Some(outdated) = pods.iter().find(|p| p.revision != w.update_revision) else {
+        return Progress::Done;
+    };
+    match cluster.evict(&outdated.pod).await {
+        Ok(()) => Progress::Pending,
+        Err(e) if e.is_not_found() => Progress::Pending,
+        Err(e) if e.is_disruption_budget() => Progress::Held(
+            Finding::new(
+                Reason::PodDisruptionBudget,
+                format!(
+                    "a PodDisruptionBudget refuses the eviction of outdated pod {}; retrying",
+                    outdated.pod.name
+                ),
+            )
+            .detail("pod", &outdated.pod.name),
+        ),
+        Err(e) => retry_or_fail(op, e, Reason::ApplyError),
+    }
+}

@@ -1,0 +1,147 @@
+//! Step 6 (workload guardrails) and step 7 (per-resource guardrails) of the decision
+//! order, as ordered lists of pure checks over [`Ctx`]. A workload guardrail returning a
+//! finding holds the whole change; a per-resource guardrail refuses one resource (its
+//! finding lists it in `resources`) and the change goes on with the other.
+//!
+//! The agent-guardrails issue adds `HPACoupled` and `SingleReplicaUnsafe` to
+//! [`WORKLOAD_GUARDRAILS`] (between `Cooldown` and `UnsupportedNode`, as in the design)
+//! and `Throttled`, `OOMKilled`, `JVMFixedHeap`, `RestartPolicyRequired` to
+//! [`RESOURCE_GUARDRAILS`]; each reads what it needs from `Ctx` (the live workload and
+//! pods, the nodes, the recommendation, the policy).
+
+use super::{Ctx, Finding};
+use crate::policy::validate::parse_duration;
+use crate::policy::Strategy;
+use crate::timestamp::format_ms;
+use crate::wire::{EventResource, Reason};
+
+/// A workload guardrail.
+pub type WorkloadGuardrail = fn(&Ctx) -> Option<Finding>;
+/// A per-resource guardrail.
+pub type ResourceGuardrail = fn(&Ctx, EventResource) -> Option<Finding>;
+
+/// Step 6, in order.
+pub const WORKLOAD_GUARDRAILS: &[WorkloadGuardrail] =
+    &[learning_period, low_confidence, cooldown, unsupported_node];
+
+/// Step 7, in order (the pressure and runtime guardrails land here).
+pub const RESOURCE_GUARDRAILS: &[ResourceGuardrail] = &[];
+
+/// `3d 4h`, `45m`, `20s`: the two largest units of a duration.
+pub fn human(seconds: u64) -> String {
+    let units = [(86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")];
+    let parts: Vec<String> = units
+        .iter()
+        .scan(seconds, |left, (size, unit)| {
+            let n = *left / size;
+            *left %= size;
+            Some((n, *unit))
+        })
+        .filter(|(n, _)| *n > 0)
+        .take(2)
+        .map(|(n, u)| format!("{n}{u}"))
+        .collect();
+    if parts.is_empty() {
+        "0s".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
+/// `dataCoverage.covered` < `guardrails.learningPeriod` (unknown coverage counts as
+/// too short: a recommendation that cannot say how much history it rests on waits).
+fn learning_period(c: &Ctx) -> Option<Finding> {
+    let period = parse_duration(&c.policy.guardrails.learning_period)?;
+    let covered = c.recommendation.data_coverage.covered_seconds;
+    if covered.is_some_and(|s| s >= 0 && s as u64 >= period) {
+        return None;
+    }
+    let message = match covered {
+        Some(s) => format!(
+            "{} of usage history, the policy wants {} before acting",
+            human(s.max(0) as u64),
+            human(period)
+        ),
+        None => format!(
+            "the recommendation does not say how much history it rests on; the policy wants {}",
+            human(period)
+        ),
+    };
+    let mut f = Finding::new(Reason::LearningPeriod, message)
+        .detail("learningPeriod", &c.policy.guardrails.learning_period);
+    if let Some(s) = covered {
+        f = f.detail("covered", human(s.max(0) as u64));
+    }
+    Some(f)
+}
+
+/// `confidence` < `guardrails.minConfidence`.
+fn low_confidence(c: &Ctx) -> Option<Finding> {
+    let min = c.policy.guardrails.min_confidence as i64;
+    let confidence = c.recommendation.confidence.unwrap_or(0);
+    (confidence < min).then(|| {
+        Finding::new(
+            Reason::LowConfidence,
+            format!("confidence {confidence} is below the policy's minimum {min}"),
+        )
+        .detail("confidence", confidence.to_string())
+        .detail("minConfidence", min.to_string())
+    })
+}
+
+/// The last change or rollback was less than `guardrails.cooldown` ago.
+fn cooldown(c: &Ctx) -> Option<Finding> {
+    let last = c.input.state.last_change_ms?;
+    let cooldown = parse_duration(&c.policy.guardrails.cooldown)? as i64 * 1000;
+    let until = last + cooldown;
+    (c.situation.now_ms < until).then(|| {
+        Finding::new(
+            Reason::Cooldown,
+            format!(
+                "the last change was at {}; the cooldown of {} lasts until {}",
+                format_ms(last),
+                c.policy.guardrails.cooldown,
+                format_ms(until)
+            ),
+        )
+        .detail("cooldown", &c.policy.guardrails.cooldown)
+        .detail("lastChange", format_ms(last))
+        .detail("until", format_ms(until))
+    })
+}
+
+/// In place only: a pod of the workload runs on a node with swap or a static CPU or
+/// Memory Manager policy, where the kubelet cannot resize it.
+fn unsupported_node(c: &Ctx) -> Option<Finding> {
+    if c.strategy != Strategy::InPlace {
+        return None;
+    }
+    c.input.pods.iter().find_map(|p| {
+        let node = c
+            .input
+            .nodes
+            .iter()
+            .find(|n| Some(&n.name) == p.node.as_ref())?;
+        let cause = if node.swap_bytes > 0 {
+            "swap"
+        } else if node.managers.cpu_static {
+            "static CPU Manager policy"
+        } else if node.managers.memory_static {
+            "static Memory Manager policy"
+        } else {
+            return None;
+        };
+        Some(
+            Finding::new(
+                Reason::UnsupportedNode,
+                format!(
+                    "pod {} runs on node {} ({cause}), where pods cannot be resized in place",
+                    p.pod.name, node.name
+                ),
+            )
+            .detail("node", &node.name)
+            .detail("pod", &p.pod.name)
+            .detail("cause", cause),
+        )
+    })
+}

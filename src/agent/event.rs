@@ -1,0 +1,218 @@
+//! Contract events (`wire::AgentEvent`) from what the agent decided or did, and the
+//! Kubernetes Event that records each one on the workload's RightsizingRecommendation
+//! (Warning for `failed`, `rolled_back` and `fallback`; Normal otherwise).
+
+use std::collections::BTreeMap;
+
+use super::decide::values::resource_of;
+use super::decide::Finding;
+use super::state::{ContainerValues, Operation};
+use crate::cluster::quantity::{format_cpu, format_memory};
+use crate::cluster::{
+    ClusterEvent, EventType as KubeEventType, ObjectRef, ResourceField, WorkloadKey,
+};
+use crate::policy::Strategy;
+use crate::timestamp::format_ms;
+use crate::wire::event::ResourceValues;
+use crate::wire::{self, AgentEvent, ContainerChange, EventResource, EventType, Reason};
+
+/// Longest message the contract allows, in characters.
+const MAX_MESSAGE: usize = 1024;
+
+fn short(message: &str) -> Option<String> {
+    if message.is_empty() {
+        return None;
+    }
+    Some(message.chars().take(MAX_MESSAGE).collect())
+}
+
+/// A new event id (UUID v4).
+pub fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+fn workload(key: &WorkloadKey) -> wire::WorkloadKey {
+    wire::WorkloadKey {
+        namespace: key.namespace.clone(),
+        kind: key.kind.as_str().into(),
+        name: key.name.clone(),
+    }
+}
+
+fn base(id: String, now_ms: i64, key: &WorkloadKey, reason: Reason) -> AgentEvent {
+    AgentEvent {
+        id,
+        event_type: reason.event_type(),
+        time: format_ms(now_ms),
+        workload: workload(key),
+        reason,
+        recommendation_id: None,
+        strategy: None,
+        resources: Vec::new(),
+        containers: Vec::new(),
+        message: None,
+        details: BTreeMap::new(),
+    }
+}
+
+/// A skip or block.
+pub fn finding(
+    now_ms: i64,
+    key: &WorkloadKey,
+    f: &Finding,
+    recommendation: Option<&str>,
+) -> AgentEvent {
+    AgentEvent {
+        recommendation_id: recommendation.map(str::to_string),
+        resources: f.resources.clone(),
+        message: short(&f.message),
+        details: f.details.clone(),
+        ..base(new_id(), now_ms, key, f.reason)
+    }
+}
+
+fn quantity(field: ResourceField, v: u64) -> String {
+    match resource_of(field) {
+        EventResource::Cpu => format_cpu(v),
+        EventResource::Memory => format_memory(v),
+    }
+}
+
+/// Only the values that change, per container; and the resources they belong to.
+pub fn changes(containers: &[ContainerValues]) -> (Vec<ContainerChange>, Vec<EventResource>) {
+    let mut resources = Vec::new();
+    let mut out = Vec::new();
+    for c in containers {
+        let (mut from, mut to) = (ResourceValues::default(), ResourceValues::default());
+        for field in ResourceField::ALL {
+            let (a, b) = (c.from.get(field), c.to.get(field));
+            if a == b {
+                continue;
+            }
+            let r = resource_of(field);
+            if !resources.contains(&r) {
+                resources.push(r);
+            }
+            let (f, t) = match field {
+                ResourceField::CpuRequest | ResourceField::MemoryRequest => {
+                    (&mut from.requests, &mut to.requests)
+                }
+                _ => (&mut from.limits, &mut to.limits),
+            };
+            if let Some(a) = a {
+                f.insert(r, quantity(field, a));
+            }
+            if let Some(b) = b {
+                t.insert(r, quantity(field, b));
+            }
+        }
+        if !to.requests.is_empty() || !to.limits.is_empty() {
+            out.push(ContainerChange {
+                name: c.name.clone(),
+                from,
+                to,
+            });
+        }
+    }
+    resources.sort();
+    (out, resources)
+}
+
+fn describe(changes: &[ContainerChange]) -> String {
+    let mut parts = Vec::new();
+    for c in changes {
+        for (kind, from, to) in [
+            ("request", &c.from.requests, &c.to.requests),
+            ("limit", &c.from.limits, &c.to.limits),
+        ] {
+            for (r, v) in to {
+                let was = from.get(r).map_or("unset", String::as_str);
+                let r = match r {
+                    EventResource::Cpu => "cpu",
+                    EventResource::Memory => "memory",
+                };
+                parts.push(format!("{} {r} {kind} {was} -> {v}", c.name));
+            }
+        }
+    }
+    parts.join(", ")
+}
+
+/// The `applied` event of a finished change (carries the operation's own id, so a change
+/// finished again after a restart is stored once).
+pub fn applied(now_ms: i64, key: &WorkloadKey, op: &Operation) -> AgentEvent {
+    let (containers, resources) = changes(&op.containers);
+    let how = match op.strategy {
+        Strategy::InPlace => "resized in place",
+        _ => "rolled out",
+    };
+    let mut e = AgentEvent {
+        recommendation_id: Some(op.recommendation_id.clone()),
+        strategy: Some(op.strategy),
+        message: short(&format!("{how}: {}", describe(&containers))),
+        containers,
+        resources,
+        ..base(op.event_id.clone(), now_ms, key, op.reason)
+    };
+    if let Some(a) = &op.approval {
+        e.details.insert("approvalId".into(), a.id.clone());
+        e.details.insert("approvedBy".into(), a.approved_by.clone());
+    }
+    if let Some(w) = &op.window {
+        e.details.insert("maintenanceWindow".into(), w.clone());
+    }
+    e
+}
+
+/// A `fallback` to a rollout, or a `failed` change (`message` carries the API's answer).
+pub fn outcome(
+    now_ms: i64,
+    key: &WorkloadKey,
+    op: &Operation,
+    reason: Reason,
+    message: &str,
+    details: BTreeMap<String, String>,
+) -> AgentEvent {
+    let (_, resources) = changes(&op.containers);
+    let strategy = match reason.event_type() {
+        EventType::Fallback => Some(Strategy::Rollout),
+        _ => Some(op.strategy),
+    };
+    AgentEvent {
+        recommendation_id: Some(op.recommendation_id.clone()),
+        strategy,
+        resources,
+        message: short(message),
+        details,
+        ..base(new_id(), now_ms, key, reason)
+    }
+}
+
+/// The Kubernetes Event recording `e` on the record `regarding`.
+pub fn kubernetes(e: &AgentEvent, regarding: ObjectRef) -> ClusterEvent {
+    let event_type = match e.event_type {
+        EventType::Failed | EventType::RolledBack | EventType::Fallback => KubeEventType::Warning,
+        _ => KubeEventType::Normal,
+    };
+    let action = match e.event_type {
+        EventType::Applied => "Apply",
+        EventType::Skipped => "Skip",
+        EventType::Blocked => "Block",
+        EventType::Fallback => "Fallback",
+        EventType::RolledBack => "Rollback",
+        EventType::Released => "Release",
+        EventType::Failed => "Fail",
+    };
+    let note = e
+        .message
+        .clone()
+        .unwrap_or_else(|| e.reason.as_str().to_string());
+    ClusterEvent {
+        regarding,
+        event_type,
+        reason: e.reason.as_str().into(),
+        action: action.into(),
+        // Kubernetes caps an Event's note at 1 KiB.
+        note: note.chars().take(1000).collect(),
+    }
+}

@@ -1,0 +1,121 @@
+//! The agent's one interface to the hub: the two feeds, the heartbeat and event batches.
+//! A remote agent talks to it over HTTPS ([`super::http_hub::HttpHub`]); the in-process
+//! agent of `mode = "all-in-one"` gets the same calls served by the hub's own operations
+//! (`server::in_process_hub`), with the same types, validation and idempotency.
+//!
+//! Recommendation items are read one by one: an item that does not parse is a
+//! [`FeedItem::Bad`] (the agent reports that workload `failed` and goes on); a feed that
+//! does not parse as a whole is an error ([`HubError::Unreachable`]).
+
+use std::future::Future;
+
+use serde_json::Value;
+
+use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness, RecommendationItem};
+
+/// Why the hub did not do what was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HubError {
+    /// Not reached, timed out, a 5xx, or an answer that does not parse: try again later.
+    #[error("the hub cannot be reached: {0}")]
+    Unreachable(String),
+    /// 400 `invalid_item`: the items at these indexes were refused (nothing was stored).
+    #[error("the hub refused {} event(s) of the batch as invalid", .0.len())]
+    InvalidItems(Vec<usize>),
+    /// 413: the batch is too large.
+    #[error("the hub refused the batch as too large")]
+    TooLarge,
+    /// Any other refusal (a wrong token, an unknown cluster, ...).
+    #[error("the hub refused ({status}, {code}): {message}")]
+    Refused {
+        status: u16,
+        code: String,
+        message: String,
+    },
+}
+
+/// One item of the recommendation feed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeedItem {
+    Ok(Box<RecommendationItem>),
+    /// An item that does not parse; `workload` is what could be read of its name.
+    Bad {
+        workload: Option<(String, String, String)>,
+        error: String,
+    },
+}
+
+impl FeedItem {
+    /// Reads one item, keeping what names its workload when the rest does not parse.
+    pub fn read(v: Value) -> FeedItem {
+        let name = |v: &Value| -> Option<(String, String, String)> {
+            let w = v.get("workload")?;
+            let part = |k: &str| w.get(k)?.as_str().map(str::to_string);
+            Some((part("namespace")?, part("kind")?, part("name")?))
+        };
+        let workload = name(&v);
+        match serde_json::from_value::<RecommendationItem>(v) {
+            Ok(item) => FeedItem::Ok(Box::new(item)),
+            Err(e) => FeedItem::Bad {
+                workload,
+                error: e.to_string(),
+            },
+        }
+    }
+}
+
+/// One page of the recommendation feed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedPage {
+    pub items: Vec<FeedItem>,
+    /// The cursor of the next page, if any.
+    pub next: Option<String>,
+}
+
+/// The hub as the agent uses it.
+pub trait Hub: Send + Sync + 'static {
+    /// `GET /v1/clusters/{cluster}/config`.
+    fn config(&self) -> impl Future<Output = Result<ConfigFeed, HubError>> + Send;
+
+    /// `GET /v1/clusters/{cluster}/recommendations[?next=]`.
+    fn recommendations(
+        &self,
+        next: Option<String>,
+    ) -> impl Future<Output = Result<FeedPage, HubError>> + Send;
+
+    /// `POST /v1/clusters/{cluster}/heartbeat`.
+    fn heartbeat(
+        &self,
+        heartbeat: &Heartbeat,
+    ) -> impl Future<Output = Result<Readiness, HubError>> + Send;
+
+    /// `POST /v1/clusters/{cluster}/events`: stored exactly once per id.
+    fn send_events(
+        &self,
+        batch: &[AgentEvent],
+    ) -> impl Future<Output = Result<(), HubError>> + Send;
+}
+
+/// The refusal a hub answered with (its stable error body), as a [`HubError`].
+pub fn refusal(status: u16, body: &Value) -> HubError {
+    let error = &body["error"];
+    let code = error["code"].as_str().unwrap_or_default().to_string();
+    let message = error["message"].as_str().unwrap_or_default().to_string();
+    match (status, code.as_str()) {
+        (413, _) => HubError::TooLarge,
+        (400, "invalid_item") => HubError::InvalidItems(
+            error["details"]["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|i| i["index"].as_u64().map(|n| n as usize))
+                .collect(),
+        ),
+        (500..=599, _) => HubError::Unreachable(format!("{status} {code}: {message}")),
+        _ => HubError::Refused {
+            status,
+            code,
+            message,
+        },
+    }
+}

@@ -1,0 +1,196 @@
+//! Changes in flight and after: advancing an operation one step and reporting what it
+//! reached (`applied`, `fallback`, `failed`, a PodDisruptionBudget hold), and keeping
+//! in-place values on pods created after the change while the template still carries
+//! the old ones (counted on the record, no new event).
+
+use std::collections::BTreeMap;
+
+use super::apply::{advance, Progress};
+use super::decide::emission::select;
+use super::decide::inplace::{changes_qos, to_resize};
+use super::hub::Hub;
+use super::pass::{failure, set_phase};
+use super::run::Agent;
+use super::state::{Applied, Phase, Step};
+use crate::cluster::{Cluster, Resources, Snapshot, Workload, WorkloadKey};
+use crate::policy::{Mode, Strategy};
+use crate::wire::WorkloadConfig;
+
+impl<C: Cluster, H: Hub> Agent<C, H> {
+    /// Advances the change in flight of `key` by as many steps as are due now.
+    pub(super) async fn advance(&mut self, key: &WorkloadKey, snap: &Snapshot, now: i64) {
+        // A fallback continues as a rollout at once; nothing else loops.
+        for _ in 0..2 {
+            let Some(mut op) = self
+                .tracked
+                .get(key)
+                .and_then(|t| t.state.operation.clone())
+            else {
+                return;
+            };
+            let before = op.clone();
+            let progress = advance(&self.cluster, snap, key, &mut op, now).await;
+            let t = self.tracked.entry(key.clone()).or_default();
+            if op != before {
+                t.dirty = true;
+            }
+            match progress {
+                Progress::Pending => {
+                    t.state.operation = Some(op);
+                    return;
+                }
+                Progress::Held(finding) => {
+                    let sel = select(
+                        &t.state.reported,
+                        std::slice::from_ref(&finding),
+                        &[],
+                        "",
+                        0.0,
+                    );
+                    t.state.reported = sel.next;
+                    t.state.operation = Some(op);
+                    if !sel.emit.is_empty() {
+                        let e = super::event::finding(
+                            now,
+                            key,
+                            &finding,
+                            Some(&before.recommendation_id),
+                        );
+                        self.emit(key, e);
+                    }
+                    return;
+                }
+                Progress::Applied => {
+                    let template = snap
+                        .workloads
+                        .iter()
+                        .find(|w| &w.key == key)
+                        .map(|w| template_of(w, &op));
+                    t.state.applied = Some(Applied {
+                        event_id: op.event_id.clone(),
+                        strategy: op.strategy,
+                        recommendation_id: op.recommendation_id.clone(),
+                        at_ms: now,
+                        containers: op.containers.clone(),
+                        template: template.filter(|_| op.strategy == Strategy::InPlace),
+                        later_pods_resized: 0,
+                    });
+                    t.patched.clear();
+                    t.state.last_change_ms = Some(now);
+                    t.state.reported.clear();
+                    let message = super::event::applied(now, key, &op)
+                        .message
+                        .unwrap_or_default();
+                    set_phase(&mut t.state, Phase::Applied, op.reason, &message, now);
+                    t.state.operation =
+                        matches!(op.step, Step::Evicting { .. }).then(|| op.clone());
+                    t.dirty = true;
+                    let e = super::event::applied(now, key, &op);
+                    self.emit(key, e);
+                    return;
+                }
+                Progress::Done => {
+                    t.state.operation = None;
+                    t.dirty = true;
+                    return;
+                }
+                Progress::Fallback {
+                    reason,
+                    message,
+                    details,
+                } => {
+                    let e = super::event::outcome(now, key, &op, reason, &message, details);
+                    op.step = Step::Rollout;
+                    op.strategy = Strategy::Rollout;
+                    op.fallback = Some(reason);
+                    op.attempts = 0;
+                    t.state.operation = Some(op);
+                    t.dirty = true;
+                    self.emit(key, e);
+                    // The operation now says rollout: a restart continues from here.
+                    if !self.persist_one(key).await {
+                        return;
+                    }
+                }
+                Progress::Failed { reason, message } => {
+                    let mut details = BTreeMap::new();
+                    details.insert("error".to_string(), message.clone());
+                    let e = super::event::outcome(now, key, &op, reason, &message, details);
+                    t.state.failure = Some(failure(&op, now));
+                    t.state.operation = None;
+                    t.state.reported.clear();
+                    set_phase(&mut t.state, Phase::Failed, reason, &message, now);
+                    t.dirty = true;
+                    self.emit(key, e);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Pods created since an in-place change, from the unchanged template, are resized
+    /// to the applied values as soon as they run.
+    pub(super) async fn keep_in_place(
+        &mut self,
+        live: &Workload,
+        snap: &Snapshot,
+        now: i64,
+        config: Option<&WorkloadConfig>,
+    ) {
+        let key = &live.key;
+        let Some(t) = self.tracked.get(key) else {
+            return;
+        };
+        let Some(applied) = &t.state.applied else {
+            return;
+        };
+        let Some(values) = applied.in_place_values(&live.containers) else {
+            return;
+        };
+        // Mode off for a changed resource: kerf leaves the workload alone.
+        let off = config.is_some_and(|c| c.mode.cpu == Mode::Off || c.mode.memory == Mode::Off);
+        if off {
+            return;
+        }
+        let pods: Vec<_> = snap.pods_of(key).collect();
+        let due: Vec<_> = to_resize(&pods, &values)
+            .into_iter()
+            .filter(|(p, _)| {
+                let pod = pods.iter().find(|x| &x.pod == p);
+                pod.is_some_and(|x| !t.patched.contains(&x.uid) && !changes_qos(x, &values))
+            })
+            .collect();
+        for (pod, changes) in due {
+            let uid = pods
+                .iter()
+                .find(|x| x.pod == pod)
+                .map(|x| x.uid.clone())
+                .unwrap_or_default();
+            match self.cluster.resize_pod(&pod, &changes).await {
+                Ok(_) => {
+                    tracing::info!(workload = %key, pod = %pod.name, "a later pod resized to the applied values");
+                    if let Some(t) = self.tracked.get_mut(key) {
+                        t.patched.insert(uid);
+                        if let Some(a) = &mut t.state.applied {
+                            a.later_pods_resized += 1;
+                        }
+                        t.dirty = true;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(workload = %key, pod = %pod.name, error = %e, at = now, "cannot resize a later pod; retrying next pass")
+                }
+            }
+        }
+    }
+}
+
+/// The template's values of the containers `op` changes (what an in-place change keeps
+/// pods away from while the template still carries them).
+fn template_of(w: &Workload, op: &super::state::Operation) -> BTreeMap<String, Resources> {
+    w.containers
+        .iter()
+        .filter(|c| op.containers.iter().any(|x| x.name == c.name))
+        .map(|c| (c.name.clone(), c.resources))
+        .collect()
+}

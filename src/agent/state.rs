@@ -1,0 +1,212 @@
+//! What the agent remembers about one workload between loops and across restarts. It is
+//! persisted in the status of the workload's RightsizingRecommendation
+//! (`kerf.getkerf.dev/v1alpha1`, `status.agent`), never on local disk: the agent is
+//! stateless in its pod. Plain data, no IO.
+//!
+//! - `reported`: the emission memory (emit only on change).
+//! - `operation`: the change in flight, written **before** the cluster is touched
+//!   (write-ahead), with the id its `applied` event will carry, so an agent killed
+//!   mid-apply finishes the same change on restart and reports it once.
+//! - `applied`: the last change that became live, and for in-place changes the values the
+//!   pods must keep while the template still carries the old ones.
+//! - `unsent`: events not yet acknowledged by the hub, re-sent after a restart (the hub
+//!   stores each id once).
+//! - `watch`: left for the health watch and rollback (issue 13) beside `applied`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::decide::emission::Reported;
+use crate::cluster::Resources;
+use crate::policy::{EffectiveMode, Strategy};
+use crate::wire::{AgentEvent, Reason};
+
+/// Where a workload stands (`status.phase` of its RightsizingRecommendation).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Phase {
+    /// Known, nothing decided yet.
+    #[default]
+    Pending,
+    /// Deliberately left alone (`skipped`).
+    Skipped,
+    /// A guardrail holds the change back (`blocked`).
+    Blocked,
+    /// Queued for the next maintenance window.
+    Deferred,
+    /// A change is in flight.
+    Applying,
+    /// The recommended values are live.
+    Applied,
+    /// The last action failed.
+    Failed,
+}
+
+/// One container's values before and after a change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerValues {
+    pub name: String,
+    pub from: Resources,
+    pub to: Resources,
+}
+
+/// The approval an `ApprovedOnce` change consumes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    pub id: String,
+    pub approved_by: String,
+}
+
+/// How far a change in flight has come.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Step {
+    /// Pods are being resized; `deferred_since_ms` is when a pod was first seen
+    /// `Deferred` (for `apply.fallbackAfter`).
+    InPlace {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        deferred_since_ms: Option<i64>,
+    },
+    /// The template is being applied.
+    Rollout,
+    /// Applied; outdated pods of an `OnDelete` StatefulSet are being evicted, once the
+    /// controller has seen the template of `generation`.
+    Evicting { generation: i64 },
+}
+
+/// A change in flight (write-ahead: persisted before the first write to the cluster).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Operation {
+    /// The id of the `applied` event this change will be reported with.
+    pub event_id: String,
+    pub reason: Reason,
+    pub strategy: Strategy,
+    pub recommendation_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
+    pub containers: Vec<ContainerValues>,
+    pub started_ms: i64,
+    pub step: Step,
+    pub fallback_after_ms: i64,
+    /// `fallback` reason when an in-place change continues as a rollout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<Reason>,
+    /// API calls that failed transiently so far (the step fails after a few).
+    #[serde(default)]
+    pub attempts: u32,
+    /// The maintenance window a deferred change rolls out in (`start/end`, RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+}
+
+/// The last change that failed, so the same recommendation is not retried at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Failure {
+    pub recommendation_id: String,
+    pub at_ms: i64,
+}
+
+/// The last change that became live.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Applied {
+    pub event_id: String,
+    pub strategy: Strategy,
+    pub recommendation_id: String,
+    pub at_ms: i64,
+    pub containers: Vec<ContainerValues>,
+    /// In place only: the template's values when the change was made. While the
+    /// template still carries them, pods are kept at `containers[].to`; a template that
+    /// moved (the user's own rollout) ends that.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<BTreeMap<String, Resources>>,
+    /// Pods created after the change (scale-up, eviction, drain, crash) that kerf
+    /// resized to the applied values.
+    #[serde(default)]
+    pub later_pods_resized: u64,
+}
+
+impl Applied {
+    /// The in-place values pods must keep, by container, while the template is as it
+    /// was when they were applied (`None` once it moved, or for a rollout).
+    pub fn in_place_values(
+        &self,
+        template: &[crate::cluster::Container],
+    ) -> Option<BTreeMap<String, Resources>> {
+        let at_apply = self.template.as_ref()?;
+        let now: BTreeMap<String, Resources> = template
+            .iter()
+            .filter(|c| at_apply.contains_key(&c.name))
+            .map(|c| (c.name.clone(), c.resources))
+            .collect();
+        (&now == at_apply).then(|| {
+            self.containers
+                .iter()
+                .map(|c| (c.name.clone(), c.to))
+                .collect()
+        })
+    }
+}
+
+/// Everything remembered about one workload.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadState {
+    pub phase: Phase,
+    /// When `phase` (or its reason) last changed.
+    #[serde(default)]
+    pub phase_since_ms: i64,
+    /// The last effective mode the hub gave (decides `HubUnreachable` while it is away).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<EffectiveMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recommendation_id: Option<String>,
+    /// The last change or rollback (cooldown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_change_ms: Option<i64>,
+    /// Start of the next maintenance window while `Deferred`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_window_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reported: Vec<Reported>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<Operation>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<Applied>,
+    /// The last decision's reason and message (status conditions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reason: Option<Reason>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub last_message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unsent: Vec<AgentEvent>,
+}
+
+impl WorkloadState {
+    /// The template's containers with the values an in-place change keeps on the pods.
+    pub fn current(
+        &self,
+        template: &[crate::cluster::Container],
+    ) -> Vec<crate::cluster::Container> {
+        let kept = self
+            .applied
+            .as_ref()
+            .and_then(|a| a.in_place_values(template));
+        template
+            .iter()
+            .map(|c| {
+                let mut c = c.clone();
+                if let Some(r) = kept.as_ref().and_then(|k| k.get(&c.name)) {
+                    c.resources = *r;
+                }
+                c
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,84 @@
+//! The hub as the in-process agent of `mode = "all-in-one"` (and `kerf demo`) reaches
+//! it: the agent's [`Hub`] interface served by the same functions the HTTP routes call
+//! after parsing (feeds, heartbeat, event validation, exactly-once storage, the
+//! `kerf_actions_total` count), with the same types, without the network hop. The
+//! agent is the cluster's own, so no token is checked.
+
+use serde_json::json;
+
+use super::error::ApiError;
+use super::AppState;
+use crate::agent::hub::refusal;
+use crate::agent::{FeedItem, FeedPage, Hub, HubError};
+use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
+
+/// Items per feed page, as the HTTP route's default.
+const PAGE: usize = 500;
+
+/// The hub of cluster `cluster`, in process.
+pub struct InProcessHub {
+    state: AppState,
+    cluster: String,
+}
+
+impl InProcessHub {
+    pub fn new(state: AppState, cluster: &str) -> InProcessHub {
+        InProcessHub {
+            state,
+            cluster: cluster.into(),
+        }
+    }
+}
+
+/// The refusal the HTTP API would have answered.
+fn refused(e: ApiError) -> HubError {
+    let body = json!({ "error": { "code": e.code, "message": e.message, "details": e.details } });
+    refusal(e.status.as_u16(), &body)
+}
+
+impl Hub for InProcessHub {
+    async fn config(&self) -> Result<ConfigFeed, HubError> {
+        let s = &self.state;
+        let agent = super::agent::agent_settings(s);
+        crate::fleet::feed::config(&s.store, &s.runs, s.now(), &self.cluster, agent)
+            .await
+            .map_err(|e| refused(e.into()))
+    }
+
+    async fn recommendations(&self, next: Option<String>) -> Result<FeedPage, HubError> {
+        let after = match next {
+            Some(n) => super::query::decode_cursor("next", &n)
+                .map_err(refused)?
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            None => String::new(),
+        };
+        let feed = super::feed::page(&self.state, &self.cluster, after, PAGE)
+            .await
+            .map_err(refused)?;
+        Ok(FeedPage {
+            items: feed
+                .items
+                .into_iter()
+                .map(|i| FeedItem::Ok(Box::new(i)))
+                .collect(),
+            next: feed.next,
+        })
+    }
+
+    async fn heartbeat(&self, heartbeat: &Heartbeat) -> Result<Readiness, HubError> {
+        super::agent::store_heartbeat(&self.state, &self.cluster, heartbeat.clone())
+            .await
+            .map_err(refused)
+    }
+
+    async fn send_events(&self, batch: &[AgentEvent]) -> Result<(), HubError> {
+        let body = serde_json::to_vec(batch)
+            .map_err(|e| HubError::Unreachable(format!("the batch does not serialize: {e}")))?;
+        super::agent::store_events(&self.state, &self.cluster, &body)
+            .await
+            .map_err(refused)?;
+        Ok(())
+    }
+}

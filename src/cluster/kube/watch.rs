@@ -1,0 +1,242 @@
+//! The live view of a real cluster: one kube-rs reflector per kind (Deployments,
+//! StatefulSets, DaemonSets, ReplicaSets, Pods, HPAs, PDBs per namespace in scope;
+//! Nodes), each a watch that relists and resumes on its own with backoff. Reading the
+//! view converts what the stores hold into the cluster model; it makes no API call.
+//!
+//! Memory: pods dominate, so their `managedFields` and annotations are dropped as they
+//! arrive (the agent reads neither); workloads keep `managedFields` (who owns the
+//! resources fields).
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::{StreamExt, TryStreamExt};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::{Node as KNode, Pod as KPod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::serde::de::DeserializeOwned;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::{Api, Client, Resource, ResourceExt};
+use tokio::sync::Notify;
+
+use super::convert;
+use crate::cluster::{ClusterError, Snapshot, View};
+
+/// How long the first list of every kind may take.
+const READY_WITHIN: Duration = Duration::from_secs(60);
+
+/// One kind's stores (one per namespace in scope, or one for all).
+struct Stores<K: Resource<DynamicType = ()> + Clone + 'static>(Vec<Store<K>>);
+
+impl<K: Resource<DynamicType = ()> + Clone + 'static> Stores<K> {
+    fn all(&self) -> Vec<Arc<K>> {
+        self.0.iter().flat_map(|s| s.state()).collect()
+    }
+}
+
+/// The live view; its watches stop when it is dropped.
+pub struct KubeView {
+    deployments: Stores<Deployment>,
+    statefulsets: Stores<StatefulSet>,
+    daemonsets: Stores<DaemonSet>,
+    replicasets: Stores<ReplicaSet>,
+    pods: Stores<KPod>,
+    hpas: Stores<HorizontalPodAutoscaler>,
+    pdbs: Stores<PodDisruptionBudget>,
+    nodes: Stores<KNode>,
+    notify: Arc<Notify>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for KubeView {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// What the watches share while starting: the change signal, the tasks, the last error.
+struct Start {
+    client: Client,
+    namespaces: Vec<String>,
+    notify: Arc<Notify>,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
+    last_error: Arc<Mutex<Option<String>>>,
+}
+
+impl Start {
+    /// Reflectors of kind `K` over the namespaces in scope, each `trim`med on arrival.
+    fn reflect<K>(&mut self, trim: fn(&mut K)) -> Stores<K>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let apis: Vec<Api<K>> = if self.namespaces.is_empty() {
+            vec![Api::all(self.client.clone())]
+        } else {
+            self.namespaces
+                .iter()
+                .map(|ns| Api::namespaced(self.client.clone(), ns))
+                .collect()
+        };
+        Stores(apis.into_iter().map(|api| self.run(api, trim)).collect())
+    }
+
+    fn run<K>(&mut self, api: Api<K>, trim: fn(&mut K)) -> Store<K>
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    {
+        let (store, writer) = reflector::store();
+        let stream = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .map_ok(move |ev| ev.modify(trim));
+        let (notify, last_error) = (self.notify.clone(), self.last_error.clone());
+        self.tasks.push(tokio::spawn(async move {
+            let mut events = std::pin::pin!(reflector::reflector(writer, stream));
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(_) => notify.notify_waiters(),
+                    Err(e) => {
+                        *last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string())
+                    }
+                }
+            }
+        }));
+        store
+    }
+}
+
+fn keep_all<K>(_: &mut K) {}
+
+fn trim_pod(p: &mut KPod) {
+    p.managed_fields_mut().clear();
+    p.annotations_mut().clear();
+}
+
+fn trim_meta<K: ResourceExt>(o: &mut K) {
+    o.managed_fields_mut().clear();
+}
+
+/// Starts the watches and waits for every first list.
+pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, ClusterError> {
+    let mut s = Start {
+        client: client.clone(),
+        namespaces: namespaces.to_vec(),
+        notify: Arc::new(Notify::new()),
+        tasks: Vec::new(),
+        last_error: Arc::new(Mutex::new(None)),
+    };
+    let deployments = s.reflect::<Deployment>(keep_all);
+    let statefulsets = s.reflect::<StatefulSet>(keep_all);
+    let daemonsets = s.reflect::<DaemonSet>(keep_all);
+    let replicasets = s.reflect::<ReplicaSet>(trim_meta);
+    let pods = s.reflect::<KPod>(trim_pod);
+    let hpas = s.reflect::<HorizontalPodAutoscaler>(trim_meta);
+    let pdbs = s.reflect::<PodDisruptionBudget>(trim_meta);
+    let nodes = Stores(vec![s.run(Api::<KNode>::all(client), trim_meta)]);
+    let view = KubeView {
+        deployments,
+        statefulsets,
+        daemonsets,
+        replicasets,
+        pods,
+        hpas,
+        pdbs,
+        nodes,
+        notify: s.notify,
+        tasks: s.tasks,
+    };
+    let ready = async {
+        macro_rules! wait {
+            ($($stores:expr),*) => {$(
+                for store in &$stores.0 {
+                    let _ = store.wait_until_ready().await;
+                }
+            )*};
+        }
+        wait!(
+            view.deployments,
+            view.statefulsets,
+            view.daemonsets,
+            view.replicasets,
+            view.pods,
+            view.hpas,
+            view.pdbs,
+            view.nodes
+        );
+    };
+    if tokio::time::timeout(READY_WITHIN, ready).await.is_err() {
+        let why = s
+            .last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_else(|| "no answer".into());
+        return Err(ClusterError::Transport(format!(
+            "the watches did not list within {}s: {why}",
+            READY_WITHIN.as_secs()
+        )));
+    }
+    Ok(view)
+}
+
+impl View for KubeView {
+    fn snapshot(&self) -> Snapshot {
+        let mut out = Snapshot::default();
+        out.workloads.extend(
+            self.deployments
+                .all()
+                .iter()
+                .filter_map(|d| convert::deployment(d)),
+        );
+        out.workloads.extend(
+            self.statefulsets
+                .all()
+                .iter()
+                .filter_map(|s| convert::statefulset(s)),
+        );
+        out.workloads.extend(
+            self.daemonsets
+                .all()
+                .iter()
+                .filter_map(|d| convert::daemonset(d)),
+        );
+        // ReplicaSet → Deployment, per namespace.
+        let mut owners: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for rs in self.replicasets.all() {
+            if let Some((name, deployment)) = convert::replicaset_owner(&rs) {
+                owners
+                    .entry(rs.namespace().unwrap_or_default())
+                    .or_default()
+                    .insert(name, deployment);
+            }
+        }
+        let none = BTreeMap::new();
+        out.pods.extend(self.pods.all().iter().map(|p| {
+            let ns = p.namespace().unwrap_or_default();
+            convert::pod(p, owners.get(&ns).unwrap_or(&none))
+        }));
+        out.hpas
+            .extend(self.hpas.all().iter().map(|h| convert::hpa(h)));
+        out.pdbs
+            .extend(self.pdbs.all().iter().map(|p| convert::pdb(p)));
+        out.nodes
+            .extend(self.nodes.all().iter().map(|n| convert::node(n)));
+        out.workloads.sort_by(|a, b| a.key.cmp(&b.key));
+        out
+    }
+
+    async fn changed(&self, at_most: Duration) {
+        let _ = tokio::time::timeout(at_most, self.notify.notified()).await;
+    }
+}

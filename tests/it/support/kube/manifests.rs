@@ -1,0 +1,94 @@
+//! Installs what kerf ships for a cluster (`packaging/k8s/crds.yaml`,
+//! `packaging/k8s/agent-rbac.yaml`) into the test control plane, as an admin would with
+//! `kubectl apply`, so every test runs the agent with exactly the shipped CRDs and
+//! ClusterRole.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// The shipped manifests the tests install, in order.
+pub const FILES: &[&str] = &["packaging/k8s/crds.yaml", "packaging/k8s/agent-rbac.yaml"];
+
+/// Every document of `file` (relative to the repository), as JSON.
+pub fn documents(file: &str) -> Vec<Value> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+    serde_norway::Deserializer::from_str(&text)
+        .map(|doc| {
+            let v: Value = serde::Deserialize::deserialize(doc)
+                .unwrap_or_else(|e| panic!("{file} is not valid YAML: {e}"));
+            v
+        })
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+fn collection(doc: &Value) -> String {
+    let kind = doc["kind"].as_str().expect("kind");
+    let api = doc["apiVersion"].as_str().expect("apiVersion");
+    let plural = match kind {
+        "CustomResourceDefinition" => "customresourcedefinitions",
+        "ClusterRole" => "clusterroles",
+        "ClusterRoleBinding" => "clusterrolebindings",
+        other => panic!("the test installer does not know kind {other}"),
+    };
+    format!("/apis/{api}/{plural}")
+}
+
+/// Creates every document of [`FILES`] and waits until the CRDs are established.
+pub async fn install(server: &str, ca_pem: &str, admin_token: &str) {
+    let client = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(ca_pem.as_bytes()).expect("ca"))
+        .build()
+        .expect("client");
+    let mut crds = Vec::new();
+    for file in FILES {
+        for doc in documents(file) {
+            let url = format!("{server}{}", collection(&doc));
+            let answer = client
+                .post(&url)
+                .bearer_auth(admin_token)
+                .json(&doc)
+                .send()
+                .await
+                .expect("create");
+            let status = answer.status();
+            let body = answer.text().await.unwrap_or_default();
+            assert!(
+                status.is_success(),
+                "{file}: creating {url}: {status} {body}"
+            );
+            if doc["kind"] == "CustomResourceDefinition" {
+                crds.push(format!(
+                    "{url}/{}",
+                    doc["metadata"]["name"].as_str().expect("name")
+                ));
+            }
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for url in crds {
+        loop {
+            let crd: Value = client
+                .get(&url)
+                .bearer_auth(admin_token)
+                .send()
+                .await
+                .expect("get CRD")
+                .json()
+                .await
+                .expect("CRD json");
+            let established = crd["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Established" && c["status"] == "True");
+            if established {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{url} not established: {crd}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}

@@ -12,7 +12,8 @@
 //! - `clock`: the one `Clock` (system and manual); below the top of the process
 //!   everything takes `now` from its caller.
 //! - `jobs`: the supervised job runner (named jobs, status, graceful stop; a panic in a
-//!   job stops the hub non-zero, naming it).
+//!   job stops the hub non-zero, naming it) and the throttled log line for trouble
+//!   that repeats.
 //! - `names`: what cluster, user, team and token names may be.
 //! - `fingerprint`: stable FNV-1a hashes of text (ids and seeds that never change).
 //! - `timestamp`: RFC 3339 ⇄ Unix milliseconds.

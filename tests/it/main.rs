@@ -42,6 +42,7 @@ mod notify_delivery;
 mod notify_digest;
 mod notify_restart;
 mod notify_teams;
+mod notify_unopened;
 mod one_clock;
 mod openapi_document;
 mod policies_api;

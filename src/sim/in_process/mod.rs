@@ -7,6 +7,7 @@
 //! [`Clock`]; every call first brings the world up to the clock's now.
 
 mod control;
+mod demo;
 mod ssa;
 mod writes;
 
@@ -93,6 +94,8 @@ struct State {
     pdbs: Vec<Pdb>,
     events: Vec<RecordedEvent>,
     records: BTreeMap<(String, String), Record>,
+    /// Where resource changes are told (the demo datasource reads them), as which cluster.
+    live: Option<(String, crate::sim::live::Live)>,
 }
 
 /// What the in-process cluster answers for its version.
@@ -120,6 +123,7 @@ impl SimCluster {
                 pdbs: Vec::new(),
                 events: Vec::new(),
                 records: BTreeMap::new(),
+                live: None,
             })),
             clock,
             manager: FIELD_MANAGER.into(),

@@ -17,12 +17,15 @@ pub struct LiveKey {
     pub container: String,
 }
 
+/// Each container's changes, oldest first: (from when, the values).
+type Changes = BTreeMap<LiveKey, Vec<(i64, Resources)>>;
+
 /// The shared record of changes. Cheap to clone.
 #[derive(Debug, Clone, Default)]
-pub struct Live(Arc<Mutex<BTreeMap<LiveKey, Vec<(i64, Resources)>>>>);
+pub struct Live(Arc<Mutex<Changes>>);
 
 impl Live {
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<LiveKey, Vec<(i64, Resources)>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Changes> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 

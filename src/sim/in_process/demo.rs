@@ -66,6 +66,7 @@ impl SimCluster {
             })
             .collect();
         let sim = SimCluster::new(seed, clock, nodes);
+        let mut all = Vec::new();
         for spec in specs {
             let kind = match spec.kind {
                 Kind::Deployment => WorkloadKind::Deployment,
@@ -98,24 +99,22 @@ impl SimCluster {
                     (c.name.to_string(), u)
                 })
                 .collect();
-            sim.create_workload(
-                WorkloadSpec {
-                    kind,
-                    namespace: spec.namespace.into(),
-                    name: spec.name.clone(),
-                    replicas: spec.replicas as i32,
-                    strategy: UpdateStrategy::RollingUpdate {
-                        max_surge: Some("25%".into()),
-                        max_unavailable: Some("25%".into()),
-                    },
-                    labels,
-                    annotations: Default::default(),
-                    containers,
-                    usage,
+            all.push(WorkloadSpec {
+                kind,
+                namespace: spec.namespace.into(),
+                name: spec.name.clone(),
+                replicas: spec.replicas as i32,
+                strategy: UpdateStrategy::RollingUpdate {
+                    max_surge: Some("25%".into()),
+                    max_unavailable: Some("25%".into()),
                 },
-                "kerf-demo",
-            )?;
+                labels,
+                annotations: Default::default(),
+                containers,
+                usage,
+            });
         }
+        sim.create_workloads(all, "kerf-demo")?;
         sim.state.lock().unwrap_or_else(|p| p.into_inner()).live =
             Some((cluster.to_string(), live));
         Ok(Some(sim))

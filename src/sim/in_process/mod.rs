@@ -165,10 +165,23 @@ impl SimCluster {
         spec: WorkloadSpec,
         creator: &str,
     ) -> Result<WorkloadKey, ClusterError> {
+        let mut keys = self.create_workloads(vec![spec], creator)?;
+        Ok(keys.remove(0))
+    }
+
+    /// Creates many workloads, then lets the controllers run once (a fleet at once).
+    pub fn create_workloads(
+        &self,
+        specs: Vec<WorkloadSpec>,
+        creator: &str,
+    ) -> Result<Vec<WorkloadKey>, ClusterError> {
         let mut w = self.world();
-        let key = w.create_workload(spec, creator)?;
+        let keys = specs
+            .into_iter()
+            .map(|spec| w.create_workload(spec, creator))
+            .collect::<Result<Vec<_>, _>>()?;
         w.step();
-        Ok(key)
+        Ok(keys)
     }
 
     /// Sets a workload's replicas (a scale by its owner); new pods use its template.

@@ -107,6 +107,12 @@ pub enum DatasourceError {
     Unauthorized(u16),
     #[error("datasource query failed: {0}")]
     Query(String),
+    /// The datasource answered with a redirect to another origin, which kerf does not
+    /// follow: the request carries the datasource's credentials.
+    #[error(
+        "the datasource redirected to another origin ({0}); kerf does not follow a redirect that would carry the datasource's credentials there: set the URL to the final address"
+    )]
+    Redirected(String),
     #[error("datasource answer could not be read: {0}")]
     Decode(String),
     #[error("invalid datasource settings: {0}")]

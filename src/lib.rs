@@ -73,7 +73,8 @@
 //!   `shutdown`, `store`, `tls`, `wire`.
 //! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call
 //!   the same operations as the API; backup and restore carry the datasource secret
-//!   key; `demo` wires the demo fleet into `server`).
+//!   key; `demo` wires the demo fleet into `server`, with one in-process agent per
+//!   demo cluster acting on the sim's in-process cluster, and the demo's policies).
 //!
 //! The cluster side (the agent builds on it):
 //! - `cluster`: the agent's one view of a Kubernetes cluster (model, `Cluster` trait,

@@ -236,6 +236,11 @@ impl Datasource {
         Datasource::Demo(DemoFleet::new(seed))
     }
 
+    /// The demo fleet with the changes the demo's in-process agents make (`sim::live`).
+    pub fn demo_live(seed: u64, live: crate::sim::live::Live) -> Datasource {
+        Datasource::Demo(DemoFleet::with_live(seed, live))
+    }
+
     /// A Prometheus-compatible source from validated settings and their opened secrets.
     pub fn from_settings(
         settings: &DatasourceSettings,

@@ -50,10 +50,11 @@ pub struct LoginRequest {
 pub async fn login(
     State(state): State<AppState>,
     connect: Option<Extension<ConnectInfo<SocketAddr>>>,
+    uri: axum::http::Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    same_origin_json(&headers)?;
+    same_origin_json(&headers, &uri)?;
     let req: LoginRequest = read_json(body).await?;
     if req.username.is_empty() || req.username.len() > 64 {
         return Err(ApiError::invalid_field(
@@ -109,7 +110,7 @@ pub async fn login(
 /// Login CSRF: a hostile page can post a form or a `text/plain` body cross-site, but
 /// not `application/json` without a CORS preflight (which kerf never grants); and a
 /// browser that says where the request comes from must say it comes from here.
-fn same_origin_json(headers: &HeaderMap) -> Result<(), ApiError> {
+fn same_origin_json(headers: &HeaderMap, uri: &axum::http::Uri) -> Result<(), ApiError> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let is_json = text(CONTENT_TYPE.as_str())
         .and_then(|v| v.split(';').next())
@@ -128,8 +129,10 @@ fn same_origin_json(headers: &HeaderMap) -> Result<(), ApiError> {
         return Err(cross_site());
     }
     if let Some(origin) = text(ORIGIN.as_str()) {
+        // HTTP/1 names the host in `Host`, HTTP/2 in the request's authority.
+        let here = text(HOST.as_str()).or_else(|| uri.authority().map(|a| a.as_str()));
         let host = origin.split_once("://").map(|(_, h)| h);
-        if host.is_none() || host != text(HOST.as_str()) {
+        if host.is_none() || host != here {
             return Err(cross_site());
         }
     }

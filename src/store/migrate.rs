@@ -63,6 +63,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "login_locks",
         sql: include_str!("../../migrations/0009_login_locks.sql"),
     },
+    Migration {
+        version: 10,
+        name: "audit_retention",
+        sql: include_str!("../../migrations/0010_audit_retention.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

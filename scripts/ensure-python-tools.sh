@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Python tools the test suite runs against the served API document, in a venv of their
-# own (pinned from PyPI): openapi-spec-validator, a real OpenAPI 3.1 validator.
+# own (pinned from PyPI): openapi-spec-validator, a real OpenAPI 3.1 validator, and
+# schemathesis, which fuzzes a running hub from the document it serves.
 # Prints the venv's bin directory on its last line. Idempotent and quick when present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${KERF_PYTOOLS:-$PWD/target/pytools}"
-want="openapi-spec-validator==0.9.0"
+want="openapi-spec-validator==0.9.0 schemathesis==4.32.5"
 stamp="$venv/.installed"
-if [ -x "$venv/bin/openapi-spec-validator" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+if [ -x "$venv/bin/openapi-spec-validator" ] && [ -x "$venv/bin/schemathesis" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   echo "$venv/bin"
   exit 0
 fi

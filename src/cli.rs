@@ -58,6 +58,16 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         from: PathBuf,
     },
+    /// Secrets at rest.
+    Secrets {
+        #[command(subcommand)]
+        action: SecretsAction,
+    },
+    /// The audit log.
+    Audit {
+        #[command(subcommand)]
+        action: AuditAction,
+    },
     /// Check or print the effective configuration.
     Config {
         #[command(subcommand)]
@@ -93,6 +103,27 @@ pub enum Command {
         /// Input JSON file, or - for stdin.
         #[arg(value_name = "INPUT.json", default_value = "-")]
         input: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretsAction {
+    /// Make a new secret.key and seal every stored secret again under it (one
+    /// transaction); the old key is kept as secret.key.old-<time>.
+    RotateKey,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditAction {
+    /// Write the rows that arrived before --until as JSON Lines, oldest first (keep
+    /// them before `[audit]` retention prunes them).
+    Export {
+        /// RFC 3339 time, e.g. 2026-01-01T00:00:00Z.
+        #[arg(long, value_name = "TIME")]
+        until: String,
+        /// A new file (created 0600); stdout when omitted.
+        #[arg(long, value_name = "FILE")]
+        to: Option<PathBuf>,
     },
 }
 
@@ -177,6 +208,12 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
         Command::Migrate { status } => commands::migrate(&config, status),
         Command::Backup { to } => commands::backup(&config, &to),
         Command::Restore { from } => commands::restore(&config, &from),
+        Command::Secrets {
+            action: SecretsAction::RotateKey,
+        } => commands::rotate_key(&config),
+        Command::Audit {
+            action: AuditAction::Export { until, to },
+        } => commands::export_audit(&config, &until, to.as_deref()),
         Command::Config {
             action: ConfigAction::Print,
         } => commands::print_config(&config),

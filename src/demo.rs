@@ -1,8 +1,10 @@
 //! `kerf demo`: the whole appliance on the built-in demo fleet. It makes an ephemeral
 //! data dir (unless `--data-dir` names one), registers the demo clusters, creates an
-//! admin user for the UI and an admin API token, serves like `kerf serve` with every cluster reading the demo
-//! datasource, starts the first recommendation run at once, prints the URL and the token,
-//! and serves until Ctrl-C or SIGTERM. The ephemeral dir is removed on the way out.
+//! admin user for the UI and an admin API token and the demo's policies, serves like
+//! `kerf serve` with every cluster reading the demo datasource and one in-process agent
+//! per cluster acting on the sim's in-process cluster (as `all-in-one` does on a real
+//! one), starts the first recommendation run at once, prints the URL and the token, and
+//! serves until Ctrl-C or SIGTERM. The ephemeral dir is removed on the way out.
 
 use std::path::PathBuf;
 
@@ -16,10 +18,14 @@ use crate::config::{Config, Mode};
 use crate::datasource::{Datasource, DemoFleet};
 use crate::fleet::clusters;
 use crate::operation::OpError;
+use crate::policy::PolicySpec;
 use crate::runs::recommender::RECOMMENDER_KEY;
 use crate::runs::saved_settings::save_recommender;
 use crate::runs::{RecommenderSettings, Trigger};
 use crate::server::Started;
+#[cfg(feature = "agent")]
+use crate::sim::in_process::SimCluster;
+use crate::sim::live::Live;
 use crate::store::StoreError;
 
 /// The demo fleet's seed: every demo shows the same fleet.
@@ -41,11 +47,12 @@ pub fn run(mut config: Config, explicit_data_dir: bool) -> Result<(), Exit> {
         .map_err(Exit::runtime)?;
     let credentials = runtime.block_on(prepare(&config))?;
     let data_dir = config.data_dir.clone();
-    let source = Datasource::demo(DEMO_SEED);
+    let live = Live::default();
+    let source = Datasource::demo_live(DEMO_SEED, live.clone());
     let result = runtime.block_on(crate::server::run_with(
         config,
         Some(source),
-        |_, _| {},
+        move |state, jobs| agents(state, jobs, &live),
         move |s| ready(s, credentials, data_dir, explicit_data_dir),
     ));
     drop(runtime);
@@ -78,9 +85,17 @@ async fn prepare(config: &Config) -> Result<Credentials, Exit> {
     {
         let mut settings = RecommenderSettings::default();
         settings.policy.memory.leak_detection = Some(Default::default());
+        // Often, so the values the demo's agents apply show in the next run within minutes.
+        settings.schedule = "*/10 * * * *".into();
         save_recommender(&store, now, ctx(), settings)
             .await
             .map_err(Exit::runtime)?;
+    }
+    for spec in demo_policies() {
+        match crate::fleet::policies::create(&store, now, ctx(), spec).await {
+            Err(e) if !taken(&e) => return Err(Exit::runtime(e)),
+            _ => {}
+        }
     }
     let input = NewTokenInput {
         name: "demo".into(),
@@ -106,6 +121,75 @@ async fn prepare(config: &Config) -> Result<Credentials, Exit> {
         Err(e) if taken(&e) => Ok(Credentials { token, login: None }),
         Err(e) => Err(Exit::runtime(e)),
     }
+}
+
+/// One in-process agent per demo cluster, each acting on its in-process cluster (the
+/// catalogue's workloads) and reporting to the hub in process, as in `all-in-one`.
+#[cfg(feature = "agent")]
+fn agents(state: &crate::api::AppState, jobs: &mut crate::jobs::Jobs, live: &Live) {
+    for cluster in DemoFleet::clusters() {
+        let sim = match SimCluster::demo(cluster, DEMO_SEED, state.clock.clone(), live.clone()) {
+            Ok(Some(sim)) => sim,
+            Ok(None) => continue,
+            Err(e) => {
+                tracing::error!(%cluster, error = %e, "cannot build the demo cluster");
+                continue;
+            }
+        };
+        let options = crate::agent::Options {
+            cluster: cluster.to_string(),
+            namespaces: Vec::new(),
+            agent_version: env!("CARGO_PKG_VERSION").into(),
+        };
+        // Job names are static; two short names, made once per demo.
+        let name: &'static str = Box::leak(format!("agent:{cluster}").into_boxed_str());
+        crate::server::agent::spawn_in_process(jobs, name, state, sim, options, "kerf demo");
+    }
+}
+
+/// Without the agent the demo only recommends.
+#[cfg(not(feature = "agent"))]
+fn agents(_: &crate::api::AppState, _: &mut crate::jobs::Jobs, _: &Live) {}
+
+/// The demo's policies: some workloads change on their own (in place in `web` of
+/// demo-east, by rollout in `search` of demo-west, at night in `analytics`), the rest
+/// are recommended only (the default, `audit`).
+fn demo_policies() -> Vec<PolicySpec> {
+    let doc = |v: serde_json::Value| -> PolicySpec {
+        serde_json::from_value(v).expect("the demo's policies are valid documents")
+    };
+    let guardrails =
+        serde_json::json!({ "learningPeriod": "3d", "minConfidence": 50, "cooldown": "6h" });
+    vec![
+        doc(serde_json::json!({
+            "name": "demo-autopilot-web",
+            "description": "web on demo-east: rightsized automatically, in place",
+            "priority": 10,
+            "selector": { "clusters": ["demo-east"], "namespaces": ["web"] },
+            "mode": { "cpu": "auto-patch", "memory": "auto-patch" },
+            "guardrails": guardrails,
+            "apply": { "strategy": "in-place" },
+        })),
+        doc(serde_json::json!({
+            "name": "demo-autopilot-search",
+            "description": "search on demo-west: rightsized automatically, by rollout",
+            "priority": 10,
+            "selector": { "clusters": ["demo-west"], "namespaces": ["search"] },
+            "mode": { "cpu": "auto-patch", "memory": "auto-patch" },
+            "guardrails": guardrails,
+            "apply": { "strategy": "rollout" },
+        })),
+        doc(serde_json::json!({
+            "name": "demo-nightly-analytics",
+            "description": "analytics on demo-west: changes wait for the 02:00 UTC window",
+            "priority": 10,
+            "selector": { "clusters": ["demo-west"], "namespaces": ["analytics"] },
+            "mode": { "cpu": "auto-patch", "memory": "auto-patch" },
+            "guardrails": guardrails,
+            "apply": { "strategy": "deferred",
+                       "maintenanceWindows": [{ "cron": "0 2 * * *", "duration": "1h", "timezone": "UTC" }] },
+        })),
+    ]
 }
 
 /// The demo's UI login name.

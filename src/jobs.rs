@@ -4,7 +4,7 @@
 //! stop together, gracefully, on shutdown. A job that panics (or returns before it was
 //! asked to stop) is a failure of the whole appliance: the supervisor reports it with the
 //! job's name and the server stops with a non-zero exit, so the pod restarts instead of
-//! running half alive.
+//! running half alive. Trouble that repeats is logged through a [`LogThrottle`].
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -29,7 +29,7 @@ impl Future for Stop {
 }
 
 /// Where a job is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum JobState {
     Running,
@@ -38,7 +38,7 @@ pub enum JobState {
 }
 
 /// One job's status, as `/readyz` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct JobStatus {
     pub name: &'static str,
     pub state: JobState,
@@ -185,6 +185,36 @@ fn panic_message(e: tokio::task::JoinError) -> String {
         .unwrap_or_else(|| "a non-text panic payload".into())
 }
 
+/// A log line for trouble that repeats (a background job retrying, an accept loop out
+/// of descriptors): written at most once per period, saying how often it was held back,
+/// so no failure that persists can flood the log.
+pub struct LogThrottle {
+    every: Duration,
+    last: Option<tokio::time::Instant>,
+    suppressed: u64,
+}
+
+impl LogThrottle {
+    pub const fn new(every: Duration) -> Self {
+        LogThrottle {
+            every,
+            last: None,
+            suppressed: 0,
+        }
+    }
+
+    /// `Some(times held back since the last line)` when a line is due now.
+    pub fn due(&mut self) -> Option<u64> {
+        let now = tokio::time::Instant::now();
+        if self.last.is_some_and(|t| now - t < self.every) {
+            self.suppressed += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.suppressed))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,5 +271,18 @@ mod tests {
         jobs.spawn("stubborn", |_stop| std::future::pending::<()>());
         assert!(jobs.stop(Duration::from_millis(50)).await.is_empty());
         assert_eq!(board.statuses()[0].state, JobState::Stopped);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_throttled_line_is_due_once_per_period_and_counts_the_rest() {
+        let mut log = LogThrottle::new(Duration::from_secs(60));
+        assert_eq!(log.due(), Some(0));
+        assert_eq!(log.due(), None);
+        assert_eq!(log.due(), None);
+        tokio::time::advance(Duration::from_secs(59)).await;
+        assert_eq!(log.due(), None);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(log.due(), Some(3));
+        assert_eq!(log.due(), None);
     }
 }

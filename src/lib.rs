@@ -12,7 +12,8 @@
 //! - `clock`: the one `Clock` (system and manual); below the top of the process
 //!   everything takes `now` from its caller.
 //! - `jobs`: the supervised job runner (named jobs, status, graceful stop; a panic in a
-//!   job stops the hub non-zero, naming it).
+//!   job stops the hub non-zero, naming it) and the throttled log line for trouble
+//!   that repeats.
 //! - `names`: what cluster, user, team and token names may be.
 //! - `fingerprint`: stable FNV-1a hashes of text (ids and seeds that never change).
 //! - `timestamp`: RFC 3339 ⇄ Unix milliseconds.
@@ -73,7 +74,8 @@
 //!   `shutdown`, `store`, `tls`, `wire`.
 //! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call
 //!   the same operations as the API; backup and restore carry the datasource secret
-//!   key; `demo` wires the demo fleet into `server`).
+//!   key; `demo` wires the demo fleet into `server`, with one in-process agent per
+//!   demo cluster acting on the sim's in-process cluster, and the demo's policies).
 //!
 //! The cluster side (the agent builds on it):
 //! - `cluster`: the agent's one view of a Kubernetes cluster (model, `Cluster` trait,

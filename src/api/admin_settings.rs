@@ -26,6 +26,14 @@ async fn parse<T: DeserializeOwned + serde::Serialize>(body: Body) -> Result<T, 
     })
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/admin/settings/recommender",
+    summary = "The recommender settings in force.",
+    responses(
+        (status = 200, description = "The settings.", body = RecommenderSettings),
+    )
+)]
 pub async fn get_recommender(
     State(state): State<AppState>,
 ) -> Result<Json<RecommenderSettings>, ApiError> {
@@ -35,6 +43,15 @@ pub async fn get_recommender(
 }
 
 /// `PUT /v1/admin/settings/recommender[?reason=…]`.
+#[utoipa::path(
+    put,
+    path = "/v1/admin/settings/recommender",
+    summary = "Replace the recommender settings (missing fields take defaults; `?reason=` for the audit); 400 invalid_settings names the field in details.field. Audited as SettingsUpdated.",
+    request_body = RecommenderSettings,
+    responses(
+        (status = 200, description = "The stored settings, policy normalized.", body = RecommenderSettings),
+    )
+)]
 pub async fn put_recommender(
     State(state): State<AppState>,
     access: Access,
@@ -47,6 +64,14 @@ pub async fn put_recommender(
     Ok(Json(s))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/admin/settings/pricing",
+    summary = "The pricing in force.",
+    responses(
+        (status = 200, description = "The pricing.", body = Pricing),
+    )
+)]
 pub async fn get_pricing(State(state): State<AppState>) -> Result<Json<Pricing>, ApiError> {
     Ok(Json(
         state.runs.pricing().await.map_err(ApiError::internal)?,
@@ -54,6 +79,15 @@ pub async fn get_pricing(State(state): State<AppState>) -> Result<Json<Pricing>,
 }
 
 /// `PUT /v1/admin/settings/pricing[?reason=…]`.
+#[utoipa::path(
+    put,
+    path = "/v1/admin/settings/pricing",
+    summary = "Replace the pricing (`?reason=` for the audit); applies to recommendations made from then on. Audited as SettingsUpdated.",
+    request_body = Pricing,
+    responses(
+        (status = 200, description = "The stored pricing.", body = Pricing),
+    )
+)]
 pub async fn put_pricing(
     State(state): State<AppState>,
     access: Access,

@@ -6,7 +6,9 @@
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::Json;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::json;
+use utoipa::ToSchema;
 
 use super::body::{read_json, read_limited};
 use super::error::ApiError;
@@ -14,12 +16,33 @@ use super::AppState;
 use crate::events::BatchError;
 use crate::fleet::{feed, ingest};
 use crate::metrics::ActionLabels;
-use crate::wire::{ConfigFeed, Heartbeat, Readiness};
+use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
 
 /// Largest event batch body, in bytes.
 pub const MAX_BATCH_BYTES: usize = 1024 * 1024;
 
+/// What `POST .../events` stored.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventsStored {
+    /// Events stored now.
+    pub accepted: usize,
+    /// Events whose id was already stored (or repeated in the batch): ignored.
+    pub duplicates: usize,
+}
+
 /// `GET /v1/clusters/{cluster}/config`.
+#[utoipa::path(
+    get,
+    path = "/v1/clusters/{cluster}/config",
+    summary = "The agent's config feed (cluster token).",
+    description = "{cluster, serverTime, flags {paused, pauseScope (cluster | fleet | null), frozen}, pause, freeze {enabled, reason, since, until}, agent {loopIntervalSeconds, heartbeatIntervalSeconds, changeToleranceDefault, eventBufferSize}, workloads [{workloadId, namespace, kind, name, mode {cpu, memory}, policyIdentity, policy}]}. A pause or freeze whose resumeAt/until has passed no longer applies.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    responses(
+        (status = 200, description = "ClusterConfig", body = ConfigFeed),
+    )
+)]
 pub async fn config(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
@@ -48,6 +71,18 @@ pub fn agent_settings(state: &AppState) -> crate::wire::AgentSettings {
 
 /// `POST /v1/clusters/{cluster}/heartbeat`: stores the heartbeat, re-evaluates
 /// readiness and answers with it.
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/heartbeat",
+    summary = "Agent heartbeat {agentVersion, kubernetesVersion, capabilities {inPlaceResize, ...}}; answers with the readiness.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    request_body = Heartbeat,
+    responses(
+        (status = 200, description = "Readiness", body = Readiness),
+    )
+)]
 pub async fn heartbeat(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
@@ -72,11 +107,24 @@ pub async fn store_heartbeat(
 }
 
 /// `POST /v1/clusters/{cluster}/events`: a batch of the agent's audit events.
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/events",
+    summary = "Store a batch of audit events from a cluster's agent.",
+    description = "At most 1000 items and 1 MiB. The batch is stored whole, once per event id, or refused whole with 400 invalid_item listing the problems by index, id, field and reason in details.items (at most 10 per item, 100 per batch, echoed text cut to 64 characters) with details.total and details.omitted. Duplicate ids (also within one batch) are ignored.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    request_body(content = Vec<AgentEvent>, description = "At most 1000 events."),
+    responses(
+        (status = 200, description = "Stored.", body = EventsStored),
+    )
+)]
 pub async fn post_events(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<EventsStored>, ApiError> {
     let bytes = read_limited(body, MAX_BATCH_BYTES).await?;
     Ok(Json(store_events(&state, &cluster, &bytes).await?))
 }
@@ -87,7 +135,7 @@ pub async fn store_events(
     state: &AppState,
     cluster: &str,
     bytes: &[u8],
-) -> Result<Value, ApiError> {
+) -> Result<EventsStored, ApiError> {
     if bytes.len() > MAX_BATCH_BYTES {
         return Err(ApiError::too_large(MAX_BATCH_BYTES));
     }
@@ -113,10 +161,10 @@ pub async fn store_events(
         .metrics
         .duplicate_events
         .inc_by(outcome.duplicates as u64);
-    Ok(json!({
-        "accepted": outcome.inserted.len(),
-        "duplicates": outcome.duplicates,
-    }))
+    Ok(EventsStored {
+        accepted: outcome.inserted.len(),
+        duplicates: outcome.duplicates,
+    })
 }
 
 fn batch_error(e: BatchError) -> ApiError {

@@ -16,9 +16,9 @@ use super::body::read_json;
 use super::effective::{scoped_workload, workload_context, Scope};
 use super::error::ApiError;
 use super::AppState;
-use crate::fleet::workloads;
+use crate::fleet::workloads::{self, ApprovalView};
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApproveBody {
     recommendation_id: String,
@@ -26,6 +26,19 @@ pub struct ApproveBody {
     reason: Option<String>,
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/workloads/{id}/approve",
+    summary = "Approve the workload's latest, non-stale recommendation once (the workload must be in audit mode for at least one resource). The agent feed shows the pending approval; the agent's `applied ApprovedOnce` event with details.approvalId consumes it. Audited as WorkloadApproved. 409 not_audit_mode, recommendation_superseded, recommendation_stale, already_approved.",
+    params(
+        ("id" = String, Path),
+    ),
+    request_body = ApproveBody,
+    responses(
+        (status = 201, description = "The approval.", body = ApprovalView),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn approve(
     State(state): State<AppState>,
     access: Access,

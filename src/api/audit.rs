@@ -5,20 +5,43 @@
 
 use axum::extract::{RawQuery, State};
 use axum::Json;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::error::ApiError;
+use super::lists::Page;
 use super::query;
 use super::AppState;
 use crate::store::AuditFilter;
 
 const DEFAULT_LIMIT: usize = 100;
 
+#[utoipa::path(
+    get,
+    path = "/v1/audit",
+    summary = "Stored workload events, newest first.",
+    description = "config_changed records never appear here. Cursor pagination is stable while events arrive. Callers with only team roles see the events of their teams' namespaces.",
+    params(
+        ("cluster" = Option<String>, Query),
+        ("namespace" = Option<String>, Query),
+        ("kind" = Option<String>, Query),
+        ("name" = Option<String>, Query),
+        ("type" = Option<String>, Query),
+        ("reason" = Option<String>, Query),
+        ("recommendationID" = Option<String>, Query),
+        ("since" = Option<String>, Query, format = DateTime, description = "Event time ≥ since"),
+        ("until" = Option<String>, Query, format = DateTime, description = "Event time < until"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 100."),
+        ("next" = Option<String>, Query, description = "Cursor from the previous page"),
+    ),
+    responses(
+        (status = 200, description = "A page of events: each as the agent sent it, with cluster and receivedAt.", body = Page<serde_json::Value>),
+    )
+)]
 pub async fn get_audit(
     State(state): State<AppState>,
     access: super::access::Access,
     RawQuery(query): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Page<Value>>, ApiError> {
     let mut filter = parse_filter(query.as_deref().unwrap_or(""))?;
     filter.scopes = access.namespace_scope();
     let page = state.store.query_audit(filter).await?;
@@ -34,9 +57,10 @@ pub async fn get_audit(
         }
         items.push(v);
     }
-    Ok(Json(
-        json!({ "items": items, "next": page.next.map(query::encode_seq) }),
-    ))
+    Ok(Json(Page {
+        items,
+        next: page.next.map(query::encode_seq),
+    }))
 }
 
 fn parse_filter(raw: &str) -> Result<AuditFilter, ApiError> {

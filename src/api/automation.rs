@@ -7,26 +7,26 @@ use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::access::Access;
 use super::body::read_json;
 use super::config_audit::context;
 use super::error::ApiError;
+use super::lists::Items;
 use super::query::parse_time;
 use super::AppState;
 use crate::fleet::pause;
 use crate::store::automation::FLEET_SCOPE;
 use crate::wire::Pause;
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PauseBody {
     reason: Option<String>,
     resume_at: Option<String>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResumeBody {
     reason: Option<String>,
@@ -64,6 +64,19 @@ async fn do_resume(
 }
 
 /// `POST /v1/clusters/{cluster}/pause`: `AutomationPaused` (id = cluster).
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/pause",
+    summary = "Pause automation of one cluster (AutomationPaused, target automation/<cluster>). Body {reason, resumeAt?}.",
+    description = "The agent stops changing workloads (blocked Paused, pauseScope cluster); runs continue. At resumeAt the hub resumes it itself (AutomationResumed, actor type system). Pausing a paused cluster replaces reason and resumeAt.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    request_body = PauseBody,
+    responses(
+        (status = 200, description = "Pause {id, scope, paused, reason, pausedAt, pausedBy, resumeAt}", body = Pause),
+    )
+)]
 pub async fn pause_cluster(
     State(state): State<AppState>,
     access: Access,
@@ -74,6 +87,19 @@ pub async fn pause_cluster(
 }
 
 /// `POST /v1/clusters/{cluster}/resume`: `AutomationResumed` (id = cluster).
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/resume",
+    summary = "Resume automation of one cluster (AutomationResumed). Body {reason?}. 409 when not paused.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    request_body = ResumeBody,
+    responses(
+        (status = 200, description = "{id, scope, paused: false}", body = Pause),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn resume_cluster(
     State(state): State<AppState>,
     access: Access,
@@ -84,6 +110,15 @@ pub async fn resume_cluster(
 }
 
 /// `POST /v1/fleet/pause`: `AutomationPaused` (id = `*`).
+#[utoipa::path(
+    post,
+    path = "/v1/fleet/pause",
+    summary = "Pause automation of the whole fleet (AutomationPaused, target automation/*). Body {reason, resumeAt?}.",
+    request_body = PauseBody,
+    responses(
+        (status = 200, description = "Pause (scope fleet, id *)", body = Pause),
+    )
+)]
 pub async fn pause_fleet(
     State(state): State<AppState>,
     access: Access,
@@ -93,6 +128,16 @@ pub async fn pause_fleet(
 }
 
 /// `POST /v1/fleet/resume`: `AutomationResumed` (id = `*`).
+#[utoipa::path(
+    post,
+    path = "/v1/fleet/resume",
+    summary = "Resume automation of the fleet (AutomationResumed, id *). 409 when not paused.",
+    request_body = ResumeBody,
+    responses(
+        (status = 200, description = "{id: *, scope: fleet, paused: false}", body = Pause),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn resume_fleet(
     State(state): State<AppState>,
     access: Access,
@@ -102,7 +147,14 @@ pub async fn resume_fleet(
 }
 
 /// `GET /v1/fleet/automation`: every pause in force.
-pub async fn list_pauses(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let items = pause::list(&state.store).await?;
-    Ok(Json(serde_json::json!({ "items": items })))
+#[utoipa::path(
+    get,
+    path = "/v1/fleet/automation",
+    summary = "Every pause in force (fleet and clusters).",
+    responses(
+        (status = 200, description = "The pauses in force.", body = Items<Pause>),
+    )
+)]
+pub async fn list_pauses(State(state): State<AppState>) -> Result<Json<Items<Pause>>, ApiError> {
+    Ok(Json(Items::new(pause::list(&state.store).await?)))
 }

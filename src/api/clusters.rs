@@ -9,20 +9,28 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::access::Access;
 use super::body::read_json;
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
+use super::lists::Items;
 use super::query::parse_time;
 use super::AppState;
 use crate::fleet::clusters::{
-    self, ClusterMetaInput, ClusterView, ClusterWithReadiness, FreezeInput,
+    self, ClusterMetaInput, ClusterView, ClusterWithReadiness, FreezeInput, Registered,
 };
 use crate::wire::Readiness;
 
-#[derive(Deserialize, Serialize)]
+/// A cluster with its new agent token (shown once).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct WithToken {
+    #[serde(flatten)]
+    pub cluster: ClusterView,
+    pub token: String,
+}
+
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateCluster {
     name: String,
@@ -35,7 +43,7 @@ pub struct CreateCluster {
     reason: Option<String>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct UpdateCluster {
     display_name: Option<String>,
@@ -44,13 +52,13 @@ pub struct UpdateCluster {
     reason: Option<String>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReasonBody {
     reason: Option<String>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FreezeBody {
     enabled: bool,
@@ -59,12 +67,32 @@ pub struct FreezeBody {
 }
 
 /// `GET /v1/clusters`: every cluster (retired ones too) with its readiness.
-pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let items = clusters::list(&state.store).await?;
-    Ok(Json(json!({ "items": items })))
+#[utoipa::path(
+    get,
+    path = "/v1/clusters",
+    summary = "Every cluster (retired ones too, kept for audit) with its readiness state and reasons.",
+    responses(
+        (status = 200, description = "Every cluster with its readiness.", body = Items<ClusterWithReadiness>),
+    )
+)]
+pub async fn list(
+    State(state): State<AppState>,
+) -> Result<Json<Items<ClusterWithReadiness>>, ApiError> {
+    Ok(Json(Items::new(clusters::list(&state.store).await?)))
 }
 
 /// `GET /v1/clusters/{cluster}`.
+#[utoipa::path(
+    get,
+    path = "/v1/clusters/{cluster}",
+    summary = "One cluster, with its readiness state and reasons (null once retired).",
+    params(
+        ("cluster" = String, Path),
+    ),
+    responses(
+        (status = 200, description = "Cluster", body = ClusterWithReadiness),
+    )
+)]
 pub async fn get(
     State(state): State<AppState>,
     Path(name): Path<String>,
@@ -73,11 +101,22 @@ pub async fn get(
 }
 
 /// `POST /v1/clusters`: `ClusterCreated`; answers with the agent token, shown once.
+#[utoipa::path(
+    post,
+    path = "/v1/clusters",
+    summary = "Register a cluster (ClusterCreated); the agent token is in the answer, shown once.",
+    description = "Body {name, displayName?, description?, labels?, reason?}. name is a DNS label. 201 returns the Cluster plus `token`. A taken name (retired clusters included) is 409.",
+    request_body = CreateCluster,
+    responses(
+        (status = 201, description = "The cluster and its agent token (shown once).", body = Registered),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
     body: Body,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<Registered>), ApiError> {
     let b: CreateCluster = read_json(body).await?;
     let ctx = context(&access, b.reason)?;
     let meta = ClusterMetaInput {
@@ -86,12 +125,23 @@ pub async fn create(
         labels: Some(b.labels),
     };
     let made = clusters::register(&state.store, state.now(), ctx, b.name, meta).await?;
-    let mut out = json!(made.cluster);
-    out["token"] = json!(made.token);
-    Ok((StatusCode::CREATED, Json(out)))
+    Ok((StatusCode::CREATED, Json(made)))
 }
 
 /// `PATCH /v1/clusters/{cluster}`: `ClusterUpdated`.
+#[utoipa::path(
+    patch,
+    path = "/v1/clusters/{cluster}",
+    summary = "Update metadata (ClusterUpdated). Body {displayName?, description?, labels?, reason?}.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    request_body = UpdateCluster,
+    responses(
+        (status = 200, description = "Cluster", body = ClusterView),
+        (status = 409, description = "The cluster is retired (code refused).", body = super::error::ErrorBody),
+    )
+)]
 pub async fn update(
     State(state): State<AppState>,
     access: Access,
@@ -111,6 +161,19 @@ pub async fn update(
 }
 
 /// `DELETE /v1/clusters/{cluster}?reason=`: retire (`ClusterDeleted`).
+#[utoipa::path(
+    delete,
+    path = "/v1/clusters/{cluster}",
+    summary = "Retire (ClusterDeleted, ?reason=). Soft: the record and its data stay; the agent token stops working.",
+    params(
+        ("cluster" = String, Path),
+        ("reason" = Option<String>, Query),
+    ),
+    responses(
+        (status = 204, description = "Retired."),
+        (status = 409, description = "Already retired (code refused).", body = super::error::ErrorBody),
+    )
+)]
 pub async fn retire(
     State(state): State<AppState>,
     access: Access,
@@ -123,22 +186,45 @@ pub async fn retire(
 }
 
 /// `POST /v1/clusters/{cluster}/token`: a new agent token (shown once).
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/token",
+    summary = "Rotate the agent token; the old one is refused at once. Audited as ClusterUpdated (tokenRotatedAt), never the value.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    request_body = ReasonBody,
+    responses(
+        (status = 200, description = "The cluster and its new agent token (shown once).", body = WithToken),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn rotate_token(
     State(state): State<AppState>,
     access: Access,
     Path(name): Path<String>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<WithToken>, ApiError> {
     let b: ReasonBody = read_json(body).await?;
     let ctx = context(&access, b.reason)?;
     let (c, token) = clusters::rotate_token(&state.store, state.now(), ctx, name).await?;
-    let mut out = json!(c);
-    out["token"] = json!(token);
-    Ok(Json(out))
+    Ok(Json(WithToken { cluster: c, token }))
 }
 
 /// `PUT /v1/clusters/{cluster}/freeze`: the cluster-wide freeze on (with a reason and an
 /// optional `until`) or off. Audited as `ClusterUpdated`.
+#[utoipa::path(
+    put,
+    path = "/v1/clusters/{cluster}/freeze",
+    summary = "The cluster-wide freeze on or off (ClusterUpdated). Body {enabled, reason (required when enabling), until?}.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    request_body = FreezeBody,
+    responses(
+        (status = 200, description = "Cluster (freeze {enabled, reason, since, until})", body = ClusterView),
+    )
+)]
 pub async fn put_freeze(
     State(state): State<AppState>,
     access: Access,
@@ -163,6 +249,17 @@ pub async fn put_freeze(
 }
 
 /// `GET /v1/clusters/{cluster}/readiness`: state, reasons and each check.
+#[utoipa::path(
+    get,
+    path = "/v1/clusters/{cluster}/readiness",
+    summary = "Readiness (ready, degraded, not-ready) with reasons and each check; docs/contracts/readiness.md.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    responses(
+        (status = 200, description = "{cluster, state, reasons, checks {heartbeat, datasource, lastRun}, since, evaluatedAt}", body = Readiness),
+    )
+)]
 pub async fn readiness(
     State(state): State<AppState>,
     Path(name): Path<String>,

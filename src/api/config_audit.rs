@@ -5,10 +5,11 @@
 use axum::extract::{RawQuery, State};
 use axum::Json;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::access::Access;
 use super::error::ApiError;
+use super::lists::Page;
 use super::query;
 use super::AppState;
 use crate::events::config_change::{AuditContext, MAX_REASON_CHARS};
@@ -37,7 +38,7 @@ pub fn context(access: &Access, reason: Option<String>) -> Result<AuditContext, 
 }
 
 /// The `?reason=` of a DELETE (which has no body).
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReasonQuery {
     pub reason: Option<String>,
@@ -51,16 +52,36 @@ pub fn reason_query(query: Option<&str>) -> Result<Option<String>, ApiError> {
 }
 
 /// `GET /v1/audit/config`.
+#[utoipa::path(
+    get,
+    path = "/v1/audit/config",
+    summary = "Configuration changes (config_changed), newest first.",
+    params(
+        ("action" = Option<String>, Query),
+        ("targetType" = Option<String>, Query),
+        ("targetId" = Option<String>, Query),
+        ("actor" = Option<String>, Query, description = "Actor name"),
+        ("actorType" = Option<String>, Query, description = "One of: user, token, system."),
+        ("since" = Option<String>, Query, format = DateTime),
+        ("until" = Option<String>, Query, format = DateTime),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 100."),
+        ("next" = Option<String>, Query),
+    ),
+    responses(
+        (status = 200, description = "A page of configuration changes.", body = Page<serde_json::Value>),
+    )
+)]
 pub async fn get_config_audit(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Page<Value>>, ApiError> {
     let filter = parse_filter(query.as_deref().unwrap_or(""))?;
     let page = state.store.query_config_audit(filter).await?;
     let items: Vec<Value> = page.items.into_iter().map(|c| c.record).collect();
-    Ok(Json(
-        json!({ "items": items, "next": page.next.map(query::encode_seq) }),
-    ))
+    Ok(Json(Page {
+        items,
+        next: page.next.map(query::encode_seq),
+    }))
 }
 
 fn parse_filter(raw: &str) -> Result<ConfigAuditFilter, ApiError> {

@@ -13,9 +13,28 @@ use super::access::Access;
 use super::body::read_limited;
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
+use super::lists::Items;
 use super::AppState;
 use crate::datasource::{SecretKey, TestReport};
 use crate::fleet::datasources;
+
+/// The datasource a cluster reads usage from.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterDatasource {
+    pub cluster: String,
+    pub datasource_id: i64,
+}
+
+/// What `PUT /v1/clusters/{cluster}/datasource` reads (by hand, so a missing or
+/// mistyped id is reported with its JSON path).
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(dead_code)]
+pub struct ClusterDatasourceBody {
+    pub datasource_id: i64,
+    pub reason: Option<String>,
+}
 
 fn key(state: &AppState) -> Result<SecretKey, ApiError> {
     SecretKey::load_or_create(&state.config.data_dir).map_err(ApiError::internal)
@@ -45,6 +64,17 @@ fn take_reason(body: &mut Value) -> Result<Option<String>, ApiError> {
     }
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/datasources",
+    summary = "Create a datasource (type prometheus covers Prometheus, Thanos, Mimir, VictoriaMetrics). An optional `reason` in the body goes to the audit (DatasourceCreated/Updated/Deleted; secrets never recorded, secret header values as `***`).",
+    description = "Body fields name, type, url, auth {type none|basic|bearer, username, password, token}, headers [{name, value, secret}], tls {caPem, insecureSkipVerify}, timeoutSeconds (30), maxConcurrentQueries (4), maxSamplesPerQuery (500000), maxSeriesPerQuery (2000), protocol (auto | remoteRead | queryRange; auto), stepSeconds (60), clusterLabel, clusterValue (defaults to the kerf cluster name). Secret fields (password, token, secret header values) are write-only: sealed at rest and answered only as passwordSet / tokenSet / valueSet. Validation errors list {path, message} under error.details.errors.",
+    request_body(content = serde_json::Value, description = "The datasource document (fields above), plus an optional `reason`."),
+    responses(
+        (status = 201, description = "The datasource, without secrets.", body = serde_json::Value),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -57,11 +87,30 @@ pub async fn create(
     Ok((StatusCode::CREATED, Json(view)).into_response())
 }
 
-pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+#[utoipa::path(
+    get,
+    path = "/v1/datasources",
+    summary = "Every datasource, without secrets, with the clusters pointing at each.",
+    responses(
+        (status = 200, description = "Every datasource, without secrets.", body = Items<serde_json::Value>),
+    )
+)]
+pub async fn list(State(state): State<AppState>) -> Result<Json<Items<Value>>, ApiError> {
     let items = datasources::list(&state.store, &key(&state)?).await?;
-    Ok(Json(json!({ "items": items })))
+    Ok(Json(Items::new(items)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/datasources/{id}",
+    summary = "One datasource, without secrets.",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 200, description = "The datasource, without secrets.", body = serde_json::Value),
+    )
+)]
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -72,6 +121,19 @@ pub async fn get(
     ))
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/datasources/{id}",
+    summary = "Replace a datasource. Omitted secret fields keep their stored values.",
+    params(
+        ("id" = i64, Path),
+    ),
+    request_body(content = serde_json::Value, description = "The whole datasource document, plus an optional `reason`."),
+    responses(
+        (status = 200, description = "The datasource, without secrets.", body = serde_json::Value),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn replace(
     State(state): State<AppState>,
     access: Access,
@@ -89,6 +151,18 @@ pub async fn replace(
 }
 
 /// `DELETE /v1/datasources/{id}[?reason=…]`.
+#[utoipa::path(
+    delete,
+    path = "/v1/datasources/{id}",
+    summary = "Delete a datasource no cluster points at (409 otherwise).",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 204, description = "Deleted."),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,
@@ -102,6 +176,19 @@ pub async fn delete(
 }
 
 /// Reachability, credentials and the metrics kerf needs, for the first cluster using it.
+#[utoipa::path(
+    post,
+    path = "/v1/datasources/{id}/test",
+    summary = "Check reachability, credentials and the metrics kerf needs.",
+    description = "Answers {reachable, authenticated, missingMetrics, remoteRead (whether the server streams remote read), protocol (what runs will read usage with), message (ends \"remote read: yes|no; usage read with …\")}; remoteRead and protocol are absent when the server is unreachable or refuses the credentials; 502 when the backend fails otherwise.",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 200, description = "The test report.", body = TestReport),
+        (status = 502, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn test(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -115,12 +202,24 @@ pub async fn test(
 
 /// `PUT /v1/clusters/{cluster}/datasource` with `{"datasourceId": n, "reason"?}`:
 /// audited as `DatasourceUpdated`.
+#[utoipa::path(
+    put,
+    path = "/v1/clusters/{cluster}/datasource",
+    summary = "Point a cluster at a datasource ({\"datasourceId\": n}); each cluster has one.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    request_body = ClusterDatasourceBody,
+    responses(
+        (status = 200, description = "The cluster and its datasource.", body = ClusterDatasource),
+    )
+)]
 pub async fn set_for_cluster(
     State(state): State<AppState>,
     access: Access,
     Path(cluster): Path<String>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<ClusterDatasource>, ApiError> {
     let mut body = body_json(body).await?;
     let ctx = context(&access, take_reason(&mut body)?)?;
     let id = body
@@ -140,5 +239,8 @@ pub async fn set_for_cluster(
     let (store, runs, now) = (&state.store, &state.runs, state.now());
     let key = key(&state)?;
     datasources::set_for_cluster(store, runs, &key, now, ctx, cluster.clone(), id).await?;
-    Ok(Json(json!({ "cluster": cluster, "datasourceId": id })))
+    Ok(Json(ClusterDatasource {
+        cluster,
+        datasource_id: id,
+    }))
 }

@@ -5,13 +5,17 @@
 
 use axum::extract::{Path, State};
 use axum::Json;
-use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::access::{Access, Via};
 use super::error::ApiError;
 use super::AppState;
 use crate::events::config_change::{ActorTeam, AuditContext};
-use crate::fleet::workloads;
+use crate::fleet::workloads::{self, MatchedPolicy};
+use crate::policy::{EffectivePolicy, Origin, OverrideSpec};
 use crate::store::WorkloadRow;
 
 /// Whether the caller reads or changes the workload.
@@ -72,34 +76,69 @@ pub fn workload_context(
     Ok(ctx)
 }
 
+/// `GET /v1/workloads/{id}/policy`: the policy in force and where each field came from.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadPolicy {
+    pub workload_id: String,
+    /// `v1:` + SHA-256 of the effective policy.
+    pub identity: String,
+    /// The latest recommendation was made under another effective policy: the agent
+    /// skips it as RecommendationStale and it cannot be approved.
+    pub recommendation_stale: bool,
+    pub effective: EffectivePolicy,
+    /// Field path → where its value came from.
+    pub origins: BTreeMap<String, Origin>,
+    /// The matching policies in precedence order.
+    pub policies: Vec<MatchedPolicy>,
+    /// The workload's override, `null` without one.
+    pub r#override: Option<OverrideNow>,
+}
+
+/// A workload's override as its effective policy shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OverrideNow {
+    pub spec: OverrideSpec,
+    /// False once it expired.
+    pub active: bool,
+}
+
 /// `GET /v1/workloads/{id}/policy`.
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/{id}/policy",
+    summary = "The workload's effective policy, its identity (v1:sha256), the matching policies in precedence order, the override and, per field path, its origin (default, policy id/name/version, or override). docs/contracts/policy.md.",
+    params(
+        ("id" = String, Path),
+    ),
+    responses(
+        (status = 200, description = "The effective policy, its origins, the matching policies and the override.", body = WorkloadPolicy),
+    )
+)]
 pub async fn get_policy(
     State(state): State<AppState>,
     access: Access,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<WorkloadPolicy>, ApiError> {
     let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
     let now = state.now();
     let (r, set) = workloads::resolve(&state.runs, now, &w).await?;
-    let matched: Vec<Value> = r
+    let policies = r
         .matched
         .iter()
         .filter_map(|pid| set.policies.iter().find(|p| p.id == *pid))
-        .map(|p| {
-            json!({
-                "id": p.id, "name": p.spec.name, "version": p.version,
-                "priority": p.spec.priority,
-            })
+        .map(|p| MatchedPolicy {
+            id: p.id,
+            name: p.spec.name.clone(),
+            version: p.version,
+            priority: p.spec.priority,
         })
         .collect();
     let ov = state.store.workload_override(w.seen.id.clone()).await?;
-    let override_json = match ov {
-        Some(o) => json!({
-            "spec": o.spec,
-            "active": o.expires_at.is_none_or(|e| e > now),
-        }),
-        None => Value::Null,
-    };
+    let override_now = ov.map(|o| OverrideNow {
+        active: o.expires_at.is_none_or(|e| e > now),
+        spec: o.spec,
+    });
     // The agent feed's rule, served so no client recomputes it: the latest
     // recommendation was made under another effective policy than the one in force.
     let latest = match &w.latest_rec_id {
@@ -107,13 +146,13 @@ pub async fn get_policy(
         None => None,
     };
     let stale = latest.is_some_and(|rec| rec.settings_identity != r.identity);
-    Ok(Json(json!({
-        "workloadId": w.seen.id,
-        "identity": r.identity,
-        "recommendationStale": stale,
-        "effective": r.effective,
-        "origins": r.origins,
-        "policies": matched,
-        "override": override_json,
-    })))
+    Ok(Json(WorkloadPolicy {
+        workload_id: w.seen.id,
+        identity: r.identity,
+        recommendation_stale: stale,
+        effective: r.effective,
+        origins: r.origins,
+        policies,
+        r#override: override_now,
+    }))
 }

@@ -4,7 +4,29 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
+
+/// The one error body of the API: `{"error":{"code","message","details"}}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Error)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// What went wrong.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable, machine-readable (`invalid_field`, `not_found`, `run_in_progress`, …).
+    #[schema(examples("invalid_field"))]
+    pub code: String,
+    /// For people; names the value at fault and, where it helps, the fix.
+    pub message: String,
+    /// Structured context, `null` when there is none: the field (`field`), the query
+    /// parameter (`parameter`), every problem (`errors`), the limit (`limitBytes`), …
+    pub details: Value,
+}
 
 /// An error answer of the HTTP API.
 #[derive(Debug)]
@@ -91,9 +113,13 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({
-            "error": { "code": self.code, "message": self.message, "details": self.details }
-        });
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code.to_string(),
+                message: self.message,
+                details: self.details,
+            },
+        };
         let mut resp = (self.status, axum::Json(body)).into_response();
         for (name, value) in self.headers {
             if let Ok(v) = axum::http::HeaderValue::from_str(&value) {

@@ -10,6 +10,20 @@ use super::query::{self, bad, decode_cursor, encode_cursor};
 use super::AppState;
 use crate::wire::RecommendationFeed;
 
+#[utoipa::path(
+    get,
+    path = "/v1/clusters/{cluster}/recommendations",
+    summary = "The agent feed, the latest recommendation of every workload of the cluster.",
+    description = "Each item has recommendationId, workloadId, workload, createdAt, runId, policyVersion, settingsIdentity, stale, hasChanges, confidence, coverage, dataQuality, notices, containers (values per container × resource) and estimatedMonthlyCostDelta. The top-level settingsIdentity is the identity in force now; an item with another one is stale for the agent (RecommendationStale).",
+    params(
+        ("cluster" = String, Path),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 500."),
+        ("next" = Option<String>, Query),
+    ),
+    responses(
+        (status = 200, description = "A page of the feed.", body = RecommendationFeed),
+    )
+)]
 pub async fn cluster_recommendations(
     State(state): State<AppState>,
     Path(cluster): Path<String>,

@@ -4,20 +4,52 @@ use axum::extract::State;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::json;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::AppState;
+use crate::jobs::JobStatus;
 
-/// The OpenAPI 3.1 document of every /v1 route, embedded at build time.
-pub const OPENAPI_YAML: &str = include_str!("../../docs/contracts/openapi.yaml");
+/// `GET /healthz`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Live {
+    /// Always `ok`.
+    pub status: &'static str,
+}
+
+/// `GET /readyz` when ready.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Ready {
+    /// Always `ready`.
+    pub status: &'static str,
+    /// Every background job and its state.
+    pub jobs: Vec<JobStatus>,
+}
 
 /// `GET /healthz`: the process is up and serving.
-pub async fn healthz() -> Json<serde_json::Value> {
-    Json(json!({ "status": "ok" }))
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    summary = "Liveness.",
+    responses(
+        (status = 200, description = "The process serves requests.", body = Live),
+    )
+)]
+pub async fn healthz() -> Json<Live> {
+    Json(Live { status: "ok" })
 }
 
 /// `GET /readyz`: the database answers, its schema is current and no background job
 /// has failed; lists the jobs and their state.
+#[utoipa::path(
+    get,
+    path = "/readyz",
+    summary = "Readiness (database open, migrations current).",
+    responses(
+        (status = 200, description = "Ready.", body = Ready),
+        (status = 503, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn readyz(State(state): State<AppState>) -> Response {
     let jobs = state.jobs.statuses();
     let failed = jobs
@@ -32,7 +64,11 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         .into_response();
     }
     if state.store.is_current().await {
-        Json(json!({ "status": "ready", "jobs": jobs })).into_response()
+        Json(Ready {
+            status: "ready",
+            jobs,
+        })
+        .into_response()
     } else {
         super::error::ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -44,6 +80,15 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
 }
 
 /// `GET /metrics`: Prometheus text exposition.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    summary = "Prometheus text exposition (docs/contracts/metrics.md).",
+    description = "Public unless `http.metrics_require_token` is set; then it needs a bearer token (or session) of any fleet role, since its labels name clusters.",
+    responses(
+        (status = 200, description = "Metrics.", content_type = "application/openmetrics-text; version=1.0.0; charset=utf-8", body = String),
+    )
+)]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     (
         [(
@@ -56,6 +101,18 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 }
 
 /// `GET /v1/openapi.yaml`.
+#[utoipa::path(
+    get,
+    path = "/v1/openapi.yaml",
+    summary = "This document.",
+    responses(
+        (status = 200, description = "OpenAPI 3.1 YAML.", content_type = "application/yaml", body = String),
+    )
+)]
 pub async fn openapi() -> Response {
-    ([(header::CONTENT_TYPE, "application/yaml")], OPENAPI_YAML).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/yaml")],
+        super::document::yaml(),
+    )
+        .into_response()
 }

@@ -4,14 +4,61 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::Json;
+use serde::Serialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 
 use super::access::Access;
 use super::effective::{scoped_workload, Scope};
 use super::error::ApiError;
-use super::query::{self, bad, decode_cursor, encode_cursor, stored_json, time_or_null};
+use super::query::{self, bad, decode_cursor, encode_cursor, stored_json};
 use super::AppState;
 use crate::store::{HistoryCursor, HistoryItem, HistoryQuery};
+use crate::timestamp::format_ms;
+
+/// `GET /v1/workloads/{id}/history`: one page of the timeline.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadHistory {
+    pub workload_id: String,
+    pub items: Vec<HistoryEntry>,
+    /// The configuration changes of this page (also in `items`), for quick reading.
+    pub config_changes: Vec<Value>,
+    /// Pass back as `next` for older entries; `null` on the last page.
+    pub next: Option<String>,
+}
+
+/// One timeline entry, by `type`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum HistoryEntry {
+    /// An audit event of the workload, as its agent sent it.
+    Event { time: String, event: Value },
+    /// A recommendation made for the workload.
+    Recommendation {
+        time: String,
+        recommendation: HistoryRecommendation,
+    },
+    /// A change of its override, approvals or the policies applying to it.
+    ConfigChange {
+        time: String,
+        #[serde(rename = "configChange")]
+        config_change: Value,
+    },
+}
+
+/// A recommendation in the timeline.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryRecommendation {
+    pub id: String,
+    pub run_id: String,
+    pub policy_version: String,
+    pub settings_identity: String,
+    pub estimated_monthly_cost_delta: Option<f64>,
+    /// The recommendation summary (docs/contracts/recommendations.md).
+    pub summary: Value,
+}
 
 fn cursor_of(c: HistoryCursor) -> String {
     encode_cursor(&json!([c.time_ms, c.source, c.seq]))
@@ -30,12 +77,25 @@ fn parse_cursor(key: &str, raw: &str) -> Result<HistoryCursor, ApiError> {
     parsed.ok_or_else(|| bad(key, "is not a cursor returned by this API"))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/{id}/history",
+    summary = "WorkloadHistory: the workload's audit events, recommendations and configChanges (its override, approvals, and the policies applying to it now), newest first.",
+    params(
+        ("id" = String, Path),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 50."),
+        ("next" = Option<String>, Query),
+    ),
+    responses(
+        (status = 200, description = "A page of the timeline.", body = WorkloadHistory),
+    )
+)]
 pub async fn get_history(
     State(state): State<AppState>,
     access: Access,
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<WorkloadHistory>, ApiError> {
     let (mut limit, mut before) = (50, None);
     for (key, value) in query::pairs(raw.as_deref())? {
         match key.as_str() {
@@ -61,34 +121,37 @@ pub async fn get_history(
     let mut items = Vec::with_capacity(page.items.len());
     let mut changes = Vec::new();
     for e in &page.items {
-        let time = time_or_null(Some(e.time_ms));
+        let time = format_ms(e.time_ms);
         items.push(match &e.item {
-            HistoryItem::Event(payload) => {
-                json!({ "type": "event", "time": time, "event": stored_json(payload)? })
-            }
-            HistoryItem::Recommendation(rec) => json!({
-                "type": "recommendation",
-                "time": time,
-                "recommendation": {
-                    "id": rec.id,
-                    "runId": rec.run_id,
-                    "policyVersion": rec.policy_version,
-                    "settingsIdentity": rec.settings_identity,
-                    "estimatedMonthlyCostDelta": rec.cost_delta,
-                    "summary": stored_json(&rec.summary)?,
+            HistoryItem::Event(payload) => HistoryEntry::Event {
+                time,
+                event: stored_json(payload)?,
+            },
+            HistoryItem::Recommendation(rec) => HistoryEntry::Recommendation {
+                time,
+                recommendation: HistoryRecommendation {
+                    id: rec.id.clone(),
+                    run_id: rec.run_id.clone(),
+                    policy_version: rec.policy_version.clone(),
+                    settings_identity: rec.settings_identity.clone(),
+                    estimated_monthly_cost_delta: rec.cost_delta,
+                    summary: stored_json(&rec.summary)?,
                 },
-            }),
+            },
             HistoryItem::ConfigChange(payload) => {
                 let change = stored_json(payload)?;
                 changes.push(change.clone());
-                json!({ "type": "configChange", "time": time, "configChange": change })
+                HistoryEntry::ConfigChange {
+                    time,
+                    config_change: change,
+                }
             }
         });
     }
-    Ok(Json(json!({
-        "workloadId": s.id,
-        "items": items,
-        "configChanges": changes,
-        "next": page.next.map(cursor_of),
-    })))
+    Ok(Json(WorkloadHistory {
+        workload_id: s.id.clone(),
+        items,
+        config_changes: changes,
+        next: page.next.map(cursor_of),
+    }))
 }

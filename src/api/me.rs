@@ -13,7 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
+use utoipa::ToSchema;
 
 use super::access::Access;
 use super::body::read_json;
@@ -24,7 +25,7 @@ use super::AppState;
 const SEC_FETCH_SITE: &str = "sec-fetch-site";
 use crate::auth::{session, Caller, CallerKind, LockScope, LoginError, TeamGrant};
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
     username: String,
@@ -33,13 +34,27 @@ pub struct LoginRequest {
 
 /// `POST /v1/auth/login`: checks the password (bounded, rate-limited) and opens a new
 /// session; any session cookie sent along is ended first.
+#[utoipa::path(
+    post,
+    path = "/v1/auth/login",
+    summary = "Sign in with a username and password; sets the session cookie.",
+    description = "Body {username, password}. 200 returns Me plus csrfToken and sets kerf_session (rotated: a session cookie sent along is ended). 401 invalid_credentials; 429 too_many_attempts with Retry-After once the account has too many failed logins from this address (or the address from all accounts) inside auth.login_window_seconds, or while a much-guessed account is slowed; 503 busy when password checks are saturated. Login CSRF is refused: a body that is not application/json is 415 unsupported_media_type, and a request whose Origin is not this host or whose Sec-Fetch-Site is not same-origin/none is 403 cross_site.",
+    request_body = LoginRequest,
+    responses(
+        (status = 200, description = "Signed in: who, with the session's CSRF token (not cached).", body = Me),
+        (status = 415, description = "An error.", body = super::error::ErrorBody),
+        (status = 429, description = "An error.", body = super::error::ErrorBody),
+        (status = 503, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn login(
     State(state): State<AppState>,
     connect: Option<Extension<ConnectInfo<SocketAddr>>>,
+    uri: axum::http::Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    same_origin_json(&headers)?;
+    same_origin_json(&headers, &uri)?;
     let req: LoginRequest = read_json(body).await?;
     if req.username.is_empty() || req.username.len() > 64 {
         return Err(ApiError::invalid_field(
@@ -82,9 +97,7 @@ pub async fn login(
             .collect(),
         session: None,
     };
-    let mut body = me_json(&caller);
-    body["csrfToken"] = Value::String(done.csrf_token);
-    let mut resp = Json(body).into_response();
+    let mut resp = Json(me(&caller, Some(done.csrf_token))).into_response();
     let h = resp.headers_mut();
     h.insert(
         SET_COOKIE,
@@ -97,7 +110,7 @@ pub async fn login(
 /// Login CSRF: a hostile page can post a form or a `text/plain` body cross-site, but
 /// not `application/json` without a CORS preflight (which kerf never grants); and a
 /// browser that says where the request comes from must say it comes from here.
-fn same_origin_json(headers: &HeaderMap) -> Result<(), ApiError> {
+fn same_origin_json(headers: &HeaderMap, uri: &axum::http::Uri) -> Result<(), ApiError> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let is_json = text(CONTENT_TYPE.as_str())
         .and_then(|v| v.split(';').next())
@@ -116,8 +129,10 @@ fn same_origin_json(headers: &HeaderMap) -> Result<(), ApiError> {
         return Err(cross_site());
     }
     if let Some(origin) = text(ORIGIN.as_str()) {
+        // HTTP/1 names the host in `Host`, HTTP/2 in the request's authority.
+        let here = text(HOST.as_str()).or_else(|| uri.authority().map(|a| a.as_str()));
         let host = origin.split_once("://").map(|(_, h)| h);
-        if host.is_none() || host != text(HOST.as_str()) {
+        if host.is_none() || host != here {
             return Err(cross_site());
         }
     }
@@ -157,6 +172,14 @@ fn login_error(e: LoginError) -> ApiError {
 }
 
 /// `POST /v1/auth/logout`: ends the session server-side and clears the cookie.
+#[utoipa::path(
+    post,
+    path = "/v1/auth/logout",
+    summary = "End the session server-side and clear the cookie.",
+    responses(
+        (status = 204, description = "Signed out."),
+    )
+)]
 pub async fn logout(State(state): State<AppState>, access: Access) -> Result<Response, ApiError> {
     if let Some(s) = access.caller().and_then(|c| c.session.as_ref()) {
         state.store.delete_session(s.id_sha256.clone()).await?;
@@ -171,33 +194,84 @@ pub async fn logout(State(state): State<AppState>, access: Access) -> Result<Res
 }
 
 /// `GET /v1/me`.
+#[utoipa::path(
+    get,
+    path = "/v1/me",
+    summary = "Who am I: roles, teams, and (sessions) the CSRF token.",
+    responses(
+        (status = 200, description = "Who the caller is (not cached).", body = Me),
+    )
+)]
 pub async fn get_me(access: Access) -> Result<Response, ApiError> {
     let caller = access
         .caller()
         .ok_or_else(|| ApiError::internal("GET /v1/me reached without a caller"))?;
-    let mut body = me_json(caller);
-    if let Some(s) = &caller.session {
-        body["csrfToken"] = Value::String(s.csrf_token.clone());
-    }
-    let mut resp = Json(body).into_response();
+    let csrf_token = caller.session.as_ref().map(|s| s.csrf_token.clone());
+    let mut resp = Json(me(caller, csrf_token)).into_response();
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(resp)
 }
 
-fn me_json(c: &Caller) -> Value {
-    json!({
-        "type": match c.kind { CallerKind::User => "user", CallerKind::Token => "token" },
-        "id": c.id.to_string(),
-        "name": c.name,
-        "role": c.fleet_role.map(|r| r.as_str()),
-        "teams": c.teams.iter().map(|g| json!({
-            "id": g.team_id.to_string(),
-            "name": g.team_name,
-            "role": g.role.as_str(),
-            "namespaces": g.namespaces.iter()
-                .map(|p| json!({"cluster": p.cluster, "namespace": p.namespace}))
-                .collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
+/// Who the caller is: `GET /v1/me` and the answer of a login.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Me {
+    /// `user` or `token`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub id: String,
+    pub name: String,
+    /// The fleet role (`admin`, `editor`, `viewer`), `null` without one.
+    pub role: Option<&'static str>,
+    pub teams: Vec<MeTeam>,
+    /// Sessions only: echo it in X-CSRF-Token on every change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub csrf_token: Option<String>,
+}
+
+/// One team of the caller, with their role in it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MeTeam {
+    pub id: String,
+    pub name: String,
+    pub role: &'static str,
+    pub namespaces: Vec<MeNamespace>,
+}
+
+/// A namespace pattern of a team.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct MeNamespace {
+    pub cluster: String,
+    pub namespace: String,
+}
+
+fn me(c: &Caller, csrf_token: Option<String>) -> Me {
+    Me {
+        kind: match c.kind {
+            CallerKind::User => "user",
+            CallerKind::Token => "token",
+        },
+        id: c.id.to_string(),
+        name: c.name.clone(),
+        role: c.fleet_role.map(|r| r.as_str()),
+        teams: c
+            .teams
+            .iter()
+            .map(|g| MeTeam {
+                id: g.team_id.to_string(),
+                name: g.team_name.clone(),
+                role: g.role.as_str(),
+                namespaces: g
+                    .namespaces
+                    .iter()
+                    .map(|p| MeNamespace {
+                        cluster: p.cluster.clone(),
+                        namespace: p.namespace.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        csrf_token,
+    }
 }

@@ -12,6 +12,7 @@ pub mod body;
 pub mod clusters;
 pub mod config_audit;
 pub mod datasources;
+pub mod document;
 pub mod effective;
 pub mod error;
 pub mod export;
@@ -20,6 +21,7 @@ pub mod health;
 pub mod history;
 #[cfg(feature = "agent")]
 pub mod in_process;
+pub mod lists;
 pub mod me;
 mod middleware;
 pub mod notifications;
@@ -39,8 +41,8 @@ pub mod workloads;
 
 use std::sync::Arc;
 
-use axum::http::Method;
 use axum::Router;
+use utoipa_axum::routes;
 
 pub use access::Permission;
 pub use middleware::with_middleware;
@@ -112,394 +114,104 @@ img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; \
 base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 /// Every route of the API, with its permission.
-pub fn route_table(state: AppState) -> RouteTable {
+pub fn route_table() -> RouteTable {
     use Permission::*;
-    RouteTable::new(state)
-        .add(Method::GET, "/healthz", Public, health::healthz)
-        .add(Method::GET, "/readyz", Public, health::readyz)
-        .add(Method::GET, "/metrics", Metrics, health::metrics)
-        .add(Method::GET, "/v1/openapi.yaml", Public, health::openapi)
-        .add(
-            Method::POST,
-            "/v1/clusters/{cluster}/events",
-            ClusterAgent,
-            agent::post_events,
-        )
-        .add(Method::GET, "/v1/audit", WorkloadRead, audit::get_audit)
-        .add(
-            Method::GET,
-            "/v1/audit/config",
-            Admin,
-            config_audit::get_config_audit,
-        )
-        .add(Method::POST, "/v1/auth/login", Public, me::login)
-        .add(Method::POST, "/v1/auth/logout", Authenticated, me::logout)
-        .add(Method::GET, "/v1/me", Authenticated, me::get_me)
-        .add(Method::GET, "/v1/admin/users", Admin, users::list)
-        .add(Method::POST, "/v1/admin/users", Admin, users::create)
-        .add(Method::GET, "/v1/admin/users/{id}", Admin, users::get)
-        .add(Method::PATCH, "/v1/admin/users/{id}", Admin, users::update)
-        .add(Method::DELETE, "/v1/admin/users/{id}", Admin, users::delete)
-        .add(
-            Method::POST,
-            "/v1/admin/users/{id}/password-reset",
-            Admin,
-            users::password_reset,
-        )
-        .add(Method::GET, "/v1/admin/tokens", Admin, tokens::list)
-        .add(Method::POST, "/v1/admin/tokens", Admin, tokens::create)
-        .add(
-            Method::DELETE,
-            "/v1/admin/tokens/{id}",
-            Admin,
-            tokens::revoke,
-        )
-        .add(Method::GET, "/v1/admin/teams", Admin, teams::list)
-        .add(Method::POST, "/v1/admin/teams", Admin, teams::create)
-        .add(Method::GET, "/v1/admin/teams/{id}", TeamAdmin, teams::get)
-        .add(Method::PATCH, "/v1/admin/teams/{id}", Admin, teams::update)
-        .add(Method::DELETE, "/v1/admin/teams/{id}", Admin, teams::delete)
-        .add(
-            Method::PUT,
-            "/v1/admin/teams/{id}/members",
-            TeamAdmin,
-            teams::set_members,
-        )
-        .add(Method::GET, "/v1/runs", Viewer, runs::list_runs)
-        .add(Method::GET, "/v1/runs/{id}", Viewer, runs::get_run)
-        .add(
-            Method::POST,
-            "/v1/clusters/{cluster}/runs",
-            Editor,
-            runs::post_run,
-        )
-        .add(
-            Method::GET,
-            "/v1/clusters/{cluster}/recommendations",
-            ClusterAgent,
-            feed::cluster_recommendations,
-        )
-        .add(
-            Method::GET,
-            "/v1/workloads",
-            WorkloadRead,
-            workloads::list_workloads,
-        )
-        .add(
-            Method::GET,
-            "/v1/workloads/summary",
-            WorkloadRead,
-            workload_totals::get_summary,
-        )
-        .add(
-            Method::GET,
-            "/v1/recommendations",
-            WorkloadRead,
-            export::get_recommendations,
-        )
-        .add(
-            Method::GET,
-            "/v1/workloads/{id}",
-            WorkloadRead,
-            workloads::get_workload,
-        )
-        .add(
-            Method::GET,
-            "/v1/workloads/{id}/recommendations",
-            WorkloadRead,
-            workloads::list_recommendations,
-        )
-        .add(
-            Method::GET,
-            "/v1/workloads/{id}/usage",
-            WorkloadRead,
-            usage::get_usage,
-        )
-        .add(
-            Method::GET,
-            "/v1/workloads/{id}/policy",
-            WorkloadRead,
-            effective::get_policy,
-        )
-        .add(
-            Method::PUT,
-            "/v1/workloads/{id}/override",
-            WorkloadWrite,
-            overrides::put_override,
-        )
-        .add(
-            Method::DELETE,
-            "/v1/workloads/{id}/override",
-            WorkloadWrite,
-            overrides::delete_override,
-        )
-        .add(
-            Method::POST,
-            "/v1/workloads/{id}/approve",
-            WorkloadWrite,
-            approvals::approve,
-        )
-        .add(
-            Method::GET,
-            "/v1/workloads/{id}/history",
-            WorkloadRead,
-            history::get_history,
-        )
-        .add(Method::GET, "/v1/policies", Viewer, policies::list)
-        .add(Method::POST, "/v1/policies", Editor, policies::create)
-        .add(Method::GET, "/v1/policies/{id}", Viewer, policies::get)
-        .add(Method::PUT, "/v1/policies/{id}", Editor, policies::replace)
-        .add(
-            Method::DELETE,
-            "/v1/policies/{id}",
-            Editor,
-            policies::delete,
-        )
-        .add(
-            Method::GET,
-            "/v1/policies/{id}/versions",
-            Viewer,
-            policies::versions,
-        )
-        .add(
-            Method::GET,
-            "/v1/policies/{id}/versions/{version}",
-            Viewer,
-            policies::version,
-        )
-        .add(
-            Method::POST,
-            "/v1/policies/{id}/revert",
-            Editor,
-            policies::revert,
-        )
-        .add(Method::GET, "/v1/savings", Viewer, savings::get_savings)
-        .add(
-            Method::GET,
-            "/v1/admin/settings/recommender",
-            Admin,
-            admin_settings::get_recommender,
-        )
-        .add(
-            Method::PUT,
-            "/v1/admin/settings/recommender",
-            Admin,
-            admin_settings::put_recommender,
-        )
-        .add(
-            Method::GET,
-            "/v1/admin/settings/pricing",
-            Admin,
-            admin_settings::get_pricing,
-        )
-        .add(
-            Method::PUT,
-            "/v1/admin/settings/pricing",
-            Admin,
-            admin_settings::put_pricing,
-        )
-        .add(Method::POST, "/v1/datasources", Admin, datasources::create)
-        .add(Method::GET, "/v1/datasources", Admin, datasources::list)
-        .add(Method::GET, "/v1/datasources/{id}", Admin, datasources::get)
-        .add(
-            Method::PUT,
-            "/v1/datasources/{id}",
-            Admin,
-            datasources::replace,
-        )
-        .add(
-            Method::DELETE,
-            "/v1/datasources/{id}",
-            Admin,
-            datasources::delete,
-        )
-        .add(
-            Method::POST,
-            "/v1/datasources/{id}/test",
-            Admin,
-            datasources::test,
-        )
-        .add(
-            Method::PUT,
-            "/v1/clusters/{cluster}/datasource",
-            Admin,
-            datasources::set_for_cluster,
-        )
-        .add(Method::GET, "/v1/clusters", Viewer, clusters::list)
-        .add(Method::POST, "/v1/clusters", Admin, clusters::create)
-        .add(Method::GET, "/v1/clusters/{cluster}", Viewer, clusters::get)
-        .add(
-            Method::PATCH,
-            "/v1/clusters/{cluster}",
-            Admin,
-            clusters::update,
-        )
-        .add(
-            Method::DELETE,
-            "/v1/clusters/{cluster}",
-            Admin,
-            clusters::retire,
-        )
-        .add(
-            Method::POST,
-            "/v1/clusters/{cluster}/token",
-            Admin,
-            clusters::rotate_token,
-        )
-        .add(
-            Method::PUT,
-            "/v1/clusters/{cluster}/freeze",
-            Editor,
-            clusters::put_freeze,
-        )
-        .add(
-            Method::GET,
-            "/v1/clusters/{cluster}/readiness",
-            Viewer,
-            clusters::readiness,
-        )
-        .add(
-            Method::POST,
-            "/v1/clusters/{cluster}/pause",
-            Editor,
-            automation::pause_cluster,
-        )
-        .add(
-            Method::POST,
-            "/v1/clusters/{cluster}/resume",
-            Editor,
-            automation::resume_cluster,
-        )
-        .add(
-            Method::POST,
-            "/v1/fleet/pause",
-            Editor,
-            automation::pause_fleet,
-        )
-        .add(
-            Method::POST,
-            "/v1/fleet/resume",
-            Editor,
-            automation::resume_fleet,
-        )
-        .add(
-            Method::GET,
-            "/v1/fleet/automation",
-            Viewer,
-            automation::list_pauses,
-        )
-        .add(
-            Method::GET,
-            "/v1/notifications/channels",
-            WorkloadRead,
-            notifications::list_channels,
-        )
-        .add(
-            Method::POST,
-            "/v1/notifications/channels",
-            WorkloadWrite,
-            notifications::create_channel,
-        )
-        .add(
-            Method::GET,
-            "/v1/notifications/channels/{id}",
-            WorkloadRead,
-            notifications::get_channel,
-        )
-        .add(
-            Method::PUT,
-            "/v1/notifications/channels/{id}",
-            WorkloadWrite,
-            notifications::replace_channel,
-        )
-        .add(
-            Method::DELETE,
-            "/v1/notifications/channels/{id}",
-            WorkloadWrite,
-            notifications::delete_channel,
-        )
-        .add(
-            Method::POST,
-            "/v1/notifications/channels/{id}/test",
-            WorkloadWrite,
-            notifications::test_channel,
-        )
-        .add(
-            Method::GET,
-            "/v1/notifications/channels/{id}/digest",
-            WorkloadRead,
-            notifications::get_digest,
-        )
-        .add(
-            Method::PUT,
-            "/v1/notifications/channels/{id}/digest",
-            WorkloadWrite,
-            notifications::put_digest,
-        )
-        .add(
-            Method::GET,
-            "/v1/notifications/digest",
-            WorkloadRead,
-            notifications::list_digests,
-        )
-        .add(
-            Method::GET,
-            "/v1/notifications/rules",
-            WorkloadRead,
-            notifications::list_rules,
-        )
-        .add(
-            Method::POST,
-            "/v1/notifications/rules",
-            WorkloadWrite,
-            notifications::create_rule,
-        )
-        .add(
-            Method::GET,
-            "/v1/notifications/rules/{id}",
-            WorkloadRead,
-            notifications::get_rule,
-        )
-        .add(
-            Method::PUT,
-            "/v1/notifications/rules/{id}",
-            WorkloadWrite,
-            notifications::replace_rule,
-        )
-        .add(
-            Method::DELETE,
-            "/v1/notifications/rules/{id}",
-            WorkloadWrite,
-            notifications::delete_rule,
-        )
-        .add(
-            Method::GET,
-            "/v1/notifications/deliveries",
-            WorkloadRead,
-            notifications::list_deliveries,
-        )
-        .add(
-            Method::GET,
-            "/v1/notifications/deliveries/{id}",
-            WorkloadRead,
-            notifications::get_delivery,
-        )
-        .add(
-            Method::GET,
-            "/v1/clusters/{cluster}/config",
-            ClusterAgent,
-            agent::config,
-        )
-        .add(
-            Method::POST,
-            "/v1/clusters/{cluster}/heartbeat",
-            ClusterAgent,
-            agent::heartbeat,
-        )
+    RouteTable::new()
+        .add(Public, routes!(health::healthz))
+        .add(Public, routes!(health::readyz))
+        .add(Metrics, routes!(health::metrics))
+        .add(Public, routes!(health::openapi))
+        .add(ClusterAgent, routes!(agent::post_events))
+        .add(WorkloadRead, routes!(audit::get_audit))
+        .add(Admin, routes!(config_audit::get_config_audit))
+        .add(Public, routes!(me::login))
+        .add(Authenticated, routes!(me::logout))
+        .add(Authenticated, routes!(me::get_me))
+        .add(Admin, routes!(users::list))
+        .add(Admin, routes!(users::create))
+        .add(Admin, routes!(users::get))
+        .add(Admin, routes!(users::update))
+        .add(Admin, routes!(users::delete))
+        .add(Admin, routes!(users::password_reset))
+        .add(Admin, routes!(tokens::list))
+        .add(Admin, routes!(tokens::create))
+        .add(Admin, routes!(tokens::revoke))
+        .add(Admin, routes!(teams::list))
+        .add(Admin, routes!(teams::create))
+        .add(TeamAdmin, routes!(teams::get))
+        .add(Admin, routes!(teams::update))
+        .add(Admin, routes!(teams::delete))
+        .add(TeamAdmin, routes!(teams::set_members))
+        .add(Viewer, routes!(runs::list_runs))
+        .add(Viewer, routes!(runs::get_run))
+        .add(Editor, routes!(runs::post_run))
+        .add(ClusterAgent, routes!(feed::cluster_recommendations))
+        .add(WorkloadRead, routes!(workloads::list_workloads))
+        .add(WorkloadRead, routes!(workload_totals::get_summary))
+        .add(WorkloadRead, routes!(export::get_recommendations))
+        .add(WorkloadRead, routes!(workloads::get_workload))
+        .add(WorkloadRead, routes!(workloads::list_recommendations))
+        .add(WorkloadRead, routes!(usage::get_usage))
+        .add(WorkloadRead, routes!(effective::get_policy))
+        .add(WorkloadWrite, routes!(overrides::put_override))
+        .add(WorkloadWrite, routes!(overrides::delete_override))
+        .add(WorkloadWrite, routes!(approvals::approve))
+        .add(WorkloadRead, routes!(history::get_history))
+        .add(Viewer, routes!(policies::list))
+        .add(Editor, routes!(policies::create))
+        .add(Viewer, routes!(policies::get))
+        .add(Editor, routes!(policies::replace))
+        .add(Editor, routes!(policies::delete))
+        .add(Viewer, routes!(policies::versions))
+        .add(Viewer, routes!(policies::version))
+        .add(Editor, routes!(policies::revert))
+        .add(Viewer, routes!(savings::get_savings))
+        .add(Admin, routes!(admin_settings::get_recommender))
+        .add(Admin, routes!(admin_settings::put_recommender))
+        .add(Admin, routes!(admin_settings::get_pricing))
+        .add(Admin, routes!(admin_settings::put_pricing))
+        .add(Admin, routes!(datasources::create))
+        .add(Admin, routes!(datasources::list))
+        .add(Admin, routes!(datasources::get))
+        .add(Admin, routes!(datasources::replace))
+        .add(Admin, routes!(datasources::delete))
+        .add(Admin, routes!(datasources::test))
+        .add(Admin, routes!(datasources::set_for_cluster))
+        .add(Viewer, routes!(clusters::list))
+        .add(Admin, routes!(clusters::create))
+        .add(Viewer, routes!(clusters::get))
+        .add(Admin, routes!(clusters::update))
+        .add(Admin, routes!(clusters::retire))
+        .add(Admin, routes!(clusters::rotate_token))
+        .add(Editor, routes!(clusters::put_freeze))
+        .add(Viewer, routes!(clusters::readiness))
+        .add(Editor, routes!(automation::pause_cluster))
+        .add(Editor, routes!(automation::resume_cluster))
+        .add(Editor, routes!(automation::pause_fleet))
+        .add(Editor, routes!(automation::resume_fleet))
+        .add(Viewer, routes!(automation::list_pauses))
+        .add(WorkloadRead, routes!(notifications::list_channels))
+        .add(WorkloadWrite, routes!(notifications::create_channel))
+        .add(WorkloadRead, routes!(notifications::get_channel))
+        .add(WorkloadWrite, routes!(notifications::replace_channel))
+        .add(WorkloadWrite, routes!(notifications::delete_channel))
+        .add(WorkloadWrite, routes!(notifications::test_channel))
+        .add(WorkloadRead, routes!(notifications::get_digest))
+        .add(WorkloadWrite, routes!(notifications::put_digest))
+        .add(WorkloadRead, routes!(notifications::list_digests))
+        .add(WorkloadRead, routes!(notifications::list_rules))
+        .add(WorkloadWrite, routes!(notifications::create_rule))
+        .add(WorkloadRead, routes!(notifications::get_rule))
+        .add(WorkloadWrite, routes!(notifications::replace_rule))
+        .add(WorkloadWrite, routes!(notifications::delete_rule))
+        .add(WorkloadRead, routes!(notifications::list_deliveries))
+        .add(WorkloadRead, routes!(notifications::get_delivery))
+        .add(ClusterAgent, routes!(agent::config))
+        .add(ClusterAgent, routes!(agent::heartbeat))
 }
 
 /// The complete application: routes, fallbacks and middleware.
 pub fn app(state: AppState) -> Router {
-    let (router, _) = route_table(state.clone()).finish();
+    let (router, _) = route_table().finish(state.clone());
     with_middleware(router, state)
 }

@@ -15,6 +15,7 @@ use super::access::Access;
 use super::body::{read_json, read_json_nullable};
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
+use super::lists::Items;
 use super::query;
 use super::routes::parse_id;
 use super::AppState;
@@ -27,14 +28,8 @@ use crate::notify::views::{ChannelView, DeliveryView, DigestView, RuleView, Team
 use crate::notify::{Caller, NotifyError};
 use crate::store::notify_deliveries::DeliveryFilter;
 
-/// A list answer.
-#[derive(Debug, Serialize)]
-pub struct Items<T> {
-    pub items: Vec<T>,
-}
-
 /// A page of the delivery log.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DeliveryPage {
     pub items: Vec<DeliveryView>,
     /// Pass back as `next` for the following (older) page.
@@ -42,7 +37,7 @@ pub struct DeliveryPage {
 }
 
 /// One channel's digest schedule in `GET /v1/notifications/digest`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DigestEntry {
     pub channel_id: i64,
@@ -53,7 +48,7 @@ pub struct DigestEntry {
 }
 
 /// `GET /v1/notifications/digest`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DigestList {
     /// The hub's zone: the default of new schedules.
@@ -111,6 +106,15 @@ fn channel_id(raw: &str) -> Result<i64, ApiError> {
     parse_id("notification channel", raw)
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/channels",
+    summary = "Notification channels the caller may see (fleet roles all, team members their teams'), secrets masked.",
+    description = "Each channel {id, name, type slack|teams|webhook|email, team {id, name}|null, enabled, target (where it delivers, secrets masked), urlSet, signingSecretSet, email {host, port, security, username, passwordSet, from, to, caPemSet}|null, digest {enabled, schedule, timeZone, nextAt}, createdAt, updatedAt}. docs/contracts/notifications.md.",
+    responses(
+        (status = 200, description = "{items: [channel]}", body = Items<ChannelView>),
+    )
+)]
 pub async fn list_channels(
     State(s): State<AppState>,
     access: Access,
@@ -119,6 +123,17 @@ pub async fn list_channels(
     Ok(Json(Items { items }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/channels/{id}",
+    summary = "One channel, secrets masked.",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 200, description = "The channel.", body = ChannelView),
+    )
+)]
 pub async fn get_channel(
     State(s): State<AppState>,
     access: Access,
@@ -131,6 +146,17 @@ pub async fn get_channel(
     ))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/notifications/channels",
+    summary = "Create a channel (NotificationChannelCreated, and NotificationRuleCreated for its default rule).",
+    description = "Body {name, type, teamId?, enabled (true), url (slack, teams, webhook), signingSecret (webhook, 16-256 characters), email {host, port?, security starttls|tls|none, username?, password?, from, to [..], caPem?} (email), defaultRules (true: rollbacks, failures, readiness, pauses, failed runs), reason?}. url, signingSecret and email.password are write-only: sealed at rest, never answered, logged or audited. Team editors create channels of their teams only (teamId required). Errors name the field in error.details.field and list all under error.details.errors.",
+    request_body = ChannelInput,
+    responses(
+        (status = 201, description = "The channel.", body = ChannelView),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn create_channel(
     State(s): State<AppState>,
     access: Access,
@@ -144,6 +170,19 @@ pub async fn create_channel(
     ))
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/notifications/channels/{id}",
+    summary = "Replace a channel (NotificationChannelUpdated). Omitted secrets keep their stored values while the type stays the same.",
+    params(
+        ("id" = i64, Path),
+    ),
+    request_body = ChannelInput,
+    responses(
+        (status = 200, description = "The channel.", body = ChannelView),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn replace_channel(
     State(s): State<AppState>,
     access: Access,
@@ -156,6 +195,17 @@ pub async fn replace_channel(
     Ok(Json(s.notify.replace_channel(c, id, input).await?))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/notifications/channels/{id}",
+    summary = "Delete a channel with its rules and delivery log (NotificationChannelDeleted; ?reason=).",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 204, description = "Deleted."),
+    )
+)]
 pub async fn delete_channel(
     State(s): State<AppState>,
     access: Access,
@@ -169,6 +219,18 @@ pub async fn delete_channel(
 }
 
 /// `POST .../channels/{id}/test`: sends now; 200 either way, `delivered` says how it went.
+#[utoipa::path(
+    post,
+    path = "/v1/notifications/channels/{id}/test",
+    summary = "Send a test message now and record it in the delivery log.",
+    description = "Answers 200 {deliveryId, delivered, status (HTTP status or SMTP code), answer (what the receiver said, clipped to 512 characters, secrets scrubbed), error, durationMs} whether or not the receiver accepted it.",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 200, description = "The test result.", body = TestResult),
+    )
+)]
 pub async fn test_channel(
     State(s): State<AppState>,
     access: Access,
@@ -181,6 +243,18 @@ pub async fn test_channel(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/channels/{id}/digest",
+    summary = "The channel's weekly digest schedule and a preview of its digest for the week up to now.",
+    description = "{channelId, channelName, digest {enabled, schedule, timeZone, nextAt}, preview (the DigestReport of docs/contracts/notifications.md)}",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 200, description = "Schedule and preview.", body = DigestPreview),
+    )
+)]
 pub async fn get_digest(
     State(s): State<AppState>,
     access: Access,
@@ -193,6 +267,18 @@ pub async fn get_digest(
     ))
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/notifications/channels/{id}/digest",
+    summary = "Set the digest schedule (NotificationDigestUpdated, target id digest). Body {enabled, schedule? (cron, default \"0 9 * * 1\"), timeZone? (IANA, default the hub's), reason?}.",
+    params(
+        ("id" = i64, Path),
+    ),
+    request_body = DigestInput,
+    responses(
+        (status = 200, description = "The channel.", body = ChannelView),
+    )
+)]
 pub async fn put_digest(
     State(s): State<AppState>,
     access: Access,
@@ -205,6 +291,15 @@ pub async fn put_digest(
     Ok(Json(s.notify.set_digest(c, id, input).await?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/digest",
+    summary = "Every visible channel's digest schedule with its next slot, and the hub's default zone.",
+    description = "{defaultTimeZone, items: [{channelId, channelName, team, enabled, schedule, timeZone, nextAt}]}",
+    responses(
+        (status = 200, description = "The schedules.", body = DigestList),
+    )
+)]
 pub async fn list_digests(
     State(s): State<AppState>,
     access: Access,
@@ -227,6 +322,15 @@ pub async fn list_digests(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/rules",
+    summary = "Rules of the visible channels (?channelId= narrows to one).",
+    description = "{items: [{id, channelId, channelName, name, enabled, events, reasons, clusters, namespaces, team, createdAt, updatedAt}]}",
+    responses(
+        (status = 200, description = "The rules.", body = Items<RuleView>),
+    )
+)]
 pub async fn list_rules(
     State(s): State<AppState>,
     access: Access,
@@ -253,6 +357,17 @@ fn rule_id(raw: &str) -> Result<i64, ApiError> {
     parse_id("notification rule", raw)
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/rules/{id}",
+    summary = "One rule.",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 200, description = "The rule.", body = RuleView),
+    )
+)]
 pub async fn get_rule(
     State(s): State<AppState>,
     access: Access,
@@ -265,6 +380,16 @@ pub async fn get_rule(
     ))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/notifications/rules",
+    summary = "Create a rule (NotificationRuleCreated).",
+    description = "Body {channelId, name, enabled (true), events [event types and notices: applied, skipped, blocked, fallback, rolled_back, released, failed, readiness_degraded, readiness_recovered, automation_paused, automation_resumed, run_failed], reasons [], clusters [globs], namespaces [globs], teamId?, reason?}. Empty lists select everything.",
+    request_body = RuleInput,
+    responses(
+        (status = 201, description = "The rule.", body = RuleView),
+    )
+)]
 pub async fn create_rule(
     State(s): State<AppState>,
     access: Access,
@@ -278,6 +403,18 @@ pub async fn create_rule(
     ))
 }
 
+#[utoipa::path(
+    put,
+    path = "/v1/notifications/rules/{id}",
+    summary = "Replace a rule (NotificationRuleUpdated).",
+    params(
+        ("id" = i64, Path),
+    ),
+    request_body = RuleInput,
+    responses(
+        (status = 200, description = "The rule.", body = RuleView),
+    )
+)]
 pub async fn replace_rule(
     State(s): State<AppState>,
     access: Access,
@@ -290,6 +427,17 @@ pub async fn replace_rule(
     Ok(Json(s.notify.replace_rule(c, id, input).await?))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/notifications/rules/{id}",
+    summary = "Delete a rule (NotificationRuleDeleted; ?reason=).",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 204, description = "Deleted."),
+    )
+)]
 pub async fn delete_rule(
     State(s): State<AppState>,
     access: Access,
@@ -334,6 +482,15 @@ fn delivery_filter(q: Option<&str>) -> Result<DeliveryFilter, ApiError> {
 
 /// `GET /v1/notifications/deliveries`: newest first; filters `channelId`, `status`,
 /// `kind`; `limit` 1–500; `next` continues.
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/deliveries",
+    summary = "The delivery log, newest first, failures included.",
+    description = "Filters channelId, status (pending|delivered|failed), kind (events|notice|digest|test); limit 1-500 (100); next continues. Items {id (the X-Kerf-Delivery id), channelId, channelName, channelType, kind, title, status, attempts, eventIds, lastStatus, lastError, createdAt, updatedAt, deliveredAt, nextAttemptAt}.",
+    responses(
+        (status = 200, description = "{items, next}", body = DeliveryPage),
+    )
+)]
 pub async fn list_deliveries(
     State(s): State<AppState>,
     access: Access,
@@ -350,6 +507,17 @@ pub async fn list_deliveries(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/notifications/deliveries/{id}",
+    summary = "One delivery.",
+    params(
+        ("id" = String, Path),
+    ),
+    responses(
+        (status = 200, description = "The delivery.", body = DeliveryView),
+    )
+)]
 pub async fn get_delivery(
     State(s): State<AppState>,
     access: Access,

@@ -7,7 +7,6 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde_json::Value;
 
 use super::access::Access;
 use super::body::{parse_json, read_limited, MAX_JSON_BYTES};
@@ -15,16 +14,28 @@ use super::config_audit::reason_query;
 use super::effective::{scoped_workload, workload_context, Scope};
 use super::error::ApiError;
 use super::AppState;
-use crate::fleet::workloads;
+use crate::fleet::workloads::{self, OverrideView};
 use crate::policy::OverrideSpec;
 
 /// `PUT /v1/workloads/{id}/override`: the whole override; its `reason` is the audit's.
+#[utoipa::path(
+    put,
+    path = "/v1/workloads/{id}/override",
+    summary = "Set the workload's override (mode per resource, excludedContainers, expiresAt, reason). Audited as OverrideSet; an expired override is kept but ignored.",
+    params(
+        ("id" = String, Path),
+    ),
+    request_body = OverrideSpec,
+    responses(
+        (status = 200, description = "The override in force.", body = OverrideView),
+    )
+)]
 pub async fn put_override(
     State(state): State<AppState>,
     access: Access,
     Path(id): Path<String>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<OverrideView>, ApiError> {
     let w = scoped_workload(&state, &access, &id, Scope::Write).await?;
     let bytes = read_limited(body, MAX_JSON_BYTES).await?;
     let spec: OverrideSpec = parse_json(&bytes)?;
@@ -35,6 +46,18 @@ pub async fn put_override(
 }
 
 /// `DELETE /v1/workloads/{id}/override[?reason=…]`.
+#[utoipa::path(
+    delete,
+    path = "/v1/workloads/{id}/override",
+    summary = "Clear the workload's override (`?reason=`). Audited as OverrideCleared.",
+    params(
+        ("id" = String, Path),
+        ("reason" = Option<String>, Query),
+    ),
+    responses(
+        (status = 204, description = "Cleared."),
+    )
+)]
 pub async fn delete_override(
     State(state): State<AppState>,
     access: Access,

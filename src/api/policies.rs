@@ -9,18 +9,55 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use super::access::Access;
 use super::body::{read_limited, MAX_JSON_BYTES};
 use super::config_audit::context;
 use super::error::ApiError;
+use super::lists::Items;
 use super::query::{self, bad};
 use super::routes::parse_id;
 use super::AppState;
-use crate::fleet::policies::{self, policy_json, version_json};
+use crate::fleet::policies::{self, policy_json, version_json, PolicyVersionView, PolicyView};
 use crate::policy::{FieldError, PolicySpec};
 use crate::store::policies::PolicyRecord;
+
+/// A policy's version history.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyVersions {
+    pub policy_id: i64,
+    pub items: Vec<PolicyVersionView>,
+}
+
+/// What `POST`/`PUT /v1/policies…` read: the policy document with the audit reason and
+/// (PUT, without If-Match) the version read. Documents the body `object`/`spec_of`
+/// parse by hand (so every bad field is reported at once).
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct PolicyWrite {
+    #[serde(flatten)]
+    spec: PolicySpec,
+    reason: Option<String>,
+    /// PUT: the version read, when If-Match is not sent.
+    version: Option<i64>,
+}
+
+/// What `POST /v1/policies/{id}/revert` reads (by hand, like [`PolicyWrite`]).
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct RevertBody {
+    /// The version whose content comes back.
+    version: i64,
+    /// The version read, when If-Match is not sent.
+    current_version: Option<i64>,
+    reason: Option<String>,
+}
 
 /// A policy answer with its version as the ETag.
 fn with_etag(status: StatusCode, p: &PolicyRecord) -> Response {
@@ -123,10 +160,21 @@ fn conflict(e: crate::operation::OpError, exp: Expected) -> ApiError {
 }
 
 /// `GET /v1/policies[?deleted=true]`.
+#[utoipa::path(
+    get,
+    path = "/v1/policies",
+    summary = "Live policies (`?deleted=true` adds soft-deleted ones).",
+    params(
+        ("deleted" = Option<bool>, Query, description = "Default False."),
+    ),
+    responses(
+        (status = 200, description = "The policies.", body = Items<PolicyView>),
+    )
+)]
 pub async fn list(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Items<PolicyView>>, ApiError> {
     let mut deleted = false;
     for (key, value) in query::pairs(raw.as_deref())? {
         match key.as_str() {
@@ -134,12 +182,12 @@ pub async fn list(
             _ => return Err(bad(&key, "unknown parameter")),
         }
     }
-    let items: Vec<Value> = policies::list(&state.store, deleted)
+    let items = policies::list(&state.store, deleted)
         .await?
         .iter()
         .map(policy_json)
         .collect();
-    Ok(Json(json!({ "items": items })))
+    Ok(Json(Items::new(items)))
 }
 
 async fn fetch(state: &AppState, raw: &str) -> Result<PolicyRecord, ApiError> {
@@ -148,6 +196,17 @@ async fn fetch(state: &AppState, raw: &str) -> Result<PolicyRecord, ApiError> {
 }
 
 /// `GET /v1/policies/{id}` (soft-deleted ones too, with `deletedAt`).
+#[utoipa::path(
+    get,
+    path = "/v1/policies/{id}",
+    summary = "One policy (soft-deleted too). ETag = its version.",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 200, description = "The policy.", body = PolicyView, headers(("ETag" = String, description = "The version, quoted"))),
+    )
+)]
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -156,6 +215,16 @@ pub async fn get(
 }
 
 /// `POST /v1/policies`: the policy document plus an optional `reason`.
+#[utoipa::path(
+    post,
+    path = "/v1/policies",
+    summary = "Create a policy (the RightsizingPolicy document of docs/contracts/policy.md plus an optional `reason`). 400 invalid_policy lists every bad field in details.errors [{path, message}]; 409 conflict when a live policy has the name. ETag = the version.",
+    request_body = PolicyWrite,
+    responses(
+        (status = 201, description = "The policy at version 1.", body = PolicyView, headers(("ETag" = String, description = "The version, quoted"))),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -169,6 +238,22 @@ pub async fn create(
 }
 
 /// `PUT /v1/policies/{id}`: the whole new document, `If-Match` or `version`, `reason`.
+#[utoipa::path(
+    put,
+    path = "/v1/policies/{id}",
+    summary = "Replace a policy's document. Needs `If-Match` with the version read (412 version_conflict when stale) or `version` in the body (409 version_conflict); 428 version_required without either. Appends version n+1.",
+    params(
+        ("id" = i64, Path),
+        ("If-Match" = Option<String>, Header, description = "The version read, e.g. \"3\""),
+    ),
+    request_body = PolicyWrite,
+    responses(
+        (status = 200, description = "The policy at its new version.", body = PolicyView, headers(("ETag" = String, description = "The version, quoted"))),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+        (status = 412, description = "An error.", body = super::error::ErrorBody),
+        (status = 428, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn replace(
     State(state): State<AppState>,
     access: Access,
@@ -188,6 +273,22 @@ pub async fn replace(
 }
 
 /// `DELETE /v1/policies/{id}[?version=n&reason=…]` (or `If-Match`): soft delete.
+#[utoipa::path(
+    delete,
+    path = "/v1/policies/{id}",
+    summary = "Soft-delete a policy (history kept, name reusable). `If-Match` or `?version=`; `?reason=`.",
+    params(
+        ("id" = i64, Path),
+        ("version" = Option<i64>, Query),
+        ("reason" = Option<String>, Query),
+    ),
+    responses(
+        (status = 204, description = "Deleted."),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+        (status = 412, description = "An error.", body = super::error::ErrorBody),
+        (status = 428, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,
@@ -219,24 +320,50 @@ pub async fn delete(
 }
 
 /// `GET /v1/policies/{id}/versions`: the whole history, oldest first.
+#[utoipa::path(
+    get,
+    path = "/v1/policies/{id}/versions",
+    summary = "The policy's version history, oldest first, with no gaps.",
+    params(
+        ("id" = i64, Path),
+    ),
+    responses(
+        (status = 200, description = "Every version, oldest first.", body = PolicyVersions),
+    )
+)]
 pub async fn versions(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PolicyVersions>, ApiError> {
     let p = fetch(&state, &id).await?;
-    let items: Vec<Value> = policies::versions(&state.store, p.id)
+    let items = policies::versions(&state.store, p.id)
         .await?
         .iter()
         .map(version_json)
         .collect();
-    Ok(Json(json!({ "policyId": p.id, "items": items })))
+    Ok(Json(PolicyVersions {
+        policy_id: p.id,
+        items,
+    }))
 }
 
 /// `GET /v1/policies/{id}/versions/{version}`.
+#[utoipa::path(
+    get,
+    path = "/v1/policies/{id}/versions/{version}",
+    summary = "One version of a policy.",
+    params(
+        ("id" = i64, Path),
+        ("version" = i64, Path),
+    ),
+    responses(
+        (status = 200, description = "The version.", body = PolicyVersionView),
+    )
+)]
 pub async fn version(
     State(state): State<AppState>,
     Path((id, version)): Path<(String, String)>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<PolicyVersionView>, ApiError> {
     let p = fetch(&state, &id).await?;
     let n = parse_id("policy version", &version)?;
     let v = policies::version(&state.store, p.id, n).await?;
@@ -245,6 +372,22 @@ pub async fn version(
 
 /// `POST /v1/policies/{id}/revert` with `{version, reason}`: appends a new version with
 /// the content of `version`. The version read comes as `If-Match` or `currentVersion`.
+#[utoipa::path(
+    post,
+    path = "/v1/policies/{id}/revert",
+    summary = "Revert to an earlier version's content: body {version, reason}; the version read as If-Match or `currentVersion`. Appends a new version. Audited as PolicyReverted.",
+    params(
+        ("id" = i64, Path),
+        ("If-Match" = Option<String>, Header, description = "The version read, e.g. \"3\""),
+    ),
+    request_body = RevertBody,
+    responses(
+        (status = 200, description = "The policy at its new version.", body = PolicyView, headers(("ETag" = String, description = "The version, quoted"))),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+        (status = 412, description = "An error.", body = super::error::ErrorBody),
+        (status = 428, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn revert(
     State(state): State<AppState>,
     access: Access,

@@ -1,10 +1,15 @@
-//! The route table: each route is added with its method, path and permission, and the
-//! table is kept so tests (and the OpenAPI drift check) can walk every route.
+//! The route table: each route is added with its permission and its handler's
+//! `#[utoipa::path]` annotation (method, path, parameters, bodies, answers), so the
+//! router, the guard and the OpenAPI document (`api::document`) come from one list and
+//! cannot disagree. The table is kept so tests can walk every route.
 
-use axum::handler::Handler;
 use axum::http::Method;
-use axum::routing::{on, MethodFilter, MethodRouter};
+use axum::routing::MethodRouter;
 use axum::Router;
+use utoipa::openapi::path::Paths;
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::RefOr;
+use utoipa_axum::router::UtoipaMethodRouter;
 
 use super::access::{guard, Permission};
 use super::AppState;
@@ -13,71 +18,116 @@ use super::AppState;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteSpec {
     pub method: Method,
-    pub path: &'static str,
+    pub path: String,
     pub permission: Permission,
 }
 
-/// A router that records what it registers.
+/// A schema the annotations name, with its component name.
+pub type NamedSchema = (String, RefOr<Schema>);
+
+/// One handler as added: its permission, its documented operation and its router.
+struct Entry {
+    permission: Permission,
+    paths: Paths,
+    router: MethodRouter<AppState>,
+}
+
+/// A router that records what it registers, before any state exists (the document is
+/// built from the same table).
+#[derive(Default)]
 pub struct RouteTable {
-    state: AppState,
-    /// One method router per path: axum wants each path registered once.
-    paths: Vec<(&'static str, MethodRouter<AppState>)>,
-    specs: Vec<RouteSpec>,
+    entries: Vec<Entry>,
+    schemas: Vec<NamedSchema>,
 }
 
 impl RouteTable {
-    pub fn new(state: AppState) -> Self {
-        RouteTable {
-            state,
-            paths: Vec::new(),
-            specs: Vec::new(),
-        }
+    pub fn new() -> Self {
+        RouteTable::default()
     }
 
-    /// Registers `handler` for `method path`, guarded by `permission`.
-    pub fn add<H, T>(
-        mut self,
-        method: Method,
-        path: &'static str,
-        permission: Permission,
-        handler: H,
-    ) -> Self
-    where
-        H: Handler<T, AppState>,
-        T: 'static,
-    {
-        let filter =
-            MethodFilter::try_from(method.clone()).expect("only standard methods are routed");
-        let layer = axum::middleware::from_fn_with_state((self.state.clone(), permission), guard);
-        let method_router = on(filter, handler).route_layer(layer);
-        match self.paths.iter_mut().find(|(p, _)| *p == path) {
-            Some((_, existing)) => {
-                let merged = std::mem::take(existing).merge(method_router);
-                *existing = merged;
-            }
-            None => self.paths.push((path, method_router)),
-        }
-        self.specs.push(RouteSpec {
-            method,
-            path,
+    /// Adds the handler of `routes!(handler)`, guarded by `permission`.
+    pub fn add(mut self, permission: Permission, route: UtoipaMethodRouter<AppState>) -> Self {
+        let (schemas, paths, router) = route;
+        self.schemas.extend(schemas);
+        self.entries.push(Entry {
             permission,
+            paths,
+            router,
         });
         self
     }
 
     /// The recorded routes.
-    pub fn specs(&self) -> &[RouteSpec] {
-        &self.specs
+    pub fn specs(&self) -> Vec<RouteSpec> {
+        let mut out = Vec::new();
+        for e in &self.entries {
+            for (path, item) in e.paths.paths.iter() {
+                for method in methods_of(item) {
+                    out.push(RouteSpec {
+                        method,
+                        path: path.clone(),
+                        permission: e.permission,
+                    });
+                }
+            }
+        }
+        out
     }
 
-    /// The finished router and its table.
-    pub fn finish(self) -> (Router<AppState>, Vec<RouteSpec>) {
-        let mut router = Router::new();
-        for (path, method_router) in self.paths {
-            router = router.route(path, method_router);
-        }
-        (router, self.specs)
+    /// Each documented operation with its permission, and the schemas the annotations
+    /// name (for `api::document`).
+    pub fn operations(&self) -> (Vec<(Permission, &Paths)>, &[NamedSchema]) {
+        let ops = self.entries.iter().map(|e| (e.permission, &e.paths));
+        (ops.collect(), &self.schemas)
     }
+
+    /// The finished router (each handler behind the guard of its permission) and its
+    /// table.
+    pub fn finish(self, state: AppState) -> (Router<AppState>, Vec<RouteSpec>) {
+        let specs = self.specs();
+        // axum wants each path registered once: merge the method routers per path.
+        let mut by_path: Vec<(String, MethodRouter<AppState>)> = Vec::new();
+        for e in self.entries {
+            let layer = axum::middleware::from_fn_with_state((state.clone(), e.permission), guard);
+            let guarded = e.router.route_layer(layer);
+            let path = e
+                .paths
+                .paths
+                .keys()
+                .next()
+                .expect("routes! documents one path per handler")
+                .clone();
+            match by_path.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, existing)) => {
+                    let merged = std::mem::take(existing).merge(guarded);
+                    *existing = merged;
+                }
+                None => by_path.push((path, guarded)),
+            }
+        }
+        let mut router = Router::new();
+        for (path, method_router) in by_path {
+            router = router.route(&path, method_router);
+        }
+        (router, specs)
+    }
+}
+
+/// The methods a documented path item has operations for.
+fn methods_of(item: &utoipa::openapi::path::PathItem) -> Vec<Method> {
+    [
+        (Method::GET, &item.get),
+        (Method::PUT, &item.put),
+        (Method::POST, &item.post),
+        (Method::DELETE, &item.delete),
+        (Method::PATCH, &item.patch),
+        (Method::HEAD, &item.head),
+        (Method::OPTIONS, &item.options),
+    ]
+    .into_iter()
+    .filter(|(_, op)| op.is_some())
+    .map(|(m, _)| m)
+    .collect()
 }
 
 /// A numeric `{id}` path segment; anything else is a 404 (no such resource).

@@ -5,18 +5,37 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::Json;
+use serde::Serialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 
 use super::error::ApiError;
-use super::query::{self, bad, decode_cursor, encode_cursor, stored_json, time_or_null};
+use super::lists::Page;
+use super::query::{self, bad, decode_cursor, encode_cursor, stored_json};
 use super::AppState;
 use crate::runs::{RunError, Trigger};
 use crate::store::{RunFilter, RunRecord};
+use crate::timestamp::format_ms;
 
+#[utoipa::path(
+    get,
+    path = "/v1/runs",
+    summary = "Recommendation runs, newest first.",
+    params(
+        ("cluster" = Option<String>, Query),
+        ("status" = Option<String>, Query, description = "One of: running, succeeded, partial, failed."),
+        ("trigger" = Option<String>, Query, description = "One of: scheduled, manual."),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 50."),
+        ("next" = Option<String>, Query),
+    ),
+    responses(
+        (status = 200, description = "A page of runs.", body = Page<RunView>),
+    )
+)]
 pub async fn list_runs(
     State(state): State<AppState>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Page<RunView>>, ApiError> {
     let mut f = RunFilter {
         limit: 50,
         ..Default::default()
@@ -50,16 +69,27 @@ pub async fn list_runs(
         .iter()
         .map(|r| run_json(&state, r))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Json(json!({
-        "items": items,
-        "next": next.map(|seq| encode_cursor(&json!(seq))),
-    })))
+    Ok(Json(Page {
+        items,
+        next: next.map(|seq| encode_cursor(&json!(seq))),
+    }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/runs/{id}",
+    summary = "One run, with live progress while it runs.",
+    params(
+        ("id" = String, Path),
+    ),
+    responses(
+        (status = 200, description = "The run.", body = RunView),
+    )
+)]
 pub async fn get_run(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<RunView>, ApiError> {
     let run = state
         .store
         .run(id.clone())
@@ -68,10 +98,23 @@ pub async fn get_run(
     Ok(Json(run_json(&state, &run)?))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/clusters/{cluster}/runs",
+    summary = "Start a recommendation run of the cluster now.",
+    description = "Answers at once with the running run; poll GET /v1/runs/{id}. 409 run_in_progress (details.runId) while the cluster has a run.",
+    params(
+        ("cluster" = String, Path),
+    ),
+    responses(
+        (status = 202, description = "Started.", body = RunView),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn post_run(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<RunView>), ApiError> {
     match state.runs.start(&cluster, Trigger::Manual).await {
         Ok((run, _task)) => Ok((StatusCode::ACCEPTED, Json(run_json(&state, &run)?))),
         Err(e) => Err(run_error(e)),
@@ -91,37 +134,81 @@ pub fn run_error(e: RunError) -> ApiError {
     }
 }
 
+/// A run as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunView {
+    pub id: String,
+    pub cluster: String,
+    /// `scheduled` or `manual`.
+    pub trigger: String,
+    /// `running`, `succeeded`, `partial` or `failed`.
+    pub status: String,
+    /// Live while the run runs.
+    pub phase: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// The usage window the run analysed.
+    pub window: RunWindow,
+    pub settings_identity: String,
+    pub workloads: RunWorkloads,
+    /// Recommendations made.
+    pub recommendations: i64,
+    /// Milliseconds spent per phase.
+    pub phase_ms: Value,
+    /// What collection read (series, samples, queries, …).
+    pub collect: Value,
+    /// Per-workload or per-phase errors.
+    pub errors: Value,
+}
+
+/// The usage window of a run.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunWindow {
+    pub start: String,
+    pub end: String,
+}
+
+/// Workload counts of a run (total and done are live while it runs).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RunWorkloads {
+    pub total: i64,
+    pub done: i64,
+    pub failed: i64,
+    pub stale: i64,
+}
+
 /// The API form of a run; a running run carries its live progress.
-pub fn run_json(state: &AppState, r: &RunRecord) -> Result<Value, ApiError> {
-    let mut v = json!({
-        "id": r.id,
-        "cluster": r.cluster,
-        "trigger": r.trigger,
-        "status": r.status,
-        "phase": r.phase,
-        "startedAt": time_or_null(Some(r.started_at)),
-        "finishedAt": time_or_null(r.finished_at),
-        "window": {
-            "start": time_or_null(Some(r.window_start)),
-            "end": time_or_null(Some(r.window_end)),
+pub fn run_json(state: &AppState, r: &RunRecord) -> Result<RunView, ApiError> {
+    let mut v = RunView {
+        id: r.id.clone(),
+        cluster: r.cluster.clone(),
+        trigger: r.trigger.clone(),
+        status: r.status.clone(),
+        phase: r.phase.clone(),
+        started_at: format_ms(r.started_at),
+        finished_at: r.finished_at.map(format_ms),
+        window: RunWindow {
+            start: format_ms(r.window_start),
+            end: format_ms(r.window_end),
         },
-        "settingsIdentity": r.settings_identity,
-        "workloads": {
-            "total": r.workloads_total,
-            "done": r.workloads_done,
-            "failed": r.workloads_failed,
-            "stale": r.workloads_stale,
+        settings_identity: r.settings_identity.clone(),
+        workloads: RunWorkloads {
+            total: r.workloads_total,
+            done: r.workloads_done,
+            failed: r.workloads_failed,
+            stale: r.workloads_stale,
         },
-        "recommendations": r.recommendations,
-        "phaseMs": stored_json(&r.phase_ms)?,
-        "collect": stored_json(&r.collect_stats)?,
-        "errors": stored_json(&r.errors)?,
-    });
+        recommendations: r.recommendations,
+        phase_ms: stored_json(&r.phase_ms)?,
+        collect: stored_json(&r.collect_stats)?,
+        errors: stored_json(&r.errors)?,
+    };
     if r.status == "running" {
         if let Some(p) = state.runs.active().of_run(&r.id) {
-            v["phase"] = json!(p.phase);
-            v["workloads"]["total"] = json!(p.workloads_total);
-            v["workloads"]["done"] = json!(p.workloads_done);
+            v.phase = p.phase.to_string();
+            v.workloads.total = p.workloads_total;
+            v.workloads.done = p.workloads_done;
         }
     }
     Ok(v)

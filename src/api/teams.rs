@@ -8,19 +8,19 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::access::{Access, Via};
 use super::body::read_json;
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
+use super::lists::Items;
 use super::routes::parse_id;
 use super::AppState;
 use crate::auth::teams::{
     self, MemberBody, MemberNaming, NewTeam, PatternBody, TeamChanges, TeamView,
 };
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateTeam {
     name: String,
@@ -33,7 +33,7 @@ pub struct CreateTeam {
     reason: Option<String>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateTeam {
     name: Option<String>,
@@ -42,7 +42,7 @@ pub struct UpdateTeam {
     reason: Option<String>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetMembers {
     members: Vec<MemberBody>,
@@ -50,12 +50,30 @@ pub struct SetMembers {
 }
 
 /// `GET /v1/admin/teams`.
-pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let items = teams::list(&state.store).await?;
-    Ok(Json(json!({ "items": items })))
+#[utoipa::path(
+    get,
+    path = "/v1/admin/teams",
+    summary = "List teams.",
+    responses(
+        (status = 200, description = "Every team.", body = Items<TeamView>),
+    )
+)]
+pub async fn list(State(state): State<AppState>) -> Result<Json<Items<TeamView>>, ApiError> {
+    Ok(Json(Items::new(teams::list(&state.store).await?)))
 }
 
 /// `GET /v1/admin/teams/{id}`.
+#[utoipa::path(
+    get,
+    path = "/v1/admin/teams/{id}",
+    summary = "One team (fleet admin or the team's team-admin).",
+    params(
+        ("id" = String, Path),
+    ),
+    responses(
+        (status = 200, description = "Team.", body = TeamView),
+    )
+)]
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -65,6 +83,15 @@ pub async fn get(
 }
 
 /// `POST /v1/admin/teams`: `TeamCreated`.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/teams",
+    summary = "Create a team (TeamCreated).",
+    request_body = CreateTeam,
+    responses(
+        (status = 201, description = "The team.", body = TeamView),
+    )
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -83,6 +110,18 @@ pub async fn create(
 }
 
 /// `PATCH /v1/admin/teams/{id}`: `TeamUpdated` (name, description, namespaces).
+#[utoipa::path(
+    patch,
+    path = "/v1/admin/teams/{id}",
+    summary = "Rename, re-describe or re-scope a team (TeamUpdated).",
+    params(
+        ("id" = String, Path),
+    ),
+    request_body = UpdateTeam,
+    responses(
+        (status = 200, description = "Team.", body = TeamView),
+    )
+)]
 pub async fn update(
     State(state): State<AppState>,
     access: Access,
@@ -103,6 +142,18 @@ pub async fn update(
 }
 
 /// `PUT /v1/admin/teams/{id}/members`: `TeamUpdated`; allowed to the team's team-admins.
+#[utoipa::path(
+    put,
+    path = "/v1/admin/teams/{id}/members",
+    summary = "Replace a team's members (TeamUpdated; actor.teams names the team when a team-admin did it).",
+    params(
+        ("id" = String, Path),
+    ),
+    request_body = SetMembers,
+    responses(
+        (status = 200, description = "Team.", body = TeamView),
+    )
+)]
 pub async fn set_members(
     State(state): State<AppState>,
     access: Access,
@@ -123,6 +174,18 @@ pub async fn set_members(
 }
 
 /// `DELETE /v1/admin/teams/{id}?reason=`: `TeamDeleted` (its team tokens go with it).
+#[utoipa::path(
+    delete,
+    path = "/v1/admin/teams/{id}",
+    summary = "Delete a team with its memberships and team tokens (TeamDeleted).",
+    params(
+        ("id" = String, Path),
+        ("reason" = Option<String>, Query, description = "Why (recorded in the audit)"),
+    ),
+    responses(
+        (status = 204, description = "Deleted."),
+    )
+)]
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,

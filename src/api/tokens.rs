@@ -8,18 +8,18 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::access::Access;
 use super::body::read_json;
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
+use super::lists::Items;
 use super::routes::parse_id;
 use super::AppState;
 pub use crate::auth::accounts::TokenView;
-use crate::auth::accounts::{self, NewTokenInput};
+use crate::auth::accounts::{self, CreatedToken, NewTokenInput};
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateToken {
     name: String,
@@ -30,12 +30,28 @@ pub struct CreateToken {
 }
 
 /// `GET /v1/admin/tokens`.
-pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let items = accounts::list_tokens(&state.store).await?;
-    Ok(Json(json!({ "items": items })))
+#[utoipa::path(
+    get,
+    path = "/v1/admin/tokens",
+    summary = "List API tokens (never their values).",
+    responses(
+        (status = 200, description = "Every API token (never their values).", body = Items<TokenView>),
+    )
+)]
+pub async fn list(State(state): State<AppState>) -> Result<Json<Items<TokenView>>, ApiError> {
+    Ok(Json(Items::new(accounts::list_tokens(&state.store).await?)))
 }
 
 /// `POST /v1/admin/tokens`: `TokenCreated`; the response holds the value, once.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/tokens",
+    summary = "Create an API token (TokenCreated); the value is returned once.",
+    request_body = CreateToken,
+    responses(
+        (status = 201, description = "The token and its value (shown once; not cached).", body = CreatedToken),
+    )
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -56,17 +72,26 @@ pub async fn create(
         expires_at,
     };
     let made = accounts::create_token(&state.store, state.now(), ctx, input).await?;
-    let mut resp = (
-        StatusCode::CREATED,
-        Json(json!({ "token": made.token, "value": made.value })),
-    )
-        .into_response();
+    let mut resp = (StatusCode::CREATED, Json(made)).into_response();
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(resp)
 }
 
 /// `DELETE /v1/admin/tokens/{id}?reason=`: `TokenRevoked`.
+#[utoipa::path(
+    delete,
+    path = "/v1/admin/tokens/{id}",
+    summary = "Revoke a token (TokenRevoked).",
+    params(
+        ("id" = String, Path),
+        ("reason" = Option<String>, Query, description = "Why (recorded in the audit)"),
+    ),
+    responses(
+        (status = 200, description = "The revoked Token.", body = TokenView),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn revoke(
     State(state): State<AppState>,
     access: Access,

@@ -6,24 +6,76 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::Json;
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::error::ApiError;
-use super::query::{self, bad, time_or_null};
+use super::query::{self, bad};
 use super::AppState;
 use crate::analysis::{normalize_samples, Sample, Series};
 use crate::datasource::{Source, UsageResource, Window};
+use crate::timestamp::format_ms;
+
+/// `GET /v1/workloads/{id}/usage`: chart series per container.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub workload_id: String,
+    /// `cpu` or `memory`.
+    pub resource: &'static str,
+    /// `millicores` or `bytes`.
+    pub unit: &'static str,
+    pub from: String,
+    pub to: String,
+    pub containers: Vec<ContainerUsage>,
+}
+
+/// One container's chart.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerUsage {
+    pub name: String,
+    /// Series read (pods over the window).
+    pub series_count: usize,
+    /// The maximum of every series per bucket, oldest first.
+    pub points: Vec<UsagePoint>,
+}
+
+/// One bucket: its start and maximum.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UsagePoint {
+    pub time: String,
+    pub value: f64,
+}
 
 /// Most points a chart series carries.
 pub const MAX_POINTS: usize = 500;
 const MAX_SPAN_MS: i64 = 90 * 86_400_000;
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/{id}/usage",
+    summary = "Usage chart series per container, normalized by the engine and downsampled (max per bucket, ≤ 500 points) for display only.",
+    params(
+        ("id" = String, Path),
+        ("resource" = Option<String>, Query, description = "One of: cpu, memory."),
+        ("from" = Option<String>, Query, format = DateTime, description = "Default: to − lookback"),
+        ("to" = Option<String>, Query, format = DateTime, description = "Default: now"),
+        ("container" = Option<String>, Query),
+    ),
+    responses(
+        (status = 200, description = "The chart series.", body = Usage),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+        (status = 502, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn get_usage(
     State(state): State<AppState>,
     access: super::access::Access,
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Usage>, ApiError> {
     let (mut resource, mut from, mut to, mut container) = (None, None, None, None);
     for (key, value) in query::pairs(raw.as_deref())? {
         match key.as_str() {
@@ -98,23 +150,30 @@ pub async fn get_usage(
                 e.to_string(),
             )
         })?;
-        containers.push(json!({
-            "name": name,
-            "seriesCount": series.len(),
-            "points": points
+        containers.push(ContainerUsage {
+            name,
+            series_count: series.len(),
+            points: points
                 .iter()
-                .map(|s| json!({ "time": time_or_null(Some(s.timestamp)), "value": s.value }))
-                .collect::<Vec<_>>(),
-        }));
+                .map(|s| UsagePoint {
+                    time: format_ms(s.timestamp),
+                    value: s.value,
+                })
+                .collect(),
+        });
     }
-    Ok(Json(json!({
-        "workloadId": w.seen.id,
-        "resource": match resource { UsageResource::Cpu => "cpu", UsageResource::Memory => "memory" },
-        "unit": match resource { UsageResource::Cpu => "millicores", UsageResource::Memory => "bytes" },
-        "from": time_or_null(Some(from)),
-        "to": time_or_null(Some(to)),
-        "containers": containers,
-    })))
+    let (resource, unit) = match resource {
+        UsageResource::Cpu => ("cpu", "millicores"),
+        UsageResource::Memory => ("memory", "bytes"),
+    };
+    Ok(Json(Usage {
+        workload_id: w.seen.id,
+        resource,
+        unit,
+        from: format_ms(from),
+        to: format_ms(to),
+        containers,
+    }))
 }
 
 /// Normalizes every series over [from, to] and keeps the maximum per bucket, at most
@@ -146,6 +205,7 @@ pub fn chart(series: &[Series], from: i64, to: i64) -> Result<Vec<Sample>, crate
 mod tests {
     use super::*;
     use crate::analysis::SampleKind;
+    use serde_json::json;
 
     fn series(id: &str, kind: SampleKind, samples: &[(i64, f64)]) -> Series {
         serde_json::from_value(json!({

@@ -9,18 +9,18 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::access::Access;
 use super::body::{read_json, read_json_nullable};
 use super::config_audit::{context, reason_query};
 use super::error::ApiError;
+use super::lists::Items;
 use super::routes::{double_option, parse_id};
 use super::AppState;
 pub use crate::auth::accounts::UserView;
 use crate::auth::accounts::{self, NewUserInput, UserChanges, WithPassword};
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateUser {
     username: String,
@@ -31,7 +31,7 @@ pub struct CreateUser {
     reason: Option<String>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct UpdateUser {
     display_name: Option<String>,
@@ -41,7 +41,7 @@ pub struct UpdateUser {
     reason: Option<String>,
 }
 
-#[derive(Deserialize, Serialize)]
+#[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResetPassword {
     password: Option<String>,
@@ -50,23 +50,37 @@ pub struct ResetPassword {
 
 /// The answer carrying a one-time password, never cached.
 fn with_secret(status: StatusCode, made: WithPassword) -> Response {
-    let mut body = json!({ "user": made.user });
-    if let Some(p) = made.one_time_password {
-        body["oneTimePassword"] = Value::String(p);
-    }
-    let mut resp = (status, Json(body)).into_response();
+    let mut resp = (status, Json(made)).into_response();
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     resp
 }
 
 /// `GET /v1/admin/users`.
-pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let items = accounts::list_users(&state.store).await?;
-    Ok(Json(json!({ "items": items })))
+#[utoipa::path(
+    get,
+    path = "/v1/admin/users",
+    summary = "List users.",
+    responses(
+        (status = 200, description = "Every user.", body = Items<UserView>),
+    )
+)]
+pub async fn list(State(state): State<AppState>) -> Result<Json<Items<UserView>>, ApiError> {
+    Ok(Json(Items::new(accounts::list_users(&state.store).await?)))
 }
 
 /// `GET /v1/admin/users/{id}`.
+#[utoipa::path(
+    get,
+    path = "/v1/admin/users/{id}",
+    summary = "One user.",
+    params(
+        ("id" = String, Path),
+    ),
+    responses(
+        (status = 200, description = "User.", body = UserView),
+    )
+)]
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -76,6 +90,15 @@ pub async fn get(
 }
 
 /// `POST /v1/admin/users`: `UserCreated`.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/users",
+    summary = "Create a user (UserCreated).",
+    request_body = CreateUser,
+    responses(
+        (status = 201, description = "The user, and the one-time password when none was given (not cached).", body = WithPassword),
+    )
+)]
 pub async fn create(
     State(state): State<AppState>,
     access: Access,
@@ -95,6 +118,19 @@ pub async fn create(
 }
 
 /// `PATCH /v1/admin/users/{id}`: `UserUpdated`.
+#[utoipa::path(
+    patch,
+    path = "/v1/admin/users/{id}",
+    summary = "Change a user (UserUpdated).",
+    params(
+        ("id" = String, Path),
+    ),
+    request_body = UpdateUser,
+    responses(
+        (status = 200, description = "User.", body = UserView),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn update(
     State(state): State<AppState>,
     access: Access,
@@ -115,6 +151,19 @@ pub async fn update(
 }
 
 /// `DELETE /v1/admin/users/{id}?reason=`: `UserDeleted`.
+#[utoipa::path(
+    delete,
+    path = "/v1/admin/users/{id}",
+    summary = "Delete a user (UserDeleted).",
+    params(
+        ("id" = String, Path),
+        ("reason" = Option<String>, Query, description = "Why (recorded in the audit)"),
+    ),
+    responses(
+        (status = 204, description = "Deleted."),
+        (status = 409, description = "An error.", body = super::error::ErrorBody),
+    )
+)]
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,
@@ -128,6 +177,18 @@ pub async fn delete(
 }
 
 /// `POST /v1/admin/users/{id}/password-reset`: `PasswordReset`; ends the user's sessions.
+#[utoipa::path(
+    post,
+    path = "/v1/admin/users/{id}/password-reset",
+    summary = "Set a new password (PasswordReset); ends the user's sessions.",
+    params(
+        ("id" = String, Path),
+    ),
+    request_body = ResetPassword,
+    responses(
+        (status = 200, description = "The user, and the one-time password when none was given (not cached).", body = WithPassword),
+    )
+)]
 pub async fn password_reset(
     State(state): State<AppState>,
     access: Access,

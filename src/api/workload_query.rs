@@ -2,7 +2,9 @@
 //! recommendations export): the query parameters, their validation, the sort orders and
 //! their cursors, and the caller's team scope.
 
+use serde::Deserialize;
 use serde_json::{json, Value};
+use utoipa::IntoParams;
 
 use super::access::Access;
 use super::error::ApiError;
@@ -17,6 +19,33 @@ const SORTS: &[(&str, WorkloadSort, &str, bool)] = &[
     ("risk", WorkloadSort::Risk, "r", true),
     ("confidence", WorkloadSort::Confidence, "c", true),
 ];
+
+/// The filter's query parameters, as documented (the handlers read them with
+/// [`take_filter`], which refuses unknown ones).
+#[allow(dead_code)] // read only by the OpenAPI document
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadQuery {
+    cluster: Option<String>,
+    /// A prefix (`sho` finds `shop`), or a glob with `*` and `?` (`shop-*`).
+    namespace: Option<String>,
+    /// A prefix, or a glob with `*` and `?`.
+    name: Option<String>,
+    kind: Option<String>,
+    /// Name contains (case-insensitive).
+    q: Option<String>,
+    /// The latest recommendation changes something.
+    has_recommendation: Option<bool>,
+    /// One of: available, partial, unavailable.
+    data_quality: Option<String>,
+    /// A notice of the latest recommendation, e.g. `potential-memory-leak`.
+    notice: Option<String>,
+    stale: Option<bool>,
+    /// Only workloads whose recommendation reduces a risk (OOM kill, memory leak,
+    /// under-provisioned), or only the others.
+    risk: Option<bool>,
+}
 
 /// What the query asked for beyond the filter itself.
 #[derive(Debug, Default)]

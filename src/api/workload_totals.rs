@@ -7,11 +7,12 @@ use axum::Json;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::access::Access;
 use super::error::ApiError;
 use super::query::{self, bad};
-use super::workload_query::{finish, take_filter, Paging};
+use super::workload_query::{finish, take_filter, Paging, WorkloadQuery};
 use super::AppState;
 use crate::runs::summary::HOURS_PER_MONTH;
 use crate::store::{GroupBy, WorkloadFilter, WorkloadTotals, COUNTED_NOTICES};
@@ -21,7 +22,7 @@ fn round2(v: f64) -> f64 {
 }
 
 /// Workloads by data quality of their latest recommendation (`none`: never analysed).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct QualityCounts {
     pub available: i64,
     pub partial: i64,
@@ -31,7 +32,7 @@ pub struct QualityCounts {
 
 /// One group's totals as the API shows them; the group's key (`cluster`, `namespace`,
 /// `label` or `team`) sits beside the counts.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TotalsView {
     #[serde(flatten)]
@@ -73,7 +74,7 @@ impl From<&WorkloadTotals> for TotalsView {
 }
 
 /// `GET /v1/workloads/summary`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryView {
     pub by: String,
@@ -85,6 +86,20 @@ pub struct SummaryView {
     pub groups: Vec<TotalsView>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/summary",
+    summary = "Totals of what the workload filter matches: counts, data quality, notices, savings, extra spend and net.",
+    description = "For everything (total) and grouped (groups) by cluster, namespace, team or the value of a label. A workload in several teams' namespaces counts in each team; those in none form the group whose team is null. Callers with only team roles see totals of their teams' namespaces.",
+    params(
+        WorkloadQuery,
+        ("by" = Option<String>, Query, description = "One of: none, cluster, namespace, team, label. Default none."),
+        ("label" = Option<String>, Query, description = "The label to group by (with by=label)."),
+    ),
+    responses(
+        (status = 200, description = "The totals.", body = SummaryView),
+    )
+)]
 pub async fn get_summary(
     State(state): State<AppState>,
     access: Access,

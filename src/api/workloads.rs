@@ -4,22 +4,45 @@
 
 use axum::extract::{Path, RawQuery, State};
 use axum::Json;
+use serde::Serialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 
 use super::access::Access;
 use super::effective::{scoped_workload, Scope};
 use super::error::ApiError;
-use super::query::{self, bad, decode_cursor, encode_cursor, stored_json, time_or_null};
-use super::workload_query::{cursor_after, finish, take_filter, take_paging, Paging};
+use super::export::plan::{plan, ContainerPlan};
+use super::export::{apply_view, ApplyView};
+use super::lists::Page;
+use super::query::{self, bad, decode_cursor, encode_cursor, stored_json};
+use super::workload_query::{
+    cursor_after, finish, take_filter, take_paging, Paging, WorkloadQuery,
+};
 use super::AppState;
 use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow};
+use crate::timestamp::format_ms;
 use crate::wire::RecommendationSummary;
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads",
+    summary = "Workloads, filtered, sorted, cursor-paginated.",
+    params(
+        WorkloadQuery,
+        ("sort" = Option<String>, Query, description = "One of: name, savings (the signed monthly saving, extra spend last), impact (the size of the cost change either way), risk (what the change protects against, then the biggest extra spend), confidence. Default name."),
+        ("order" = Option<String>, Query, description = "Default: asc for name, desc otherwise. One of: asc, desc."),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 100."),
+        ("next" = Option<String>, Query),
+    ),
+    responses(
+        (status = 200, description = "A page of workloads.", body = Page<WorkloadItem>),
+    )
+)]
 pub async fn list_workloads(
     State(state): State<AppState>,
     access: Access,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Page<WorkloadItem>>, ApiError> {
     let mut f = WorkloadFilter::default();
     let mut paging = Paging::default();
     for (key, value) in query::pairs(raw.as_deref())? {
@@ -38,101 +61,196 @@ pub async fn list_workloads(
         .iter()
         .map(|i| workload_json(&i.row, i.summary.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Json(json!({ "items": items, "next": next })))
+    Ok(Json(Page { items, next }))
+}
+
+/// The list's word for what a recommendation protects against.
+fn risk_name(risk: i64) -> Option<&'static str> {
+    use crate::runs::summary::{RISK_LEAK, RISK_OOM, RISK_UNDER_PROVISIONED};
+    match risk {
+        RISK_OOM => Some("oom-kill"),
+        RISK_LEAK => Some("memory-leak"),
+        RISK_UNDER_PROVISIONED => Some("under-provisioned"),
+        _ => None,
+    }
+}
+
+/// A workload as lists show it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkloadItem {
+    pub id: String,
+    pub cluster: String,
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    pub uid: String,
+    pub replicas: Option<i64>,
+    pub labels: Value,
+    pub first_seen_at: String,
+    pub last_seen_at: String,
+    /// Not seen by the latest runs (or gone from the cluster).
+    pub stale: bool,
+    pub stale_reason: Option<String>,
+    pub stale_since: Option<String>,
+    pub latest_recommendation_id: Option<String>,
+    /// The latest recommendation changes something.
+    pub has_recommendation: bool,
+    /// `available`, `partial` or `unavailable`.
+    pub data_quality: Option<String>,
+    pub notices: Vec<String>,
+    /// 0–100; `null` without a recommendation.
+    pub confidence: Option<i64>,
+    pub estimated_monthly_cost_delta: Option<f64>,
+    /// What applying the recommendation protects against: `oom-kill`, `memory-leak`,
+    /// `under-provisioned`; `null` for none.
+    pub risk: Option<&'static str>,
+    /// Per container, each request and limit in force and recommended (CPU millicores,
+    /// memory bytes; `recommended` is `null` when it does not change).
+    pub resources: Vec<ContainerPlan>,
+}
+
+/// One workload: its list form, its settings in force and its latest recommendation.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WorkloadDetail {
+    #[serde(flatten)]
+    pub workload: WorkloadItem,
+    /// Its containers' requests and limits as the cluster runs them.
+    pub current: Value,
+    pub recommendation: Option<RecommendationView>,
+    /// The latest recommendation as a server-side apply configuration and the `kubectl`
+    /// command that applies it; `null` when nothing changes.
+    pub apply: Option<ApplyView>,
+}
+
+/// A recommendation.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecommendationView {
+    pub id: String,
+    pub workload_id: String,
+    pub run_id: String,
+    pub created_at: String,
+    pub policy_version: String,
+    pub settings_identity: String,
+    pub estimated_monthly_cost_delta: Option<f64>,
+    /// The recommendation summary (docs/contracts/recommendations.md).
+    pub summary: Value,
+    /// The engine's output (the evidence), when asked for and stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub analysis: Option<Value>,
 }
 
 /// The list form of a workload, with current → recommended values per container when
 /// its latest recommendation's `summary` is given.
-pub fn workload_json(w: &WorkloadRow, summary: Option<&str>) -> Result<Value, ApiError> {
-    let notices: Vec<&str> = w.notices.split(',').filter(|s| !s.is_empty()).collect();
+pub fn workload_json(w: &WorkloadRow, summary: Option<&str>) -> Result<WorkloadItem, ApiError> {
     let summary: Option<RecommendationSummary> = match summary {
         Some(text) => Some(serde_json::from_str(text).map_err(ApiError::internal)?),
         None => None,
     };
     let current = stored_json(&w.seen.current)?;
-    Ok(json!({
-        "id": w.seen.id,
-        "cluster": w.seen.cluster,
-        "namespace": w.seen.namespace,
-        "kind": w.seen.kind,
-        "name": w.seen.name,
-        "uid": w.seen.uid,
-        "replicas": w.seen.replicas,
-        "labels": stored_json(&w.seen.labels)?,
-        "firstSeenAt": time_or_null(Some(w.first_seen_at)),
-        "lastSeenAt": time_or_null(Some(w.last_seen_at)),
-        "stale": w.stale,
-        "staleReason": w.stale_reason,
-        "staleSince": time_or_null(w.stale_since),
-        "latestRecommendationId": w.latest_rec_id,
-        "hasRecommendation": w.has_changes,
-        "dataQuality": w.data_quality,
-        "notices": notices,
-        "confidence": if w.confidence < 0 { Value::Null } else { json!(w.confidence) },
-        "estimatedMonthlyCostDelta": w.cost_delta,
-        "risk": risk_name(w.risk),
-        "resources": super::export::plan::plan(&current, summary.as_ref()),
-    }))
-}
-
-/// The list's word for what a recommendation protects against.
-fn risk_name(risk: i64) -> Value {
-    use crate::runs::summary::{RISK_LEAK, RISK_OOM, RISK_UNDER_PROVISIONED};
-    match risk {
-        RISK_OOM => json!("oom-kill"),
-        RISK_LEAK => json!("memory-leak"),
-        RISK_UNDER_PROVISIONED => json!("under-provisioned"),
-        _ => Value::Null,
-    }
+    Ok(WorkloadItem {
+        id: w.seen.id.clone(),
+        cluster: w.seen.cluster.clone(),
+        namespace: w.seen.namespace.clone(),
+        kind: w.seen.kind.clone(),
+        name: w.seen.name.clone(),
+        uid: w.seen.uid.clone(),
+        replicas: w.seen.replicas,
+        labels: stored_json(&w.seen.labels)?,
+        first_seen_at: format_ms(w.first_seen_at),
+        last_seen_at: format_ms(w.last_seen_at),
+        stale: w.stale,
+        stale_reason: w.stale_reason.clone(),
+        stale_since: w.stale_since.map(format_ms),
+        latest_recommendation_id: w.latest_rec_id.clone(),
+        has_recommendation: w.has_changes,
+        data_quality: w.data_quality.clone(),
+        notices: w
+            .notices
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+        confidence: (w.confidence >= 0).then_some(w.confidence),
+        estimated_monthly_cost_delta: w.cost_delta,
+        risk: risk_name(w.risk),
+        resources: plan(&current, summary.as_ref()),
+    })
 }
 
 /// The API form of a recommendation; the engine's output under `analysis` when stored
 /// with it.
-pub fn recommendation_json(r: &RecommendationRow) -> Result<Value, ApiError> {
-    let mut v = json!({
-        "id": r.id,
-        "workloadId": r.workload_id,
-        "runId": r.run_id,
-        "createdAt": time_or_null(Some(r.created_at)),
-        "policyVersion": r.policy_version,
-        "settingsIdentity": r.settings_identity,
-        "estimatedMonthlyCostDelta": r.cost_delta,
-        "summary": stored_json(&r.summary)?,
-    });
-    if !r.analysis.is_empty() {
-        v["analysis"] = stored_json(&r.analysis)?;
-    }
-    Ok(v)
+pub fn recommendation_json(r: &RecommendationRow) -> Result<RecommendationView, ApiError> {
+    Ok(RecommendationView {
+        id: r.id.clone(),
+        workload_id: r.workload_id.clone(),
+        run_id: r.run_id.clone(),
+        created_at: format_ms(r.created_at),
+        policy_version: r.policy_version.clone(),
+        settings_identity: r.settings_identity.clone(),
+        estimated_monthly_cost_delta: r.cost_delta,
+        summary: stored_json(&r.summary)?,
+        analysis: if r.analysis.is_empty() {
+            None
+        } else {
+            Some(stored_json(&r.analysis)?)
+        },
+    })
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/{id}",
+    summary = "One workload, its settings in force (current) and its latest recommendation with the engine's evidence (recommendation.analysis).",
+    params(
+        ("id" = String, Path),
+    ),
+    responses(
+        (status = 200, description = "The workload.", body = WorkloadDetail),
+    )
+)]
 pub async fn get_workload(
     State(state): State<AppState>,
     access: Access,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<WorkloadDetail>, ApiError> {
     let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
     let rec = match &w.latest_rec_id {
         Some(rec) => state.store.recommendation(rec.clone()).await?,
         None => None,
     };
-    let mut v = workload_json(&w, rec.as_ref().map(|r| r.summary.as_str()))?;
-    v["current"] = stored_json(&w.seen.current)?;
-    v["recommendation"] = match &rec {
-        Some(r) => recommendation_json(r)?,
-        None => Value::Null,
-    };
-    if let Some(r) = &rec {
-        v["apply"] = json!(super::export::apply_view(&w, r)?);
-    }
-    Ok(Json(v))
+    Ok(Json(WorkloadDetail {
+        workload: workload_json(&w, rec.as_ref().map(|r| r.summary.as_str()))?,
+        current: stored_json(&w.seen.current)?,
+        recommendation: rec.as_ref().map(recommendation_json).transpose()?,
+        apply: match &rec {
+            Some(r) => apply_view(&w, r)?,
+            None => None,
+        },
+    }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/workloads/{id}/recommendations",
+    summary = "The workload's recommendation history, newest first.",
+    params(
+        ("id" = String, Path),
+        ("analysis" = Option<bool>, Query, description = "Include the engine output of each Default False."),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 20."),
+        ("next" = Option<String>, Query),
+    ),
+    responses(
+        (status = 200, description = "A page of recommendations.", body = Page<RecommendationView>),
+    )
+)]
 pub async fn list_recommendations(
     State(state): State<AppState>,
     access: Access,
     Path(id): Path<String>,
     RawQuery(raw): RawQuery,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Page<RecommendationView>>, ApiError> {
     let (mut limit, mut before, mut analysis) = (20, None, false);
     for (key, value) in query::pairs(raw.as_deref())? {
         match key.as_str() {
@@ -159,5 +277,5 @@ pub async fn list_recommendations(
         .iter()
         .map(recommendation_json)
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Json(json!({ "items": items, "next": next })))
+    Ok(Json(Page { items, next }))
 }

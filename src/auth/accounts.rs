@@ -15,7 +15,7 @@ use crate::store::{
 use crate::timestamp::format_ms;
 
 /// The API representation of a user (also `before`/`after` in the audit).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserView {
     pub id: String,
@@ -44,7 +44,7 @@ impl From<&UserRecord> for UserView {
 }
 
 /// The API representation of a token (never its value or hash).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenView {
     pub id: String,
@@ -88,9 +88,11 @@ pub struct NewUserInput {
 }
 
 /// A user with the password made for them, when kerf made it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct WithPassword {
     pub user: UserView,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub one_time_password: Option<String>,
 }
 
@@ -112,7 +114,7 @@ pub struct NewTokenInput {
 }
 
 /// A created token and its value, shown once.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CreatedToken {
     pub token: TokenView,
     pub value: String,

@@ -13,7 +13,7 @@ use crate::store::{NamespacePattern, Store, TeamRecord};
 use crate::timestamp::format_ms;
 
 /// A cluster + namespace pattern, as the API takes and shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PatternBody {
     pub cluster: String,
@@ -23,7 +23,7 @@ pub struct PatternBody {
 /// A member and their team role, as the API takes it: the user by `userId` or by
 /// `username` (one of them). A team-admin names new members by username; ids only
 /// keep current members, so ids (sequential) cannot be walked to learn usernames.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct MemberBody {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,7 +43,7 @@ pub enum MemberNaming {
 }
 
 /// The API representation of a team.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TeamView {
     pub id: String,

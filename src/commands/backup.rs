@@ -5,12 +5,11 @@
 //! database, checks that the key opens every sealed datasource secret, and leaves
 //! nothing behind when it refuses.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{block_on, open_store, store_exit, Exit};
 use crate::config::Config;
-use crate::datasource::secret::KEY_FILE;
+use crate::datasource::secret::{write_private, KEY_FILE};
 use crate::datasource::SecretKey;
 use crate::store;
 
@@ -20,20 +19,6 @@ pub fn key_path(file: &Path) -> PathBuf {
     name.push(".");
     name.push(KEY_FILE);
     PathBuf::from(name)
-}
-
-/// Writes `bytes` to a new file readable by its owner only.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let mut file = opts.open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
 }
 
 /// `kerf backup --to FILE`.

@@ -1,12 +1,16 @@
 //! The offline and one-shot commands: migrate, backup, config, healthcheck, tokens,
-//! users, clusters and analyze. Each works against the data dir without a running
+//! users, clusters, audit export, secret-key rotation and analyze. Each works against the data dir without a running
 //! server, through the same operations the API uses (`auth::accounts`,
 //! `fleet::clusters`), so the rules cannot differ. Exit codes: 0 success, 1 runtime
 //! failure, 2 bad usage, bad config or bad input (with a one-line reason on stderr).
 
+mod audit_export;
 mod backup;
+mod rotate_key;
 
+pub use audit_export::export as export_audit;
 pub use backup::{backup, restore};
+pub use rotate_key::rotate_key;
 
 use std::io::{Read, Write};
 use std::path::Path;

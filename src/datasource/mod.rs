@@ -81,7 +81,7 @@ pub struct Collection {
 }
 
 /// What `POST /v1/datasources/{id}/test` reports.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TestReport {
     pub reachable: bool,
@@ -107,6 +107,12 @@ pub enum DatasourceError {
     Unauthorized(u16),
     #[error("datasource query failed: {0}")]
     Query(String),
+    /// The datasource answered with a redirect to another origin, which kerf does not
+    /// follow: the request carries the datasource's credentials.
+    #[error(
+        "the datasource redirected to another origin ({0}); kerf does not follow a redirect that would carry the datasource's credentials there: set the URL to the final address"
+    )]
+    Redirected(String),
     #[error("datasource answer could not be read: {0}")]
     Decode(String),
     #[error("invalid datasource settings: {0}")]
@@ -228,6 +234,11 @@ impl Datasource {
     /// The built-in demo fleet (clusters `demo-east` and `demo-west`).
     pub fn demo(seed: u64) -> Datasource {
         Datasource::Demo(DemoFleet::new(seed))
+    }
+
+    /// The demo fleet with the changes the demo's in-process agents make (`sim::live`).
+    pub fn demo_live(seed: u64, live: crate::sim::live::Live) -> Datasource {
+        Datasource::Demo(DemoFleet::with_live(seed, live))
     }
 
     /// A Prometheus-compatible source from validated settings and their opened secrets.

@@ -173,6 +173,24 @@ impl SecretKey {
     }
 }
 
+impl SecretKey {
+    /// The key in file `path`; `None` when there is no such file.
+    pub fn read_file(path: &Path) -> Result<Option<SecretKey>, String> {
+        read_key(path)
+    }
+
+    /// A new random key written to the new file `path` (0600, flushed to disk).
+    pub fn create_file(path: &Path) -> Result<SecretKey, SecretError> {
+        let mut bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut bytes);
+        write_private(path, &bytes).map_err(|e| SecretError::Key {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Ok(SecretKey::from_bytes(bytes))
+    }
+}
+
 /// The key in `path`: `None` when there is none.
 fn read_key(path: &Path) -> Result<Option<SecretKey>, String> {
     match std::fs::read(path) {
@@ -188,7 +206,7 @@ fn read_key(path: &Path) -> Result<Option<SecretKey>, String> {
 }
 
 /// Writes `bytes` to a new file readable by its owner only, flushed to disk.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut opts = std::fs::OpenOptions::new();
     opts.write(true).create_new(true);
     #[cfg(unix)]

@@ -19,7 +19,7 @@ use crate::wire::Freeze;
 
 /// The API representation of a cluster (also `before`/`after` of its audit rows; it
 /// never holds the token or its hash).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterView {
     pub name: String,
@@ -57,7 +57,7 @@ impl From<&ClusterRecord> for ClusterView {
 }
 
 /// A cluster's readiness in brief, as lists show it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct ReadinessBrief {
     pub state: String,
     pub reasons: Vec<String>,
@@ -65,7 +65,7 @@ pub struct ReadinessBrief {
 
 /// A cluster with its readiness (`null` for retired clusters and before the first
 /// evaluation).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct ClusterWithReadiness {
     #[serde(flatten)]
     pub cluster: ClusterView,
@@ -143,8 +143,9 @@ fn check_meta(m: &ClusterMetaInput) -> Result<(), OpError> {
 }
 
 /// A cluster registered now, with its agent token (shown once).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Registered {
+    #[serde(flatten)]
     pub cluster: ClusterWithReadiness,
     pub token: String,
 }

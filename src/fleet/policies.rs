@@ -4,7 +4,8 @@
 //! its `config_changed` row (`Policy*`). Validation reports every bad field with its
 //! JSON path in one `invalid_policy`.
 
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::events::config_change::{action, target, AuditContext, Change};
 use crate::operation::OpError;
@@ -13,32 +14,63 @@ use crate::store::policies::{PolicyRecord, PolicyVersion};
 use crate::store::{Store, StoreError};
 use crate::timestamp::format_ms;
 
-fn time_or_null(ms: Option<i64>) -> Value {
-    ms.map_or(Value::Null, |ms| Value::String(format_ms(ms)))
-}
-
 /// The API representation of a policy.
-pub fn policy_json(p: &PolicyRecord) -> Value {
-    json!({
-        "id": p.id,
-        "name": p.spec.name,
-        "version": p.version,
-        "spec": p.spec,
-        "createdAt": time_or_null(Some(p.created_at)),
-        "updatedAt": time_or_null(Some(p.updated_at)),
-        "deletedAt": time_or_null(p.deleted_at),
-    })
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyView {
+    pub id: i64,
+    pub name: String,
+    /// Bumped by every write; send it back (If-Match or the body) to change the policy.
+    pub version: i64,
+    pub spec: PolicySpec,
+    pub created_at: String,
+    pub updated_at: String,
+    /// Set once soft-deleted.
+    pub deleted_at: Option<String>,
 }
 
 /// The API representation of one version of a policy.
-pub fn version_json(v: &PolicyVersion) -> Value {
-    json!({
-        "version": v.version,
-        "change": v.change,
-        "createdAt": time_or_null(Some(v.created_at)),
-        "actor": serde_json::from_str::<Value>(&v.actor).unwrap_or(Value::Null),
-        "spec": v.spec,
-    })
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyVersionView {
+    pub version: i64,
+    /// `created`, `updated` or `reverted`.
+    pub change: String,
+    pub created_at: String,
+    /// The audit actor of whoever wrote it.
+    pub actor: Value,
+    pub spec: PolicySpec,
+}
+
+/// A revert's audit record: the policy and the version it went back to.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Reverted {
+    #[serde(flatten)]
+    policy: PolicyView,
+    reverted_to: i64,
+}
+
+pub fn policy_json(p: &PolicyRecord) -> PolicyView {
+    PolicyView {
+        id: p.id,
+        name: p.spec.name.clone(),
+        version: p.version,
+        spec: p.spec.clone(),
+        created_at: format_ms(p.created_at),
+        updated_at: format_ms(p.updated_at),
+        deleted_at: p.deleted_at.map(format_ms),
+    }
+}
+
+pub fn version_json(v: &PolicyVersion) -> PolicyVersionView {
+    PolicyVersionView {
+        version: v.version,
+        change: v.change.clone(),
+        created_at: format_ms(v.created_at),
+        actor: serde_json::from_str::<Value>(&v.actor).unwrap_or(Value::Null),
+        spec: v.spec.clone(),
+    }
 }
 
 /// The one 400 listing every bad field of a policy document.
@@ -172,8 +204,10 @@ pub async fn revert(
                 .ok_or_else(|| StoreError::NotFound(format!("version {to} of policy {id}")))?;
             let (before, after) =
                 tx.update_policy(id, expected, &old.spec, &actor, "reverted", now)?;
-            let mut after_json = policy_json(&after);
-            after_json["revertedTo"] = json!(to);
+            let after_json = Reverted {
+                policy: policy_json(&after),
+                reverted_to: to,
+            };
             let c = change(action::POLICY_REVERTED, &after)
                 .before(policy_json(&before))
                 .after(after_json);

@@ -17,34 +17,56 @@ use crate::store::overrides::OverrideRecord;
 use crate::store::{Store, StoreError, WorkloadRow};
 use crate::timestamp::format_ms;
 
-fn time_or_null(ms: Option<i64>) -> Value {
-    ms.map_or(Value::Null, |ms| Value::String(format_ms(ms)))
+/// The API representation of an override; `active` is false once it expired.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OverrideView {
+    pub workload_id: String,
+    pub spec: OverrideSpec,
+    pub expires_at: Option<String>,
+    pub active: bool,
+    pub set_at: String,
+    /// The audit actor of whoever set it.
+    pub set_by: Value,
 }
 
-/// The API representation of an override; `active` is false once it expired.
-pub fn override_json(o: &OverrideRecord, now: i64) -> Value {
-    json!({
-        "workloadId": o.workload_id,
-        "spec": o.spec,
-        "expiresAt": time_or_null(o.expires_at),
-        "active": o.expires_at.is_none_or(|e| e > now),
-        "setAt": time_or_null(Some(o.created_at)),
-        "setBy": serde_json::from_str::<Value>(&o.actor).unwrap_or(Value::Null),
-    })
+pub fn override_json(o: &OverrideRecord, now: i64) -> OverrideView {
+    OverrideView {
+        workload_id: o.workload_id.clone(),
+        spec: o.spec.clone(),
+        expires_at: o.expires_at.map(format_ms),
+        active: o.expires_at.is_none_or(|e| e > now),
+        set_at: format_ms(o.created_at),
+        set_by: serde_json::from_str::<Value>(&o.actor).unwrap_or(Value::Null),
+    }
 }
 
 /// The API representation of an approval.
-pub fn approval_json(a: &ApprovalRecord) -> Value {
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalView {
+    pub id: String,
+    pub workload_id: String,
+    pub recommendation_id: String,
+    /// The approver's name.
+    pub approved_by: Value,
+    pub approved_at: String,
+    /// Set once the agent applied it (`ApprovedOnce`).
+    pub consumed_at: Option<String>,
+    pub consumed_by_event: Option<String>,
+}
+
+pub fn approval_json(a: &ApprovalRecord) -> ApprovalView {
     let actor = serde_json::from_str::<Value>(&a.actor).unwrap_or(Value::Null);
-    json!({
-        "id": a.id,
-        "workloadId": a.workload_id,
-        "recommendationId": a.recommendation_id,
-        "approvedBy": actor["name"],
-        "approvedAt": time_or_null(Some(a.created_at)),
-        "consumedAt": time_or_null(a.consumed_at),
-        "consumedByEvent": a.consumed_by_event,
-    })
+    ApprovalView {
+        id: a.id.clone(),
+        workload_id: a.workload_id.clone(),
+        recommendation_id: a.recommendation_id.clone(),
+        approved_by: actor["name"].clone(),
+        approved_at: format_ms(a.created_at),
+        consumed_at: a.consumed_at.map(format_ms),
+        consumed_by_event: a.consumed_by_event.clone(),
+    }
 }
 
 /// `cluster/namespace/kind/name`: how audit rows name a workload.
@@ -61,7 +83,7 @@ pub async fn set_override(
     ctx: AuditContext,
     w: &WorkloadRow,
     spec: OverrideSpec,
-) -> Result<Value, OpError> {
+) -> Result<OverrideView, OpError> {
     let errors = validate_override(&spec);
     if !errors.is_empty() {
         let n = errors.len();
@@ -139,7 +161,7 @@ pub async fn resolve(
 }
 
 /// A policy that selects a workload, as its effective policy lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct MatchedPolicy {
     pub id: i64,
     pub name: String,
@@ -158,7 +180,7 @@ pub async fn approve(
     ctx: AuditContext,
     w: &WorkloadRow,
     recommendation_id: String,
-) -> Result<Value, OpError> {
+) -> Result<ApprovalView, OpError> {
     let id = &w.seen.id;
     let (r, _) = resolve(runs, now, w).await?;
     let mode = &r.effective.mode;

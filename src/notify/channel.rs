@@ -17,7 +17,7 @@ pub const MIN_SIGNING_SECRET_CHARS: usize = 16;
 const MAX_RECIPIENTS: usize = 50;
 
 /// Where a channel delivers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ChannelKind {
     /// A Slack incoming webhook (Block Kit message).
@@ -57,7 +57,7 @@ impl ChannelKind {
 }
 
 /// How the SMTP connection is protected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SmtpSecurity {
     /// Plain connection upgraded with STARTTLS, which must succeed (port 587).
@@ -79,7 +79,7 @@ impl SmtpSecurity {
 }
 
 /// The secret values of a channel: sealed at rest, never answered, never logged.
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ChannelSecrets {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -129,7 +129,7 @@ fn url_secret_part(url: &str) -> Option<String> {
 }
 
 /// Non-secret email settings, stored in clear.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EmailSettings {
     pub host: String,
@@ -145,7 +145,7 @@ pub struct EmailSettings {
 }
 
 /// What a create or replace request says about email delivery.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct EmailInput {
     pub host: String,
@@ -160,7 +160,7 @@ pub struct EmailInput {
 }
 
 /// `POST /v1/notifications/channels` and `PUT .../channels/{id}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ChannelInput {
     pub name: String,

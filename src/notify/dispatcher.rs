@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::item::{self, Item};
 use super::message::{compose, MessageKind};
 use super::rule::{LiveRule, Selector};
-use super::sender::{self, RateWindow, Senders};
+use super::sender::{self, Lane, Senders};
 use super::{Notifier, NotifyError};
 use crate::clock::Clock;
 use crate::jobs::Stop;
@@ -187,7 +187,7 @@ pub async fn run(notifier: Notifier, metrics: Arc<Metrics>, stop: Stop) {
     let (store, clock) = (notifier.store.clone(), notifier.runs.clock().clone());
     let mut d = Dispatcher::new(notifier.clone());
     let mut senders = Senders::default();
-    let mut rates: HashMap<i64, Arc<tokio::sync::Mutex<RateWindow>>> = HashMap::new();
+    let mut lanes: HashMap<i64, Arc<Lane>> = HashMap::new();
     let mut gathered = false;
     loop {
         if !gathered && has_new(&store).await {
@@ -212,16 +212,16 @@ pub async fn run(notifier: Notifier, metrics: Arc<Metrics>, stop: Stop) {
             Ok(pending) => {
                 for (channel_id, _) in pending {
                     let max = notifier.settings.max_per_minute;
-                    let rate = rates
+                    let lane = lanes
                         .entry(channel_id)
-                        .or_insert_with(|| Arc::new(tokio::sync::Mutex::new(RateWindow::new(max))))
+                        .or_insert_with(|| Arc::new(Lane::new(max)))
                         .clone();
                     let ctx = sender::Ctx {
                         clock: clock.clone(),
                         notifier: notifier.clone(),
                         metrics: metrics.clone(),
                     };
-                    senders.ensure(channel_id, || sender::run(ctx, channel_id, rate));
+                    senders.ensure(channel_id, || sender::run(ctx, channel_id, lane));
                 }
             }
             Err(e) => tracing::error!(error = %e, "cannot list pending notifications"),

@@ -15,7 +15,7 @@ pub const MAX_EVENTS_PER_MESSAGE: usize = 50;
 pub const MAX_LINES: usize = 15;
 
 /// What a message is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum MessageKind {
     Events,
@@ -36,7 +36,7 @@ impl MessageKind {
 }
 
 /// How loud: decides colours and emoji, never routing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Good,
@@ -46,14 +46,14 @@ pub enum Severity {
 }
 
 /// A name and value shown side by side.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Fact {
     pub name: String,
     pub value: String,
 }
 
 /// One message, rendered per channel kind at send time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Message {
     pub kind: MessageKind,

@@ -18,7 +18,7 @@ use crate::store::StoreError;
 use crate::timestamp::format_ms;
 
 /// What `POST .../channels/{id}/test` reports.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TestResult {
     pub delivery_id: String,
@@ -33,12 +33,13 @@ pub struct TestResult {
 
 /// `GET /v1/notifications/channels/{id}/digest`: the schedule and what the next digest
 /// says so far.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DigestPreview {
     pub channel_id: i64,
     pub channel_name: String,
     pub digest: DigestView,
+    #[schema(value_type = Object)]
     pub preview: DigestReport,
 }
 
@@ -211,9 +212,15 @@ impl Notifier {
         input: ChannelInput,
     ) -> Result<ChannelView, NotifyError> {
         let rec = self.channel_record(id, c.write.clone()).await?;
-        let (kind, secrets, _) = opened(&rec, self)?;
-        let valid =
-            channel::validate(input, Some((kind, &secrets))).map_err(NotifyError::Invalid)?;
+        let previous = match opened(&rec, self) {
+            Ok((kind, secrets, _)) => Some((kind, secrets)),
+            // Stored secrets that no longer open cannot be kept: the caller gives them
+            // all again, as on create, and so mends the channel.
+            Err(NotifyError::Secret(_)) => None,
+            Err(e) => return Err(e),
+        };
+        let previous = previous.as_ref().map(|(kind, secrets)| (*kind, secrets));
+        let valid = channel::validate(input, previous).map_err(NotifyError::Invalid)?;
         self.check_team(&c.write, valid.team_id, "teamId").await?;
         let w = write_of(&valid, self)?;
         let rec = self

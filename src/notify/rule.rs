@@ -30,7 +30,7 @@ pub const DEFAULT_EVENTS: &[&str] = &[
 pub const DEFAULT_RULE_NAME: &str = "Rollbacks, failures, readiness and pauses";
 
 /// What a rule selects. Empty lists (other than `events`) select everything.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Selector {
     /// Event types (`applied`, `rolled_back`, …) and notices (`readiness_degraded`, …).
@@ -48,7 +48,7 @@ pub struct Selector {
 }
 
 /// `POST /v1/notifications/rules` and `PUT .../rules/{id}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RuleInput {
     pub channel_id: i64,

@@ -3,7 +3,8 @@
 //! exponential backoff (the receiver's `Retry-After` wins when longer) until
 //! `max_attempts`; an answer that retrying cannot change (a 404 webhook, a refused
 //! recipient) fails at once. Each channel's sender is its own task, so a receiver that
-//! is down or hangs never holds another channel back.
+//! is down or hangs never holds another channel back. A channel whose secrets do not
+//! open fails its attempts on the same schedule; it never spins.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -14,8 +15,10 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::message::Message;
+use super::transport::{Outcome, Target};
 use super::Notifier;
 use crate::clock::Clock;
+use crate::jobs::LogThrottle;
 use crate::metrics::{Metrics, NotifyLabels};
 use crate::store::notify_deliveries::{Attempt, DeliveryRecord};
 
@@ -25,6 +28,8 @@ pub const MAX_BACKOFF_MS: i64 = 5 * 60 * 1000;
 const FETCH: usize = 20;
 /// How long a sender with nothing due waits before looking again (real time).
 const IDLE: Duration = Duration::from_secs(5);
+/// At most one log line per this period says a channel cannot be opened.
+const UNOPENED_LOG_EVERY: Duration = Duration::from_secs(60);
 
 /// What a sender needs.
 #[derive(Clone)]
@@ -78,6 +83,32 @@ impl RateWindow {
                 tokio::time::sleep_until(*oldest + minute).await;
             }
         }
+    }
+}
+
+/// What one channel's sender keeps between its runs (a sender ends when nothing is
+/// pending and starts again with the next delivery): the rate window and the
+/// throttled "cannot open" log line.
+pub struct Lane {
+    rate: tokio::sync::Mutex<RateWindow>,
+    unopened_log: std::sync::Mutex<LogThrottle>,
+}
+
+impl Lane {
+    pub fn new(max_per_minute: u32) -> Lane {
+        Lane {
+            rate: tokio::sync::Mutex::new(RateWindow::new(max_per_minute)),
+            unopened_log: std::sync::Mutex::new(LogThrottle::new(UNOPENED_LOG_EVERY)),
+        }
+    }
+
+    /// `Some(lines held back)` when the "cannot open" line is due.
+    fn unopened_log_due(&self) -> Option<u64> {
+        // A poisoned throttle only ever held a timestamp: keep using it.
+        self.unopened_log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .due()
     }
 }
 
@@ -144,8 +175,11 @@ fn finished_result(task: JoinHandle<()>) -> Option<Result<(), tokio::task::JoinE
     }
 }
 
-/// Sends channel `channel_id`'s due deliveries until none is pending.
-pub async fn run(ctx: Ctx, channel_id: i64, rate: Arc<tokio::sync::Mutex<RateWindow>>) {
+/// Sends channel `channel_id`'s due deliveries until none is pending. A channel that
+/// cannot be opened (its sealed secret does not open: `secret.key` replaced, the record
+/// changed outside kerf) fails each due delivery's attempt on the usual retry schedule,
+/// and says so in the log at most once per [`UNOPENED_LOG_EVERY`].
+pub async fn run(ctx: Ctx, channel_id: i64, lane: Arc<Lane>) {
     loop {
         let now = ctx.clock.now_ms();
         let due = match ctx
@@ -176,18 +210,38 @@ pub async fn run(ctx: Ctx, channel_id: i64, rate: Arc<tokio::sync::Mutex<RateWin
             Ok(Some(t)) => t,
             Ok(None) => return,
             Err(e) => {
-                tracing::error!(channel = channel_id, error = %e, "cannot open the channel");
-                return;
+                if let Some(suppressed) = lane.unopened_log_due() {
+                    tracing::error!(
+                        channel = channel_id, error = %e, pending = due.len(), suppressed,
+                        "cannot open the notification channel; its notifications fail until it is fixed"
+                    );
+                }
+                let kind = channel_kind(&ctx, channel_id).await;
+                let out = Outcome::failed(format!("the channel cannot be opened: {e}"), false);
+                for d in due {
+                    if book(&ctx, &kind, &d, out.clone()).await.is_none() {
+                        return;
+                    }
+                }
+                continue;
             }
         };
         for d in due {
-            rate.lock().await.admit().await;
+            lane.rate.lock().await.admit().await;
             attempt(&ctx, &target, d).await;
         }
     }
 }
 
-async fn attempt(ctx: &Ctx, target: &super::transport::Target, d: DeliveryRecord) {
+/// The channel's type as stored (for the metric's label), when it can be read.
+async fn channel_kind(ctx: &Ctx, channel_id: i64) -> String {
+    match ctx.notifier.store.channel(channel_id, None).await {
+        Ok(Some(rec)) => rec.kind,
+        _ => "unknown".into(),
+    }
+}
+
+async fn attempt(ctx: &Ctx, target: &Target, d: DeliveryRecord) {
     let message: Message = match serde_json::from_str(&d.message_json) {
         Ok(m) => m,
         Err(e) => {
@@ -205,13 +259,37 @@ async fn attempt(ctx: &Ctx, target: &super::transport::Target, d: DeliveryRecord
             return;
         }
     };
-    let s = &ctx.notifier.settings;
     let now = ctx.clock.now_ms();
     let out = ctx
         .notifier
         .transport
         .send(target, &message, &d.id, now / 1000)
         .await;
+    let error = out.error.clone();
+    let Some((attempts, outcome)) = book(ctx, target.kind.as_str(), &d, out).await else {
+        return;
+    };
+    match outcome {
+        "delivered" => {
+            tracing::info!(channel = target.id, delivery = %d.id, kind = %d.kind, attempts, "notification delivered")
+        }
+        _ => tracing::warn!(
+            channel = target.id, delivery = %d.id, attempts, outcome,
+            error = error.as_deref().unwrap_or(""), "notification not delivered"
+        ),
+    }
+}
+
+/// Books attempt `d.attempts + 1` as `out` says (a retry at the backoff, or the final
+/// failure at `max_attempts`), counts it in the metrics; returns the attempt number and
+/// outcome, or `None` when the store refused the record.
+async fn book(
+    ctx: &Ctx,
+    channel_type: &str,
+    d: &DeliveryRecord,
+    out: Outcome,
+) -> Option<(i64, &'static str)> {
+    let s = &ctx.notifier.settings;
     let attempts = d.attempts + 1;
     let retry_at =
         (!out.delivered && !out.permanent && attempts < i64::from(s.max_attempts)).then(|| {
@@ -226,32 +304,27 @@ async fn attempt(ctx: &Ctx, target: &super::transport::Target, d: DeliveryRecord
     ctx.metrics
         .notifications_sent
         .get_or_create(&NotifyLabels {
-            channel_type: target.kind.as_str().into(),
+            channel_type: channel_type.into(),
             outcome: outcome.into(),
         })
         .inc();
-    match outcome {
-        "delivered" => {
-            tracing::info!(channel = target.id, delivery = %d.id, kind = %d.kind, attempts, "notification delivered")
-        }
-        _ => tracing::warn!(
-            channel = target.id, delivery = %d.id, attempts, outcome,
-            error = out.error.as_deref().unwrap_or(""), "notification not delivered"
-        ),
-    }
     let a = Attempt {
         delivered: out.delivered,
         status: out.status,
         error: out.error,
         retry_at,
     };
-    if let Err(e) = ctx
+    match ctx
         .notifier
         .store
         .record_attempt(d.id.clone(), a, ctx.clock.now_ms())
         .await
     {
-        tracing::error!(delivery = %d.id, error = %e, "cannot record a notification attempt");
+        Ok(()) => Some((attempts, outcome)),
+        Err(e) => {
+            tracing::error!(delivery = %d.id, error = %e, "cannot record a notification attempt");
+            None
+        }
     }
 }
 

@@ -45,7 +45,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn failed(error: String, permanent: bool) -> Outcome {
+    pub fn failed(error: String, permanent: bool) -> Outcome {
         Outcome {
             delivered: false,
             status: None,

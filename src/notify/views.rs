@@ -14,7 +14,7 @@ use crate::store::notify_rules::RuleRecord;
 use crate::timestamp::format_ms;
 
 /// A team a channel or rule belongs to.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct TeamRef {
     pub id: i64,
     pub name: String,
@@ -28,7 +28,7 @@ fn team(id: Option<i64>, name: &Option<String>) -> Option<TeamRef> {
 }
 
 /// Email settings as shown (no password).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EmailView {
     pub host: String,
@@ -42,7 +42,7 @@ pub struct EmailView {
 }
 
 /// A channel's digest schedule as shown.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DigestView {
     pub enabled: bool,
@@ -53,7 +53,7 @@ pub struct DigestView {
 }
 
 /// `GET /v1/notifications/channels/{id}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelView {
     pub id: i64,
@@ -128,7 +128,7 @@ pub fn channel_json(rec: &ChannelRecord) -> Value {
 }
 
 /// `GET /v1/notifications/rules/{id}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RuleView {
     pub id: i64,
@@ -162,7 +162,7 @@ pub fn rule_json(rec: &RuleRecord) -> Value {
 }
 
 /// One entry of the delivery log.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryView {
     pub id: String,

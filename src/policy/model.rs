@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// What kerf may do with one resource of a workload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// Nothing: no recommendation is acted on.
@@ -19,7 +19,7 @@ pub enum Mode {
 }
 
 /// How a change is applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Strategy {
     InPlace,
@@ -28,7 +28,7 @@ pub enum Strategy {
 }
 
 /// A policy as stored and served: selectors, priority and the partial settings.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PolicySpec {
     /// Unique, DNS-label-like name.
@@ -56,7 +56,7 @@ pub struct PolicySpec {
 
 /// Which workloads a policy applies to. Empty lists match everything; entries may use
 /// `*` globs. All given conditions must hold.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Selector {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -73,7 +73,7 @@ pub struct Selector {
 }
 
 /// Mode per resource.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModeSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -83,7 +83,7 @@ pub struct ModeSpec {
 }
 
 /// Guardrails the agent enforces before and after a change.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GuardrailsSpec {
     /// Minimum covered history before acting, e.g. `7d`.
@@ -103,7 +103,7 @@ pub struct GuardrailsSpec {
 }
 
 /// When the health watch restores the previous values.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RollbackSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -118,7 +118,7 @@ pub struct RollbackSpec {
 }
 
 /// How and when changes are applied.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApplySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,7 +133,7 @@ pub struct ApplySpec {
 }
 
 /// A recurring window in which deferred changes may roll out.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MaintenanceWindow {
     /// Five-field cron expression of the window start.
@@ -146,7 +146,7 @@ pub struct MaintenanceWindow {
 }
 
 /// A period with no changes: an absolute range, or a recurring cron + duration.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FreezeWindow {
     /// RFC 3339 start of an absolute range.
@@ -168,7 +168,7 @@ fn utc() -> String {
 }
 
 /// A per-workload override set by an operator.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OverrideSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -36,7 +36,7 @@ pub struct StoredPolicy {
 }
 
 /// Where a field's value came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 #[serde(tag = "source", rename_all = "kebab-case")]
 pub enum Origin {
     Default,
@@ -45,7 +45,7 @@ pub enum Origin {
 }
 
 /// Everything the agent needs to decide for one workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectivePolicy {
     pub mode: EffectiveMode,
@@ -57,13 +57,13 @@ pub struct EffectivePolicy {
     pub excluded_containers: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct EffectiveMode {
     pub cpu: Mode,
     pub memory: Mode,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectiveGuardrails {
     pub learning_period: String,
@@ -73,7 +73,7 @@ pub struct EffectiveGuardrails {
     pub rollback: EffectiveRollback,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectiveRollback {
     pub oom_kills: u32,
@@ -82,7 +82,7 @@ pub struct EffectiveRollback {
     pub watch_duration: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EffectiveApply {
     pub strategy: Strategy,
@@ -92,7 +92,7 @@ pub struct EffectiveApply {
 }
 
 /// The resolution: the effective policy, its identity, and who contributed what.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Resolution {
     pub effective: EffectivePolicy,

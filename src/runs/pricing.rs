@@ -12,7 +12,7 @@ use super::recommender::{bad, SettingsError};
 pub const PRICING_KEY: &str = "pricing";
 
 /// Prices that turn resource deltas into money.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct Pricing {
     /// ISO 4217 code, e.g. `USD`.
@@ -26,7 +26,7 @@ pub struct Pricing {
 }
 
 /// One cluster's prices.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PriceOverride {
     #[serde(default, skip_serializing_if = "Option::is_none")]

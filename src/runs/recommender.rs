@@ -11,7 +11,7 @@ use crate::analysis::{self, Policy};
 pub const RECOMMENDER_KEY: &str = "recommender";
 
 /// How and when recommendations are made.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct RecommenderSettings {
     /// Cron expression (UTC), 5 fields or 6 with seconds; `@hourly` etc. work.
@@ -23,6 +23,7 @@ pub struct RecommenderSettings {
     /// Days of recommendation and run history kept; 0 keeps only the latest.
     pub retention_days: u32,
     /// The default analysis policy (the engine's `Policy`; zero fields take defaults).
+    #[schema(value_type = Object)]
     pub policy: Policy,
 }
 

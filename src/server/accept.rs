@@ -15,12 +15,11 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::time::Instant;
 use tower::ServiceExt;
 
 use super::connections::{Admission, Conn, Registry, Slot, Watched};
 use crate::config::HttpConfig;
-use crate::jobs::{JobFailure, Jobs};
+use crate::jobs::{JobFailure, Jobs, LogThrottle};
 
 /// The first wait after an accept error; doubles per error in a row.
 const BACKOFF_START: Duration = Duration::from_millis(5);
@@ -43,32 +42,6 @@ impl Timeouts {
             idle: Duration::from_secs(http.idle_timeout_seconds),
             tls_handshake: Duration::from_secs(http.tls_handshake_timeout_seconds),
         }
-    }
-}
-
-/// A log line that says at most once per [`LOG_EVERY`] how often it happened.
-struct Throttled {
-    last: Option<Instant>,
-    suppressed: u64,
-}
-
-impl Throttled {
-    const fn new() -> Self {
-        Throttled {
-            last: None,
-            suppressed: 0,
-        }
-    }
-
-    /// `Some(times suppressed since the last line)` when a line is due now.
-    fn due(&mut self) -> Option<u64> {
-        let now = Instant::now();
-        if self.last.is_some_and(|t| now - t < LOG_EVERY) {
-            self.suppressed += 1;
-            return None;
-        }
-        self.last = Some(now);
-        Some(std::mem::take(&mut self.suppressed))
     }
 }
 
@@ -100,7 +73,8 @@ pub async fn serve(
     tokio::pin!(stop);
     let mut failed = None;
     let mut backoff = BACKOFF_START;
-    let (mut accept_log, mut refused_log) = (Throttled::new(), Throttled::new());
+    let (mut accept_log, mut refused_log) =
+        (LogThrottle::new(LOG_EVERY), LogThrottle::new(LOG_EVERY));
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,

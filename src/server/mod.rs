@@ -23,7 +23,7 @@ mod accept;
 #[cfg(feature = "agent")]
 pub mod agent;
 pub mod connections;
-mod reseal;
+pub mod reseal;
 
 use connections::Registry;
 
@@ -191,8 +191,13 @@ pub fn hub_jobs(state: &AppState) -> Jobs {
     jobs.spawn("run-scheduler", |stop| {
         crate::runs::scheduler::run(runs.clone(), store.clone(), stop)
     });
+    let audit = &state.config.audit;
+    let keep = crate::runs::retention::AuditRetention::from_days(
+        audit.event_retention_days,
+        audit.config_change_retention_days,
+    );
     jobs.spawn("retention", |stop| {
-        crate::runs::retention::run(runs.clone(), store.clone(), stop)
+        crate::runs::retention::run(runs.clone(), store.clone(), keep, stop)
     });
     jobs.spawn("fleet-ticker", |stop| {
         crate::fleet::ticker::run(store.clone(), runs.clone(), fleet.clone(), stop)

@@ -1,6 +1,7 @@
-//! At start, secrets sealed before they were bound to their record are sealed again,
-//! bound (`datasource::secret`): from then on no unbound blob is accepted, so a blob
-//! moved between records, or a record edited outside kerf, never opens.
+//! Sealing stored secrets again: at start, blobs sealed before secrets were bound to
+//! their record are sealed again, bound (`datasource::secret`), so from then on no
+//! unbound blob is accepted; and `kerf secrets rotate-key` seals every blob under a
+//! new key in one transaction.
 
 use std::path::Path;
 
@@ -15,66 +16,111 @@ use crate::store::{SealedIn, Store, StoreError};
 pub enum ResealError {
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error(transparent)]
-    Secret(#[from] SecretError),
+    #[error("{table:?} {id}: {source}")]
+    Secret {
+        table: SealedIn,
+        id: i64,
+        source: SecretError,
+    },
 }
 
-/// One blob to re-seal: where it lives, the blob, and its binding.
-struct Unbound {
+/// One stored blob: where it lives, the blob, and its binding.
+struct Stored {
     table: SealedIn,
     id: i64,
     sealed: Vec<u8>,
     binding: String,
 }
 
-/// Re-seals every unbound blob; returns how many. A blob this key cannot open is
-/// left as it is and logged (its record reports the error when used).
-pub async fn reseal_unbound(store: &Store, data_dir: &Path) -> Result<usize, ResealError> {
-    let mut todo: Vec<Unbound> = store
+/// Every non-empty sealed blob of the database.
+async fn stored(store: &Store) -> Result<Vec<Stored>, StoreError> {
+    let mut out: Vec<Stored> = store
         .reading(|r| r.datasources())
         .await?
         .into_iter()
-        .filter(|d| !SecretKey::is_bound(&d.secrets_sealed))
-        .map(|d| Unbound {
+        .map(|d| Stored {
             table: SealedIn::Datasources,
             id: d.id,
             binding: datasource_binding(&d.settings_json),
             sealed: d.secrets_sealed,
         })
         .collect();
-    todo.extend(
-        store
-            .channels(None)
-            .await?
-            .into_iter()
-            .filter(|c| !SecretKey::is_bound(&c.secrets_sealed))
-            .map(|c| Unbound {
-                table: SealedIn::NotificationChannels,
-                id: c.id,
-                binding: record_binding(&c),
-                sealed: c.secrets_sealed,
-            }),
-    );
+    out.extend(store.channels(None).await?.into_iter().map(|c| Stored {
+        table: SealedIn::NotificationChannels,
+        id: c.id,
+        binding: record_binding(&c),
+        sealed: c.secrets_sealed,
+    }));
+    out.retain(|s| !s.sealed.is_empty());
+    Ok(out)
+}
+
+/// `s` opened with `old` (bound or not) and sealed, bound, with `new`.
+fn reseal_one(s: &Stored, old: &SecretKey, new: &SecretKey) -> Result<Vec<u8>, ResealError> {
+    fn again<T>(s: &Stored, old: &SecretKey, new: &SecretKey) -> Result<Vec<u8>, SecretError>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + Default,
+    {
+        let value: T = if SecretKey::is_bound(&s.sealed) {
+            old.open_for(&s.sealed, &s.binding)?
+        } else {
+            old.open_unbound(&s.sealed)?
+        };
+        new.seal_for(&value, &s.binding)
+    }
+    let out = match s.table {
+        SealedIn::Datasources => again::<Secrets>(s, old, new),
+        SealedIn::NotificationChannels => again::<ChannelSecrets>(s, old, new),
+    };
+    out.map_err(|source| ResealError::Secret {
+        table: s.table,
+        id: s.id,
+        source,
+    })
+}
+
+/// Re-seals every unbound blob, bound, under the data dir's key; returns how many. A
+/// blob the key cannot open is left as it is and logged (its record reports the error
+/// when used).
+pub async fn reseal_unbound(store: &Store, data_dir: &Path) -> Result<usize, ResealError> {
+    let todo: Vec<Stored> = stored(store)
+        .await?
+        .into_iter()
+        .filter(|s| !SecretKey::is_bound(&s.sealed))
+        .collect();
     if todo.is_empty() {
         return Ok(0);
     }
-    let key = SecretKey::load_or_create(data_dir)?;
+    let key = SecretKey::load_or_create(data_dir).map_err(|source| ResealError::Secret {
+        table: SealedIn::Datasources,
+        id: 0,
+        source,
+    })?;
     let mut done = 0;
-    for u in todo {
-        let new = match u.table {
-            SealedIn::Datasources => key
-                .open_unbound::<Secrets>(&u.sealed)
-                .and_then(|s| key.seal_for(&s, &u.binding)),
-            SealedIn::NotificationChannels => key
-                .open_unbound::<ChannelSecrets>(&u.sealed)
-                .and_then(|s| key.seal_for(&s, &u.binding)),
-        };
-        match new {
-            Ok(new) => done += usize::from(store.reseal(u.table, u.id, u.sealed, new).await?),
-            Err(e) => {
-                tracing::error!(table = ?u.table, id = u.id, error = %e, "cannot re-seal a stored secret")
-            }
+    for s in todo {
+        match reseal_one(&s, &key, &key) {
+            Ok(new) => done += usize::from(store.reseal(s.table, s.id, s.sealed, new).await?),
+            Err(e) => tracing::error!(error = %e, "cannot re-seal a stored secret"),
         }
     }
     Ok(done)
+}
+
+/// Seals every stored secret under `new` (opened with `old`), all in one transaction:
+/// either every blob moves to the new key or none does. Returns how many.
+pub async fn rekey(store: &Store, old: &SecretKey, new: &SecretKey) -> Result<usize, ResealError> {
+    let blobs = stored(store).await?;
+    let changes = blobs
+        .iter()
+        .map(|s| Ok((s.table, s.id, s.sealed.clone(), reseal_one(s, old, new)?)))
+        .collect::<Result<Vec<_>, ResealError>>()?;
+    Ok(store.reseal_all(changes).await?)
+}
+
+/// True when every stored blob opens with `key` (bound).
+pub async fn all_open_with(store: &Store, key: &SecretKey) -> Result<bool, StoreError> {
+    Ok(stored(store)
+        .await?
+        .iter()
+        .all(|s| reseal_one(s, key, key).is_ok() && SecretKey::is_bound(&s.sealed)))
 }

@@ -42,6 +42,20 @@ pub struct ContainerSpec {
     pub name: &'static str,
     pub resources: Resources,
     pub scale: f64,
+    /// Changes made while the demo runs (`sim::live`), oldest first: from each time on,
+    /// the container runs with those values.
+    pub changes: Vec<(i64, Resources)>,
+}
+
+impl ContainerSpec {
+    /// The values in force at `t_ms`.
+    pub fn resources_at(&self, t_ms: i64) -> Resources {
+        self.changes
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= t_ms)
+            .map_or(self.resources, |(_, r)| *r)
+    }
 }
 
 /// One demo workload.
@@ -76,6 +90,7 @@ fn one(name: &'static str, resources: Resources) -> Vec<ContainerSpec> {
         name,
         resources,
         scale: 1.0,
+        changes: Vec::new(),
     }]
 }
 
@@ -85,11 +100,13 @@ fn with_sidecar(main: Resources) -> Vec<ContainerSpec> {
             name: "app",
             resources: main,
             scale: 1.0,
+            changes: Vec::new(),
         },
         ContainerSpec {
             name: "proxy",
             resources: res(100.0, Some(200.0), 64.0, Some(128.0)),
             scale: 0.15,
+            changes: Vec::new(),
         },
     ]
 }

@@ -3,8 +3,9 @@
 //! the kubelet against a real API server in tests. Only the kubelet and usage are
 //! simulated; everything else in kerf is the real code.
 //!
-//! - `shape`, `catalogue`: usage shapes and the demo catalogue (read by the demo
-//!   datasource; the only parts in the hub-only build).
+//! - `shape`, `catalogue`, `live`: usage shapes, the demo catalogue and the changes
+//!   made to it while the demo runs (read by the demo datasource; the only parts in the
+//!   hub-only build).
 //! - `kubelet`: the kubelet's decisions (resize verdicts, OOM kills, throttling).
 
 #[cfg(feature = "agent")]
@@ -14,4 +15,5 @@ pub mod catalogue;
 pub mod in_process;
 #[cfg(feature = "agent")]
 pub mod kubelet;
+pub mod live;
 pub mod shape;

@@ -120,11 +120,16 @@ pub fn insert_batch(
     Ok(out)
 }
 
-/// Counts of stored workload events by (cluster, type, reason).
+/// Counts of workload events ever stored, by (cluster, type, reason): those in the log
+/// plus those retention pruned from it.
 pub fn event_counts(conn: &Connection) -> Result<EventCounts, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT cluster, type, reason, COUNT(*) FROM audit_events
-         WHERE type != ?1 AND cluster IS NOT NULL GROUP BY cluster, type, reason",
+        "SELECT cluster, type, reason, SUM(n) FROM (
+             SELECT cluster, type, reason, COUNT(*) AS n FROM audit_events
+             WHERE type != ?1 AND cluster IS NOT NULL GROUP BY cluster, type, reason
+             UNION ALL
+             SELECT cluster, type, reason, n FROM audit_pruned_counts)
+         GROUP BY cluster, type, reason",
     )?;
     let rows = stmt.query_map([CONFIG_CHANGED], |r| {
         Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, i64>(3)? as u64))

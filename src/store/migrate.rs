@@ -65,8 +65,13 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 10,
+        name: "audit_retention",
+        sql: include_str!("../../migrations/0010_audit_retention.sql"),
+    },
+    Migration {
+        version: 11,
         name: "workload_sorts",
-        sql: include_str!("../../migrations/0010_workload_sorts.sql"),
+        sql: include_str!("../../migrations/0011_workload_sorts.sql"),
     },
 ];
 

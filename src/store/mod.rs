@@ -3,6 +3,7 @@
 //! tokio's blocking pool, never on the async workers.
 
 pub mod approvals;
+mod audit_retention;
 pub mod automation;
 mod backup;
 pub mod clusters;
@@ -41,6 +42,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
+pub use audit_retention::{AuditRows, ExportRow};
 pub use backup::backup_to;
 pub use clusters::{
     active_cluster, get_cluster, insert_cluster, insert_cluster_with, list_clusters, ClusterMeta,

@@ -231,27 +231,21 @@ pub fn savings_by_cluster(conn: &Connection) -> Result<Vec<ClusterSavings>, Stor
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Deletes recommendations created before `cutoff_ms`, never a workload's latest, in
-/// batches of `batch` so the writer is never held long. Returns how many were deleted.
+/// Deletes at most `batch` recommendations created before `cutoff_ms`, never a
+/// workload's latest; returns how many. Callers repeat it, one write per batch, so the
+/// writer is never held long.
 pub fn prune_recommendations(
     conn: &Connection,
     cutoff_ms: i64,
     batch: usize,
 ) -> Result<usize, StoreError> {
-    let mut total = 0;
-    loop {
-        let n = conn.execute(
-            "DELETE FROM recommendations WHERE seq IN (
-                 SELECT r.seq FROM recommendations r WHERE r.created_at < ?1
-                   AND NOT EXISTS (SELECT 1 FROM workloads w WHERE w.latest_rec_id = r.id)
-                 LIMIT ?2)",
-            params![cutoff_ms, batch as i64],
-        )?;
-        total += n;
-        if n < batch {
-            return Ok(total);
-        }
-    }
+    Ok(conn.execute(
+        "DELETE FROM recommendations WHERE seq IN (
+             SELECT r.seq FROM recommendations r WHERE r.created_at < ?1
+               AND NOT EXISTS (SELECT 1 FROM workloads w WHERE w.latest_rec_id = r.id)
+             LIMIT ?2)",
+        params![cutoff_ms, batch as i64],
+    )?)
 }
 
 impl super::Store {

@@ -190,6 +190,9 @@ pub fn prune_runs(conn: &Connection, cutoff_ms: i64) -> Result<usize, StoreError
     )?)
 }
 
+/// Recommendations deleted per write by [`super::Store::prune_history`].
+const HISTORY_BATCH: usize = 2000;
+
 impl super::Store {
     /// See [`get_run`].
     pub async fn run(&self, id: String) -> Result<Option<RunRecord>, StoreError> {
@@ -247,11 +250,19 @@ impl super::Store {
     /// each workload's latest recommendation and each cluster's latest run. Returns
     /// (recommendations, runs) deleted.
     pub async fn prune_history(&self, cutoff_ms: i64) -> Result<(usize, usize), StoreError> {
-        self.write(move |c| {
-            let recs = super::prune_recommendations(c, cutoff_ms, 2000)?;
-            let runs = prune_runs(c, cutoff_ms)?;
-            Ok((recs, runs))
-        })
-        .await
+        // One short write per batch: other writers get the writer between batches.
+        let mut recs = 0;
+        loop {
+            let n = self
+                .write(move |c| super::prune_recommendations(c, cutoff_ms, HISTORY_BATCH))
+                .await?;
+            recs += n;
+            if n < HISTORY_BATCH {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        let runs = self.write(move |c| prune_runs(c, cutoff_ms)).await?;
+        Ok((recs, runs))
     }
 }

@@ -13,7 +13,40 @@ pub enum SealedIn {
     NotificationChannels,
 }
 
+fn update_sql(table: SealedIn) -> &'static str {
+    match table {
+        SealedIn::Datasources => {
+            "UPDATE datasources SET secrets_sealed = ?3 WHERE id = ?1 AND secrets_sealed = ?2"
+        }
+        SealedIn::NotificationChannels => {
+            "UPDATE notification_channels SET secrets_sealed = ?3
+             WHERE id = ?1 AND secrets_sealed = ?2"
+        }
+    }
+}
+
 impl Store {
+    /// Applies every (table, id, old, new) re-seal in one transaction, or none when any
+    /// blob changed meanwhile; returns how many.
+    pub async fn reseal_all(
+        &self,
+        changes: Vec<(SealedIn, i64, Vec<u8>, Vec<u8>)>,
+    ) -> Result<usize, StoreError> {
+        self.write(move |c| {
+            let tx = c.transaction()?;
+            for (table, id, old, new) in &changes {
+                if tx.execute(update_sql(*table), params![id, old, new])? != 1 {
+                    return Err(StoreError::Conflict(format!(
+                        "{table:?} {id} changed while its secret was being re-sealed"
+                    )));
+                }
+            }
+            tx.commit()?;
+            Ok(changes.len())
+        })
+        .await
+    }
+
     /// Replaces record `id`'s sealed secrets with `new` if they are still `old`; true
     /// when replaced.
     pub async fn reseal(
@@ -23,16 +56,7 @@ impl Store {
         old: Vec<u8>,
         new: Vec<u8>,
     ) -> Result<bool, StoreError> {
-        let sql = match table {
-            SealedIn::Datasources => {
-                "UPDATE datasources SET secrets_sealed = ?3 WHERE id = ?1 AND secrets_sealed = ?2"
-            }
-            SealedIn::NotificationChannels => {
-                "UPDATE notification_channels SET secrets_sealed = ?3
-                 WHERE id = ?1 AND secrets_sealed = ?2"
-            }
-        };
-        self.write(move |c| Ok(c.execute(sql, params![id, old, new])? == 1))
+        self.write(move |c| Ok(c.execute(update_sql(table), params![id, old, new])? == 1))
             .await
     }
 }

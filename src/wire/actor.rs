@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What kind of caller made a change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ActorKind {
     User,
@@ -24,7 +24,7 @@ impl ActorKind {
 }
 
 /// A team whose role allowed a change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ActorTeam {
     pub id: String,
     pub name: String,
@@ -32,7 +32,7 @@ pub struct ActorTeam {
 
 /// Who made a change. `teams` is non-empty only when a team role (not a fleet role)
 /// allowed it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Actor {
     #[serde(rename = "type")]
     pub kind: ActorKind,

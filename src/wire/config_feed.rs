@@ -9,7 +9,7 @@ use super::actor::Actor;
 use crate::policy::{EffectiveMode, EffectivePolicy};
 
 /// The config feed of one cluster.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigFeed {
     pub cluster: String,
@@ -26,7 +26,7 @@ pub struct ConfigFeed {
 }
 
 /// What stops the agent from changing anything, at a glance.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FeedFlags {
     /// Automation paused: report `blocked Paused` with `details.pauseScope`.
@@ -38,7 +38,7 @@ pub struct FeedFlags {
 }
 
 /// Which pause applies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PauseScope {
     Cluster,
@@ -57,7 +57,7 @@ impl PauseScope {
 
 /// A pause of automation (also the API's representation of one, and the `before`/`after`
 /// of its audit rows). `paused: false` with only `id` and `scope` when not paused.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Pause {
     /// The cluster's name, or `*` for the fleet.
@@ -77,7 +77,7 @@ pub struct Pause {
 }
 
 /// The cluster-wide freeze: no change and no release of field ownership while on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Freeze {
     pub enabled: bool,
@@ -103,7 +103,7 @@ impl Freeze {
 }
 
 /// How the agent runs, set by the hub.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSettings {
     /// How often the agent runs its decision loop, in seconds.
@@ -131,7 +131,7 @@ impl Default for AgentSettings {
 }
 
 /// One workload's effective policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkloadConfig {
     pub workload_id: String,

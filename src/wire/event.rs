@@ -9,7 +9,19 @@ use serde::{Deserialize, Serialize};
 use crate::policy::Strategy;
 
 /// The event types agents send (`config_changed` is the hub's own and never one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum EventType {
     /// A change became live.
@@ -80,7 +92,19 @@ impl EventType {
 
 /// Every reason of the contract, CamelCase as it is spelled there (and in the
 /// `kerf_actions_total` label and the RightsizingRecommendation conditions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 pub enum Reason {
     RecommendationApplied,
     ApprovedOnce,
@@ -224,7 +248,7 @@ impl Reason {
 }
 
 /// The workload an event is about.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadKey {
     pub namespace: String,
@@ -233,7 +257,19 @@ pub struct WorkloadKey {
 }
 
 /// A resource an event may be about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum EventResource {
     Cpu,
@@ -242,7 +278,7 @@ pub enum EventResource {
 
 /// Requests and limits of one container, as Kubernetes quantities (`250m`, `384Mi`),
 /// keyed by resource (`cpu`, `memory`). Only changed resources are listed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResourceValues {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -252,7 +288,7 @@ pub struct ResourceValues {
 }
 
 /// One changed container: values before and after.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ContainerChange {
     pub name: String,
@@ -262,7 +298,7 @@ pub struct ContainerChange {
 
 /// One event as the agent sends it and `GET /v1/audit` returns it (the hub adds
 /// `cluster` and `receivedAt` there).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentEvent {
     /// A UUID made by the agent; the hub stores each id once.

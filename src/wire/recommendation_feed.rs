@@ -11,7 +11,7 @@ use super::summary::{ContainerSummary, QualityStatus};
 use crate::policy::EffectiveMode;
 
 /// One page of the feed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecommendationFeed {
     pub cluster: String,
@@ -25,8 +25,7 @@ pub struct RecommendationFeed {
 }
 
 /// A workload as the feed names it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct FeedWorkload {
     pub namespace: String,
     pub kind: String,
@@ -36,7 +35,7 @@ pub struct FeedWorkload {
 }
 
 /// How much usage history stands behind the recommendation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DataCoverage {
     /// The shortest usable history behind any value, in seconds (`null` on
@@ -48,7 +47,7 @@ pub struct DataCoverage {
 }
 
 /// An operator's approval of this recommendation, not yet applied.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingApproval {
     /// Send it back as `details.approvalId` of the `applied ApprovedOnce` event.
@@ -59,7 +58,7 @@ pub struct PendingApproval {
 }
 
 /// One workload's latest recommendation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecommendationItem {
     pub recommendation_id: String,

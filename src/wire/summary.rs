@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 
 /// The data quality of evidence, worst first when summarized.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum QualityStatus {
     Available,
@@ -26,7 +28,7 @@ impl QualityStatus {
 }
 
 /// One workload's latest results in brief.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecommendationSummary {
     /// By container name.
@@ -47,7 +49,7 @@ pub struct RecommendationSummary {
 }
 
 /// One container's results.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ContainerSummary {
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,7 +59,7 @@ pub struct ContainerSummary {
 }
 
 /// One resource of one container (CPU in millicores, memory in bytes).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,7 +77,7 @@ pub struct ResourceSummary {
 }
 
 /// One suggested setting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct SettingValues {
     /// The value in force; `null` when the setting is unset today.
     pub current: Option<f64>,

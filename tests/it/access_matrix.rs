@@ -16,6 +16,7 @@ use kerf::config::Config;
 use kerf::metrics::Metrics;
 use kerf::store::{self, NamespacePattern, Store, StoreOptions};
 use tower::ServiceExt;
+use utoipa_axum::routes;
 
 use crate::route_table::documented;
 
@@ -290,26 +291,34 @@ async fn matrix_failures(
     failures
 }
 
-fn test_routes(state: AppState) -> kerf::api::RouteTable {
-    route_table(state)
-        .add(
-            Method::GET,
-            "/v1/test/clusters/{cluster}/namespaces/{namespace}/workloads",
-            Permission::WorkloadRead,
-            || async { "workloads" },
-        )
-        .add(
-            Method::POST,
-            "/v1/test/clusters/{cluster}/namespaces/{namespace}/workloads",
-            Permission::WorkloadWrite,
-            || async { "changed" },
-        )
+/// A namespace-scoped read, to walk `{cluster}` + `{namespace}` team scoping.
+#[utoipa::path(
+    get,
+    path = "/v1/test/clusters/{cluster}/namespaces/{namespace}/workloads"
+)]
+async fn scoped_read() -> &'static str {
+    "workloads"
+}
+
+/// A namespace-scoped change.
+#[utoipa::path(
+    post,
+    path = "/v1/test/clusters/{cluster}/namespaces/{namespace}/workloads"
+)]
+async fn scoped_write() -> &'static str {
+    "changed"
+}
+
+fn test_routes() -> kerf::api::RouteTable {
+    route_table()
+        .add(Permission::WorkloadRead, routes!(scoped_read))
+        .add(Permission::WorkloadWrite, routes!(scoped_write))
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_documented_route_answers_each_role_as_the_role_model_says() {
     let w = world();
-    let (router, specs) = test_routes(w.state.clone()).finish();
+    let (router, specs) = test_routes().finish(w.state.clone());
     let app = with_middleware(router, w.state.clone());
     let mut routes: Vec<_> = documented().into_iter().collect();
     for s in specs.iter().filter(|s| s.path.starts_with("/v1/test/")) {
@@ -341,7 +350,7 @@ fn every_permission_has_a_row_in_the_expectation_table() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_route_added_without_a_permission_is_caught_by_the_walk_and_refused() {
     let w = world();
-    let (router, _) = test_routes(w.state.clone()).finish();
+    let (router, _) = test_routes().finish(w.state.clone());
     // The mistake under test: a route registered straight on the router, bypassing the
     // route table and so the guard.
     let router = router.route(

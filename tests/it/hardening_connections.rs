@@ -204,3 +204,29 @@ async fn out_of_descriptors_the_accept_loop_backs_off_and_logs_rarely() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tls_handshake_that_never_finishes_is_closed_at_its_timeout() {
+    let data = DataDir::new();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).expect("cert");
+    let (cert_path, key_path) = (data.path().join("tls.crt"), data.path().join("tls.key"));
+    std::fs::write(&cert_path, cert.cert.pem()).expect("cert");
+    std::fs::write(&key_path, cert.signing_key.serialize_pem()).expect("key");
+    let kerf = Kerf::start(
+        data.path(),
+        &[
+            ("KERF_TLS__CERT_FILE", cert_path.to_str().expect("path")),
+            ("KERF_TLS__KEY_FILE", key_path.to_str().expect("path")),
+            ("KERF_HTTP__TLS_HANDSHAKE_TIMEOUT_SECONDS", "1"),
+            // Only the handshake timeout can close these within the test's deadline.
+            ("KERF_HTTP__IDLE_TIMEOUT_SECONDS", "3600"),
+        ],
+    );
+    // The first bytes of a TLS record (a ClientHello that never comes whole).
+    let stalled = open(&kerf, 20, &[0x16, 0x03, 0x01, 0x02, 0x00]).await;
+    let waits = stalled
+        .into_iter()
+        .map(|s| closed_within(s, Duration::from_secs(10)));
+    let closed = futures_util::future::join_all(waits).await;
+    assert!(closed.iter().all(|c| *c), "stalled handshakes stayed open");
+}

@@ -181,3 +181,72 @@ async fn secrets_sealed_before_binding_are_sealed_again_bound_at_start() {
     assert_ne!(now, old, "re-sealed");
     assert!(now.starts_with(b"\xffks1"), "in the bound format");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rotating_the_secret_key_seals_every_secret_again_and_survives_a_crash_midway() {
+    let data = DataDir::new();
+    let admin = data.admin_token();
+    let kerf = data.start();
+    let a = datasource(&kerf, &admin, "a", 1).await;
+    let channel = client()
+        .post(kerf.url("/v1/notifications/channels"))
+        .bearer_auth(&admin)
+        .json(
+            &json!({"name": "ops", "type": "webhook", "url": "http://127.0.0.1:9/hook",
+                      "signingSecret": "a-signing-secret-of-some-length"}),
+        )
+        .send()
+        .await
+        .expect("channel");
+    assert_eq!(channel.status(), 201);
+    let channel: Value = channel.json().await.expect("json");
+    let channel = channel["id"].as_i64().expect("id");
+    assert_eq!(kerf.stop(), Some(0));
+    let key = data.path().join("secret.key");
+    let before = std::fs::read(&key).expect("key");
+    stdout_line(&data.run(&["secrets", "rotate-key"]));
+    let after = std::fs::read(&key).expect("key");
+    assert_ne!(before, after, "a new key");
+    assert_eq!(mode(&key), 0o600);
+    let kept: Vec<_> = std::fs::read_dir(data.path())
+        .expect("dir")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("secret.key.old-")
+        })
+        .collect();
+    assert_eq!(kept.len(), 1, "the old key is kept");
+    assert_eq!(std::fs::read(kept[0].path()).expect("old"), before);
+    assert_eq!(mode(&kept[0].path()), 0o600);
+    // A crash after the transaction, before the renames: the new key waits beside.
+    std::fs::rename(&key, data.path().join("secret.key.new")).expect("mv");
+    std::fs::copy(kept[0].path(), &key).expect("old back");
+    stdout_line(&data.run(&["secrets", "rotate-key"]));
+    assert_eq!(
+        std::fs::read(&key).expect("key"),
+        after,
+        "finished with the new key"
+    );
+    let kerf = data.start();
+    assert_eq!(
+        get_status(&kerf, &admin, a).await,
+        200,
+        "the datasource opens"
+    );
+    // Replacing a channel without its secrets keeps (so opens) the stored ones.
+    let kept_secrets = client()
+        .put(kerf.url(&format!("/v1/notifications/channels/{channel}")))
+        .bearer_auth(&admin)
+        .json(&json!({"name": "ops-renamed", "type": "webhook"}))
+        .send()
+        .await
+        .expect("replace");
+    assert_eq!(
+        kept_secrets.status(),
+        200,
+        "{:?}",
+        kept_secrets.text().await
+    );
+}

@@ -182,6 +182,21 @@ async fn login_refuses_cross_site_posts_and_non_json_bodies() {
         .await
         .expect("send");
     assert_eq!(r.status(), 200, "the UI's own login still works");
+    // Over HTTP/2 the host is the request's authority, not a Host header.
+    let h2 = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .expect("h2 client");
+    let r = h2
+        .post(kerf.url("/v1/auth/login"))
+        .header("content-type", "application/json")
+        .header("origin", format!("http://{}", kerf.addr))
+        .body(body.clone())
+        .send()
+        .await
+        .expect("send over h2");
+    assert_eq!(r.version(), reqwest::Version::HTTP_2);
+    assert_eq!(r.status(), 200, "the same-origin login works over HTTP/2");
 }
 
 #[tokio::test(flavor = "multi_thread")]

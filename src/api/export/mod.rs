@@ -10,11 +10,12 @@ use axum::extract::{RawQuery, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::access::Access;
 use super::error::ApiError;
 use super::query::{self, bad, stored_json};
-use super::workload_query::{finish, take_filter, take_paging, Paging};
+use super::workload_query::{finish, take_filter, take_paging, Paging, WorkloadQuery};
 use super::AppState;
 use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow};
 use crate::wire::RecommendationSummary;
@@ -52,7 +53,7 @@ fn exported<'a>(
 }
 
 /// The JSON export.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportView {
     /// RFC 3339.
@@ -63,7 +64,7 @@ pub struct ExportView {
 
 /// The workload page's `apply`: the server-side apply configuration of the latest
 /// recommendation and the `kubectl` command that applies it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplyView {
     pub yaml: String,
@@ -81,6 +82,25 @@ pub fn apply_view(w: &WorkloadRow, rec: &RecommendationRow) -> Result<Option<App
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/recommendations",
+    summary = "The current recommendations of every workload the filter matches, to take out of kerf.",
+    description = "CSV: one row per container, CPU in millicores and MiB of memory, recommended values as the agent would apply them. JSON: each workload with its settings as Kubernetes quantities. YAML: one server-side apply configuration per workload that changes (for kubectl apply --server-side). Callers with only team roles export their teams' namespaces. At most 100,000 workloads per export.",
+    params(
+        ("format" = Option<String>, Query, description = "One of: csv, json, yaml. Default json."),
+        WorkloadQuery,
+        ("sort" = Option<String>, Query, description = "As the workload list. Default name."),
+        ("order" = Option<String>, Query, description = "One of: asc, desc."),
+    ),
+    responses(
+        (status = 200, description = "The export, as an attachment (kerf-recommendations-DATE.csv|json|yaml).", content(
+            (ExportView = "application/json"),
+            (String = "text/csv"),
+            (String = "application/yaml"),
+        )),
+    )
+)]
 pub async fn get_recommendations(
     State(state): State<AppState>,
     access: Access,

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 
 use crate::cluster::quantity::{format_cpu, format_memory};
 use crate::wire::summary::SettingValues;
@@ -19,7 +20,7 @@ fn is_true(b: &bool) -> bool {
 
 /// One setting (a request or a limit of one resource); in lists, CPU in millicores and
 /// memory in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, ToSchema)]
 pub struct SettingPlan {
     /// The value in force; `None` when not set or unknown.
     pub current: Option<f64>,
@@ -38,7 +39,7 @@ impl SettingPlan {
 }
 
 /// A resource's request and limit.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, ToSchema)]
 pub struct ResourcePlan {
     pub request: SettingPlan,
     pub limit: SettingPlan,
@@ -51,7 +52,7 @@ impl ResourcePlan {
 }
 
 /// One container: the list's `resources[]`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, ToSchema)]
 pub struct ContainerPlan {
     pub name: String,
     /// Millicores.

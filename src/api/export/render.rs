@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::plan::{cpu_millis, cpu_quantity, memory_mib, memory_quantity, ContainerPlan};
 use super::plan::{ResourcePlan, SettingPlan};
@@ -134,7 +135,7 @@ pub fn yaml(items: &[Exported<'_>]) -> String {
 }
 
 /// A setting of the JSON export, as Kubernetes quantities.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct QuantityPair {
     pub current: Option<String>,
     pub recommended: Option<String>,
@@ -152,14 +153,14 @@ fn quantities(cpu: bool, p: &SettingPlan) -> QuantityPair {
 }
 
 /// CPU and memory of one group (requests or limits).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct QuantityGroup {
     pub cpu: QuantityPair,
     pub memory: QuantityPair,
 }
 
 /// One container of the JSON export.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ExportedContainer {
     pub name: String,
     pub requests: QuantityGroup,
@@ -167,7 +168,7 @@ pub struct ExportedContainer {
 }
 
 /// One workload of the JSON export.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ExportedWorkload {
     pub workload_id: String,

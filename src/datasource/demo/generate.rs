@@ -266,7 +266,7 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
         }
     }
     for c in &spec.containers {
-        let r = c.resources;
+        let r = c.resources_at(window.end_ms);
         let settings = [
             (metric::REQUESTS, "cpu", r.cpu_request.map(|m| m / 1000.0)),
             (metric::LIMITS, "cpu", r.cpu_limit.map(|m| m / 1000.0)),
@@ -290,15 +290,29 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
                 });
             }
             if name == metric::LIMITS && resource == "memory" {
-                // The demo never resizes: one sample at the window start is the limit
-                // at every kill in the window.
-                out.settings.memory_limits.push(RawSeries {
-                    labels: l,
-                    samples: vec![Sample {
-                        timestamp: window.start_ms,
-                        value,
-                    }],
-                });
+                // The limit at the window start, then each change made since (a resize
+                // or a rollout while the demo runs): the limit at every kill.
+                let mut samples = vec![Sample {
+                    timestamp: window.start_ms,
+                    value: c
+                        .resources_at(window.start_ms)
+                        .memory_limit
+                        .unwrap_or(value),
+                }];
+                samples.extend(
+                    c.changes
+                        .iter()
+                        .filter(|(at, _)| *at > window.start_ms && *at <= window.end_ms)
+                        .filter_map(|(at, r)| {
+                            r.memory_limit.map(|v| Sample {
+                                timestamp: *at,
+                                value: v,
+                            })
+                        }),
+                );
+                out.settings
+                    .memory_limits
+                    .push(RawSeries { labels: l, samples });
             }
         }
     }
@@ -319,7 +333,6 @@ fn usage_of(
     if points.is_empty() {
         return;
     }
-    let limit = c.resources.memory_limit.unwrap_or(f64::MAX);
     let mut restart = 0u32;
     let mut life_start = pod.start_ms;
     let mut counter = rng.unit() * 50.0;
@@ -350,17 +363,12 @@ fn usage_of(
     for t in points {
         let d = rng.draws(spec.memory);
         let wanted = cpu_at(spec.cpu, t, &d) * c.scale;
+        let r = c.resources_at(t);
         // CPU above the limit is throttled: the container gets at most its limit.
-        let millicores = c.resources.cpu_limit.map_or(wanted, |l| wanted.min(l));
+        let millicores = r.cpu_limit.map_or(wanted, |l| wanted.min(l));
         counter += millicores / 1000.0 * step_s;
-        let bytes = memory_at(
-            spec.memory,
-            t - life_start,
-            c.resources.memory_limit,
-            c.scale,
-            &d,
-        );
-        if bytes >= limit {
+        let bytes = memory_at(spec.memory, t - life_start, r.memory_limit, c.scale, &d);
+        if bytes >= r.memory_limit.unwrap_or(f64::MAX) {
             // OOM-killed: the container restarts with a new cAdvisor series and a fresh counter.
             kills.push(t);
             flush(out, &mut cpu, &mut mem, restart);

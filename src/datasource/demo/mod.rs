@@ -14,16 +14,24 @@ use crate::datasource::{
     TestReport, UsageResource, Window,
 };
 use crate::sim::catalogue::{self as fleet, WorkloadSpec};
+use crate::sim::live::Live;
 
 /// The demo fleet for one seed. Cheap to clone; generates on demand.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct DemoFleet {
     pub seed: u64,
+    /// Changes made to the fleet while the demo runs (the in-process agents').
+    live: Live,
 }
 
 impl DemoFleet {
     pub fn new(seed: u64) -> DemoFleet {
-        DemoFleet { seed }
+        DemoFleet::with_live(seed, Live::default())
+    }
+
+    /// The fleet whose workloads carry the changes recorded in `live`.
+    pub fn with_live(seed: u64, live: Live) -> DemoFleet {
+        DemoFleet { seed, live }
     }
 
     /// The cluster names the demo serves.
@@ -41,13 +49,17 @@ impl DemoFleet {
                 "window must have end > start and a positive step".into(),
             ));
         }
-        fleet::workloads(&scope.cluster).ok_or_else(|| {
+        let mut specs = fleet::workloads(&scope.cluster).ok_or_else(|| {
             DatasourceError::Query(format!(
                 "the demo fleet has no cluster {:?} (it has {})",
                 scope.cluster,
                 fleet::CLUSTERS.join(", ")
             ))
-        })
+        })?;
+        for spec in &mut specs {
+            self.live.apply(&scope.cluster, spec);
+        }
+        Ok(specs)
     }
 
     /// The plan: the whole fleet's inventory, one group per namespace (so runs on the

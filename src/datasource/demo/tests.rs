@@ -205,3 +205,36 @@ fn demo_workloads_carry_labels_from_their_own_metric_or_else_their_pods() {
     );
     assert!(collection.workloads.iter().all(|w| w.labels.len() == 3));
 }
+
+#[test]
+fn changes_made_while_the_demo_runs_are_the_values_in_force_and_shape_usage() {
+    use crate::sim::catalogue::Resources;
+    use crate::sim::live::{Live, LiveKey};
+    let live = Live::default();
+    let key = LiveKey {
+        cluster: "demo-east".into(),
+        namespace: "shop".into(),
+        workload: "catalog".into(),
+        container: "app".into(),
+    };
+    // An hour before the end, catalog went from 2 cores to 150m, 4 GiB to 512 MiB.
+    let mib = 1024.0 * 1024.0;
+    let small = Resources {
+        cpu_request: Some(150.0),
+        cpu_limit: Some(300.0),
+        memory_request: Some(512.0 * mib),
+        memory_limit: Some(512.0 * mib),
+    };
+    live.record(key, END - 3_600_000, small);
+    let collection = DemoFleet::with_live(7, live)
+        .collect_now(&scope("demo-east"), window(3))
+        .expect("collect");
+    let catalog = collection
+        .input
+        .containers
+        .iter()
+        .find(|c| c.target.name == "catalog" && c.target.container == "app")
+        .expect("catalog");
+    assert_eq!(catalog.cpu.current_request.value, 150.0);
+    assert_eq!(catalog.memory.current_limit.value, 512.0 * mib);
+}

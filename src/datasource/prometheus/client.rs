@@ -3,7 +3,10 @@
 //! headers such as `X-Scope-OrgID`), TLS (CA bundle or explicit insecure), a timeout, a
 //! bound on concurrent requests, and retries with backoff for transient failures only.
 //! It counts requests, bytes received and samples decoded. Errors never carry a
-//! credential.
+//! credential: redirects are followed only within the datasource's own origin (with no
+//! `Referer`), and the server's error text is cut to one short line with every
+//! credential the client sends masked, so a hostile or echoing upstream cannot show
+//! them to viewers (readiness reasons, run errors, usage answers).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -78,6 +81,8 @@ pub struct Counters {
 pub struct Client {
     pub(in crate::datasource::prometheus) http: reqwest::Client,
     config: Arc<ClientConfig>,
+    /// Every credential value this client sends, as sent (base64 forms included).
+    secrets: Arc<Vec<String>>,
     pub(in crate::datasource::prometheus) permits: Arc<Semaphore>,
     pub(in crate::datasource::prometheus) counters: Arc<Counters>,
 }
@@ -125,7 +130,9 @@ impl Client {
         }
         let mut builder = reqwest::Client::builder()
             .timeout(config.timeout)
-            .pool_max_idle_per_host(config.max_concurrent_queries.max(1));
+            .pool_max_idle_per_host(config.max_concurrent_queries.max(1))
+            .redirect(same_origin_redirects())
+            .referer(false);
         if let Some(pem) = &config.ca_pem {
             let certs = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
                 .map_err(|_| DatasourceError::Invalid("tls.caPem: not a PEM bundle".into()))?;
@@ -141,6 +148,7 @@ impl Client {
             .map_err(|e| DatasourceError::Invalid(format!("HTTP client: {}", redact(&e))))?;
         Ok(Client {
             http,
+            secrets: Arc::new(credentials(&config)),
             permits: Arc::new(Semaphore::new(config.max_concurrent_queries.max(1))),
             config: Arc::new(config),
             counters: Arc::new(Counters::default()),
@@ -195,6 +203,22 @@ impl Client {
         let mut value: serde_json::Value =
             serde_json::from_slice(&bytes).map_err(|e| DatasourceError::Decode(e.to_string()))?;
         Ok(value["data"].take())
+    }
+
+    /// Text from the datasource as kerf shows it (to viewers too): one line of at most
+    /// [`SHOWN_CHARS`] characters, every credential this client sends masked, and any
+    /// `Basic …`/`Bearer …` value masked whatever it holds.
+    pub(in crate::datasource::prometheus) fn shown(&self, raw: &str) -> String {
+        let mut text: String = raw.chars().take(4096).collect();
+        for secret in self.secrets.iter() {
+            text = text.replace(secret.as_str(), "***");
+        }
+        let text = mask_auth_values(&text);
+        let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        match line.char_indices().nth(SHOWN_CHARS) {
+            Some((at, _)) => format!("{}…", &line[..at]),
+            None => line,
+        }
     }
 
     pub(in crate::datasource::prometheus) fn url(&self, path: &str) -> String {
@@ -317,16 +341,19 @@ impl Client {
             .fetch_add(bytes.len() as u64, Ordering::Relaxed);
         let envelope: Envelope = match serde_json::from_slice(&bytes) {
             Ok(v) => v,
-            Err(e) if status >= 400 => {
+            Err(_) if status >= 400 => {
+                let text = self.shown(&String::from_utf8_lossy(&bytes));
                 return Err((
-                    DatasourceError::Query(format!("HTTP {status}: {e}")),
+                    DatasourceError::Query(format!("HTTP {status}: {text}")),
                     transient,
-                ))
+                ));
             }
             Err(e) => return Err((DatasourceError::Decode(e.to_string()), false)),
         };
         if envelope.status != "success" || status >= 400 {
-            let msg = envelope.error.unwrap_or_else(|| "no error text".into());
+            let msg = envelope
+                .error
+                .map_or_else(|| "no error text".into(), |e| self.shown(&e));
             return Err((
                 DatasourceError::Query(format!("HTTP {status}: {msg}")),
                 transient,
@@ -335,7 +362,7 @@ impl Client {
         let data = envelope
             .data
             .ok_or_else(|| (DatasourceError::Decode("answer without data".into()), false))?;
-        let series = decode(data).map_err(|e| (e, false))?;
+        let series = decode(data, self).map_err(|e| (e, false))?;
         let samples: usize = series.iter().map(|s| s.samples.len()).sum();
         self.counters
             .samples
@@ -344,11 +371,11 @@ impl Client {
     }
 }
 
-fn decode(data: Data) -> Result<Vec<RawSeries>, DatasourceError> {
+fn decode(data: Data, client: &Client) -> Result<Vec<RawSeries>, DatasourceError> {
     if !matches!(data.result_type.as_str(), "matrix" | "vector") {
         return Err(DatasourceError::Decode(format!(
             "unexpected result type {}",
-            data.result_type
+            client.shown(&data.result_type)
         )));
     }
     Ok(data
@@ -380,8 +407,101 @@ pub(in crate::datasource::prometheus) async fn send(
         .map_err(|e| (DatasourceError::Unreachable(redact(&e)), true))?;
     match resp.status().as_u16() {
         code @ (401 | 403) => Err((DatasourceError::Unauthorized(code), false)),
+        // Only a redirect the policy refused (to another origin) is left unfollowed.
+        300..=399 => {
+            let to = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|l| resp.url().join(l).ok())
+                .map_or_else(|| "an unnamed location".into(), |u| origin(&u));
+            Err((DatasourceError::Redirected(to), false))
+        }
         _ => Ok(resp),
     }
+}
+
+/// Characters of upstream text kerf shows.
+pub const SHOWN_CHARS: usize = 160;
+
+/// `scheme://host[:port]` of `url`: no path, query or userinfo.
+fn origin(url: &reqwest::Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+/// Redirects are followed (at most 5) only to the origin of the first request: the
+/// request carries the datasource's credentials, custom headers included, which
+/// reqwest would otherwise send to any host a redirect names.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(reqwest::Url::origin);
+        if attempt.previous().len() > 5 {
+            attempt.error("more than 5 redirects")
+        } else if first == Some(attempt.url().origin()) {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
+}
+
+/// Every credential value `config` makes the client send, as it appears on the wire.
+fn credentials(config: &ClientConfig) -> Vec<String> {
+    use base64::Engine;
+    let mut out: Vec<String> = config.headers.iter().map(|(_, v)| v.clone()).collect();
+    match &config.auth {
+        ClientAuth::None => {}
+        ClientAuth::Basic { username, password } => {
+            let pair = format!("{username}:{password}");
+            out.push(base64::engine::general_purpose::STANDARD.encode(&pair));
+            out.push(password.clone());
+        }
+        ClientAuth::Bearer(token) => out.push(token.clone()),
+    }
+    // Longest first, so a secret containing another is masked whole; short values
+    // (a tenant id of 1-3 characters) would mask ordinary words and are left.
+    out.retain(|s| s.chars().count() >= 4);
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out
+}
+
+/// True when `rest` starts with a token of 8 or more credential characters (so "a basic
+/// query" keeps its words).
+fn credential_like(rest: &str) -> bool {
+    rest.bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || b"+/=._~-".contains(b))
+        .count()
+        >= 8
+}
+
+/// `text` with the credential-looking value after every `Basic ` / `Bearer ` (any
+/// case) masked.
+fn mask_auth_values(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let scheme = ["basic ", "bearer "]
+            .iter()
+            .find(|s| lower[i..].starts_with(**s))
+            .map(|s| s.len());
+        match scheme {
+            Some(len) if credential_like(&text[i + len..]) => {
+                out.push_str(&text[i..i + len]);
+                out.push_str("***");
+                i += len;
+                while i < text.len() && !text.as_bytes()[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+            }
+            _ => {
+                let c = text[i..].chars().next().expect("inside the text");
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    out
 }
 
 pub(in crate::datasource::prometheus) fn redact(e: &reqwest::Error) -> String {
@@ -406,3 +526,7 @@ pub(in crate::datasource::prometheus) fn redact(e: &reqwest::Error) -> String {
         format!("{kind}: {detail}")
     }
 }
+
+#[cfg(test)]
+#[path = "client_tests.rs"]
+mod tests;

@@ -80,6 +80,18 @@ pub(super) async fn usage(
         .unwrap_or_default())
 }
 
+/// The report of a test that stopped before the metrics could be checked.
+fn not_checked(reachable: bool, message: String) -> TestReport {
+    TestReport {
+        reachable,
+        authenticated: false,
+        remote_read: None,
+        protocol: None,
+        missing_metrics: metric::REQUIRED.iter().map(|m| m.to_string()).collect(),
+        message,
+    }
+}
+
 pub(super) async fn test(
     src: &PrometheusSource,
     scope: &ClusterScope,
@@ -89,25 +101,11 @@ pub(super) async fn test(
     match src.client.ping(now).await {
         Ok(()) => {}
         Err(DatasourceError::Unauthorized(code)) => {
-            return Ok(TestReport {
-                reachable: true,
-                authenticated: false,
-                remote_read: None,
-                protocol: None,
-                missing_metrics: metric::REQUIRED.iter().map(|m| m.to_string()).collect(),
-                message: format!("the datasource refused the credentials (HTTP {code})"),
-            })
+            let message = format!("the datasource refused the credentials (HTTP {code})");
+            return Ok(not_checked(true, message));
         }
-        Err(e @ DatasourceError::Unreachable(_)) => {
-            return Ok(TestReport {
-                reachable: false,
-                authenticated: false,
-                remote_read: None,
-                protocol: None,
-                missing_metrics: metric::REQUIRED.iter().map(|m| m.to_string()).collect(),
-                message: e.to_string(),
-            })
-        }
+        Err(e @ DatasourceError::Redirected(_)) => return Ok(not_checked(true, e.to_string())),
+        Err(e @ DatasourceError::Unreachable(_)) => return Ok(not_checked(false, e.to_string())),
         Err(e) => return Err(e),
     }
     let present = src

@@ -65,9 +65,11 @@ pub async fn probe(client: &Client, now_ms: i64) -> Result<Result<(), String>, D
     };
     let mut stream = match client.remote_read(std::slice::from_ref(&query)).await {
         Ok(s) => s,
-        Err(e @ (DatasourceError::Unauthorized(_) | DatasourceError::Unreachable(_))) => {
-            return Err(e)
-        }
+        Err(
+            e @ (DatasourceError::Unauthorized(_)
+            | DatasourceError::Unreachable(_)
+            | DatasourceError::Redirected(_)),
+        ) => return Err(e),
         Err(e) => return Ok(Err(e.to_string())),
     };
     loop {

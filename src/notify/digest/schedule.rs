@@ -14,7 +14,7 @@ pub const DEFAULT_SCHEDULE: &str = "0 9 * * 1";
 const MIN_INTERVAL_MS: i64 = 3_600_000;
 
 /// `PUT /v1/notifications/channels/{id}/digest`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DigestInput {
     pub enabled: bool,

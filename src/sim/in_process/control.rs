@@ -13,6 +13,14 @@ use crate::cluster::{
 use crate::sim::kubelet::{judge, ContainerRun, Usage};
 use crate::sim::shape::Rng;
 
+/// A workload's current template, as the controllers read it in one step.
+struct Template<'a> {
+    key: &'a WorkloadKey,
+    revision: &'a str,
+    containers: &'a [Container],
+    usage: &'a BTreeMap<String, Usage>,
+}
+
 /// A short stable hash of a template's containers (the `pod-template-hash`).
 pub(super) fn template_hash(containers: &[Container]) -> String {
     let text = serde_json::to_string(containers).unwrap_or_default();
@@ -96,6 +104,16 @@ impl State {
     }
 
     fn reconcile_workloads(&mut self) {
+        // One pass over the pods: who owns which, and what each node has admitted, so a
+        // step stays linear in pods and workloads (the demo and the benchmark run
+        // thousands).
+        let mut owned: BTreeMap<WorkloadKey, Vec<PodRef>> = BTreeMap::new();
+        for (r, p) in &self.pods {
+            if let Some(o) = &p.pod.owner {
+                owned.entry(o.clone()).or_default().push(r.clone());
+            }
+        }
+        let mut used = self.node_usage();
         let keys: Vec<WorkloadKey> = self.workloads.keys().cloned().collect();
         for key in keys {
             let (revision, desired, containers, usage, on_delete) = {
@@ -112,15 +130,25 @@ impl State {
                     w.strategy == UpdateStrategy::OnDelete,
                 )
             };
+            let mut mine = owned.remove(&key).unwrap_or_default();
             // Pods of an older template are replaced (all at once: the sim has no surge),
             // except under OnDelete, where they stay until deleted or evicted.
             if !on_delete {
-                self.pods.retain(|_, p| {
-                    p.pod.owner.as_ref() != Some(&key)
-                        || p.pod.revision.as_deref() == Some(&revision)
+                mine.retain(|r| {
+                    let current = self.pods[r].pod.revision.as_deref() == Some(&revision);
+                    if !current {
+                        self.forget(r, &mut used);
+                    }
+                    current
                 });
             }
-            self.scale_to(&key, desired, &revision, &containers, &usage);
+            let t = Template {
+                key: &key,
+                revision: &revision,
+                containers: &containers,
+                usage: &usage,
+            };
+            self.scale_to(&t, desired, mine, &mut used);
             if let Some(w) = self.workloads.get_mut(&key) {
                 w.revision = revision.clone();
                 w.workload.observed_generation = Some(w.workload.generation);
@@ -131,28 +159,45 @@ impl State {
         }
     }
 
+    /// Requests admitted per node (millicores, bytes).
+    fn node_usage(&self) -> BTreeMap<String, (u64, u64)> {
+        let mut used: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for p in self.pods.values() {
+            if let Some(n) = &p.pod.node {
+                let (c, m) = total_requests(p.allocated.iter());
+                let e = used.entry(n.clone()).or_default();
+                *e = (e.0 + c, e.1 + m);
+            }
+        }
+        used
+    }
+
+    /// Removes pod `r`, giving its node back what it admitted.
+    fn forget(&mut self, r: &PodRef, used: &mut BTreeMap<String, (u64, u64)>) {
+        if let Some(p) = self.pods.remove(r) {
+            if let Some(e) = p.pod.node.as_ref().and_then(|n| used.get_mut(n)) {
+                let (c, m) = total_requests(p.allocated.iter());
+                *e = (e.0.saturating_sub(c), e.1.saturating_sub(m));
+            }
+        }
+    }
+
     /// Creates missing pods and removes extra ones (StatefulSets by ordinal, DaemonSets
-    /// one per node, Deployments by count).
+    /// one per node, Deployments by count); `mine` are the workload's pods now.
     fn scale_to(
         &mut self,
-        key: &WorkloadKey,
+        t: &Template,
         desired: usize,
-        revision: &str,
-        containers: &[Container],
-        usage: &BTreeMap<String, Usage>,
+        mine: Vec<PodRef>,
+        used: &mut BTreeMap<String, (u64, u64)>,
     ) {
-        let mine: Vec<PodRef> = self
-            .pods
-            .values()
-            .filter(|p| p.pod.owner.as_ref() == Some(key))
-            .map(|p| p.pod.pod.clone())
-            .collect();
+        let key = t.key;
         match key.kind {
             WorkloadKind::StatefulSet => {
                 for ordinal in 0..desired {
                     let name = format!("{}-{ordinal}", key.name);
                     if !mine.iter().any(|p| p.name == name) {
-                        self.create_pod(key, revision, containers, usage, Some(name), None);
+                        self.create_pod(t, Some(name), None, used);
                     }
                 }
                 let extra = |p: &PodRef| {
@@ -163,26 +208,26 @@ impl State {
                         .is_none_or(|o| o >= desired)
                 };
                 for p in mine.iter().filter(|p| extra(p)) {
-                    self.pods.remove(p);
+                    self.forget(p, used);
                 }
             }
             WorkloadKind::DaemonSet => {
                 let nodes: Vec<String> = self.nodes.iter().map(|n| n.name.clone()).collect();
                 for node in nodes {
-                    let present = self.pods.values().any(|p| {
-                        p.pod.owner.as_ref() == Some(key) && p.pod.node.as_ref() == Some(&node)
-                    });
+                    let present = mine
+                        .iter()
+                        .any(|r| self.pods.get(r).and_then(|p| p.pod.node.as_ref()) == Some(&node));
                     if !present {
-                        self.create_pod(key, revision, containers, usage, None, Some(node));
+                        self.create_pod(t, None, Some(node), used);
                     }
                 }
             }
             WorkloadKind::Deployment => {
                 for _ in mine.len()..desired {
-                    self.create_pod(key, revision, containers, usage, None, None);
+                    self.create_pod(t, None, None, used);
                 }
                 for p in mine.iter().skip(desired) {
-                    self.pods.remove(p);
+                    self.forget(p, used);
                 }
             }
         }
@@ -190,13 +235,12 @@ impl State {
 
     fn create_pod(
         &mut self,
-        key: &WorkloadKey,
-        revision: &str,
-        containers: &[Container],
-        usage: &BTreeMap<String, Usage>,
+        t: &Template,
         name: Option<String>,
         on_node: Option<String>,
+        used: &mut BTreeMap<String, (u64, u64)>,
     ) {
+        let (key, revision, containers, usage) = (t.key, t.revision, t.containers, t.usage);
         self.serial += 1;
         let mut rng = Rng::new(self.seed, &format!("pod/{key}/{}", self.serial));
         let suffix = rng.suffix(5);
@@ -207,12 +251,16 @@ impl State {
         let uid = rng.uuid();
         let requests = total_requests(containers.iter().map(|c| &c.resources));
         let node = self.nodes.iter().find(|n| {
-            let used = self.used_on(&n.name, None);
+            let now = used.get(&n.name).copied().unwrap_or_default();
             on_node.as_ref().is_none_or(|want| want == &n.name)
-                && used.0 + requests.0 <= n.allocatable_cpu
-                && used.1 + requests.1 <= n.allocatable_memory
+                && now.0 + requests.0 <= n.allocatable_cpu
+                && now.1 + requests.1 <= n.allocatable_memory
         });
         let node_name = node.map(|n| n.name.clone());
+        if let Some(n) = &node_name {
+            let e = used.entry(n.clone()).or_default();
+            *e = (e.0 + requests.0, e.1 + requests.1);
+        }
         let now = self.now_ms;
         let mut labels = self.workloads[key].workload.selector.clone();
         let revision_label = match key.kind {
@@ -329,13 +377,14 @@ impl State {
     }
 
     fn count(&mut self) {
+        let mut ready: BTreeMap<&WorkloadKey, i32> = BTreeMap::new();
+        for p in self.pods.values().filter(|p| p.pod.ready) {
+            if let Some(o) = &p.pod.owner {
+                *ready.entry(o).or_default() += 1;
+            }
+        }
         for w in self.workloads.values_mut() {
-            let key = &w.workload.key;
-            w.workload.ready_replicas = self
-                .pods
-                .values()
-                .filter(|p| p.pod.owner.as_ref() == Some(key) && p.pod.ready)
-                .count() as i32;
+            w.workload.ready_replicas = ready.get(&w.workload.key).copied().unwrap_or(0);
         }
         for pdb in &mut self.pdbs {
             let healthy = self

@@ -7,6 +7,7 @@
 //! [`Clock`]; every call first brings the world up to the clock's now.
 
 mod control;
+mod demo;
 mod ssa;
 mod writes;
 
@@ -93,6 +94,8 @@ struct State {
     pdbs: Vec<Pdb>,
     events: Vec<RecordedEvent>,
     records: BTreeMap<(String, String), Record>,
+    /// Where resource changes are told (the demo datasource reads them), as which cluster.
+    live: Option<(String, crate::sim::live::Live)>,
 }
 
 /// What the in-process cluster answers for its version.
@@ -120,6 +123,7 @@ impl SimCluster {
                 pdbs: Vec::new(),
                 events: Vec::new(),
                 records: BTreeMap::new(),
+                live: None,
             })),
             clock,
             manager: FIELD_MANAGER.into(),
@@ -161,10 +165,23 @@ impl SimCluster {
         spec: WorkloadSpec,
         creator: &str,
     ) -> Result<WorkloadKey, ClusterError> {
+        let mut keys = self.create_workloads(vec![spec], creator)?;
+        Ok(keys.remove(0))
+    }
+
+    /// Creates many workloads, then lets the controllers run once (a fleet at once).
+    pub fn create_workloads(
+        &self,
+        specs: Vec<WorkloadSpec>,
+        creator: &str,
+    ) -> Result<Vec<WorkloadKey>, ClusterError> {
         let mut w = self.world();
-        let key = w.create_workload(spec, creator)?;
+        let keys = specs
+            .into_iter()
+            .map(|spec| w.create_workload(spec, creator))
+            .collect::<Result<Vec<_>, _>>()?;
         w.step();
-        Ok(key)
+        Ok(keys)
     }
 
     /// Sets a workload's replicas (a scale by its owner); new pods use its template.

@@ -163,6 +163,9 @@ impl State {
             if let Some(sim) = self.workloads.get_mut(key) {
                 sim.workload = w.clone();
             }
+            if template_changed {
+                self.note_change(key, &w.containers);
+            }
             self.step();
         }
         Ok(w)

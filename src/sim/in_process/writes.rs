@@ -111,7 +111,12 @@ impl State {
             p.pod.containers = next;
             p.pod.generation += 1;
         }
-        Ok(p.pod.clone())
+        let (owner, containers, out) =
+            (p.pod.owner.clone(), p.pod.containers.clone(), p.pod.clone());
+        if let (Some(owner), true) = (owner, after != before) {
+            self.note_change(&owner, &containers);
+        }
+        Ok(out)
     }
 
     pub(super) fn evict(&mut self, r: &PodRef) -> Result<(), ClusterError> {

@@ -37,6 +37,21 @@ pub async fn hub(cluster: &str, demo: bool) -> Hub {
 
 /// A hub on a manual clock at `t0`, its config changed by `tweak` first.
 pub async fn hub_at(cluster: &str, demo: bool, t0: i64, tweak: impl FnOnce(&mut Config)) -> Hub {
+    hub_from(cluster, demo.then(|| Datasource::demo(7)), t0, tweak).await
+}
+
+/// A hub at [`T0`] whose every cluster reads the demo fleet with the changes `live`
+/// records (the sim's in-process clusters tell it theirs).
+pub async fn hub_live(cluster: &str, live: kerf::sim::live::Live) -> Hub {
+    hub_from(cluster, Some(Datasource::demo_live(7, live)), T0, |_| {}).await
+}
+
+async fn hub_from(
+    cluster: &str,
+    source: Option<Datasource>,
+    t0: i64,
+    tweak: impl FnOnce(&mut Config),
+) -> Hub {
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = StoreOptions {
         readers: 2,
@@ -45,8 +60,8 @@ pub async fn hub_at(cluster: &str, demo: bool, t0: i64, tweak: impl FnOnce(&mut 
     let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, t0).expect("store");
     let clock = Arc::new(ManualClock::new(t0));
     let mut runs = Runs::new(store.clone(), clock.clone()).with_data_dir(dir.path().into());
-    if demo {
-        runs = runs.with_source(Datasource::demo(7));
+    if let Some(source) = source {
+        runs = runs.with_source(source);
     }
     let mut config = Config {
         data_dir: dir.path().into(),

@@ -37,8 +37,7 @@ impl Client {
                 let status = resp.status().as_u16();
                 if status >= 300 {
                     let transient = status == 429 || status >= 500;
-                    let text = resp.text().await.unwrap_or_default();
-                    let text: String = text.trim().chars().take(200).collect();
+                    let text = self.shown(&resp.text().await.unwrap_or_default());
                     let err = DatasourceError::Query(format!("remote read: HTTP {status}: {text}"));
                     return Err((err, transient));
                 }

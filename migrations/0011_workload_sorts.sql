@@ -1,4 +1,4 @@
--- kerf schema v10: workload lists sort every workload by its cost change and by risk.
+-- kerf schema v11: workload lists sort every workload by its cost change and by risk.
 -- `monthly_savings` becomes the signed saving (−cost_delta, 0 when unknown), so sorting
 -- by savings orders the workloads that cost more too, instead of leaving them tied at 0.
 -- `risk` ranks what a recommendation protects against: 3 OOM kill, 2 potential memory

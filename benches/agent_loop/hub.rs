@@ -1,0 +1,209 @@
+//! The hub of the agent benchmark: the real `kerf` binary (hub mode) in its own process
+//! on a temp data dir, its cluster, policy and recommendations written beforehand
+//! through kerf's own operations and store (as a run writes them), reached over HTTP as
+//! a remote agent reaches it.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kerf::agent::http_hub::HttpHub;
+use kerf::store::{ChunkWrite, NewRecommendation, Store, StoreOptions, WorkloadSeen};
+use serde_json::json;
+
+pub struct HubProcess {
+    child: Child,
+    pub url: String,
+    pub token: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for HubProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl HubProcess {
+    pub fn client(&self, cluster: &str) -> Arc<HttpHub> {
+        Arc::new(
+            HttpHub::new(
+                &self.url,
+                cluster,
+                self.token.clone(),
+                None,
+                Duration::from_secs(120),
+            )
+            .expect("hub client"),
+        )
+    }
+}
+
+/// One workload to recommend for: namespace, kind, name, and `app`'s current CPU request
+/// (millicores) and memory request (bytes).
+#[derive(Clone)]
+pub struct Seeded {
+    pub namespace: String,
+    pub name: String,
+    pub cpu: u64,
+    pub memory: u64,
+}
+
+fn ctx() -> kerf::events::config_change::AuditContext {
+    kerf::commands::operator("bench")
+}
+
+async fn write(store: &Store, cluster: &str, items: &[Seeded], identity: &str, now: i64) {
+    let mut chunk = ChunkWrite {
+        run_id: format!("bench-{identity}"),
+        now_ms: now,
+        ..Default::default()
+    };
+    for w in items {
+        let id = kerf::runs::workload::workload_id(cluster, &w.namespace, "Deployment", &w.name);
+        // Half the request, a limit of twice that: a change worth making.
+        let setting = |v: f64| json!({ "current": null, "suggested": v, "confidence": 90 });
+        let summary = json!({
+            "containers": [{ "name": "app",
+                "cpu": { "requests": setting(w.cpu as f64 / 2.0), "dataQuality": "available", "coverage": 1.0 },
+                "memory": { "requests": setting(w.memory as f64 / 2.0), "dataQuality": "available", "coverage": 1.0 } }],
+            "confidence": 90, "coverage": 1.0, "dataQuality": "available", "notices": [],
+            "coveredSeconds": 8 * 86_400,
+        });
+        chunk.analyzed.push((
+            WorkloadSeen {
+                id: id.clone(),
+                cluster: cluster.into(),
+                namespace: w.namespace.clone(),
+                kind: "Deployment".into(),
+                name: w.name.clone(),
+                uid: String::new(),
+                replicas: Some(1),
+                labels: "{}".into(),
+                current: "[]".into(),
+            },
+            NewRecommendation {
+                id: uuid::Uuid::new_v4().to_string(),
+                workload_id: id,
+                run_id: chunk.run_id.clone(),
+                created_at: now,
+                policy_version: "bench".into(),
+                settings_identity: identity.into(),
+                cost_delta: None,
+                summary: summary.to_string(),
+                analysis: "{}".into(),
+                has_changes: true,
+                data_quality: "available".into(),
+                notices: String::new(),
+                confidence: 90,
+            },
+        ));
+    }
+    store.write_chunk(chunk).await.expect("recommendations");
+}
+
+/// Starts a hub for `cluster` whose policy puts namespaces matching `auto` in
+/// `auto-patch` (the rest stay in `audit`), with a recommendation for every item.
+pub async fn start(cluster: &str, auto: &str, items: &[Seeded]) -> HubProcess {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let opts = StoreOptions {
+        readers: 2,
+        busy_timeout_ms: 10_000,
+    };
+    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, 0).expect("store");
+    let now = kerf::clock::Clock::now_ms(&kerf::clock::SystemClock);
+    let token =
+        kerf::fleet::clusters::register(&store, now, ctx(), cluster.into(), Default::default())
+            .await
+            .expect("cluster")
+            .token;
+    let policy: kerf::policy::PolicySpec = serde_json::from_value(json!({
+        "name": "bench-auto", "selector": { "namespaces": [auto] },
+        "mode": { "cpu": "auto-patch", "memory": "auto-patch" },
+        "guardrails": { "learningPeriod": "1d", "minConfidence": 50 },
+    }))
+    .expect("policy");
+    kerf::fleet::policies::create(&store, now, ctx(), policy)
+        .await
+        .expect("policy");
+    write(&store, cluster, items, "pending", now).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kerf"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--listen", &format!("127.0.0.1:{port}"), "serve"])
+        .env("KERF_LOG", "warn,kerf::server=info")
+        .env_remove("KERF_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the hub");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = BufReader::new(stderr).lines();
+    loop {
+        let line = lines.next().expect("the hub starts").expect("log line");
+        if line.contains("listening addr=") {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    let hub = HubProcess {
+        child,
+        url: format!("http://127.0.0.1:{port}"),
+        token,
+        _dir: dir,
+    };
+    // Every workload has the same effective policy identity per mode: read them from
+    // the config feed and store the recommendations under them.
+    let feed: serde_json::Value = reqwest::Client::new()
+        .get(format!("{}/v1/clusters/{cluster}/config", hub.url))
+        .bearer_auth(&hub.token)
+        .send()
+        .await
+        .expect("config feed")
+        .json()
+        .await
+        .expect("json");
+    let identity_of = |ns: &str| -> String {
+        feed["workloads"]
+            .as_array()
+            .expect("workloads")
+            .iter()
+            .find(|w| w["namespace"] == ns)
+            .and_then(|w| w["policyIdentity"].as_str())
+            .expect("identity")
+            .to_string()
+    };
+    let mut by_identity: std::collections::BTreeMap<String, Vec<&Seeded>> = Default::default();
+    for w in items {
+        by_identity
+            .entry(identity_of(&w.namespace))
+            .or_default()
+            .push(w);
+    }
+    for (identity, group) in by_identity {
+        let group: Vec<Seeded> = group.into_iter().cloned().collect();
+        write(&store, cluster, &group, &identity, now).await;
+    }
+    hub
+}
+
+/// The process's resident and peak memory, in MiB.
+pub fn rss() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<f64>().ok())
+            .map_or(0.0, |kib| kib / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}

@@ -1,0 +1,190 @@
+//! The demo's clusters as in-process clusters: the catalogue's workloads (same
+//! namespaces, names, kinds, replicas, containers and usage shapes as the demo
+//! datasource reports), on nodes large enough for all of them, with every resource
+//! change told to `sim::live` so the demo datasource reports it.
+
+use std::sync::Arc;
+
+use super::{SimCluster, State, WorkloadSpec};
+use crate::clock::Clock;
+use crate::cluster::{
+    ClusterError, Container, Node, NodeManagers, Resources, UpdateStrategy, WorkloadKey,
+    WorkloadKind,
+};
+use crate::sim::catalogue::{self, Kind};
+use crate::sim::kubelet::Usage;
+use crate::sim::live::{Live, LiveKey};
+
+/// Nodes per demo cluster (the node agent DaemonSet runs one pod on each).
+const NODES: usize = 4;
+
+fn round(v: Option<f64>) -> Option<u64> {
+    v.map(|x| x.round().max(1.0) as u64)
+}
+
+fn model(r: catalogue::Resources) -> Resources {
+    Resources {
+        cpu_request: round(r.cpu_request),
+        cpu_limit: round(r.cpu_limit),
+        memory_request: round(r.memory_request),
+        memory_limit: round(r.memory_limit),
+    }
+}
+
+fn demo_values(r: Resources) -> catalogue::Resources {
+    catalogue::Resources {
+        cpu_request: r.cpu_request.map(|v| v as f64),
+        cpu_limit: r.cpu_limit.map(|v| v as f64),
+        memory_request: r.memory_request.map(|v| v as f64),
+        memory_limit: r.memory_limit.map(|v| v as f64),
+    }
+}
+
+impl SimCluster {
+    /// The demo cluster `cluster` (`None` for a name the catalogue does not have), on
+    /// `clock`, telling its resource changes to `live`.
+    pub fn demo(
+        cluster: &str,
+        seed: u64,
+        clock: Arc<dyn Clock>,
+        live: Live,
+    ) -> Result<Option<SimCluster>, ClusterError> {
+        let Some(specs) = catalogue::workloads(cluster) else {
+            return Ok(None);
+        };
+        let nodes = (0..NODES)
+            .map(|i| Node {
+                name: format!("{cluster}-node-{i}"),
+                labels: Default::default(),
+                ready: true,
+                // Room for every pod (the sim binds first-fit) and any recommendation:
+                // the demo shows changes applied, not a full node's Deferred resizes.
+                allocatable_cpu: 128_000,
+                allocatable_memory: 512 << 30,
+                swap_bytes: 0,
+                managers: NodeManagers::default(),
+            })
+            .collect();
+        let sim = SimCluster::new(seed, clock, nodes);
+        let mut all = Vec::new();
+        for spec in specs {
+            let kind = match spec.kind {
+                Kind::Deployment => WorkloadKind::Deployment,
+                Kind::StatefulSet => WorkloadKind::StatefulSet,
+                Kind::DaemonSet => WorkloadKind::DaemonSet,
+            };
+            let labels = catalogue::labels(&spec)
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            let containers = spec
+                .containers
+                .iter()
+                .map(|c| Container {
+                    name: c.name.into(),
+                    image: format!("registry.example/{}/{}:1", spec.namespace, spec.name),
+                    resources: model(c.resources),
+                    ..Container::default()
+                })
+                .collect();
+            let usage = spec
+                .containers
+                .iter()
+                .map(|c| {
+                    let u = Usage {
+                        cpu: spec.cpu,
+                        memory: spec.memory,
+                        scale: c.scale,
+                    };
+                    (c.name.to_string(), u)
+                })
+                .collect();
+            all.push(WorkloadSpec {
+                kind,
+                namespace: spec.namespace.into(),
+                name: spec.name.clone(),
+                replicas: spec.replicas as i32,
+                strategy: UpdateStrategy::RollingUpdate {
+                    max_surge: Some("25%".into()),
+                    max_unavailable: Some("25%".into()),
+                },
+                labels,
+                annotations: Default::default(),
+                containers,
+                usage,
+            });
+        }
+        sim.create_workloads(all, "kerf-demo")?;
+        sim.state.lock().unwrap_or_else(|p| p.into_inner()).live =
+            Some((cluster.to_string(), live));
+        Ok(Some(sim))
+    }
+}
+
+impl State {
+    /// Tells `live` (when the demo listens) that `key`'s containers now run with
+    /// `containers`' values.
+    pub(super) fn note_change(&mut self, key: &WorkloadKey, containers: &[Container]) {
+        let Some((cluster, live)) = &self.live else {
+            return;
+        };
+        for c in containers {
+            let k = LiveKey {
+                cluster: cluster.clone(),
+                namespace: key.namespace.clone(),
+                workload: key.name.clone(),
+                container: c.name.clone(),
+            };
+            live.record(k, self.now_ms, demo_values(c.resources));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::cluster::{ApplyMode, Cluster, ContainerResources};
+
+    #[tokio::test]
+    async fn a_change_in_the_demo_cluster_is_told_to_live() {
+        let clock = Arc::new(ManualClock::new(1_800_000_000_000));
+        let live = Live::default();
+        let sim = SimCluster::demo("demo-west", 42, clock.clone(), live.clone())
+            .expect("builds")
+            .expect("known cluster");
+        let key = WorkloadKey::new("search", WorkloadKind::Deployment, "sitemap");
+        let w = sim.workload(&key).await.expect("read").expect("exists");
+        let mut r = w.containers[0].resources;
+        r.cpu_request = Some(200);
+        clock.advance(1000);
+        sim.apply_template_resources(
+            &key,
+            &[ContainerResources::set("app", r)],
+            ApplyMode {
+                force: true,
+                dry_run: false,
+            },
+        )
+        .await
+        .expect("apply");
+        let mut spec = catalogue::workloads("demo-west")
+            .expect("west")
+            .into_iter()
+            .find(|s| s.name == "sitemap")
+            .expect("sitemap");
+        live.apply("demo-west", &mut spec);
+        assert_eq!(
+            spec.containers[0].changes.len(),
+            1,
+            "{:?}",
+            spec.containers[0]
+        );
+        assert_eq!(
+            spec.containers[0]
+                .resources_at(1_800_000_001_000)
+                .cpu_request,
+            Some(200.0)
+        );
+    }
+}

@@ -98,6 +98,7 @@ async fn write(store: &Store, cluster: &str, items: &[Seeded], identity: &str, n
                 data_quality: "available".into(),
                 notices: String::new(),
                 confidence: 90,
+                risk: 0,
             },
         ));
     }

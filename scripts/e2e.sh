@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Browser tests of the web UI (tests/e2e): headless Debian chromium driven by
 # playwright-core, against the real kerf binary (`kerf demo`). Installs chromium and the
-# pinned npm packages when missing. Builds kerf and the 10,000-workload seeder
+# pinned npm packages (playwright-core, and axe-core that the accessibility test injects)
+# when missing. Builds kerf and the 10,000-workload seeder
 # (examples/seed_workloads.rs) in the cargo target dir (CARGO_TARGET_DIR honoured).
 # Screenshots go to tests/e2e/artifacts/ (git-ignored). Extra arguments go to `node --test`.
 set -euo pipefail
@@ -15,7 +16,7 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "e2e.sh: installing nodejs and npm" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >&2
 fi
-if [ ! -d tests/e2e/node_modules/playwright-core ]; then
+if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modules/axe-core ]; then
   (cd tests/e2e && npm ci --no-audit --no-fund >&2)
 fi
 

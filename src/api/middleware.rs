@@ -9,6 +9,7 @@ use axum::http::{header, HeaderName, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
+use tower_http::compression::{CompressionLayer, CompressionLevel};
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
@@ -34,6 +35,9 @@ pub fn with_middleware(router: Router<AppState>, state: AppState) -> Router {
             body::bound_bodies,
         ))
         .layer(axum::extract::DefaultBodyLimit::disable())
+        // API answers compressed on the fly at a level that costs little CPU (the UI's
+        // files come compressed already and pass through).
+        .layer(CompressionLayer::new().quality(CompressionLevel::Precise(4)))
         .layer(axum::middleware::from_fn_with_state(state.clone(), record_metrics))
         .layer(header_layer(header::X_FRAME_OPTIONS, "DENY"))
         .layer(header_layer(header::REFERRER_POLICY, "no-referrer"))
@@ -82,13 +86,23 @@ async fn require_guard(req: Request, next: Next) -> Response {
     }
 }
 
-async fn fallback(req: Request) -> Response {
+async fn fallback(State(state): State<AppState>, req: Request) -> Response {
     let path = req.uri().path();
     if path == "/v1" || path.starts_with("/v1/") {
         return ApiError::not_found(format!("no API route {} {path}", req.method()))
             .into_response();
     }
-    crate::ui::serve(req.method(), req.uri(), req.headers())
+    // The first request for a file compresses it (brotli at its best level): off the
+    // async workers.
+    let (method, uri, headers) = (
+        req.method().clone(),
+        req.uri().clone(),
+        req.headers().clone(),
+    );
+    let ui = state.ui.clone();
+    tokio::task::spawn_blocking(move || crate::ui::serve(&ui, &method, &uri, &headers))
+        .await
+        .unwrap_or_else(|e| ApiError::internal(format!("serving a UI file: {e}")).into_response())
 }
 
 async fn method_not_allowed(req: Request) -> Response {

@@ -72,6 +72,8 @@ pub struct AppState {
     pub jobs: crate::jobs::Board,
     /// Notification channels: sealing, sending, waking the dispatcher and digest.
     pub notify: crate::notify::Notifier,
+    /// The UI files' compressed forms, made once each.
+    pub ui: Arc<crate::ui::Encoded>,
 }
 
 impl AppState {
@@ -96,6 +98,7 @@ impl AppState {
             fleet: crate::fleet::Fleet::default(),
             jobs: crate::jobs::Board::default(),
             notify,
+            ui: Arc::new(crate::ui::Encoded::new()),
         })
     }
 

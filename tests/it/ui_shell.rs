@@ -59,3 +59,87 @@ async fn deep_links_get_the_app_while_unknown_api_paths_get_json_404() {
     let rid = http.get(kerf.url("/healthz")).send().await.unwrap();
     assert!(rid.headers().contains_key("x-request-id"));
 }
+
+/// A GET with `Accept-Encoding: accept`: (status, headers, raw body bytes).
+async fn fetch(
+    http: &reqwest::Client,
+    url: String,
+    accept: &str,
+) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+    let r = http
+        .get(url)
+        .header("accept-encoding", accept)
+        .send()
+        .await
+        .unwrap();
+    let (status, headers) = (r.status().as_u16(), r.headers().clone());
+    (status, headers, r.bytes().await.unwrap().to_vec())
+}
+
+fn unbrotli(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    brotli::BrotliDecompress(&mut &data[..], &mut out).expect("valid brotli");
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_and_answers_are_compressed_and_versioned_files_are_immutable() {
+    let data = DataDir::new();
+    let kerf = data.start();
+    let http = client();
+    let vendor = "/vendor/uPlot-1.6.32.esm.js";
+    let (s, plain_h, plain) = fetch(&http, kerf.url(vendor), "identity").await;
+    assert_eq!(s, 200);
+    assert!(plain_h.get("content-encoding").is_none());
+    let (s, h, br) = fetch(&http, kerf.url(vendor), "gzip, deflate, br, zstd").await;
+    assert_eq!(s, 200);
+    assert_eq!(h["content-encoding"], "br");
+    assert_eq!(h["vary"], "accept-encoding");
+    assert_eq!(h["cache-control"], "public, max-age=31536000, immutable");
+    assert_eq!(unbrotli(&br), plain, "the brotli form is the file");
+    assert!(
+        br.len() * 3 < plain.len(),
+        "{} of {}",
+        br.len(),
+        plain.len()
+    );
+    let (_, h, gz) = fetch(&http, kerf.url(vendor), "gzip").await;
+    assert_eq!(h["content-encoding"], "gzip");
+    let mut back = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut back).unwrap();
+    assert_eq!(back, plain);
+    // An ETag of one coding revalidates the other: the content is the same file.
+    let etag = h["etag"].to_str().unwrap().to_string();
+    let again = http
+        .get(kerf.url(vendor))
+        .header("accept-encoding", "br")
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 304);
+
+    // The app's own modules are not versioned: revalidated on every load.
+    let (_, h, _) = fetch(&http, kerf.url("/ui/shell.js"), "br").await;
+    assert_eq!(h["content-encoding"], "br");
+    assert_eq!(h["cache-control"], "no-cache");
+    let (s, h, _) = fetch(&http, kerf.url("/favicon.svg"), "br").await;
+    assert_eq!(s, 200);
+    assert!(h["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("image/svg+xml"));
+
+    // API answers are compressed on the fly.
+    let (s, h, body) = fetch(&http, kerf.url("/v1/openapi.yaml"), "br").await;
+    assert_eq!(s, 200);
+    assert_eq!(h["content-encoding"], "br");
+    let (_, _, plain) = fetch(&http, kerf.url("/v1/openapi.yaml"), "identity").await;
+    assert_eq!(unbrotli(&body), plain);
+    assert!(
+        body.len() * 4 < plain.len(),
+        "{} of {}",
+        body.len(),
+        plain.len()
+    );
+}

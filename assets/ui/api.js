@@ -80,6 +80,33 @@ export async function api(method, path, { query, body, signal, headers: extra } 
   return data;
 }
 
+/** A file the API answers (an export): its Blob and the name the hub gave it. */
+export async function fetchFile(path, query) {
+  const headers = {};
+  const token = apiToken();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const res = await fetch(path + queryString(query), { headers, credentials: "same-origin" });
+  if (!res.ok) {
+    let e = null;
+    try { e = (await res.json())?.error; } catch { /* not JSON */ }
+    throw new ApiError(res.status, e?.code ?? `http_${res.status}`, e?.message ?? `The hub answered ${res.status}`, e?.details);
+  }
+  const name = /filename="([^"]+)"/.exec(res.headers.get("Content-Disposition") ?? "")?.[1] ?? "kerf-export";
+  return { blob: await res.blob(), name };
+}
+
+/** Saves `blob` as a download named `name`. */
+export function saveBlob(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
 export const get = (path, query, opts) => api("GET", path, { ...opts, query });
 export const post = (path, body, query, opts) => api("POST", path, { ...opts, body, query });
 export const put = (path, body, opts) => api("PUT", path, { ...opts, body });

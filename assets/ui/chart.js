@@ -1,24 +1,44 @@
 // A uPlot time-series chart of one container's usage, with the current and recommended
-// request/limit as flat lines and OOM kills as red vertical markers.
+// request/limit as flat lines and (memory only) OOM kills as red vertical markers. The
+// time axis spans the data; the CPU axis scales to usage and requests, and a limit far
+// above them is named under the chart instead of flattening the usage.
 import { html, useEffect, useRef } from "./lib.js";
 import uPlot from "../vendor/uPlot-1.6.32.esm.js";
+import { timeRange, valueRange, oomLabels } from "./chartscale.js";
 import * as fmt from "./format.js";
+
+const CSS = "/vendor/uPlot-1.6.32.min.css";
+/** Pixels (CSS) between two OOM labels. */
+const LABEL_GAP = 56;
+
+/** uPlot's stylesheet, added once by the first chart (pages without charts never load it). */
+export function chartStyles() {
+  if (document.querySelector(`link[href="${CSS}"]`)) return;
+  const link = document.createElement("link");
+  link.rel = "stylesheet";
+  link.href = CSS;
+  document.head.append(link);
+}
 
 const cssVar = (name) => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
 
 /**
  * points: [{time, value}] (RFC 3339, native units); lines: [{label, value, kind}] where
  * kind is current-request | current-limit | recommended-request | recommended-limit;
- * ooms: [ms timestamps].
+ * ooms: [ms timestamps] (pass none for CPU).
  */
-export function UsageChart({ resource, points, lines, ooms, label }) {
+export function UsageChart({ resource, points, lines, ooms = [], label }) {
   const box = useRef(null);
+  const xs = points.map((p) => new Date(p.time).getTime() / 1000);
+  const peak = points.reduce((m, p) => Math.max(m, p.value ?? 0), 0);
+  const range = valueRange(resource, peak, lines);
+  const drawn = lines.filter((l) => l.value !== null && l.value !== undefined && !range.offScale.includes(l));
+  const span = timeRange(xs);
   useEffect(() => {
     const el = box.current;
-    if (!el) return;
-    const xs = points.map((p) => new Date(p.time).getTime() / 1000);
-    const shown = lines.filter((l) => l.value !== null && l.value !== undefined);
-    const data = [xs, points.map((p) => p.value), ...shown.map((l) => xs.map(() => l.value))];
+    if (!el) return undefined;
+    chartStyles();
+    const data = [xs, points.map((p) => p.value), ...drawn.map((l) => xs.map(() => l.value))];
     const color = {
       usage: cssVar("--chart-usage"),
       "current-request": cssVar("--chart-current"),
@@ -29,14 +49,14 @@ export function UsageChart({ resource, points, lines, ooms, label }) {
     const axis = { stroke: cssVar("--muted"), grid: { stroke: cssVar("--line") }, ticks: { stroke: cssVar("--line") } };
     const oomColor = cssVar("--bad");
     const opts = {
-      width: Math.max(300, el.clientWidth),
+      width: Math.max(260, el.clientWidth),
       height: 240,
-      scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(max, ...shown.map((l) => l.value)) * 1.1 || 1] } },
+      scales: { x: { time: true, range: () => span }, y: { range: () => [0, range.max] } },
       axes: [axis, { ...axis, size: 70, values: (u, vals) => vals.map((v) => fmt.quantity(resource, v)) }],
       series: [
         {},
         { label: "usage", stroke: color.usage, width: 1.5, fill: `${color.usage}22`, value: (u, v) => fmt.quantity(resource, v) },
-        ...shown.map((l) => ({
+        ...drawn.map((l) => ({
           label: l.label,
           stroke: color[l.kind],
           width: 1.5,
@@ -46,36 +66,44 @@ export function UsageChart({ resource, points, lines, ooms, label }) {
       ],
       hooks: {
         draw: [(u) => {
+          if (ooms.length === 0) return;
           const ctx = u.ctx;
+          const px = devicePixelRatio;
+          const inside = ooms.map((t) => u.valToPos(t / 1000, "x", true)).filter((x) => x >= u.bbox.left && x <= u.bbox.left + u.bbox.width);
+          const labels = oomLabels(inside, LABEL_GAP * px);
           ctx.save();
           ctx.strokeStyle = oomColor;
           ctx.fillStyle = oomColor;
-          ctx.lineWidth = 2 * devicePixelRatio;
-          ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
-          for (const t of ooms) {
-            const x = u.valToPos(t / 1000, "x", true);
-            if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+          ctx.lineWidth = 2 * px;
+          ctx.font = `${11 * px}px system-ui, sans-serif`;
+          for (const x of inside) {
             ctx.beginPath();
             ctx.moveTo(x, u.bbox.top);
             ctx.lineTo(x, u.bbox.top + u.bbox.height);
             ctx.stroke();
-            ctx.fillText("OOM", x + 3 * devicePixelRatio, u.bbox.top + 12 * devicePixelRatio);
           }
+          for (const l of labels) ctx.fillText(l.n > 1 ? `OOM ×${l.n}` : "OOM", l.x + 3 * px, u.bbox.top + 12 * px);
           ctx.restore();
+          el.dataset.oomLabels = String(labels.length);
+          el.dataset.oomLabelXs = labels.map((l) => Math.round(l.x / px)).join(",");
         }],
       },
     };
     const plot = new uPlot(opts, data, el);
-    const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(300, el.clientWidth), height: 240 }));
+    el.dataset.xMin = String(plot.scales.x.min);
+    el.dataset.xMax = String(plot.scales.x.max);
+    el.dataset.yMax = String(plot.scales.y.max);
+    const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(260, el.clientWidth), height: 240 }));
     ro.observe(el);
     return () => { ro.disconnect(); plot.destroy(); };
   }, [points, lines, ooms, resource]);
-  const summary = `${label}: ${points.length} points` +
-    lines.filter((l) => l.value != null).map((l) => `, ${l.label} ${fmt.quantity(resource, l.value)}`).join("") +
-    (ooms.length ? `, ${ooms.length} OOM kill(s)` : "");
-  return html`<figure class="chart">
+  const summary = `${label}: ${fmt.count(points.length, "point")}, peak ${fmt.quantity(resource, peak)}` +
+    drawn.map((l) => `, ${l.label} ${fmt.quantity(resource, l.value)}`).join("") +
+    (ooms.length ? `, ${fmt.count(ooms.length, "OOM kill")}` : "");
+  return html`<figure class="chart" data-resource=${resource}>
     <figcaption>${label}</figcaption>
-    <div class="chart-box" ref=${box} role="img" aria-label=${summary}></div>
-    ${ooms.length > 0 && html`<p class="small bad">OOM kills: ${ooms.map((t) => fmt.time(t)).join(", ")}</p>`}
+    <div class="chart-box" ref=${box} role="img" aria-label=${summary} data-ooms=${ooms.length} data-peak=${peak}></div>
+    ${range.offScale.length > 0 && html`<p class="small muted offscale">Above the scale: ${range.offScale.map((l) => `${l.label} ${fmt.quantity(resource, l.value)}`).join(", ")} ↑</p>`}
+    ${ooms.length > 0 && html`<p class="small bad">${fmt.count(ooms.length, "OOM kill")} ${fmt.date(Math.min(...ooms)) === fmt.date(Math.max(...ooms)) ? `on ${fmt.date(ooms[0])}` : `between ${fmt.date(Math.min(...ooms))} and ${fmt.date(Math.max(...ooms))}`} (listed under the memory recommendation).</p>`}
   </figure>`;
 }

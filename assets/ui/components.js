@@ -1,6 +1,6 @@
 // Shared pieces: data loading with its three states, error display, forms, paging.
 import { html, useEffect, useState, useRef, useCallback } from "./lib.js";
-import { ApiError } from "./api.js";
+import { ApiError, get } from "./api.js";
 
 /** Runs `load(signal)` whenever `deps` change: {data, error, loading, reload}. */
 export function useApi(load, deps) {
@@ -86,17 +86,33 @@ export function Pager({ hasPrev, next, onPrev, onNext, label }) {
   </nav>`;
 }
 
-/** A modal confirmation built on <dialog> (focus trap and Esc come with it). */
+let dialogSeq = 0;
+
+/**
+ * A modal confirmation built on <dialog> (focus trap and Esc come with it). Each has its
+ * own title id, so it is announced by its own title; closing it, or unmounting it while
+ * open, gives focus back to what had it before.
+ */
 export function Confirm({ open, title, children, confirmLabel = "Confirm", onConfirm, onCancel, busy, error }) {
   const ref = useRef(null);
+  const titleId = useRef(null);
+  if (!titleId.current) titleId.current = `dialog-title-${++dialogSeq}`;
+  const opener = useRef(null);
+  const restore = () => {
+    const el = opener.current;
+    opener.current = null;
+    if (el && el.isConnected && typeof el.focus === "function") el.focus();
+  };
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
-    if (open && !d.open) d.showModal();
-    if (!open && d.open) d.close();
+    if (open && !d.open) { opener.current = document.activeElement; d.showModal(); }
+    if (!open && d.open) { d.close(); restore(); }
   }, [open]);
-  return html`<dialog ref=${ref} class="dialog" aria-labelledby="dialog-title" onCancel=${(e) => { e.preventDefault(); onCancel(); }}>
-    <h2 id="dialog-title">${title}</h2>
+  // Unmounted while open (the caller stopped rendering it): focus goes back too.
+  useEffect(() => () => { if (opener.current) requestAnimationFrame(restore); }, []);
+  return html`<dialog ref=${ref} class="dialog" aria-labelledby=${titleId.current} onCancel=${(e) => { e.preventDefault(); onCancel(); }}>
+    <h2 id=${titleId.current}>${title}</h2>
     ${children}
     ${error && html`<${ErrorBox} error=${error} />`}
     <div class="actions">
@@ -106,13 +122,45 @@ export function Confirm({ open, title, children, confirmLabel = "Confirm", onCon
   </dialog>`;
 }
 
-export function CopyButton({ text, label = "Copy" }) {
-  const [done, setDone] = useState(false);
+/** Copies `text` to the clipboard; says so (or why not) where screen readers hear it. */
+export function CopyButton({ text, label = "Copy", className = "small", name }) {
+  const [state, setState] = useState(null);
   const copy = async () => {
-    try { await navigator.clipboard.writeText(text); setDone(true); setTimeout(() => setDone(false), 1500); }
-    catch { setDone(false); }
+    try { await navigator.clipboard.writeText(text); setState("Copied"); }
+    catch (e) { setState(`Copy failed: ${e.message || e}. Select the text and copy it by hand.`); }
+    setTimeout(() => setState(null), 2500);
   };
-  return html`<button type="button" class="small" onClick=${copy}>${done ? "Copied" : label}</button>`;
+  return html`<span class="copy"><button type="button" class=${className} data-copy=${name} onClick=${copy}>${label}</button><span class="small muted" role="status">${state ?? ""}</span></span>`;
+}
+
+let currencyOnce = null;
+
+/** The pricing currency (from the workload summary, which every reader may ask for). */
+export function useCurrency() {
+  const [c, setC] = useState("USD");
+  useEffect(() => {
+    currencyOnce ??= get("/v1/workloads/summary").then((s) => s.currency, () => { currencyOnce = null; return "USD"; });
+    let live = true;
+    currencyOnce.then((v) => { if (live) setC(v); });
+    return () => { live = false; };
+  }, []);
+  return c;
+}
+
+/** `value`, once it has not changed for `ms`. */
+export function useDebounced(value, ms = 350) {
+  const [v, setV] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setV(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return v;
+}
+
+/** Names the page in the window title ("catalog · Workloads · kerf"). */
+export function useTitle(...parts) {
+  const name = parts.filter(Boolean).join(" · ");
+  useEffect(() => { if (name) document.title = `${name} · kerf`; }, [name]);
 }
 
 /** Tabs that keep the selected tab in the URL (`param`). */

@@ -5,7 +5,10 @@ const GI = 1024 * MI;
 
 export function cpu(m) {
   if (m === null || m === undefined || Number.isNaN(m)) return "—";
-  if (Math.abs(m) >= 1000) return `${trim(m / 1000, 2)} cores`;
+  if (Math.abs(m) >= 1000) {
+    const v = trim(m / 1000, 2);
+    return `${v} ${v === "1" ? "core" : "cores"}`;
+  }
   return `${trim(m, m < 10 ? 1 : 0)}m`;
 }
 
@@ -57,6 +60,13 @@ export function time(t) {
   return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
 
+/** A day: "Nov 20, 2026". */
+export function date(t) {
+  if (t === null || t === undefined || t === "") return "—";
+  const d = new Date(t);
+  return Number.isNaN(d.getTime()) ? String(t) : d.toLocaleDateString(undefined, { dateStyle: "medium" });
+}
+
 export function ago(t) {
   if (!t) return "never";
   const s = Math.round((Date.now() - new Date(t).getTime()) / 1000);
@@ -82,6 +92,11 @@ export function percent(x, digits = 0) {
 /** `no-material-change` → "no material change". */
 export function words(code) {
   return String(code ?? "").replace(/-/g, " ");
+}
+
+/** `n` things: "1 OOM kill", "3 OOM kills". */
+export function count(n, one, many = `${one}s`) {
+  return `${n.toLocaleString()} ${n === 1 ? one : many}`;
 }
 
 export function workloadName(w) {

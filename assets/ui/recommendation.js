@@ -75,7 +75,9 @@ function Oom({ r }) {
   const kills = r.evidence?.oomKills ?? [];
   if (!r.oomAdjustment && kills.length === 0) return null;
   return html`<div class="oom">
-    <p><${Badge} kind="bad">OOM</${Badge}> ${kills.length} OOM kill(s) counted${kills.length ? `: ${kills.map((k) => fmt.time(k.timestamp)).join(", ")}` : ""}.</p>
+    <p><${Badge} kind="bad">OOM</${Badge}> ${fmt.count(kills.length, "OOM kill")} counted.</p>
+    ${kills.length > 0 && html`<details class="oom-times"><summary class="small">When (${fmt.count(kills.length, "time")})</summary>
+      <ul class="small">${kills.map((k) => html`<li>${fmt.time(k.timestamp)}${k.memoryLimitBytes ? ` at a ${fmt.bytes(k.memoryLimitBytes)} limit` : ""}</li>`)}</ul></details>`}
     ${r.oomAdjustment && html`<p class="small">Memory request floor ${fmt.bytes(r.oomAdjustment.oomRequestFloorBytes)} (baseline ${fmt.bytes(r.oomAdjustment.baselineRequestBytes)})
       ${r.oomAdjustment.usedCurrentFallback ? "; the limit at the kill was unknown, today's setting was used" : ""}
       ${r.oomAdjustment.usedUsageFallback ? "; usage × headroom was used as the base" : ""}.</p>`}

@@ -1,17 +1,11 @@
 // The app shell: header (navigation, who am I), the route table and the session gate.
-import { html, useEffect } from "./lib.js";
+// Each page's module is loaded when its route is first shown, so the login page loads
+// no page code and only the workload and overview pages load the chart library.
+import { html, useEffect, useState, useRef } from "./lib.js";
 import { useLocation, match } from "./router.js";
 import { useSession, refreshSession, logout } from "./session.js";
 import { ErrorBox, Loading } from "./components.js";
 import { LoginPage } from "./pages/login.js";
-import { OverviewPage } from "./pages/overview.js";
-import { WorkloadsPage } from "./pages/workloads.js";
-import { WorkloadPage } from "./pages/workload.js";
-import { AuditPage } from "./pages/audit.js";
-import { PoliciesPage } from "./pages/policies.js";
-import { ClustersPage } from "./pages/clusters.js";
-import { NotificationsPage } from "./pages/notifications.js";
-import { SettingsPage } from "./pages/settings.js";
 
 const NAV = [
   ["/", "Overview"],
@@ -23,17 +17,38 @@ const NAV = [
   ["/settings", "Settings"],
 ];
 
+// [pattern, module loader, export name, page title]
 const ROUTES = [
-  ["/", OverviewPage],
-  ["/workloads", WorkloadsPage],
-  ["/workloads/:id", WorkloadPage],
-  ["/audit", AuditPage],
-  ["/policies", PoliciesPage],
-  ["/policies/:id", PoliciesPage],
-  ["/clusters", ClustersPage],
-  ["/notifications", NotificationsPage],
-  ["/settings", SettingsPage],
+  ["/", () => import("./pages/overview.js"), "OverviewPage", "Overview"],
+  ["/workloads", () => import("./pages/workloads.js"), "WorkloadsPage", "Workloads"],
+  ["/workloads/:id", () => import("./pages/workload.js"), "WorkloadPage", "Workload"],
+  ["/audit", () => import("./pages/audit.js"), "AuditPage", "Audit"],
+  ["/policies", () => import("./pages/policies.js"), "PoliciesPage", "Policies"],
+  ["/policies/:id", () => import("./pages/policies.js"), "PoliciesPage", "Policy"],
+  ["/clusters", () => import("./pages/clusters.js"), "ClustersPage", "Clusters"],
+  ["/notifications", () => import("./pages/notifications.js"), "NotificationsPage", "Notifications"],
+  ["/settings", () => import("./pages/settings.js"), "SettingsPage", "Settings"],
 ];
+
+const loaded = new Map();
+
+/** The page component of a route, loading its module on first use. */
+function usePage(route) {
+  const [, setTick] = useState(0);
+  const [error, setError] = useState(null);
+  const key = route?.[0];
+  useEffect(() => {
+    if (!route || loaded.has(key)) return undefined;
+    let live = true;
+    setError(null);
+    route[1]().then(
+      (m) => { loaded.set(key, m[route[2]]); if (live) setTick((t) => t + 1); },
+      (e) => { if (live) setError(e); },
+    );
+    return () => { live = false; };
+  }, [key]);
+  return { Page: route ? loaded.get(key) : null, error };
+}
 
 function Who({ session }) {
   const me = session.me;
@@ -65,26 +80,59 @@ function NotFound({ path }) {
   return html`<section class="card"><h1>Page not found</h1><p>There is no page at <code>${path}</code>. <a href="/">Go to the overview</a>.</p></section>`;
 }
 
+/**
+ * After a navigation to another page (not a first load, not a query change), focus
+ * moves to the new page's heading, so keyboard and screen-reader users start there.
+ */
+function useFocusOnNavigation(path) {
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) { first.current = false; return undefined; }
+    const main = document.getElementById("main");
+    const focus = () => {
+      const h = main?.querySelector("h1");
+      if (!h) return false;
+      if (!h.hasAttribute("tabindex")) h.setAttribute("tabindex", "-1");
+      h.focus({ preventScroll: true });
+      return true;
+    };
+    if (focus() || !main) return undefined;
+    const mo = new MutationObserver(() => { if (focus()) mo.disconnect(); });
+    mo.observe(main, { childList: true, subtree: true });
+    const stop = setTimeout(() => mo.disconnect(), 5000);
+    return () => { mo.disconnect(); clearTimeout(stop); };
+  }, [path]);
+}
+
 export function App() {
   const { path, query } = useLocation();
   const session = useSession();
   useEffect(() => { refreshSession(); }, []);
+  useFocusOnNavigation(path);
+  const gate = session.status !== "signed-in" || path === "/login";
+  let route = null;
+  let params = null;
+  if (!gate) {
+    for (const r of ROUTES) {
+      params = match(r[0], path);
+      if (params) { route = r; break; }
+    }
+  }
+  const { Page, error } = usePage(route);
   useEffect(() => {
-    const label = NAV.find(([h]) => h !== "/" && path.startsWith(h))?.[1] ?? (path === "/" ? "Overview" : "");
-    document.title = label ? `${label} · kerf` : "kerf";
-  }, [path]);
+    // Pages that know a more specific name (a workload, a policy) set it themselves.
+    const name = gate ? "Sign in" : route ? route[3] : "Page not found";
+    document.title = `${name} · kerf`;
+  }, [gate, route?.[0], path]);
 
   let body;
   if (session.status === "loading") body = html`<${Loading} what="Connecting to the hub" />`;
   else if (session.status === "error") body = html`<${ErrorBox} error=${session.error} retry=${refreshSession} what="your session" />`;
-  else if (session.status === "anonymous" || path === "/login") body = html`<${LoginPage} session=${session} />`;
-  else {
-    body = html`<${NotFound} path=${path} />`;
-    for (const [pattern, Page] of ROUTES) {
-      const params = match(pattern, path);
-      if (params) { body = html`<${Page} params=${params} query=${query} session=${session} />`; break; }
-    }
-  }
+  else if (gate) body = html`<${LoginPage} session=${session} />`;
+  else if (!route) body = html`<${NotFound} path=${path} />`;
+  else if (error) body = html`<${ErrorBox} error=${error} retry=${() => location.reload()} what="this page" />`;
+  else if (!Page) body = html`<${Loading} what="Loading the page" />`;
+  else body = html`<${Page} params=${params} query=${query} session=${session} />`;
   return html`<${Header} path=${path} session=${session} />
     <main id="main" tabindex="-1">${body}</main>`;
 }

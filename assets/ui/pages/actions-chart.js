@@ -3,6 +3,7 @@ import { html, useEffect, useRef } from "../lib.js";
 import uPlot from "../../vendor/uPlot-1.6.32.esm.js";
 import { getAll } from "../api.js";
 import { useApi, Async, Empty } from "../components.js";
+import { chartStyles } from "../chart.js";
 
 const TYPES = ["applied", "skipped", "blocked", "fallback", "rolled_back", "released", "failed"];
 const DAY = 86400;
@@ -26,6 +27,7 @@ function Plot({ items, start }) {
       const t = TYPES.indexOf(e.type);
       if (d >= 0 && d < days.length && t >= 0) counts[t][d] += 1;
     }
+    chartStyles();
     const css = getComputedStyle(document.documentElement);
     const palette = ["--ok", "--muted", "--warn", "--accent", "--bad", "--chart-current", "--bad"].map((v) => css.getPropertyValue(v).trim());
     const axis = { stroke: css.getPropertyValue("--muted").trim(), grid: { stroke: css.getPropertyValue("--line").trim() } };

@@ -1,6 +1,7 @@
-// Clusters: register (the agent token shown once), rotate the token, retire, pause and
-// resume automation (with reason and resume time), freeze, and the fleet-wide pause.
-// Built on /v1/clusters and /v1/fleet/*; on a hub without them the page says so.
+// Clusters: register (the agent token shown once, and the datasource its runs read),
+// link a datasource, rotate the token, retire, pause and resume automation (with reason
+// and resume time), freeze, and the fleet-wide pause. Built on /v1/clusters,
+// /v1/datasources and /v1/fleet/*; on a hub without them the page says so.
 import { html, useState } from "../lib.js";
 import { get, post, put, del } from "../api.js";
 import { useApi, Async, Empty, ErrorBox, Field, fieldError, CopyButton, Badge, Confirm } from "../components.js";
@@ -29,6 +30,8 @@ export function ClustersPage({ session }) {
   const [secret, setSecret] = useState(null);
   const editor = hasRole(session, "editor");
   const admin = hasRole(session, "admin");
+  const sources = useApi((signal) => (admin ? get("/v1/datasources", {}, { signal }) : Promise.resolve(null)), [admin]);
+  const reloadAll = () => { reload(); sources.reload(); };
   return html`<section>
     <div class="page-head"><h1>Clusters</h1></div>
     ${pauses.data && html`<${FleetPause} pause=${pauses.data.get("*")} editor=${editor} reload=${reload} />`}
@@ -36,9 +39,9 @@ export function ClustersPage({ session }) {
     <${Async} res=${res} what="clusters">${(page) => page.items.length === 0
       ? html`<${Empty}><p><strong>No clusters registered.</strong> Register one below; its agent reports with the token shown once.</p></${Empty}>`
       : html`<div class="cluster-list">${page.items.map((c) => html`<${ClusterRow} key=${c.name} c=${c} pause=${pauses.data?.get(c.name)}
-          editor=${editor} admin=${admin} reload=${reload} onToken=${setSecret} />`)}</div>`}
+          editor=${editor} admin=${admin} reload=${reloadAll} onToken=${setSecret} sources=${sources} />`)}</div>`}
     </${Async}>
-    ${admin && html`<${Register} reload=${reload} onToken=${setSecret} />`}
+    ${admin && html`<${Register} reload=${reloadAll} onToken=${setSecret} sources=${sources} />`}
   </section>`;
 }
 
@@ -95,7 +98,50 @@ function PauseDialog({ title, path, resume, reload, onClose }) {
   </${Confirm}>`;
 }
 
-function ClusterRow({ c, pause, editor, admin, reload, onToken }) {
+/**
+ * Whether cluster `c` reads from a datasource: the datasource row that lists it; none,
+ * when no row does and readiness says so (no datasource, or never checked); the hub's
+ * built-in source otherwise (`kerf demo`). `sources` is null when the caller may not list them.
+ */
+export function linkOf(c, sources) {
+  const row = sources?.items?.find((d) => (d.clusters ?? []).includes(c.name));
+  if (row) return { state: "linked", row };
+  const reasons = c.readiness?.reasons ?? [];
+  if (reasons.some((r) => /has no datasource|datasource not checked yet/.test(r)) || (sources && !c.readiness)) return { state: "none" };
+  return { state: sources ? "built-in" : "unknown" };
+}
+
+/** The datasource a cluster reads from, and (admin) a select to point it at another. */
+function LinkDatasource({ c, sources, reload }) {
+  const [st, run] = useAct(reload);
+  const items = sources.data?.items ?? [];
+  const link = sources.data ? linkOf(c, sources.data) : null;
+  const current = link?.row;
+  const [choice, setChoice] = useState("");
+  if (sources.error) return html`<${ErrorBox} error=${sources.error} what="the datasources" />`;
+  if (!sources.data) return null;
+  const id = `link-${c.name}`;
+  const save = () => run(() => put(`/v1/clusters/${encodeURIComponent(c.name)}/datasource`, { datasourceId: Number(choice) }));
+  return html`<div class="link-ds" data-link=${link.state}>
+    <p class="small">${current
+      ? html`Reads usage from <strong>${current.name}</strong> <code>${current.url}</code>.`
+      : link.state === "built-in" ? html`Reads usage from the hub's built-in source (the demo fleet).`
+      : html`<span class="warn">No datasource linked: runs of this cluster have no data.</span>`}</p>
+    ${items.length === 0
+      ? html`<p class="small"><a href="/settings?tab=datasources">Add a datasource</a> first.</p>`
+      : html`<div class="inline-add">
+        <label for=${id} class="small">${current ? "Switch to" : "Link"}</label>
+        <select id=${id} value=${choice} onChange=${(e) => setChoice(e.target.value)}>
+          <option value="">choose a datasource…</option>
+          ${items.filter((d) => d.id !== current?.id).map((d) => html`<option value=${d.id}>${d.name} (${d.url})</option>`)}
+        </select>
+        <button type="button" class="small" disabled=${!choice || st.busy} onClick=${save}>${st.busy ? "Linking…" : "Link"}</button>
+      </div>`}
+    ${st.error && html`<${ErrorBox} error=${st.error} />`}
+  </div>`;
+}
+
+function ClusterRow({ c, pause, editor, admin, reload, onToken, sources }) {
   const [dialog, setDialog] = useState(null);
   const [st, run] = useAct(reload);
   const retired = c.state === "retired";
@@ -123,6 +169,7 @@ function ClusterRow({ c, pause, editor, admin, reload, onToken }) {
     ${!retired && (c.readiness?.reasons ?? []).length > 0 && html`<ul class="small reasons">${c.readiness.reasons.map((r) => html`<li>${r}</li>`)}</ul>`}
     ${pause && html`<p class="small">Paused ${fmt.ago(pause.pausedAt)}${pause.pausedBy?.name ? ` by ${pause.pausedBy.name}` : ""}: ${pause.reason}</p>`}
     <p class="small muted">Registered ${fmt.time(c.createdAt)}${c.tokenRotatedAt ? ` · token rotated ${fmt.time(c.tokenRotatedAt)}` : ""}</p>
+    ${admin && !retired && html`<${LinkDatasource} c=${c} sources=${sources} reload=${reload} />`}
     ${!retired && html`<div class="actions">
       ${editor && html`<button type="button" onClick=${() => setDialog(pause ? "resume" : "pause")}>${pause ? "Resume…" : "Pause…"}</button>`}
       ${admin && html`<button type="button" onClick=${rotate} disabled=${st.busy}>Rotate token</button>
@@ -134,13 +181,21 @@ function ClusterRow({ c, pause, editor, admin, reload, onToken }) {
   </article>`;
 }
 
-function Register({ reload, onToken }) {
+function Register({ reload, onToken, sources }) {
   const [st, run] = useAct(reload);
-  const [form, setForm] = useState({ name: "", displayName: "", description: "" });
+  const empty = { name: "", displayName: "", description: "", datasourceId: "" };
+  const [form, setForm] = useState(empty);
+  const items = sources.data?.items ?? [];
   const submit = async (e) => {
     e.preventDefault();
-    const r = await run(() => post("/v1/clusters", { name: form.name, displayName: form.displayName || undefined, description: form.description || undefined }));
-    if (r?.token) { onToken({ cluster: r.name, token: r.token }); setForm({ name: "", displayName: "", description: "" }); }
+    const r = await run(async () => {
+      const made = await post("/v1/clusters", { name: form.name, displayName: form.displayName || undefined, description: form.description || undefined });
+      // The token is shown even when linking fails: the cluster exists from here on.
+      onToken({ cluster: made.name, token: made.token });
+      if (form.datasourceId) await put(`/v1/clusters/${encodeURIComponent(made.name)}/datasource`, { datasourceId: Number(form.datasourceId) });
+      return made;
+    });
+    if (r?.token) setForm(empty);
   };
   const fields = ["name", "displayName", "description"];
   const general = st.error && !fields.some((f) => fieldError(st.error, f)) ? st.error : null;
@@ -149,6 +204,11 @@ function Register({ reload, onToken }) {
       <${Field} id="cl-name" label="Name (a DNS label)" error=${fieldError(st.error, "name")}><input id="cl-name" required value=${form.name} onInput=${(e) => setForm({ ...form, name: e.target.value })} /></${Field}>
       <${Field} id="cl-display" label="Display name" error=${fieldError(st.error, "displayName")}><input id="cl-display" value=${form.displayName} onInput=${(e) => setForm({ ...form, displayName: e.target.value })} /></${Field}>
       <${Field} id="cl-desc" label="Description" error=${fieldError(st.error, "description")}><input id="cl-desc" value=${form.description} onInput=${(e) => setForm({ ...form, description: e.target.value })} /></${Field}>
+      <${Field} id="cl-datasource" label="Datasource (where its usage is read)" hint=${items.length ? "Runs read this Prometheus-compatible server." : "None yet: add one in Settings → Datasources, or link it later."}>
+        <select id="cl-datasource" value=${form.datasourceId} onChange=${(e) => setForm({ ...form, datasourceId: e.target.value })}>
+          <option value="">none yet (link later)</option>
+          ${items.map((d) => html`<option value=${d.id}>${d.name} (${d.url})</option>`)}
+        </select></${Field}>
     </div>
     ${general && html`<${ErrorBox} error=${general} />`}
     <button type="submit" class="primary" disabled=${st.busy}>Register</button>

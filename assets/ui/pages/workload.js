@@ -1,11 +1,14 @@
-// Workload detail: usage charts, the recommendation per container with its evidence and
-// trace, the effective policy, actions, and history.
+// Workload detail, answer first: what to change and why (the from → to table, the
+// reason in one sentence, the YAML and kubectl command to copy), then the evidence: usage
+// charts, the recommendation per container with its trace, the effective policy,
+// actions, and history.
 import { html, useMemo, useState } from "../lib.js";
 import { get } from "../api.js";
-import { useApi, Async, Badge, QualityBadge, ErrorBox, Loading, Empty } from "../components.js";
+import { useApi, Async, Badge, QualityBadge, ErrorBox, Loading, Empty, useTitle, useCurrency } from "../components.js";
 import { setQuery } from "../router.js";
 import { UsageChart } from "../chart.js";
 import { ResourceResult } from "../recommendation.js";
+import { Answer } from "../answer.js";
 import { WorkloadHistory } from "./history.js";
 import { ApproveAction, OverrideCard } from "./actions.js";
 import { EffectivePolicy } from "./effective.js";
@@ -14,6 +17,7 @@ import * as fmt from "../format.js";
 export function WorkloadPage({ params, query, session }) {
   const id = params.id;
   const res = useApi((signal) => get(`/v1/workloads/${encodeURIComponent(id)}`, {}, { signal }), [id]);
+  useTitle(res.data && `${res.data.namespace}/${res.data.name}`, "Workloads");
   return html`<${Async} res=${res} what="this workload">${(w) => html`<${Detail} w=${w} query=${query} session=${session} />`}</${Async}>`;
 }
 
@@ -23,6 +27,7 @@ function Detail({ w, query, session }) {
   const names = [...new Set([...(w.current ?? []).map((c) => c.name), ...results.map((r) => r.target?.container)])].filter(Boolean);
   const container = query.get("container") || names[0];
   const eff = useApi((signal) => get(`/v1/workloads/${encodeURIComponent(w.id)}/policy`, {}, { signal }), [w.id]);
+  const currency = useCurrency();
   // Bumped after an action, so the history shows it.
   const [tick, setTick] = useState(0);
   const changed = () => { eff.reload(); setTick((t) => t + 1); };
@@ -33,27 +38,23 @@ function Detail({ w, query, session }) {
       <div class="head-badges">
         <${QualityBadge} status=${w.dataQuality} />
         ${w.stale && html`<${Badge} kind="warn" title=${w.staleReason ?? ""}>stale since ${fmt.time(w.staleSince)}</${Badge}>`}
-        ${w.notices.map((n) => html`<${Badge} kind="warn">${fmt.words(n)}</${Badge}>`)}
       </div>
     </div>
-    <p class="muted">${w.cluster} · ${w.namespace} · ${w.replicas ?? "unknown"} replicas · first seen ${fmt.time(w.firstSeenAt)} · last seen ${fmt.ago(w.lastSeenAt)}</p>
+    <p class="muted small">${w.cluster} · ${w.namespace} · ${w.replicas ?? "unknown"} replicas · first seen ${fmt.time(w.firstSeenAt)} · last seen ${fmt.ago(w.lastSeenAt)}</p>
     ${!rec
       ? html`<${Empty}><p><strong>No recommendation yet.</strong></p><p class="muted">The workload was seen, but no run has analysed it yet${w.staleReason ? `: ${w.staleReason}` : ""}.</p></${Empty}>`
-      : html`<section class="card summary">
-          <h2>Recommendation</h2>
-          <p>${w.hasRecommendation ? "Suggests a change" : "No change suggested"} · lowest confidence ${w.confidence ?? "—"} ·
-            <strong class=${rec.estimatedMonthlyCostDelta < 0 ? "ok" : rec.estimatedMonthlyCostDelta > 0 ? "bad" : ""}>${fmt.delta(rec.estimatedMonthlyCostDelta)}</strong></p>
-          <p class="small muted">Made ${fmt.time(rec.createdAt)} by run <code>${rec.runId}</code> · policy <code title=${rec.policyVersion}>${String(rec.policyVersion).slice(0, 14)}…</code></p>
+      : html`<${Answer} w=${w} currency=${currency}>
           ${eff.error ? html`<${ErrorBox} error=${eff.error} retry=${eff.reload} what="the effective policy" />`
             : html`<${ApproveAction} w=${w} rec=${rec} eff=${eff.data} session=${session} onDone=${changed} />`}
-        </section>`}
+        </${Answer}>`}
+    ${/* The guardrails panel renders here, between the answer and the evidence. */ null}
     ${names.length > 1 && html`<label class="filter inline"><span>Container</span>
       <select value=${container} onChange=${(e) => setQuery({ container: e.target.value }, { replace: true })}>
         ${names.map((n) => html`<option value=${n}>${n}</option>`)}
       </select></label>`}
     ${container && html`<${Charts} w=${w} container=${container} results=${results} />`}
-    ${container && rec && html`<section class="card">
-      <h2>Container <code>${container}</code></h2>
+    ${container && rec && html`<section class="card" aria-labelledby="evidence-h">
+      <h2 id="evidence-h">Evidence for <code>${container}</code></h2>
       ${results.filter((r) => r.target?.container === container).length === 0
         ? html`<p class="muted">The stored recommendation has no engine output for this container.</p>`
         : html`<div class="results">${results.filter((r) => r.target?.container === container).map((r) => html`<${ResourceResult} r=${r} />`)}</div>`}
@@ -63,6 +64,8 @@ function Detail({ w, query, session }) {
     <${WorkloadHistory} w=${w} tick=${tick} />
   </article>`;
 }
+
+const NO_OOMS = [];
 
 function lineValues(w, results, container, resource) {
   const cur = (w.current ?? []).find((c) => c.name === container)?.[resource];
@@ -81,8 +84,8 @@ function lineValues(w, results, container, resource) {
 }
 
 function Charts({ w, container, results }) {
-  return html`<section class="card charts">
-    <h2>Usage</h2>
+  return html`<section class="card charts" aria-labelledby="usage-h">
+    <h2 id="usage-h">Usage</h2>
     <div class="chart-grid">
       ${["cpu", "memory"].map((resource) => html`<${ResourceChart} key=${resource} w=${w} container=${container} results=${results} resource=${resource} />`)}
     </div>
@@ -100,5 +103,6 @@ function ResourceChart({ w, container, results, resource }) {
   if (!c || c.points.length === 0) {
     return html`<${Empty}><p><strong>${label}: no usage data</strong> for <code>${container}</code> between ${fmt.time(res.data.from)} and ${fmt.time(res.data.to)}.</p></${Empty}>`;
   }
-  return html`<${UsageChart} resource=${resource} points=${c.points} lines=${lines} ooms=${resource === "memory" ? ooms : ooms} label=${`${label} of ${container} (${c.seriesCount} series)`} />`;
+  // OOM kills are memory events: they are marked on the memory chart only.
+  return html`<${UsageChart} resource=${resource} points=${c.points} lines=${lines} ooms=${resource === "memory" ? ooms : NO_OOMS} label=${`${label} of ${container} (${fmt.count(c.seriesCount, "series", "series")})`} />`;
 }

@@ -1,0 +1,66 @@
+// The top of a workload page: the answer. One sentence (what to change and why), a
+// from → to table per container and resource with the reason of each setting, and the
+// recommendation taken out of kerf: the server-side apply YAML and the kubectl command
+// that applies it, each with a copy button.
+import { html } from "./lib.js";
+import { Badge, QualityBadge, CopyButton } from "./components.js";
+import { sentence, settingWhy, resultOf } from "./reason.js";
+import * as fmt from "./format.js";
+
+function FromTo({ s, resource }) {
+  if (!s) return html`<span class="muted">—</span>`;
+  const q = (v) => fmt.quantity(resource, v);
+  const now = s.known === false ? "unknown" : s.current === null || s.current === undefined ? "not set" : q(s.current);
+  if (s.recommended === null || s.recommended === undefined) return html`<span>${now}</span> <span class="muted small">keep</span>`;
+  return html`<span class="from">${now}</span> → <strong class="to">${q(s.recommended)}</strong>`;
+}
+
+function Rows({ w }) {
+  const results = w.recommendation?.analysis?.results ?? [];
+  return (w.resources ?? []).flatMap((c) => ["cpu", "memory"].map((resource) => {
+    const p = c[resource];
+    const r = resultOf(results, c.name, resource);
+    const why = [settingWhy(r, "requests"), settingWhy(r, "limits")];
+    const changes = p && (p.request.recommended != null || p.limit.recommended != null);
+    return html`<tr class=${changes ? "changes" : "keeps"} data-container=${c.name} data-resource=${resource}>
+      <th scope="row">${c.name}</th>
+      <td>${resource === "cpu" ? "CPU" : "Memory"}${(r?.notices ?? []).map((n) => html` <${Badge} kind=${n === "potential-memory-leak" || n === "oom-kill-detected" ? "bad" : "warn"}>${fmt.words(n)}</${Badge}>`)}</td>
+      <td><${FromTo} s=${p?.request} resource=${resource} /></td>
+      <td><${FromTo} s=${p?.limit} resource=${resource} /></td>
+      <td class="small">${why[0] && html`<span>request: ${why[0]}</span>`}${why[0] && why[1] && html`<br />`}${why[1] && html`<span>limit: ${why[1]}</span>`}</td>
+    </tr>`;
+  }));
+}
+
+/** The apply YAML and command, ready to copy (absent when nothing changes). */
+export function TakeItOut({ apply }) {
+  if (!apply) return null;
+  return html`<div class="take-out">
+    <div class="actions">
+      <${CopyButton} text=${apply.yaml} label="Copy YAML" className="" name="yaml" />
+      <${CopyButton} text=${apply.command} label="Copy kubectl command" className="" name="command" />
+    </div>
+    <details class="apply-yaml"><summary class="small">Show the YAML (server-side apply, field manager <code>${apply.fieldManager}</code>)</summary>
+      <pre class="json">${apply.yaml}</pre>
+      <p class="small muted">Only the containers that change, each with its whole resources block. Apply it with the command, or paste the resources into your manifests.</p>
+    </details>
+  </div>`;
+}
+
+export function Answer({ w, currency, children }) {
+  const rec = w.recommendation;
+  return html`<section class="card answer" aria-labelledby="answer-h">
+    <h2 id="answer-h">What to change</h2>
+    <p class="answer-sentence">${sentence(w, currency)}</p>
+    ${rec && html`<div class="table-wrap"><table class="compact answer-table">
+      <thead><tr><th scope="col">Container</th><th scope="col">Resource</th><th scope="col">Request</th><th scope="col">Limit</th><th scope="col">Why</th></tr></thead>
+      <tbody><${Rows} w=${w} /></tbody>
+    </table></div>`}
+    ${rec && html`<p class="small muted meta">
+      <${QualityBadge} status=${w.dataQuality} /> confidence ${w.confidence ?? "—"} ·
+      <strong class=${rec.estimatedMonthlyCostDelta < 0 ? "ok" : rec.estimatedMonthlyCostDelta > 0 ? "bad" : ""}>${fmt.delta(rec.estimatedMonthlyCostDelta, currency)}</strong> ·
+      made ${fmt.ago(rec.createdAt)} by run <code>${String(rec.runId).slice(0, 8)}</code></p>`}
+    <${TakeItOut} apply=${w.apply} />
+    ${children}
+  </section>`;
+}

@@ -16,6 +16,10 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "e2e.sh: installing nodejs and npm" >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >&2
 fi
+# connect.test.js backfills a real Prometheus.
+if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+  bash scripts/ensure-prometheus.sh >&2
+fi
 if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modules/axe-core ]; then
   (cd tests/e2e && npm ci --no-audit --no-fund >&2)
 fi

@@ -66,6 +66,10 @@ export function UsageChart({ resource, points, lines, ooms = [], label }) {
       ],
       hooks: {
         draw: [(u) => {
+          // What the scales came to, for tests and for tools that read the page.
+          el.dataset.xMin = String(u.scales.x.min);
+          el.dataset.xMax = String(u.scales.x.max);
+          el.dataset.yMax = String(u.scales.y.max);
           if (ooms.length === 0) return;
           const ctx = u.ctx;
           const px = devicePixelRatio;
@@ -90,9 +94,6 @@ export function UsageChart({ resource, points, lines, ooms = [], label }) {
       },
     };
     const plot = new uPlot(opts, data, el);
-    el.dataset.xMin = String(plot.scales.x.min);
-    el.dataset.xMax = String(plot.scales.x.max);
-    el.dataset.yMax = String(plot.scales.y.max);
     const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(260, el.clientWidth), height: 240 }));
     ro.observe(el);
     return () => { ro.disconnect(); plot.destroy(); };

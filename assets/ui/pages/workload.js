@@ -18,7 +18,7 @@ export function WorkloadPage({ params, query, session }) {
   const id = params.id;
   const res = useApi((signal) => get(`/v1/workloads/${encodeURIComponent(id)}`, {}, { signal }), [id]);
   useTitle(res.data && `${res.data.namespace}/${res.data.name}`, "Workloads");
-  return html`<${Async} res=${res} what="this workload">${(w) => html`<${Detail} w=${w} query=${query} session=${session} />`}</${Async}>`;
+  return html`<${Async} res=${res} what="this workload">${(w) => html`<${Detail} key=${w.id} w=${w} query=${query} session=${session} />`}</${Async}>`;
 }
 
 function Detail({ w, query, session }) {

@@ -4,7 +4,7 @@
 // on a data dir an earlier demo filled. E2E_URL + E2E_USER + E2E_PASSWORD + E2E_TOKEN
 // target a hub that already runs.
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -26,6 +26,21 @@ export async function startHub({ keepDataDir = false } = {}) {
     return token && login ? { token, login: { username: login[1], password: login[2] } } : null;
   });
   return hubHandle({ ...started, dataDir, clusterToken, stop: async () => { await started.stop(); if (!keepDataDir) rmSync(dataDir, { recursive: true, force: true }); } });
+}
+
+/**
+ * `kerf serve` on a fresh data dir, as a first install is: no cluster, no datasource; an
+ * admin user (the returned login) and an admin API token made with the CLI first.
+ */
+export async function startEmptyHub() {
+  const dataDir = mkdtempSync(join(tmpdir(), "kerf-e2e-serve-"));
+  const env = { ...process.env, KERF_LOG: process.env.KERF_LOG ?? "info" };
+  const password = "first-contact-harbour-92";
+  writeFileSync(join(dataDir, "admin.pw"), `${password}\n`, { mode: 0o600 });
+  execFileSync(BIN, ["users", "create", "ada", "--admin", "--password-file", join(dataDir, "admin.pw"), "--data-dir", dataDir], { encoding: "utf8", env });
+  const token = execFileSync(BIN, ["token", "create", "--name", "e2e", "--role", "admin", "--data-dir", dataDir], { encoding: "utf8", env }).trim();
+  const started = await spawnKerf(["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir], () => ({}));
+  return hubHandle({ ...started, token, login: { username: "ada", password }, dataDir, stop: async () => { await started.stop(); rmSync(dataDir, { recursive: true, force: true }); } });
 }
 
 /** `kerf serve` on an existing data dir; `creds` are the login and token made there before. */
@@ -77,15 +92,22 @@ function hubHandle({ url, token, login, clusterToken, dataDir, logs = () => "", 
   };
   return {
     url, token, login, dataDir, logs, stop, api,
-    /** Waits (up to 60 s) until no recommendation run is in progress, e.g. the demo's first. */
+    /**
+     * Waits (up to 60 s) until every registered cluster (but `e2e`, whose agent is the test)
+     * has finished a run and none is in progress, e.g. the demo's first runs.
+     */
     runsDone: async () => {
       const deadline = Date.now() + 60000;
       while (Date.now() < deadline) {
-        const r = await api("GET", "/v1/runs?status=running&limit=1");
-        if (r.status === 200 && r.body.items.length === 0) return;
+        const running = await api("GET", "/v1/runs?status=running&limit=1");
+        const clusters = await api("GET", "/v1/clusters");
+        const runs = await api("GET", "/v1/runs?limit=500");
+        const names = clusters.status === 200 ? clusters.body.items.filter((c) => c.state !== "retired" && c.name !== "e2e").map((c) => c.name) : [];
+        const finished = (n) => runs.status === 200 && runs.body.items.some((r) => r.cluster === n && r.status !== "running");
+        if (running.status === 200 && running.body.items.length === 0 && names.every(finished)) return;
         await new Promise((res) => setTimeout(res, 200));
       }
-      throw new Error("a recommendation run is still in progress after 60 s");
+      throw new Error("the recommendation runs are not done after 60 s");
     },
     /** Stores workload events as the e2e cluster's agent would. */
     postEvents: clusterToken ? async (events) => {

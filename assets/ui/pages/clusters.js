@@ -99,16 +99,17 @@ function PauseDialog({ title, path, resume, reload, onClose }) {
 }
 
 /**
- * Whether cluster `c` reads from a datasource: the datasource row that lists it; none,
- * when no row does and readiness says so (no datasource, or never checked); the hub's
- * built-in source otherwise (`kerf demo`). `sources` is null when the caller may not list them.
+ * Whether cluster `c` reads from a datasource: the datasource row that lists it; the
+ * hub's built-in source (`kerf demo`) when no row does but the cluster is ready; none
+ * otherwise. `sources` is null when the caller may not list them: then only readiness
+ * reasons that name a missing datasource tell.
  */
 export function linkOf(c, sources) {
   const row = sources?.items?.find((d) => (d.clusters ?? []).includes(c.name));
   if (row) return { state: "linked", row };
+  if (sources) return { state: c.readiness?.state === "ready" ? "built-in" : "none" };
   const reasons = c.readiness?.reasons ?? [];
-  if (reasons.some((r) => /has no datasource|datasource not checked yet/.test(r)) || (sources && !c.readiness)) return { state: "none" };
-  return { state: sources ? "built-in" : "unknown" };
+  return { state: reasons.some((r) => /has no datasource/.test(r)) ? "none" : "unknown" };
 }
 
 /** The datasource a cluster reads from, and (admin) a select to point it at another. */

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::io::Write as _;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
@@ -79,11 +79,27 @@ pub fn negotiate(accept: Option<&str>) -> Coding {
     }
 }
 
+/// One compressed form of a file and the hash of the content it was made from (a debug
+/// build reads the files from disk, so they may change under a running hub).
+type Slot = Mutex<Option<([u8; 32], Arc<[u8]>)>>;
+
 /// A file's compressed forms, made on first use.
 #[derive(Default)]
 struct Variants {
-    brotli: OnceLock<Arc<[u8]>>,
-    gzip: OnceLock<Arc<[u8]>>,
+    brotli: Slot,
+    gzip: Slot,
+}
+
+fn cached(slot: &Slot, hash: [u8; 32], make: impl FnOnce() -> Arc<[u8]>) -> Arc<[u8]> {
+    let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
+    match &*held {
+        Some((h, bytes)) if *h == hash => bytes.clone(),
+        _ => {
+            let bytes = make();
+            *held = Some((hash, bytes.clone()));
+            bytes
+        }
+    }
 }
 
 /// The compressed forms of every embedded file, shared by all requests (`AppState`).
@@ -104,11 +120,11 @@ impl Encoded {
 
     /// `data` (the file at `path`) in `coding`; `None` when the file is not one that
     /// is compressed (images, fonts).
-    fn get(&self, path: &str, coding: Coding, data: &[u8]) -> Option<Arc<[u8]>> {
+    fn get(&self, path: &str, coding: Coding, data: &[u8], hash: [u8; 32]) -> Option<Arc<[u8]>> {
         let v = self.files.get(path)?;
         match coding {
-            Coding::Brotli => Some(v.brotli.get_or_init(|| brotli(data)).clone()),
-            Coding::Gzip => Some(v.gzip.get_or_init(|| gzip(data)).clone()),
+            Coding::Brotli => Some(cached(&v.brotli, hash, || brotli(data))),
+            Coding::Gzip => Some(cached(&v.gzip, hash, || gzip(data))),
             Coding::Identity => None,
         }
     }
@@ -178,7 +194,7 @@ pub fn serve(encoded: &Encoded, method: &Method, uri: &Uri, headers: &HeaderMap)
         .get(header::ACCEPT_ENCODING)
         .and_then(|v| v.to_str().ok());
     let mut coding = negotiate(accept);
-    let compressed = encoded.get(path, coding, &file.data);
+    let compressed = encoded.get(path, coding, &file.data, file.metadata.sha256_hash());
     if compressed.is_none() {
         coding = Coding::Identity;
     }
@@ -270,15 +286,21 @@ mod tests {
     fn compressed_forms_decode_to_the_file() {
         let data = Assets::get("app.css").expect("app.css").data;
         let enc = Encoded::new();
-        let br = enc.get("app.css", Coding::Brotli, &data).expect("br");
+        let hash = [7; 32];
+        let br = enc.get("app.css", Coding::Brotli, &data, hash).expect("br");
         let mut back = Vec::new();
         brotli::BrotliDecompress(&mut &br[..], &mut back).expect("brotli decodes");
         assert_eq!(back, data.as_ref());
         assert!(br.len() * 3 < data.len(), "{} of {}", br.len(), data.len());
-        let gz = enc.get("app.css", Coding::Gzip, &data).expect("gzip");
+        let gz = enc.get("app.css", Coding::Gzip, &data, hash).expect("gzip");
         let mut back = Vec::new();
         std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut back)
             .expect("gzip decodes");
         assert_eq!(back, data.as_ref());
+        // Other content under the same name (a debug build's edited file) is compressed anew.
+        let other = enc
+            .get("app.css", Coding::Gzip, b"body{}", [8; 32])
+            .expect("gzip");
+        assert_ne!(other, gz);
     }
 }

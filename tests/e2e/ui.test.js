@@ -45,6 +45,9 @@ test("signing in with the demo's ui login shows who I am", async () => {
   tab.expect((status, method, url) => status === 401 && url.endsWith("/v1/auth/login"));
   await page.click("form[aria-label='Sign in'] button[type=submit]");
   await page.waitForSelector("form[aria-label='Sign in'] .state.error");
+  // Said in words, not "Something went wrong" and a code.
+  assert.match(await page.textContent("form[aria-label='Sign in'] .state.error"), /^Wrong username or password/);
+  assert.doesNotMatch(await page.textContent("form[aria-label='Sign in'] .state.error"), /Something went wrong|invalid_credentials/);
   tab.expect(() => false);
   await signIn(page, hub.url, hub.login);
   assert.equal((await page.textContent(".who-name")).trim(), hub.login.username);
@@ -98,7 +101,8 @@ test("filter the workloads, open the over-provisioned shop/catalog, see its char
   const rows = page.locator("table.workloads tbody tr");
   assert.equal(await rows.count(), 1, "one catalog in demo-east");
   assert.match(await rows.first().textContent(), /catalog.*shop/);
-  assert.match(await rows.first().locator("td:last-child").textContent(), /−/, "it saves money");
+  assert.match(await rows.first().locator("td.cost").textContent(), /−/, "it saves money");
+  assert.match(await rows.first().textContent(), /2 cores → \d+m/, "current → recommended CPU");
   await screenshot(page, "workloads-filtered");
   // The URL is the view: a fresh load shows the same rows.
   await page.reload();
@@ -418,7 +422,8 @@ test("the audit filters workload events, pages through them and exports CSV", as
     message: i === 0 ? "a message with, a comma and \"quotes\"" : i === 3 ? "=1+2 written by an agent" : undefined,
   }));
   await hub.postEvents(events);
-  await go(page, "/audit");
+  // The demo's own agents report events too: only those of the test's cluster.
+  await go(page, "/audit?cluster=e2e");
   await settled(page);
   assert.equal(await page.locator("table tbody tr").count(), 50, "first page of 50");
   await page.click("text=Next →");

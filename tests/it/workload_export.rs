@@ -31,7 +31,7 @@ async fn get_json(http: &reqwest::Client, url: String, token: &str) -> Value {
 }
 
 /// Every demo workload, once every cluster has a finished run and none is running.
-async fn analysed(http: &reqwest::Client, base: &str, token: &str) -> Vec<Value> {
+pub(crate) async fn analysed(http: &reqwest::Client, base: &str, token: &str) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let clusters = get_json(http, format!("{base}/v1/clusters"), token).await;

@@ -3,6 +3,7 @@
 
 mod conformance;
 mod control_plane;
+mod apply_dry_run;
 mod deployment;
 pub mod objects;
 mod throttling;

@@ -4,9 +4,10 @@
 //! new id and name, written through `kerf::store` as a run would write them.
 //!
 //! `cargo run --example seed_workloads -- DATA_DIR [COUNT]`; used by the browser tests'
-//! 10,000-workload measurement (tests/e2e/scale.test.js).
+//! 10,000-workload measurement (tests/e2e/scale.test.js) and, through [`seed`], by the
+//! export benchmark (`benches/export.rs`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use kerf::clock::{Clock, SystemClock};
@@ -27,6 +28,13 @@ fn main() -> anyhow::Result<()> {
         Some(n) => n.parse().context("COUNT must be a number")?,
         None => 10_000,
     };
+    let (written, have, templates) = seed(&dir, count)?;
+    println!("seeded {written} workloads ({have} were there, {templates} templates)");
+    Ok(())
+}
+
+/// Fills the data dir `dir` up to `count` workloads: (written, there before, templates).
+pub fn seed(dir: &Path, count: usize) -> anyhow::Result<(usize, usize, usize)> {
     let opts = StoreOptions {
         readers: 1,
         busy_timeout_ms: 5000,
@@ -56,11 +64,7 @@ fn main() -> anyhow::Result<()> {
         db.write_blocking(|c| store::write_chunk(c, &chunk))?;
     }
     db.checkpoint()?;
-    println!(
-        "seeded {written} workloads ({have} were there, {} templates)",
-        templates.len()
-    );
-    Ok(())
+    Ok((written, have, templates.len()))
 }
 
 /// Every analysed workload with its latest recommendation (with the engine output).

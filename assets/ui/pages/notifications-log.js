@@ -3,7 +3,7 @@
 // the eye, filterable by status and channel.
 import { html, useState, useEffect } from "../lib.js";
 import { get, post, put, del } from "../api.js";
-import { useApi, Async, Empty, ErrorBox, Badge, Field, fieldError, Pager } from "../components.js";
+import { useApi, Async, Empty, ErrorBox, Badge, Field, fieldError, Pager, useDebounced } from "../components.js";
 import * as fmt from "../format.js";
 import { canEdit } from "./notifications-forms.js";
 
@@ -94,10 +94,12 @@ function RuleForm({ channels, onSaved }) {
 
 export function DeliveryLog({ tick, channels }) {
   const [filter, setFilter] = useState({ status: "", channelId: "" });
+  // Arrow keys on a select change it at each press: the log reloads once they stop.
+  const applied = useDebounced(filter, 400);
   const [cursors, setCursors] = useState([]);
   const next = cursors[cursors.length - 1] ?? null;
-  useEffect(() => setCursors([]), [tick, filter.status, filter.channelId]);
-  const res = useApi((signal) => get("/v1/notifications/deliveries", { ...filter, limit: 50, next }, { signal }), [tick, filter.status, filter.channelId, next]);
+  useEffect(() => setCursors([]), [tick, applied.status, applied.channelId]);
+  const res = useApi((signal) => get("/v1/notifications/deliveries", { ...applied, limit: 50, next }, { signal }), [tick, applied.status, applied.channelId, next]);
   return html`<section aria-labelledby="log-head">
     <div class="page-head"><h2 id="log-head">Delivery log</h2><button type="button" class="small" onClick=${res.reload}>Refresh</button></div>
     <div class="filters">

@@ -82,7 +82,9 @@ async fn run() {
     }
     let runs = Runs::new(store.clone(), Arc::new(SystemClock)).with_source(Datasource::demo(42));
     for cluster in DemoFleet::clusters() {
-        runs.run_to_end(cluster, Trigger::Manual).await.expect("run");
+        runs.run_to_end(cluster, Trigger::Manual)
+            .await
+            .expect("run");
     }
     let started = Instant::now();
     let (written, _, templates) = seed::seed(dir.path(), WORKLOADS).expect("seed");

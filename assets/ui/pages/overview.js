@@ -54,7 +54,8 @@ function FleetTotals({ s, currency }) {
   const net = t.monthlyNet;
   return html`<div class="card fleet-totals">
     <div><span class="muted small">Net a month, if every recommendation were applied</span>
-      <strong class=${`big ${net <= 0 ? "ok" : "bad"}`} data-net=${net}>${net <= 0 ? `saves ${fmt.money(-net, currency)}` : `costs ${fmt.money(net, currency)} more`}</strong></div>
+      <strong class=${`big ${Math.abs(net) < 0.005 ? "" : net < 0 ? "ok" : "bad"}`} data-net=${net}>${t.workloads === 0 ? "no recommendations yet"
+        : Math.abs(net) < 0.005 ? "no change" : net < 0 ? `saves ${fmt.money(Math.abs(net), currency)}` : `costs ${fmt.money(net, currency)} more`}</strong></div>
     <div><span class="muted small">Savings (over-provisioned)</span><strong class="big ok">${fmt.money(t.monthlySavings, currency)}</strong></div>
     <div><span class="muted small">Extra spend (under-provisioned)</span><strong class="big bad">${fmt.money(t.monthlyExtraSpend, currency)}</strong></div>
     <div><span class="muted small">Workloads</span><strong class="big">${t.workloads}</strong>

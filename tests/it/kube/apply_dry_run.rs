@@ -58,18 +58,28 @@ fn object(kind: &str, ns: &str, name: &str, current: &Value) -> Value {
 
 /// Creates `obj` and applies `doc` to it as a server-side dry run; the pod spec the API
 /// server answers, and the one it still stores.
-async fn dry_run(admin: &Client, ns: &str, kind: &str, obj: Value, doc: &Value) -> (PodSpec, PodSpec) {
+async fn dry_run(
+    admin: &Client,
+    ns: &str,
+    kind: &str,
+    obj: Value,
+    doc: &Value,
+) -> (PodSpec, PodSpec) {
     let name = obj["metadata"]["name"].as_str().expect("name").to_string();
     let params = PatchParams::apply("kerf-manual").force().dry_run();
     macro_rules! run {
         ($t:ty) => {{
             let api = Api::<$t>::namespaced(admin.clone(), ns);
             let made: $t = serde_json::from_value(obj).expect("object");
-            api.create(&PostParams::default(), &made).await.expect("create");
+            api.create(&PostParams::default(), &made)
+                .await
+                .expect("create");
             let answered = api
                 .patch(&name, &params, &Patch::Apply(doc))
                 .await
-                .unwrap_or_else(|e| panic!("the API server refused the copied {kind}: {e}\n{doc:#}"));
+                .unwrap_or_else(|e| {
+                    panic!("the API server refused the copied {kind}: {e}\n{doc:#}")
+                });
             let stored = api.get(&name).await.expect("get");
             let spec = |o: $t| o.spec.and_then(|s| s.template.spec).expect("pod spec");
             (spec(answered), spec(stored))
@@ -123,22 +133,41 @@ async fn the_copied_apply_yaml_passes_a_server_side_dry_run_for_every_kind_the_d
         let name = w["name"].as_str().expect("name");
         let obj = object(kind, &ns.name, name, &detail["current"]);
         let (answered, stored) = dry_run(&admin, &ns.name, kind, obj, &doc).await;
-        for c in doc["spec"]["template"]["spec"]["containers"].as_array().expect("containers") {
+        for c in doc["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .expect("containers")
+        {
             let cname = c["name"].as_str().expect("container name");
-            let got = container(&answered, cname).resources.clone().expect("resources");
+            let got = container(&answered, cname)
+                .resources
+                .clone()
+                .expect("resources");
             for group in ["requests", "limits"] {
-                let want = c["resources"][group].as_object().cloned().unwrap_or_default();
-                let have = if group == "requests" { &got.requests } else { &got.limits };
+                let want = c["resources"][group]
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default();
+                let have = if group == "requests" {
+                    &got.requests
+                } else {
+                    &got.limits
+                };
                 for (res, q) in want {
                     let value = have.as_ref().and_then(|m| m.get(&res)).map(|q| q.0.clone());
                     assert_eq!(value.as_deref(), q.as_str(), "{kind} {cname} {group}.{res}");
                 }
             }
             // A dry run stores nothing: the cluster still runs the settings in force.
-            let kept = container(&stored, cname).resources.clone().expect("resources");
+            let kept = container(&stored, cname)
+                .resources
+                .clone()
+                .expect("resources");
             assert_ne!(kept, got, "{kind} {cname}: the dry run changed nothing");
         }
-        tried.push(format!("{kind} {}/{name}", w["namespace"].as_str().unwrap_or("")));
+        tried.push(format!(
+            "{kind} {}/{name}",
+            w["namespace"].as_str().unwrap_or("")
+        ));
     }
     assert_eq!(tried.len(), 3, "{tried:?}");
 }

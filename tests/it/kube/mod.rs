@@ -1,9 +1,9 @@
 //! Tests against the real control plane (`support::kube`) with the sim kubelet, and the
 //! conformance suite that holds the in-process sim to the same outcomes.
 
+mod apply_dry_run;
 mod conformance;
 mod control_plane;
-mod apply_dry_run;
 mod deployment;
 pub mod objects;
 mod throttling;

@@ -49,7 +49,7 @@ export function UsageChart({ resource, points, lines, ooms = [], label }) {
     const axis = { stroke: cssVar("--muted"), grid: { stroke: cssVar("--line") }, ticks: { stroke: cssVar("--line") } };
     const oomColor = cssVar("--bad");
     const opts = {
-      width: Math.max(260, el.clientWidth),
+      width: Math.max(200, el.clientWidth),
       height: 240,
       scales: { x: { time: true, range: () => span }, y: { range: () => [0, range.max] } },
       axes: [axis, { ...axis, size: 70, values: (u, vals) => vals.map((v) => fmt.quantity(resource, v)) }],
@@ -94,7 +94,7 @@ export function UsageChart({ resource, points, lines, ooms = [], label }) {
       },
     };
     const plot = new uPlot(opts, data, el);
-    const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(260, el.clientWidth), height: 240 }));
+    const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(200, el.clientWidth), height: 240 }));
     ro.observe(el);
     return () => { ro.disconnect(); plot.destroy(); };
   }, [points, lines, ooms, resource]);

@@ -33,12 +33,12 @@ function Plot({ items, start }) {
     const axis = { stroke: css.getPropertyValue("--muted").trim(), grid: { stroke: css.getPropertyValue("--line").trim() } };
     const used = TYPES.map((t, i) => i).filter((i) => counts[i].some((n) => n > 0));
     const plot = new uPlot({
-      width: Math.max(300, box.current.clientWidth), height: 200,
+      width: Math.max(200, box.current.clientWidth), height: 200,
       scales: { x: { time: true } },
       axes: [axis, { ...axis, values: (u, v) => v.map((n) => (Number.isInteger(n) ? n : "")) }],
       series: [{}, ...used.map((i) => ({ label: TYPES[i], stroke: palette[i], width: 2, points: { show: true } }))],
     }, [days, ...used.map((i) => counts[i])], box.current);
-    const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(300, box.current.clientWidth), height: 200 }));
+    const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(200, box.current.clientWidth), height: 200 }));
     ro.observe(box.current);
     return () => { ro.disconnect(); plot.destroy(); };
   }, [items, start]);

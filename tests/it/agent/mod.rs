@@ -4,6 +4,7 @@
 mod apply;
 mod delivery;
 mod demo_world;
+mod failures;
 mod holds;
 mod memory;
 mod reasons;

@@ -2,6 +2,7 @@
 //! means"), through the same code `mode = "all-in-one"` runs.
 
 mod apply;
+mod bad_feed;
 mod delivery;
 mod demo_world;
 mod failures;

@@ -8,6 +8,7 @@ mod demo_world;
 mod failures;
 mod holds;
 mod memory;
+mod on_delete;
 mod reasons;
 mod remote;
 mod world;

@@ -40,6 +40,7 @@ mod module_fence;
 mod notify_api;
 mod notify_delivery;
 mod notify_digest;
+mod notify_email;
 mod notify_restart;
 mod notify_teams;
 mod notify_unopened;

@@ -41,6 +41,7 @@ mod notify_api;
 mod notify_delivery;
 mod notify_digest;
 mod notify_email;
+mod notify_replay;
 mod notify_restart;
 mod notify_teams;
 mod notify_unopened;

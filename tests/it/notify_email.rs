@@ -37,7 +37,7 @@ async fn implicit_tls_email_is_sent_by_the_test_button_and_the_password_shows_no
     let plain = Smtp::start(None, None);
 
     let mut answers = String::new();
-    let mut create = |body: Value| {
+    let create = |body: Value| {
         let (http, base, admin) = (http.clone(), base.clone(), admin.clone());
         async move {
             let (s, v) = call(

@@ -52,6 +52,7 @@ mod route_table;
 mod runs_api;
 mod runs_stale;
 mod schemathesis;
+mod source_fence;
 mod ui_shell;
 mod ui_size;
 mod workload_export;

@@ -49,7 +49,8 @@
 //! - `runs`: recommendation runs (collect → analyze → store), their schedule and
 //!   retention jobs, progress, recommender and pricing settings (saved as operations)
 //!   and savings. Uses `analysis`, `datasource`, `policy`, `readiness`, `store`,
-//!   `events`, `operation`, `wire`, `metrics`, `clock`.
+//!   `events`, `operation`, `wire`, `metrics`, `clock`, `jobs` (a run's task is
+//!   watched like a job: a panic is recorded as a failed run).
 //! - `notify`: notification channels and rules, the audit-cursor dispatcher and
 //!   per-channel senders (Slack, Teams, webhook with HMAC), payloads and the weekly
 //!   digest; its dispatcher and digest are jobs. Uses `auth`, `clock`, `config`,

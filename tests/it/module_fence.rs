@@ -86,6 +86,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wire",
             "metrics",
             "clock",
+            "jobs",
         ],
     ),
     (

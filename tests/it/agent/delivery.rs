@@ -141,3 +141,61 @@ async fn a_batch_too_large_is_split_and_an_event_too_large_alone_is_dropped() {
         .sum();
     assert!(too_large >= 2, "413 answers: {too_large}\n{text}");
 }
+
+/// A hub whose event transport breaks with a panic (a defect in a dependency); its
+/// feeds are away, so the agent only reports `HubUnreachable`.
+struct BrokenTransport;
+
+impl kerf::agent::Hub for BrokenTransport {
+    async fn config(&self) -> Result<kerf::wire::ConfigFeed, kerf::agent::HubError> {
+        Err(kerf::agent::HubError::Unreachable("away".into()))
+    }
+    async fn recommendations(
+        &self,
+        _: Option<String>,
+    ) -> Result<kerf::agent::FeedPage, kerf::agent::HubError> {
+        Err(kerf::agent::HubError::Unreachable("away".into()))
+    }
+    async fn heartbeat(
+        &self,
+        _: &kerf::wire::Heartbeat,
+    ) -> Result<kerf::wire::Readiness, kerf::agent::HubError> {
+        Err(kerf::agent::HubError::Unreachable("away".into()))
+    }
+    async fn send_events(&self, _: &[AgentEvent]) -> Result<(), kerf::agent::HubError> {
+        panic!("the event transport broke");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agent_whose_delivery_dies_ends_as_a_failed_job_instead_of_deciding_on_alone() {
+    let clock: std::sync::Arc<dyn kerf::clock::Clock> =
+        std::sync::Arc::new(kerf::clock::ManualClock::new(1_800_000_000_000));
+    let cluster = kerf::sim::in_process::SimCluster::new(7, clock.clone(), Vec::new());
+    let options = kerf::agent::Options {
+        cluster: "edge".into(),
+        namespaces: Vec::new(),
+        agent_version: "test".into(),
+    };
+    let outbox = Outbox::new(10, Metrics::new().agent_events_dropped.clone());
+    let agent = kerf::agent::Agent::start(
+        cluster,
+        std::sync::Arc::new(BrokenTransport),
+        clock,
+        options,
+        outbox.clone(),
+    )
+    .await
+    .expect("agent starts");
+    let mut jobs = kerf::jobs::Jobs::new(kerf::jobs::Board::default());
+    jobs.spawn("agent", move |stop| agent.run(stop));
+    outbox.push(typed(event(&uuid())));
+    let failure = tokio::time::timeout(Duration::from_secs(30), jobs.failure())
+        .await
+        .expect("the agent job ends");
+    assert_eq!(failure.job, "agent");
+    assert!(
+        failure.cause.contains("delivery ended") && failure.cause.contains("transport broke"),
+        "{failure}"
+    );
+}

@@ -468,3 +468,43 @@ fn group_imports_name_every_module_they_open() {
     );
     assert_eq!(named_modules("{self};"), Vec::<String>::new());
 }
+
+#[test]
+fn the_readme_file_map_names_every_entry_of_src() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let map = readme
+        .split("## File map")
+        .nth(1)
+        .expect("README.md has a file map")
+        .split("\n## ")
+        .next()
+        .unwrap_or("");
+    let mut missing = Vec::new();
+    for entry in std::fs::read_dir(root().join("src"))
+        .expect("src")
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let shown = if entry.path().is_dir() {
+            format!("`src/{name}/`")
+        } else {
+            format!("`src/{name}`")
+        };
+        if !map.contains(&shown) {
+            missing.push(shown);
+        }
+    }
+    missing.sort();
+    assert!(missing.is_empty(), "README.md's file map lacks {missing:?}");
+    for named in map
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|p| p.starts_with("src/"))
+    {
+        assert!(
+            root().join(named).exists(),
+            "README.md's file map names {named}, which does not exist"
+        );
+    }
+}

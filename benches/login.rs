@@ -43,9 +43,8 @@ async fn run() {
     .expect("state");
     let phc = state.auth.hasher.hash(PASSWORD).expect("hash");
     store
-        .write_blocking(|c| {
-            kerf::store::users::insert_user(
-                c,
+        .writing_blocking(|tx| {
+            tx.insert_user(
                 &kerf::store::NewUser {
                     username: "bench",
                     display_name: "",

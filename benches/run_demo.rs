@@ -21,13 +21,13 @@ fn main() {
     for (i, name) in DemoFleet::clusters().iter().enumerate() {
         let digest = format!("bench-{i}");
         store
-            .write_blocking(|c| {
-                store::insert_cluster(
-                    c,
+            .writing_blocking(|tx| {
+                tx.insert_cluster(
                     &store::NewCluster {
                         name,
                         token_sha256: &digest,
                     },
+                    &Default::default(),
                     0,
                 )
             })

@@ -19,6 +19,13 @@ use kerf::store::{
 const CHUNK: usize = 1000;
 
 fn main() -> anyhow::Result<()> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(seed())
+}
+
+async fn seed() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let dir = PathBuf::from(
         args.next()
@@ -41,14 +48,14 @@ pub fn seed(dir: &Path, count: usize) -> anyhow::Result<(usize, usize, usize)> {
     };
     let now = SystemClock.now_ms();
     let db = Store::open_and_migrate(&dir.join("kerf.db"), &opts, now)?;
-    let templates = db.write_blocking(templates)?;
+    let templates = templates(&db).await?;
     if templates.is_empty() {
         bail!(
             "no analysed workload in {}: run `kerf demo --data-dir` there first",
             dir.display()
         );
     }
-    let have = db.write_blocking(count_workloads)?;
+    let have = count_workloads(&db).await?;
     let mut written = 0;
     for start in (have..count).step_by(CHUNK) {
         let mut chunk = ChunkWrite {
@@ -61,34 +68,34 @@ pub fn seed(dir: &Path, count: usize) -> anyhow::Result<(usize, usize, usize)> {
             chunk.analyzed.push(copy(w, rec, i, now));
         }
         written += chunk.analyzed.len();
-        db.write_blocking(|c| store::write_chunk(c, &chunk))?;
+        db.write_chunk(chunk).await?;
     }
     db.checkpoint()?;
     Ok((written, have, templates.len()))
 }
 
 /// Every analysed workload with its latest recommendation (with the engine output).
-fn templates(
-    conn: &mut rusqlite::Connection,
+async fn templates(
+    db: &Store,
 ) -> Result<Vec<(WorkloadRow, store::RecommendationRow)>, store::StoreError> {
-    let (rows, _) = store::list_workloads(conn, &filter(500))?;
+    let (rows, _) = db.list_workloads(filter(500)).await?;
     let mut out = Vec::new();
     for w in rows {
         let Some(rec_id) = w.latest_rec_id.clone() else {
             continue;
         };
-        if let Some(rec) = store::get_recommendation(conn, &rec_id)? {
+        if let Some(rec) = db.recommendation(rec_id).await? {
             out.push((w, rec));
         }
     }
     Ok(out)
 }
 
-fn count_workloads(conn: &mut rusqlite::Connection) -> Result<usize, store::StoreError> {
+async fn count_workloads(db: &Store) -> Result<usize, store::StoreError> {
     let mut n = 0;
     let mut f = filter(500);
     loop {
-        let (rows, more) = store::list_workloads(conn, &f)?;
+        let (rows, more) = db.list_workloads(f.clone()).await?;
         n += rows.len();
         match rows.last() {
             Some(last) if more => {

@@ -173,7 +173,8 @@ impl Jobs {
     }
 }
 
-fn panic_message(e: tokio::task::JoinError) -> String {
+/// What a task that did not finish says: its panic message, or that it was cancelled.
+pub fn panic_message(e: tokio::task::JoinError) -> String {
     if e.is_cancelled() {
         return "was cancelled".into();
     }

@@ -24,8 +24,8 @@
 //!   (pure). Uses `analysis`, `names`, `timestamp`.
 //! - `wire`: what travels between hub and agent (config feed, recommendation feed,
 //!   heartbeat, typed agent events with `EventType`/`Reason`, the recommendation
-//!   summary), Serialize + Deserialize. Uses `policy`, `timestamp`; no store, no HTTP,
-//!   so the agent imports it in either build.
+//!   summary), Serialize + Deserialize. Uses `policy`; no store, no HTTP, so the agent
+//!   imports it in either build.
 //! - `events`: the audit-event vocabulary and batch validation into `wire::AgentEvent`,
 //!   and the configuration-change vocabulary (pure). Uses `wire`, `timestamp`.
 //! - `store`: SQLite: migrations, one writer + readers, every SQL statement; hands the
@@ -36,7 +36,7 @@
 //! - `datasource`: usage from Prometheus-compatible APIs (streamed remote read or
 //!   `query_range`) or the demo fleet, mapped into the engine's input and streamed to
 //!   runs workload by workload. Uses `analysis`, `clock` (probes ask the real present),
-//!   `fingerprint`, `sim` (the demo fleet's catalogue and shapes), `timestamp`, `tls`.
+//!   `fingerprint`, `sim` (the demo fleet's catalogue and shapes), `tls`.
 //! - (`cluster` and `sim`: see "The cluster side" below.)
 //!
 //! Domain (operations below the API: store, now, audit context and typed input in,
@@ -49,7 +49,8 @@
 //! - `runs`: recommendation runs (collect → analyze → store), their schedule and
 //!   retention jobs, progress, recommender and pricing settings (saved as operations)
 //!   and savings. Uses `analysis`, `datasource`, `policy`, `readiness`, `store`,
-//!   `events`, `operation`, `wire`, `metrics`, `clock`, `timestamp`.
+//!   `events`, `operation`, `wire`, `metrics`, `clock`, `jobs` (a run's task is
+//!   watched like a job: a panic is recorded as a failed run).
 //! - `notify`: notification channels and rules, the audit-cursor dispatcher and
 //!   per-channel senders (Slack, Teams, webhook with HMAC), payloads and the weekly
 //!   digest; its dispatcher and digest are jobs. Uses `auth`, `clock`, `config`,
@@ -62,20 +63,29 @@
 //!
 //! The top:
 //! - `api`: HTTP handlers (parse → call a domain operation → serialize), the route
-//!   table with per-route permissions, errors. Uses the domain and vocabulary modules,
-//!   `clock`, `config`, `jobs`, `metrics`, `ui`; `cluster` for Kubernetes quantities
-//!   (the recommendations export); `agent` only for `api::in_process`, the hub as the
-//!   in-process agent reaches it.
+//!   table with per-route permissions, errors, the OpenAPI document. Uses `auth`,
+//!   `fleet`, `notify`, `readiness`, `runs` (the domain), `analysis`, `datasource`,
+//!   `events`, `operation`, `policy`, `store`, `wire` (the vocabulary), `clock`,
+//!   `config`, `jobs`, `metrics`, `timestamp`, `ui`, `cluster` (Kubernetes quantities
+//!   of the recommendations export) and `agent` (only for `api::in_process`, the hub
+//!   as the in-process agent reaches it).
 //! - `server`: listener, TLS, connection bounds (cap with eviction of the longest-idle,
 //!   header, idle and handshake timeouts), graceful shutdown; starts and supervises the
 //!   jobs, and the agent of `all-in-one` (a job) or of `mode = "agent"`
 //!   (`server::agent`). Uses `agent`, `api`, `auth`, `clock`, `cluster`, `config`,
 //!   `datasource`, `events`, `fleet`, `jobs`, `metrics`, `notify`, `operation`, `runs`,
 //!   `shutdown`, `store`, `tls`, `wire`.
-//! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call
-//!   the same operations as the API; backup and restore carry the datasource secret
-//!   key; `demo` wires the demo fleet into `server`, with one in-process agent per
-//!   demo cluster acting on the sim's in-process cluster, and the demo's policies).
+//! - `commands`: the offline commands (they call the same operations as the API;
+//!   backup and restore carry the datasource secret key). Uses `analysis`, `auth`,
+//!   `clock`, `config`, `datasource`, `events`, `fleet`, `operation`, `server`, `store`,
+//!   `timestamp`, `tls`.
+//! - `demo`: wires the demo fleet into `server`, with one in-process agent per demo
+//!   cluster acting on the sim's in-process cluster, and the demo's policies. Uses
+//!   `agent`, `api`, `auth`, `clock`, `commands`, `config`, `datasource`, `fleet`,
+//!   `jobs`, `operation`, `policy`, `runs`, `server`, `sim`, `store`.
+//! - `cli`: the command line's arguments and dispatch. Uses `commands`, `config`,
+//!   `demo`, `server`, `telemetry`.
+//! - `telemetry`: log output. Uses `config`.
 //!
 //! The cluster side (the agent builds on it):
 //! - `cluster`: the agent's one view of a Kubernetes cluster (model, `Cluster` trait,

@@ -167,13 +167,13 @@ fn measured_run(protocol: &str) {
     };
     let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, 0).expect("store");
     store
-        .write_blocking(|c| {
-            store::insert_cluster(
-                c,
+        .writing_blocking(|tx| {
+            tx.insert_cluster(
                 &store::NewCluster {
                     name: CLUSTER,
                     token_sha256: "bench",
                 },
+                &Default::default(),
                 0,
             )
         })

@@ -102,7 +102,7 @@ fn unreadable(what: &str, e: serde_json::Error) -> HubError {
 impl Hub for HttpHub {
     async fn config(&self) -> Result<ConfigFeed, HubError> {
         let v = self.call(Method::GET, "/config", None).await?;
-        serde_json::from_value(v).map_err(|e| unreadable("config feed", e))
+        ConfigFeed::read(v).map_err(|e| unreadable("config feed", e))
     }
 
     async fn recommendations(&self, next: Option<String>) -> Result<FeedPage, HubError> {

@@ -145,10 +145,20 @@ impl Outbox {
                     size = BATCH;
                 }
                 Err(HubError::InvalidItems(indexes)) if !indexes.is_empty() => {
+                    // The hub lists each problem; an item with several is listed as
+                    // often, but dropped (and counted) once.
+                    let mut indexes = indexes;
+                    indexes.sort_unstable();
+                    indexes.dedup();
                     let bad: Vec<String> = indexes
                         .iter()
                         .filter_map(|i| ids.get(*i).cloned())
                         .collect();
+                    if bad.is_empty() {
+                        // Indexes outside the batch: nothing to drop, so resending would
+                        // only be refused again.
+                        return Flushed::Stopped(HubError::InvalidItems(indexes));
+                    }
                     for id in &bad {
                         tracing::error!(%id, "the hub refused an event as invalid; dropped");
                         self.count_drop("invalid");

@@ -33,7 +33,8 @@ fn name_of(key: &WorkloadKey) -> Name {
 struct Feeds<'a> {
     config: HashMap<Name, &'a WorkloadConfig>,
     items: HashMap<Name, &'a RecommendationItem>,
-    bad: HashMap<Name, &'a str>,
+    /// What could not be read ("recommendation" or "config") and why.
+    bad: HashMap<Name, (&'static str, &'a str)>,
 }
 
 impl<'a> Feeds<'a> {
@@ -42,6 +43,10 @@ impl<'a> Feeds<'a> {
         for w in config.iter().flat_map(|c| &c.workloads) {
             f.config
                 .insert((w.namespace.clone(), w.kind.clone(), w.name.clone()), w);
+        }
+        for u in config.iter().flat_map(|c| &c.unreadable) {
+            let name = (u.namespace.clone(), u.kind.clone(), u.name.clone());
+            f.bad.insert(name, ("config", u.error.as_str()));
         }
         for item in items {
             match item {
@@ -54,7 +59,8 @@ impl<'a> Feeds<'a> {
                     workload: Some(name),
                     error,
                 } => {
-                    f.bad.insert(name.clone(), error.as_str());
+                    f.bad
+                        .insert(name.clone(), ("recommendation", error.as_str()));
                 }
                 FeedItem::Bad { error, .. } => {
                     tracing::warn!(%error, "a recommendation feed item without a workload was ignored")
@@ -132,8 +138,8 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 self.advance(&w.key, &snap, now).await;
                 continue;
             }
-            if let Some(error) = feeds.bad.get(&name) {
-                self.unreadable(&w.key, error, now);
+            if let Some((what, error)) = feeds.bad.get(&name) {
+                self.unreadable(&w.key, what, error, now);
                 continue;
             }
             let started = self
@@ -394,10 +400,10 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
     }
 
     /// Reports a feed item that could not be read, once per error text.
-    fn unreadable(&mut self, key: &WorkloadKey, error: &str, now: i64) {
+    fn unreadable(&mut self, key: &WorkloadKey, what: &str, error: &str, now: i64) {
         let f = Finding::new(
             Reason::ApplyError,
-            format!("the hub's recommendation for this workload cannot be read: {error}"),
+            format!("the hub's {what} for this workload cannot be read: {error}"),
         )
         .detail("error", error);
         let t = self.tracked.entry(key.clone()).or_default();

@@ -210,7 +210,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
     /// Runs until `stop`: passes, changes in flight, heartbeats; events are delivered by
     /// a task of their own.
     pub async fn run(mut self, stop: crate::jobs::Stop) {
-        let delivery = tokio::spawn(deliver(self.outbox.clone(), self.hub.clone()));
+        let mut delivery = tokio::spawn(deliver(self.outbox.clone(), self.hub.clone()));
         let mut stop = std::pin::pin!(stop);
         loop {
             let report = self.pass().await;
@@ -229,6 +229,17 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                         return;
                     }
                     _ = self.view.changed(Duration::from_millis(wait)) => {}
+                    // Delivery never returns: ending means it panicked. The agent must
+                    // not go on deciding with nobody delivering, so it ends too (as a
+                    // job, the process stops loudly, naming it).
+                    ended = &mut delivery => {
+                        let why = match ended {
+                            Err(e) => crate::jobs::panic_message(e),
+                            Ok(()) => "it returned".into(),
+                        };
+                        tracing::error!(cause = %why, "the agent's event delivery ended");
+                        panic!("the agent's event delivery ended: {why}");
+                    }
                 }
                 if self.busy() {
                     self.advance_all().await;

@@ -47,6 +47,9 @@ pub async fn get_recommender(
     put,
     path = "/v1/admin/settings/recommender",
     summary = "Replace the recommender settings (missing fields take defaults; `?reason=` for the audit); 400 invalid_settings names the field in details.field. Audited as SettingsUpdated.",
+    params(
+        ("reason" = Option<String>, Query, max_length = 1024, description = "Why (recorded in the audit)"),
+    ),
     request_body = RecommenderSettings,
     responses(
         (status = 200, description = "The stored settings, policy normalized.", body = RecommenderSettings),
@@ -83,6 +86,9 @@ pub async fn get_pricing(State(state): State<AppState>) -> Result<Json<Pricing>,
     put,
     path = "/v1/admin/settings/pricing",
     summary = "Replace the pricing (`?reason=` for the audit); applies to recommendations made from then on. Audited as SettingsUpdated.",
+    params(
+        ("reason" = Option<String>, Query, max_length = 1024, description = "Why (recorded in the audit)"),
+    ),
     request_body = Pricing,
     responses(
         (status = 200, description = "The stored pricing.", body = Pricing),

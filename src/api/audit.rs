@@ -5,13 +5,65 @@
 
 use axum::extract::{RawQuery, State};
 use axum::Json;
-use serde_json::Value;
+use serde::Serialize;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::openapi::{KnownFormat, RefOr, SchemaFormat};
+use utoipa::{PartialSchema, ToSchema};
 
 use super::error::ApiError;
 use super::lists::Page;
 use super::query;
 use super::AppState;
 use crate::store::AuditFilter;
+use crate::wire::event::{AgentEvent, EventType, Reason};
+
+/// One stored workload event: the agent's event as it sent it, plus the cluster that
+/// sent it and when the hub received it.
+#[derive(Debug, Clone, Serialize)]
+pub struct AuditEvent {
+    #[serde(flatten)]
+    pub event: AgentEvent,
+    pub cluster: String,
+    #[serde(rename = "receivedAt")]
+    pub received_at: String,
+}
+
+/// The schema is the event's, with two more required fields (an `allOf` would not do:
+/// the event's schema refuses fields it does not name).
+impl PartialSchema for AuditEvent {
+    fn schema() -> RefOr<Schema> {
+        let RefOr::T(Schema::Object(mut o)) = AgentEvent::schema() else {
+            unreachable!("an agent event is an object schema")
+        };
+        o.description = Some(
+            "One stored workload event: the agent's event as it sent it, plus the cluster \
+             that sent it and when the hub received it."
+                .into(),
+        );
+        let text = |d: &str| {
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(Some(d))
+        };
+        o.properties
+            .insert("cluster".into(), text("The cluster that sent it.").into());
+        o.properties.insert(
+            "receivedAt".into(),
+            text("When the hub stored it (RFC 3339).")
+                .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+                .into(),
+        );
+        o.required.extend(["cluster".into(), "receivedAt".into()]);
+        RefOr::T(Schema::Object(o))
+    }
+}
+
+impl ToSchema for AuditEvent {
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push((AgentEvent::name().into(), AgentEvent::schema()));
+        <AgentEvent as ToSchema>::schemas(schemas);
+    }
+}
 
 const DEFAULT_LIMIT: usize = 100;
 
@@ -25,8 +77,8 @@ const DEFAULT_LIMIT: usize = 100;
         ("namespace" = Option<String>, Query),
         ("kind" = Option<String>, Query),
         ("name" = Option<String>, Query),
-        ("type" = Option<String>, Query),
-        ("reason" = Option<String>, Query),
+        ("type" = Option<crate::wire::event::EventType>, Query),
+        ("reason" = Option<crate::wire::event::Reason>, Query),
         ("recommendationID" = Option<String>, Query),
         ("since" = Option<String>, Query, format = DateTime, description = "Event time ≥ since"),
         ("until" = Option<String>, Query, format = DateTime, description = "Event time < until"),
@@ -34,28 +86,24 @@ const DEFAULT_LIMIT: usize = 100;
         ("next" = Option<String>, Query, description = "Cursor from the previous page"),
     ),
     responses(
-        (status = 200, description = "A page of events: each as the agent sent it, with cluster and receivedAt.", body = Page<serde_json::Value>),
+        (status = 200, description = "A page of events: each as the agent sent it, with cluster and receivedAt.", body = Page<AuditEvent>),
     )
 )]
 pub async fn get_audit(
     State(state): State<AppState>,
     access: super::access::Access,
     RawQuery(query): RawQuery,
-) -> Result<Json<Page<Value>>, ApiError> {
+) -> Result<Json<Page<AuditEvent>>, ApiError> {
     let mut filter = parse_filter(query.as_deref().unwrap_or(""))?;
     filter.scopes = access.namespace_scope();
     let page = state.store.query_audit(filter).await?;
     let mut items = Vec::with_capacity(page.items.len());
     for e in page.items {
-        let mut v: Value = serde_json::from_str(&e.payload).map_err(ApiError::internal)?;
-        if let Value::Object(map) = &mut v {
-            map.insert("cluster".into(), Value::String(e.cluster));
-            map.insert(
-                "receivedAt".into(),
-                Value::String(crate::timestamp::format_ms(e.received_at_ms)),
-            );
-        }
-        items.push(v);
+        items.push(AuditEvent {
+            event: serde_json::from_str(&e.payload).map_err(ApiError::internal)?,
+            cluster: e.cluster,
+            received_at: crate::timestamp::format_ms(e.received_at_ms),
+        });
     }
     Ok(Json(Page {
         items,
@@ -75,7 +123,22 @@ fn parse_filter(raw: &str) -> Result<AuditFilter, ApiError> {
             "namespace" => &mut f.namespace,
             "kind" => &mut f.kind,
             "name" => &mut f.name,
+            "type" if value == crate::events::wellknown::CONFIG_CHANGED => {
+                return Err(query::bad(
+                    &key,
+                    "config_changed records are served by GET /v1/audit/config",
+                ))
+            }
+            "type" if EventType::parse(&value).is_none() => {
+                return Err(query::bad(
+                    &key,
+                    "is not an event type of the events contract",
+                ))
+            }
             "type" => &mut f.event_type,
+            "reason" if Reason::parse(&value).is_none() => {
+                return Err(query::bad(&key, "is not a reason of the events contract"))
+            }
             "reason" => &mut f.reason,
             "recommendationID" => &mut f.recommendation_id,
             _ => return Err(query::bad(&key, "unknown parameter")),

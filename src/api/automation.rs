@@ -22,13 +22,18 @@ use crate::wire::Pause;
 #[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PauseBody {
+    /// Why: a pause needs one (not only spaces).
+    #[schema(required = true, pattern = r"\S", max_length = 1024)]
     reason: Option<String>,
+    /// RFC 3339, ahead: when automation resumes by itself.
+    #[schema(format = DateTime)]
     resume_at: Option<String>,
 }
 
 #[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResumeBody {
+    #[schema(max_length = 1024)]
     reason: Option<String>,
 }
 
@@ -94,7 +99,7 @@ pub async fn pause_cluster(
     params(
         ("cluster" = String, Path),
     ),
-    request_body = ResumeBody,
+    request_body = Option<ResumeBody>,
     responses(
         (status = 200, description = "{id, scope, paused: false}", body = Pause),
         (status = 409, description = "An error.", body = super::error::ErrorBody),
@@ -132,7 +137,7 @@ pub async fn pause_fleet(
     post,
     path = "/v1/fleet/resume",
     summary = "Resume automation of the fleet (AutomationResumed, id *). 409 when not paused.",
-    request_body = ResumeBody,
+    request_body = Option<ResumeBody>,
     responses(
         (status = 200, description = "{id: *, scope: fleet, paused: false}", body = Pause),
         (status = 409, description = "An error.", body = super::error::ErrorBody),

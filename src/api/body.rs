@@ -197,7 +197,7 @@ fn parse_strict<T: DeserializeOwned + Serialize>(
     bytes: &[u8],
     nullable: &[&str],
 ) -> Result<T, ApiError> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| {
+    let mut value: Value = serde_json::from_slice(bytes).map_err(|e| {
         let code = if e.is_syntax() || e.is_eof() {
             "invalid_json"
         } else {
@@ -205,6 +205,7 @@ fn parse_strict<T: DeserializeOwned + Serialize>(
         };
         ApiError::bad_request(code, e.to_string()).with_details(json!({ "field": "" }))
     })?;
+    whole_numbers(&mut value);
     let Value::Object(fields) = &value else {
         return Err(shape_error(
             "",
@@ -237,6 +238,22 @@ fn parse_strict<T: DeserializeOwned + Serialize>(
         return Err(shape_error(&path, format!("{path}: must be a JSON object")));
     }
     Ok(parsed)
+}
+
+/// Writes every whole number as an integer: `3.0` and `3` are one JSON number (and one
+/// JSON Schema integer), but serde reads only the second as an integer.
+pub fn whole_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => {
+            let whole = n.as_f64().filter(|f| f.fract() == 0.0);
+            if let Some(f) = whole.filter(|f| *f >= i64::MIN as f64 && *f < i64::MAX as f64) {
+                *v = Value::from(f as i64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(map) => map.values_mut().for_each(whole_numbers),
+        _ => {}
+    }
 }
 
 /// The path of the first `null` inside `v` (itself included).
@@ -305,5 +322,19 @@ mod tests {
         assert_eq!(field(r#"{"name": "a", "x": 1}"#), "x");
         assert_eq!(field(r#"{"name": "a", "n": "many"}"#), "n");
         assert_eq!(parse_json::<T>(b"{").unwrap_err().code, "invalid_json");
+    }
+
+    #[test]
+    fn whole_numbers_written_with_a_fraction_are_integers() {
+        let t: T = parse_json(br#"{"name": "a", "n": 7.0}"#).unwrap();
+        assert_eq!(t.n, Some(7));
+        let err = parse_json::<T>(br#"{"name": "a", "n": 7.5}"#).unwrap_err();
+        assert_eq!(err.details["field"], "n");
+        let mut v = serde_json::json!({"big": 6611747123.0, "list": [1e3, 0.25]});
+        whole_numbers(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"big": 6611747123_i64, "list": [1000, 0.25]})
+        );
     }
 }

@@ -33,28 +33,48 @@ pub struct WithToken {
 #[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateCluster {
+    /// A DNS label: 1 to 63 lower-case letters, digits or '-'.
+    #[schema(pattern = r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")]
     name: String,
     #[serde(default)]
+    #[schema(pattern = r"^[^\u0000-\u001f\u007f-\u009f]*$", max_length = 100)]
     display_name: String,
     #[serde(default)]
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$",
+        max_length = 500
+    )]
     description: String,
+    /// At most 64; keys are 1 to 63 letters, digits, '-', '_', '.' or '/', starting
+    /// and ending with a letter or digit; values at most 253 characters.
     #[serde(default)]
+    #[schema(schema_with = label_map)]
     labels: BTreeMap<String, String>,
+    #[schema(max_length = 1024)]
     reason: Option<String>,
 }
 
 #[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct UpdateCluster {
+    #[schema(pattern = r"^[^\u0000-\u001f\u007f-\u009f]*$", max_length = 100)]
     display_name: Option<String>,
+    #[schema(
+        pattern = r"^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$",
+        max_length = 500
+    )]
     description: Option<String>,
+    /// As on create; replaces them all.
+    #[schema(schema_with = label_map)]
     labels: Option<BTreeMap<String, String>>,
+    #[schema(max_length = 1024)]
     reason: Option<String>,
 }
 
 #[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReasonBody {
+    #[schema(max_length = 1024)]
     reason: Option<String>,
 }
 
@@ -62,8 +82,31 @@ pub struct ReasonBody {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct FreezeBody {
     enabled: bool,
+    /// Required to freeze.
+    #[schema(max_length = 1024)]
     reason: Option<String>,
+    /// RFC 3339, ahead; only when freezing.
+    #[schema(format = DateTime)]
     until: Option<String>,
+}
+
+/// The schema of cluster labels: what `fleet::clusters` (`names::label_key`,
+/// `names::text`) accepts.
+fn label_map() -> utoipa::openapi::Object {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let key = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(r"^[A-Za-z0-9]([A-Za-z0-9._/-]{0,61}[A-Za-z0-9])?$"));
+    let value = ObjectBuilder::new()
+        .schema_type(Type::String)
+        .max_length(Some(253))
+        .pattern(Some(r"^[^\u0000-\u001f\u007f-\u009f]*$"));
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .max_properties(Some(64))
+        .property_names(Some(key))
+        .additional_properties(Some(value))
+        .build()
 }
 
 /// `GET /v1/clusters`: every cluster (retired ones too) with its readiness.
@@ -136,7 +179,7 @@ pub async fn create(
     params(
         ("cluster" = String, Path),
     ),
-    request_body = UpdateCluster,
+    request_body = Option<UpdateCluster>,
     responses(
         (status = 200, description = "Cluster", body = ClusterView),
         (status = 409, description = "The cluster is retired (code refused).", body = super::error::ErrorBody),
@@ -167,7 +210,7 @@ pub async fn update(
     summary = "Retire (ClusterDeleted, ?reason=). Soft: the record and its data stay; the agent token stops working.",
     params(
         ("cluster" = String, Path),
-        ("reason" = Option<String>, Query),
+        ("reason" = Option<String>, Query, max_length = 1024),
     ),
     responses(
         (status = 204, description = "Retired."),
@@ -193,7 +236,7 @@ pub async fn retire(
     params(
         ("cluster" = String, Path),
     ),
-    request_body = ReasonBody,
+    request_body = Option<ReasonBody>,
     responses(
         (status = 200, description = "The cluster and its new agent token (shown once).", body = WithToken),
         (status = 409, description = "An error.", body = super::error::ErrorBody),

@@ -4,24 +4,45 @@
 
 use axum::extract::{RawQuery, State};
 use axum::Json;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use utoipa::ToSchema;
 
 use super::access::Access;
 use super::error::ApiError;
 use super::lists::Page;
 use super::query;
 use super::AppState;
-use crate::events::config_change::{AuditContext, MAX_REASON_CHARS};
+use crate::events::config_change::{Actor, AuditContext, Target, MAX_REASON_CHARS};
 use crate::store::ConfigAuditFilter;
 
 const DEFAULT_LIMIT: usize = 100;
 
+/// One configuration change (`config_changed`): who changed what, from what, to what
+/// and why.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigChangeRecord {
+    pub id: String,
+    /// RFC 3339.
+    pub time: String,
+    /// The action of the events contract's configuration table, e.g. `PolicyUpdated`.
+    pub action: String,
+    pub actor: Actor,
+    pub target: Target,
+    /// The target's API representation before the change (`null` on create); secrets
+    /// only as the fixed mask `***`.
+    #[schema(value_type = Option<Object>)]
+    pub before: Option<Value>,
+    /// The representation after it (`null` on delete).
+    #[schema(value_type = Option<Object>)]
+    pub after: Option<Value>,
+    pub reason: Option<String>,
+}
+
 /// The audit context of a change made by this request, with the user's `reason`.
 pub fn context(access: &Access, reason: Option<String>) -> Result<AuditContext, ApiError> {
-    let reason = reason
-        .map(|r| r.trim().to_string())
-        .filter(|r| !r.is_empty());
+    // The length counts what was sent, spaces too (as the document's maxLength does).
     if reason
         .as_ref()
         .is_some_and(|r| r.chars().count() > MAX_REASON_CHARS)
@@ -31,24 +52,26 @@ pub fn context(access: &Access, reason: Option<String>) -> Result<AuditContext, 
             format!("must be at most {MAX_REASON_CHARS} characters"),
         ));
     }
+    let reason = reason
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty());
     Ok(AuditContext {
         actor: access.actor(),
         reason,
     })
 }
 
-/// The `?reason=` of a DELETE (which has no body).
-#[derive(Deserialize, Default, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ReasonQuery {
-    pub reason: Option<String>,
-}
-
 /// Parses `?reason=`; other parameters are refused.
 pub fn reason_query(query: Option<&str>) -> Result<Option<String>, ApiError> {
-    let q: ReasonQuery = serde_urlencoded::from_str(query.unwrap_or(""))
-        .map_err(|e| ApiError::bad_request("invalid_query", e.to_string()))?;
-    Ok(q.reason)
+    let mut reason = None;
+    for (key, value) in query::pairs(query)? {
+        match key.as_str() {
+            "reason" if reason.is_none() => reason = Some(value),
+            "reason" => return Err(query::bad(&key, "is given twice")),
+            _ => return Err(query::bad(&key, "unknown parameter")),
+        }
+    }
+    Ok(reason)
 }
 
 /// `GET /v1/audit/config`.
@@ -61,23 +84,28 @@ pub fn reason_query(query: Option<&str>) -> Result<Option<String>, ApiError> {
         ("targetType" = Option<String>, Query),
         ("targetId" = Option<String>, Query),
         ("actor" = Option<String>, Query, description = "Actor name"),
-        ("actorType" = Option<String>, Query, description = "One of: user, token, system."),
+        ("actorType" = Option<crate::wire::actor::ActorKind>, Query),
         ("since" = Option<String>, Query, format = DateTime),
         ("until" = Option<String>, Query, format = DateTime),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 100."),
         ("next" = Option<String>, Query),
     ),
     responses(
-        (status = 200, description = "A page of configuration changes.", body = Page<serde_json::Value>),
+        (status = 200, description = "A page of configuration changes.", body = Page<ConfigChangeRecord>),
     )
 )]
 pub async fn get_config_audit(
     State(state): State<AppState>,
     RawQuery(query): RawQuery,
-) -> Result<Json<Page<Value>>, ApiError> {
+) -> Result<Json<Page<ConfigChangeRecord>>, ApiError> {
     let filter = parse_filter(query.as_deref().unwrap_or(""))?;
     let page = state.store.query_config_audit(filter).await?;
-    let items: Vec<Value> = page.items.into_iter().map(|c| c.record).collect();
+    let items = page
+        .items
+        .into_iter()
+        .map(|c| serde_json::from_value(c.record))
+        .collect::<Result<Vec<ConfigChangeRecord>, _>>()
+        .map_err(ApiError::internal)?;
     Ok(Json(Page {
         items,
         next: page.next.map(query::encode_seq),

@@ -15,6 +15,7 @@ use super::config_audit::{context, reason_query};
 use super::error::ApiError;
 use super::lists::Items;
 use super::AppState;
+use crate::datasource::view::{DatasourceInput, DatasourceView};
 use crate::datasource::{SecretKey, TestReport};
 use crate::fleet::datasources;
 
@@ -50,15 +51,21 @@ const MAX_DATASOURCE_BYTES: usize = 512 * 1024;
 
 async fn body_json(body: Body) -> Result<Value, ApiError> {
     let body = read_limited(body, MAX_DATASOURCE_BYTES).await?;
-    serde_json::from_slice(&body).map_err(|e| {
+    let mut value = serde_json::from_slice(&body).map_err(|e| {
         ApiError::bad_request("invalid_json", format!("request body is not JSON: {e}"))
-    })
+    })?;
+    super::body::whole_numbers(&mut value);
+    Ok(value)
 }
 
 /// Takes the audit `reason` out of a create/replace body (it is not a setting).
 fn take_reason(body: &mut Value) -> Result<Option<String>, ApiError> {
     match body.as_object_mut().and_then(|o| o.remove("reason")) {
-        None | Some(Value::Null) => Ok(None),
+        None => Ok(None),
+        Some(Value::Null) => Err(ApiError::invalid_field(
+            "reason",
+            "must not be null; leave it out instead",
+        )),
         Some(Value::String(r)) => Ok(Some(r)),
         Some(_) => Err(ApiError::invalid_field("reason", "must be a string")),
     }
@@ -69,9 +76,9 @@ fn take_reason(body: &mut Value) -> Result<Option<String>, ApiError> {
     path = "/v1/datasources",
     summary = "Create a datasource (type prometheus covers Prometheus, Thanos, Mimir, VictoriaMetrics). An optional `reason` in the body goes to the audit (DatasourceCreated/Updated/Deleted; secrets never recorded, secret header values as `***`).",
     description = "Body fields name, type, url, auth {type none|basic|bearer, username, password, token}, headers [{name, value, secret}], tls {caPem, insecureSkipVerify}, timeoutSeconds (30), maxConcurrentQueries (4), maxSamplesPerQuery (500000), maxSeriesPerQuery (2000), protocol (auto | remoteRead | queryRange; auto), stepSeconds (60), clusterLabel, clusterValue (defaults to the kerf cluster name). Secret fields (password, token, secret header values) are write-only: sealed at rest and answered only as passwordSet / tokenSet / valueSet. Validation errors list {path, message} under error.details.errors.",
-    request_body(content = serde_json::Value, description = "The datasource document (fields above), plus an optional `reason`."),
+    request_body(content = DatasourceInput, description = "The datasource document (fields above), plus an optional `reason`."),
     responses(
-        (status = 201, description = "The datasource, without secrets.", body = serde_json::Value),
+        (status = 201, description = "The datasource, without secrets.", body = DatasourceView),
         (status = 409, description = "An error.", body = super::error::ErrorBody),
     )
 )]
@@ -92,10 +99,10 @@ pub async fn create(
     path = "/v1/datasources",
     summary = "Every datasource, without secrets, with the clusters pointing at each.",
     responses(
-        (status = 200, description = "Every datasource, without secrets.", body = Items<serde_json::Value>),
+        (status = 200, description = "Every datasource, without secrets.", body = Items<DatasourceView>),
     )
 )]
-pub async fn list(State(state): State<AppState>) -> Result<Json<Items<Value>>, ApiError> {
+pub async fn list(State(state): State<AppState>) -> Result<Json<Items<DatasourceView>>, ApiError> {
     let items = datasources::list(&state.store, &key(&state)?).await?;
     Ok(Json(Items::new(items)))
 }
@@ -108,13 +115,13 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Items<Value>>, A
         ("id" = i64, Path),
     ),
     responses(
-        (status = 200, description = "The datasource, without secrets.", body = serde_json::Value),
+        (status = 200, description = "The datasource, without secrets.", body = DatasourceView),
     )
 )]
 pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<DatasourceView>, ApiError> {
     let id = parse_id(&id)?;
     Ok(Json(
         datasources::get(&state.store, &key(&state)?, id).await?,
@@ -128,9 +135,9 @@ pub async fn get(
     params(
         ("id" = i64, Path),
     ),
-    request_body(content = serde_json::Value, description = "The whole datasource document, plus an optional `reason`."),
+    request_body(content = DatasourceInput, description = "The whole datasource document, plus an optional `reason`."),
     responses(
-        (status = 200, description = "The datasource, without secrets.", body = serde_json::Value),
+        (status = 200, description = "The datasource, without secrets.", body = DatasourceView),
         (status = 409, description = "An error.", body = super::error::ErrorBody),
     )
 )]
@@ -139,7 +146,7 @@ pub async fn replace(
     access: Access,
     Path(id): Path<String>,
     body: Body,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<DatasourceView>, ApiError> {
     let id = parse_id(&id)?;
     let key = key(&state)?;
     let mut body = body_json(body).await?;
@@ -157,6 +164,7 @@ pub async fn replace(
     summary = "Delete a datasource no cluster points at (409 otherwise).",
     params(
         ("id" = i64, Path),
+        ("reason" = Option<String>, Query, max_length = 1024, description = "Why (recorded in the audit)"),
     ),
     responses(
         (status = 204, description = "Deleted."),

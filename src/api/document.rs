@@ -21,6 +21,9 @@ use utoipa::PartialSchema;
 use super::access::Permission;
 use super::error::ErrorBody;
 
+mod links;
+mod rules;
+
 const DESCRIPTION: &str = "The kerf hub's HTTP API. Every route is listed here, generated \
 from the types the handlers parse and serialize; docs/contracts/openapi.yaml is this \
 document, and a test fails when it drifts. Errors always have the shape \
@@ -57,6 +60,12 @@ const ERRORS: &[(u16, &str, &str)] = &[
         "No such resource (or one outside the caller's teams' namespaces).",
     ),
     (
+        409,
+        "Conflict",
+        "The cluster is retired (refused: its record is kept for the audit trail only), or \
+         the change conflicts with what exists.",
+    ),
+    (
         408,
         "BodyTimeout",
         "The body did not arrive within http.body_read_timeout_seconds (body_timeout).",
@@ -68,23 +77,13 @@ const ERRORS: &[(u16, &str, &str)] = &[
     ),
 ];
 
-/// The document, built once.
-pub fn document() -> &'static OpenApi {
-    static DOC: OnceLock<OpenApi> = OnceLock::new();
-    DOC.get_or_init(build)
-}
-
-/// The document as YAML (served and committed).
+/// The document as YAML (served and committed), built once.
 pub fn yaml() -> &'static str {
     static YAML: OnceLock<String> = OnceLock::new();
-    YAML.get_or_init(|| {
-        document()
-            .to_yaml()
-            .expect("the generated document serializes")
-    })
+    YAML.get_or_init(|| yaml_serde::to_string(&build()).expect("the document serializes"))
 }
 
-fn build() -> OpenApi {
+fn build_raw() -> OpenApi {
     let table = super::route_table();
     let (operations, schemas) = table.operations();
     let mut paths = Paths::new();
@@ -98,7 +97,16 @@ fn build() -> OpenApi {
         paths.merge(documented);
     }
     let mut components = Components::new();
-    components.schemas.extend(schemas.iter().cloned());
+    for (name, schema) in schemas {
+        match components.schemas.get(name) {
+            Some(seen) if seen != schema => panic!(
+                "two types are documented as schema {name:?}; rename one with #[schema(as = …)]"
+            ),
+            _ => {
+                components.schemas.insert(name.clone(), schema.clone());
+            }
+        }
+    }
     components
         .schemas
         .insert("Error".into(), ErrorBody::schema());
@@ -120,6 +128,35 @@ fn build() -> OpenApi {
     doc.servers = Some(vec![Server::new("/")]);
     doc.components = Some(components);
     doc
+}
+
+/// The generated document with the passes utoipa has no attribute for: the body rule
+/// on `null` and the links.
+fn build() -> yaml_serde::Value {
+    let mut doc = yaml_serde::to_value(build_raw()).expect("the document serializes");
+    rules::refuse_null(&mut doc);
+    yaml_streams(&mut doc);
+    rules::no_empty_query_values(&mut doc);
+    links::add(&mut doc);
+    doc
+}
+
+/// The YAML export is a stream of documents (`---` between them, as `kubectl apply`
+/// reads), which no schema describes: its media type is listed without one.
+fn yaml_streams(doc: &mut yaml_serde::Value) {
+    let export = |op: &yaml_serde::Value| op["operationId"].as_str() == Some("getRecommendations");
+    for op in links::operations(doc).filter(|op| export(op)) {
+        let answers = op.get_mut("responses").and_then(|r| r.as_mapping_mut());
+        for answer in answers.into_iter().flat_map(|a| a.values_mut()) {
+            if let Some(yaml) = answer
+                .get_mut("content")
+                .and_then(|c| c.get_mut("application/yaml"))
+                .and_then(|y| y.as_mapping_mut())
+            {
+                yaml.remove("schema");
+            }
+        }
+    }
 }
 
 /// An error answer with the one error body.
@@ -196,6 +233,10 @@ fn complete(op: &mut Operation, method: &str, path: &str, permission: Permission
     }
     if has_path && permission != Permission::ClusterAgent {
         statuses.push(404);
+    }
+    // Every change and read of one cluster refuses a retired one.
+    if path.contains("{cluster}") && permission != Permission::ClusterAgent {
+        statuses.push(409);
     }
     if has_body {
         statuses.extend([408, 413]);

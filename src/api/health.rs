@@ -106,7 +106,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     path = "/v1/openapi.yaml",
     summary = "This document.",
     responses(
-        (status = 200, description = "OpenAPI 3.1 YAML.", content_type = "application/yaml", body = String),
+        (status = 200, description = "OpenAPI 3.1 YAML.", content_type = "application/yaml", body = Object),
     )
 )]
 pub async fn openapi() -> Response {

@@ -28,7 +28,10 @@ use crate::auth::{session, Caller, CallerKind, LockScope, LoginError, TeamGrant}
 #[derive(Deserialize, Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoginRequest {
+    #[schema(min_length = 1, max_length = 64)]
     username: String,
+    /// At most `auth::password::MAX_LEN` characters.
+    #[schema(max_length = 256)]
     password: String,
 }
 
@@ -42,6 +45,8 @@ pub struct LoginRequest {
     request_body = LoginRequest,
     responses(
         (status = 200, description = "Signed in: who, with the session's CSRF token (not cached).", body = Me),
+        (status = 401, description = "Wrong username or password, or a disabled user (invalid_credentials; the answer does not say which).", body = super::error::ErrorBody),
+        (status = 403, description = "A cross-site request (Origin or Sec-Fetch-Site of another site).", body = super::error::ErrorBody),
         (status = 415, description = "An error.", body = super::error::ErrorBody),
         (status = 429, description = "An error.", body = super::error::ErrorBody),
         (status = 503, description = "An error.", body = super::error::ErrorBody),
@@ -56,13 +61,14 @@ pub async fn login(
 ) -> Result<Response, ApiError> {
     same_origin_json(&headers, &uri)?;
     let req: LoginRequest = read_json(body).await?;
-    if req.username.is_empty() || req.username.len() > 64 {
+    let chars = req.username.chars().count();
+    if chars == 0 || chars > 64 {
         return Err(ApiError::invalid_field(
             "username",
             "must be 1 to 64 characters",
         ));
     }
-    if req.password.len() > crate::auth::password::MAX_LEN {
+    if req.password.chars().count() > crate::auth::password::MAX_LEN {
         return Err(ApiError::invalid_field("password", "is too long"));
     }
     let addr = connect

@@ -201,6 +201,7 @@ pub async fn replace_channel(
     summary = "Delete a channel with its rules and delivery log (NotificationChannelDeleted; ?reason=).",
     params(
         ("id" = i64, Path),
+        ("reason" = Option<String>, Query, max_length = 1024, description = "Why (recorded in the audit)"),
     ),
     responses(
         (status = 204, description = "Deleted."),
@@ -433,6 +434,7 @@ pub async fn replace_rule(
     summary = "Delete a rule (NotificationRuleDeleted; ?reason=).",
     params(
         ("id" = i64, Path),
+        ("reason" = Option<String>, Query, max_length = 1024, description = "Why (recorded in the audit)"),
     ),
     responses(
         (status = 204, description = "Deleted."),
@@ -480,6 +482,26 @@ fn delivery_filter(q: Option<&str>) -> Result<DeliveryFilter, ApiError> {
     Ok(f)
 }
 
+/// Delivery states and kinds, as documented.
+#[allow(dead_code)] // read only by the OpenAPI document
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum DeliveryStatusParam {
+    Pending,
+    Delivered,
+    Failed,
+}
+
+#[allow(dead_code)] // read only by the OpenAPI document
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum DeliveryKindParam {
+    Events,
+    Notice,
+    Digest,
+    Test,
+}
+
 /// `GET /v1/notifications/deliveries`: newest first; filters `channelId`, `status`,
 /// `kind`; `limit` 1–500; `next` continues.
 #[utoipa::path(
@@ -487,6 +509,13 @@ fn delivery_filter(q: Option<&str>) -> Result<DeliveryFilter, ApiError> {
     path = "/v1/notifications/deliveries",
     summary = "The delivery log, newest first, failures included.",
     description = "Filters channelId, status (pending|delivered|failed), kind (events|notice|digest|test); limit 1-500 (100); next continues. Items {id (the X-Kerf-Delivery id), channelId, channelName, channelType, kind, title, status, attempts, eventIds, lastStatus, lastError, createdAt, updatedAt, deliveredAt, nextAttemptAt}.",
+    params(
+        ("channelId" = Option<i64>, Query),
+        ("status" = inline(Option<DeliveryStatusParam>), Query),
+        ("kind" = inline(Option<DeliveryKindParam>), Query),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 100."),
+        ("next" = Option<String>, Query, description = "Cursor from the previous page"),
+    ),
     responses(
         (status = 200, description = "{items, next}", body = DeliveryPage),
     )

@@ -52,7 +52,7 @@ pub async fn put_override(
     summary = "Clear the workload's override (`?reason=`). Audited as OverrideCleared.",
     params(
         ("id" = String, Path),
-        ("reason" = Option<String>, Query),
+        ("reason" = Option<String>, Query, max_length = 1024),
     ),
     responses(
         (status = 204, description = "Cleared."),

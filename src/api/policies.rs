@@ -72,8 +72,12 @@ fn invalid(errors: Vec<FieldError>) -> ApiError {
 /// The JSON object of a body.
 async fn object(body: Body) -> Result<Map<String, Value>, ApiError> {
     let bytes = read_limited(body, MAX_JSON_BYTES).await?;
-    match serde_json::from_slice(&bytes) {
-        Ok(Value::Object(o)) => Ok(o),
+    let mut value = serde_json::from_slice::<Value>(&bytes);
+    if let Ok(v) = &mut value {
+        super::body::whole_numbers(v);
+    }
+    match value {
+        Ok(Value::Object(o)) => refuse_nulls(o),
         Ok(_) => Err(invalid(vec![FieldError {
             path: "$".into(),
             message: "must be a JSON object".into(),
@@ -85,10 +89,43 @@ async fn object(body: Body) -> Result<Map<String, Value>, ApiError> {
     }
 }
 
+/// `o`, unless a value in it is `null` (leave the field out instead): every such
+/// field is reported.
+fn refuse_nulls(o: Map<String, Value>) -> Result<Map<String, Value>, ApiError> {
+    fn walk(v: &Value, path: String, out: &mut Vec<FieldError>) {
+        match v {
+            Value::Null => out.push(FieldError {
+                path,
+                message: "must not be null; leave it out instead".into(),
+            }),
+            Value::Array(items) => {
+                for (i, x) in items.iter().enumerate() {
+                    walk(x, format!("{path}[{i}]"), out);
+                }
+            }
+            Value::Object(map) => {
+                for (k, x) in map {
+                    walk(x, format!("{path}.{k}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut errors = Vec::new();
+    for (k, v) in &o {
+        walk(v, k.clone(), &mut errors);
+    }
+    if errors.is_empty() {
+        Ok(o)
+    } else {
+        Err(invalid(errors))
+    }
+}
+
 /// Removes `key` from `o` as an optional string / integer.
 fn take_string(o: &mut Map<String, Value>, key: &str) -> Result<Option<String>, ApiError> {
     match o.remove(key) {
-        None | Some(Value::Null) => Ok(None),
+        None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s)),
         Some(_) => Err(ApiError::invalid_field(key, "must be a string")),
     }
@@ -96,7 +133,7 @@ fn take_string(o: &mut Map<String, Value>, key: &str) -> Result<Option<String>, 
 
 fn take_int(o: &mut Map<String, Value>, key: &str) -> Result<Option<i64>, ApiError> {
     match o.remove(key) {
-        None | Some(Value::Null) => Ok(None),
+        None => Ok(None),
         Some(v) => v
             .as_i64()
             .filter(|n| *n > 0)
@@ -124,9 +161,14 @@ struct Expected {
 
 fn expected(headers: &HeaderMap, body: Option<i64>, field: &str) -> Result<Expected, ApiError> {
     if let Some(v) = headers.get(header::IF_MATCH) {
+        // An entity tag as this API writes them: `"3"` (or weak, `W/"3"`).
         let text = v.to_str().unwrap_or("").trim();
-        let text = text.strip_prefix("W/").unwrap_or(text).trim_matches('"');
-        let version = text.parse::<i64>().map_err(|_| {
+        let text = text.strip_prefix("W/").unwrap_or(text);
+        let digits = text
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .filter(|d| (1..=18).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit()));
+        let version = digits.and_then(|d| d.parse::<i64>().ok()).ok_or_else(|| {
             ApiError::bad_request(
                 "invalid_if_match",
                 "If-Match must be the policy version, e.g. \"3\"",
@@ -244,7 +286,7 @@ pub async fn create(
     summary = "Replace a policy's document. Needs `If-Match` with the version read (412 version_conflict when stale) or `version` in the body (409 version_conflict); 428 version_required without either. Appends version n+1.",
     params(
         ("id" = i64, Path),
-        ("If-Match" = Option<String>, Header, description = "The version read, e.g. \"3\""),
+        ("If-Match" = Option<String>, Header, pattern = r#"^(W/)?"[0-9]{1,18}"$"#, description = "The version read, e.g. \"3\""),
     ),
     request_body = PolicyWrite,
     responses(
@@ -279,8 +321,9 @@ pub async fn replace(
     summary = "Soft-delete a policy (history kept, name reusable). `If-Match` or `?version=`; `?reason=`.",
     params(
         ("id" = i64, Path),
-        ("version" = Option<i64>, Query),
-        ("reason" = Option<String>, Query),
+        ("If-Match" = Option<String>, Header, pattern = r#"^(W/)?"[0-9]{1,18}"$"#, description = "The version read, e.g. \"3\""),
+        ("version" = Option<i64>, Query, minimum = 1),
+        ("reason" = Option<String>, Query, max_length = 1024),
     ),
     responses(
         (status = 204, description = "Deleted."),
@@ -378,7 +421,7 @@ pub async fn version(
     summary = "Revert to an earlier version's content: body {version, reason}; the version read as If-Match or `currentVersion`. Appends a new version. Audited as PolicyReverted.",
     params(
         ("id" = i64, Path),
-        ("If-Match" = Option<String>, Header, description = "The version read, e.g. \"3\""),
+        ("If-Match" = Option<String>, Header, pattern = r#"^(W/)?"[0-9]{1,18}"$"#, description = "The version read, e.g. \"3\""),
     ),
     request_body = RevertBody,
     responses(

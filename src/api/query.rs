@@ -10,10 +10,20 @@ use super::error::ApiError;
 /// Largest page any list serves.
 pub const MAX_LIMIT: usize = 500;
 
-/// The decoded `key=value` pairs of a query string.
+/// The decoded `key=value` pairs of a query string. An empty value is refused: a
+/// parameter left out means "no filter", so `?cluster=` would be ambiguous.
 pub fn pairs(query: Option<&str>) -> Result<Vec<(String, String)>, ApiError> {
-    serde_urlencoded::from_str(query.unwrap_or(""))
-        .map_err(|e| ApiError::bad_request("invalid_query", format!("malformed query string: {e}")))
+    let pairs: Vec<(String, String)> =
+        serde_urlencoded::from_str(query.unwrap_or("")).map_err(|e| {
+            ApiError::bad_request("invalid_query", format!("malformed query string: {e}"))
+        })?;
+    if let Some((key, _)) = pairs.iter().find(|(_, v)| v.is_empty()) {
+        return Err(bad(
+            key,
+            "must not be empty; leave the parameter out instead",
+        ));
+    }
+    Ok(pairs)
 }
 
 /// A 400 naming the parameter.

@@ -13,6 +13,25 @@ use super::error::ApiError;
 use super::lists::Page;
 use super::query::{self, bad, decode_cursor, encode_cursor, stored_json};
 use super::AppState;
+
+/// Run states and triggers, as documented.
+#[allow(dead_code)] // read only by the OpenAPI document
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum StatusParam {
+    Running,
+    Succeeded,
+    Partial,
+    Failed,
+}
+
+#[allow(dead_code)] // read only by the OpenAPI document
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum TriggerParam {
+    Scheduled,
+    Manual,
+}
 use crate::runs::{RunError, Trigger};
 use crate::store::{RunFilter, RunRecord};
 use crate::timestamp::format_ms;
@@ -23,8 +42,8 @@ use crate::timestamp::format_ms;
     summary = "Recommendation runs, newest first.",
     params(
         ("cluster" = Option<String>, Query),
-        ("status" = Option<String>, Query, description = "One of: running, succeeded, partial, failed."),
-        ("trigger" = Option<String>, Query, description = "One of: scheduled, manual."),
+        ("status" = inline(Option<StatusParam>), Query),
+        ("trigger" = inline(Option<TriggerParam>), Query),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 50."),
         ("next" = Option<String>, Query),
     ),

@@ -90,6 +90,7 @@ pub async fn get(
     request_body = CreateTeam,
     responses(
         (status = 201, description = "The team.", body = TeamView),
+        (status = 409, description = "The name is taken (conflict).", body = super::error::ErrorBody),
     )
 )]
 pub async fn create(
@@ -120,6 +121,7 @@ pub async fn create(
     request_body = UpdateTeam,
     responses(
         (status = 200, description = "Team.", body = TeamView),
+        (status = 409, description = "The name is taken (conflict).", body = super::error::ErrorBody),
     )
 )]
 pub async fn update(
@@ -180,7 +182,7 @@ pub async fn set_members(
     summary = "Delete a team with its memberships and team tokens (TeamDeleted).",
     params(
         ("id" = String, Path),
-        ("reason" = Option<String>, Query, description = "Why (recorded in the audit)"),
+        ("reason" = Option<String>, Query, max_length = 1024, description = "Why (recorded in the audit)"),
     ),
     responses(
         (status = 204, description = "Deleted."),

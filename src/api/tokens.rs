@@ -85,7 +85,7 @@ pub async fn create(
     summary = "Revoke a token (TokenRevoked).",
     params(
         ("id" = String, Path),
-        ("reason" = Option<String>, Query, description = "Why (recorded in the audit)"),
+        ("reason" = Option<String>, Query, max_length = 1024, description = "Why (recorded in the audit)"),
     ),
     responses(
         (status = 200, description = "The revoked Token.", body = TokenView),

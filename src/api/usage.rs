@@ -13,6 +13,15 @@ use utoipa::ToSchema;
 use super::error::ApiError;
 use super::query::{self, bad};
 use super::AppState;
+
+/// The resources, as documented.
+#[allow(dead_code)] // read only by the OpenAPI document
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum ResourceParam {
+    Cpu,
+    Memory,
+}
 use crate::analysis::{normalize_samples, Sample, Series};
 use crate::datasource::{Source, UsageResource, Window};
 use crate::timestamp::format_ms;
@@ -59,7 +68,7 @@ const MAX_SPAN_MS: i64 = 90 * 86_400_000;
     summary = "Usage chart series per container, normalized by the engine and downsampled (max per bucket, ≤ 500 points) for display only.",
     params(
         ("id" = String, Path),
-        ("resource" = Option<String>, Query, description = "One of: cpu, memory."),
+        ("resource" = inline(ResourceParam), Query),
         ("from" = Option<String>, Query, format = DateTime, description = "Default: to − lookback"),
         ("to" = Option<String>, Query, format = DateTime, description = "Default: now"),
         ("container" = Option<String>, Query),

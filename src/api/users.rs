@@ -97,6 +97,7 @@ pub async fn get(
     request_body = CreateUser,
     responses(
         (status = 201, description = "The user, and the one-time password when none was given (not cached).", body = WithPassword),
+        (status = 409, description = "The name is taken (conflict).", body = super::error::ErrorBody),
     )
 )]
 pub async fn create(
@@ -157,7 +158,7 @@ pub async fn update(
     summary = "Delete a user (UserDeleted).",
     params(
         ("id" = String, Path),
-        ("reason" = Option<String>, Query, description = "Why (recorded in the audit)"),
+        ("reason" = Option<String>, Query, max_length = 1024, description = "Why (recorded in the audit)"),
     ),
     responses(
         (status = 204, description = "Deleted."),

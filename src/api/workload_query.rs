@@ -20,6 +20,36 @@ const SORTS: &[(&str, WorkloadSort, &str, bool)] = &[
     ("confidence", WorkloadSort::Confidence, "c", true),
 ];
 
+/// The sort orders, as documented.
+#[allow(dead_code)] // read only by the OpenAPI document
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SortParam {
+    Name,
+    Savings,
+    Impact,
+    Risk,
+    Confidence,
+}
+
+/// The directions, as documented.
+#[allow(dead_code)] // read only by the OpenAPI document
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OrderParam {
+    Asc,
+    Desc,
+}
+
+#[allow(dead_code)] // read only by the OpenAPI document
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DataQualityParam {
+    Available,
+    Partial,
+    Unavailable,
+}
+
 /// The filter's query parameters, as documented (the handlers read them with
 /// [`take_filter`], which refuses unknown ones).
 #[allow(dead_code)] // read only by the OpenAPI document
@@ -29,16 +59,18 @@ const SORTS: &[(&str, WorkloadSort, &str, bool)] = &[
 pub struct WorkloadQuery {
     cluster: Option<String>,
     /// A prefix (`sho` finds `shop`), or a glob with `*` and `?` (`shop-*`).
+    #[param(min_length = 1, max_length = 253)]
     namespace: Option<String>,
     /// A prefix, or a glob with `*` and `?`.
+    #[param(min_length = 1, max_length = 253)]
     name: Option<String>,
     kind: Option<String>,
     /// Name contains (case-insensitive).
     q: Option<String>,
     /// The latest recommendation changes something.
     has_recommendation: Option<bool>,
-    /// One of: available, partial, unavailable.
-    data_quality: Option<String>,
+    #[param(inline)]
+    data_quality: Option<DataQualityParam>,
     /// A notice of the latest recommendation, e.g. `potential-memory-leak`.
     notice: Option<String>,
     stale: Option<bool>,

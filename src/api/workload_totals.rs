@@ -14,6 +14,18 @@ use super::error::ApiError;
 use super::query::{self, bad};
 use super::workload_query::{finish, take_filter, Paging, WorkloadQuery};
 use super::AppState;
+
+/// The groupings, as documented.
+#[allow(dead_code)] // read only by the OpenAPI document
+#[derive(ToSchema)]
+#[serde(rename_all = "lowercase")]
+enum GroupByParam {
+    None,
+    Cluster,
+    Namespace,
+    Team,
+    Label,
+}
 use crate::runs::summary::HOURS_PER_MONTH;
 use crate::store::{GroupBy, WorkloadFilter, WorkloadTotals, COUNTED_NOTICES};
 
@@ -93,8 +105,8 @@ pub struct SummaryView {
     description = "For everything (total) and grouped (groups) by cluster, namespace, team or the value of a label. A workload in several teams' namespaces counts in each team; those in none form the group whose team is null. Callers with only team roles see totals of their teams' namespaces.",
     params(
         WorkloadQuery,
-        ("by" = Option<String>, Query, description = "One of: none, cluster, namespace, team, label. Default none."),
-        ("label" = Option<String>, Query, description = "The label to group by (with by=label)."),
+        ("by" = inline(Option<GroupByParam>), Query, description = "Default none."),
+        ("label" = Option<String>, Query, max_length = 317, description = "The label to group by (with by=label, and only then)."),
     ),
     responses(
         (status = 200, description = "The totals.", body = SummaryView),

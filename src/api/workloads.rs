@@ -16,7 +16,7 @@ use super::export::{apply_view, ApplyView};
 use super::lists::Page;
 use super::query::{self, bad, decode_cursor, encode_cursor, stored_json};
 use super::workload_query::{
-    cursor_after, finish, take_filter, take_paging, Paging, WorkloadQuery,
+    cursor_after, finish, take_filter, take_paging, OrderParam, Paging, SortParam, WorkloadQuery,
 };
 use super::AppState;
 use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow};
@@ -29,8 +29,8 @@ use crate::wire::RecommendationSummary;
     summary = "Workloads, filtered, sorted, cursor-paginated.",
     params(
         WorkloadQuery,
-        ("sort" = Option<String>, Query, description = "One of: name, savings (the signed monthly saving, extra spend last), impact (the size of the cost change either way), risk (what the change protects against, then the biggest extra spend), confidence. Default name."),
-        ("order" = Option<String>, Query, description = "Default: asc for name, desc otherwise. One of: asc, desc."),
+        ("sort" = inline(Option<SortParam>), Query, description = "name, savings (the signed monthly saving, extra spend last), impact (the size of the cost change either way), risk (what the change protects against, then the biggest extra spend) or confidence. Default name."),
+        ("order" = inline(Option<OrderParam>), Query, description = "Default: asc for name, desc otherwise."),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 100."),
         ("next" = Option<String>, Query),
     ),

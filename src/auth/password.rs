@@ -10,7 +10,7 @@ use rand::Rng;
 
 /// Shortest accepted password, in characters.
 pub const MIN_LEN: usize = 12;
-/// Longest accepted password, in bytes (bounds hashing work and request size).
+/// Longest accepted password, in characters (bounds hashing work: at most 1 KiB).
 pub const MAX_LEN: usize = 256;
 
 const COMMON: &str = include_str!("common_passwords.txt");
@@ -20,7 +20,7 @@ const COMMON: &str = include_str!("common_passwords.txt");
 pub enum PasswordError {
     #[error("password must be at least {MIN_LEN} characters")]
     TooShort,
-    #[error("password must be at most {MAX_LEN} bytes")]
+    #[error("password must be at most {MAX_LEN} characters")]
     TooLong,
     #[error("password is too common; choose one that is not on lists of leaked passwords")]
     Common,
@@ -81,7 +81,7 @@ pub fn check_policy(password: &str, username: &str) -> Result<(), PasswordError>
     if password.chars().count() < MIN_LEN {
         return Err(PasswordError::TooShort);
     }
-    if password.len() > MAX_LEN {
+    if password.chars().count() > MAX_LEN {
         return Err(PasswordError::TooLong);
     }
     let lower = password.to_lowercase();

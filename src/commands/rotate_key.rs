@@ -4,6 +4,10 @@
 //! the files are renamed; the old key is kept as `secret.key.old-<time>` (0600) until
 //! the operator deletes it. Run again after a crash, it finishes or starts over:
 //! whichever key opens every blob is the one in force.
+//!
+//! Run it with the hub stopped (docs/security.md): a serving hub reads the key file for
+//! each sealing, so a secret written during the rotation would be sealed under a key
+//! that is not the one in force afterwards.
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! and never echo a value.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::secret::Secrets;
 
@@ -81,6 +81,35 @@ pub struct FieldError {
     pub message: String,
 }
 
+const NOT_NULL: &str = "must not be null; leave it out instead";
+
+/// `v` as a whole number: `30` and `30.0` are the same JSON number.
+fn whole(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < u64::MAX as f64)
+            .map(|f| f as u64)
+    })
+}
+
+/// An optional object member: absent, or present and not `null`.
+fn member<'a>(v: Option<&'a Value>, path: &str, errors: &mut Vec<FieldError>) -> Option<&'a Value> {
+    match v {
+        Some(Value::Null) => {
+            errors.push(err(path, NOT_NULL));
+            None
+        }
+        v => v,
+    }
+}
+
+/// Reports the keys of `obj` that are not `known`, under `path`.
+fn unknown(obj: &Map<String, Value>, known: &[&str], path: &str, errors: &mut Vec<FieldError>) {
+    for key in obj.keys().filter(|k| !known.contains(&k.as_str())) {
+        errors.push(err(&format!("{path}.{key}"), "unknown field"));
+    }
+}
+
 fn err(path: &str, message: &str) -> FieldError {
     FieldError {
         path: path.to_string(),
@@ -95,8 +124,12 @@ fn string(
     errors: &mut Vec<FieldError>,
 ) -> Option<String> {
     match obj.get(key) {
-        None | Some(Value::Null) => None,
+        None => None,
         Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Null) => {
+            errors.push(err(path, NOT_NULL));
+            None
+        }
         Some(_) => {
             errors.push(err(path, "must be a string"));
             None
@@ -112,8 +145,12 @@ fn number(
     errors: &mut Vec<FieldError>,
 ) -> u64 {
     match obj.get(key) {
-        None | Some(Value::Null) => default,
-        Some(v) => match v.as_u64().filter(|n| (range.0..=range.1).contains(n)) {
+        None => default,
+        Some(Value::Null) => {
+            errors.push(err(&format!("$.{key}"), NOT_NULL));
+            default
+        }
+        Some(v) => match whole(v).filter(|n| (range.0..=range.1).contains(n)) {
             Some(n) => n,
             None => {
                 errors.push(err(
@@ -126,7 +163,7 @@ fn number(
     }
 }
 
-const KNOWN: &[&str] = &[
+pub(super) const KNOWN: &[&str] = &[
     "name",
     "type",
     "url",
@@ -153,9 +190,7 @@ pub fn validate(
     let Some(obj) = body.as_object() else {
         return Err(vec![err("$", "must be a JSON object")]);
     };
-    for key in obj.keys().filter(|k| !KNOWN.contains(&k.as_str())) {
-        errors.push(err(&format!("$.{key}"), "unknown field"));
-    }
+    unknown(obj, KNOWN, "$", &mut errors);
     let name = string(obj, "name", "$.name", &mut errors).unwrap_or_default();
     if name.is_empty()
         || name.len() > 100
@@ -186,9 +221,12 @@ pub fn validate(
     }
     let previous = previous.cloned().unwrap_or_default();
     let mut secrets = Secrets::default();
-    let (auth_type, username) = auth(obj.get("auth"), &previous, &mut secrets, &mut errors);
-    let headers = headers(obj.get("headers"), &previous, &mut secrets, &mut errors);
-    let (ca_pem, insecure_skip_verify) = tls(obj.get("tls"), &mut errors);
+    let auth_v = member(obj.get("auth"), "$.auth", &mut errors);
+    let (auth_type, username) = auth(auth_v, &previous, &mut secrets, &mut errors);
+    let headers_v = member(obj.get("headers"), "$.headers", &mut errors);
+    let headers = headers(headers_v, &previous, &mut secrets, &mut errors);
+    let tls_v = member(obj.get("tls"), "$.tls", &mut errors);
+    let (ca_pem, insecure_skip_verify) = tls(tls_v, &mut errors);
     let cluster_label =
         string(obj, "clusterLabel", "$.clusterLabel", &mut errors).filter(|s| !s.is_empty());
     if let Some(l) = &cluster_label {
@@ -266,20 +304,27 @@ fn auth(
     out: &mut Secrets,
     errors: &mut Vec<FieldError>,
 ) -> (String, Option<String>) {
-    let Some(v) = v.filter(|v| !v.is_null()) else {
+    let Some(v) = v else {
         return ("none".into(), None);
     };
     let Some(obj) = v.as_object() else {
         errors.push(err("$.auth", "must be an object"));
         return ("none".into(), None);
     };
-    for key in obj
-        .keys()
-        .filter(|k| !["type", "username", "password", "token"].contains(&k.as_str()))
-    {
-        errors.push(err(&format!("$.auth.{key}"), "unknown field"));
-    }
     let kind = string(obj, "type", "$.auth.type", errors).unwrap_or_else(|| "none".into());
+    let belongs: &[&str] = match kind.as_str() {
+        "basic" => &["type", "username", "password"],
+        "bearer" => &["type", "token"],
+        _ => &["type"],
+    };
+    for key in obj.keys().filter(|k| !belongs.contains(&k.as_str())) {
+        let message = if ["username", "password", "token"].contains(&key.as_str()) {
+            format!("does not belong to auth type {kind:?}")
+        } else {
+            "unknown field".into()
+        };
+        errors.push(err(&format!("$.auth.{key}"), &message));
+    }
     match kind.as_str() {
         "none" => ("none".into(), None),
         "basic" => {
@@ -317,7 +362,7 @@ fn headers(
     out: &mut Secrets,
     errors: &mut Vec<FieldError>,
 ) -> Vec<HeaderSetting> {
-    let Some(v) = v.filter(|v| !v.is_null()) else {
+    let Some(v) = v else {
         return Vec::new();
     };
     let Some(items) = v.as_array() else {
@@ -331,7 +376,14 @@ fn headers(
             errors.push(err(&path, "must be an object"));
             continue;
         };
+        unknown(obj, &["name", "value", "secret"], &path, errors);
         let name = string(obj, "name", &format!("{path}.name"), errors).unwrap_or_default();
+        if result
+            .iter()
+            .any(|h: &HeaderSetting| h.name.eq_ignore_ascii_case(&name))
+        {
+            errors.push(err(&format!("{path}.name"), "is given twice"));
+        }
         let valid =
             !name.is_empty() && reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_ok();
         let lower = name.to_ascii_lowercase();
@@ -340,8 +392,28 @@ fn headers(
         {
             errors.push(err(&format!("{path}.name"), "must be a valid header name other than Authorization, Content-Type, Host or Content-Length"));
         }
-        let secret = obj.get("secret").and_then(Value::as_bool).unwrap_or(false);
+        let secret = match obj.get("secret") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(Value::Null) => {
+                errors.push(err(&format!("{path}.secret"), NOT_NULL));
+                false
+            }
+            Some(_) => {
+                errors.push(err(&format!("{path}.secret"), "must be a boolean"));
+                false
+            }
+        };
         let value = string(obj, "value", &format!("{path}.value"), errors);
+        if value
+            .as_deref()
+            .is_some_and(|v| reqwest::header::HeaderValue::from_str(v).is_err())
+        {
+            errors.push(err(
+                &format!("{path}.value"),
+                "must be visible ASCII characters, spaces or tabs",
+            ));
+        }
         if secret {
             match value.or_else(|| prev.headers.get(&name).cloned()) {
                 Some(v) => {
@@ -372,12 +444,14 @@ fn headers(
 }
 
 fn tls(v: Option<&Value>, errors: &mut Vec<FieldError>) -> (Option<String>, bool) {
-    let Some(obj) = v.filter(|v| !v.is_null()).and_then(Value::as_object) else {
-        if v.is_some_and(|v| !v.is_null()) {
-            errors.push(err("$.tls", "must be an object"));
-        }
+    let Some(v) = v else {
         return (None, false);
     };
+    let Some(obj) = v.as_object() else {
+        errors.push(err("$.tls", "must be an object"));
+        return (None, false);
+    };
+    unknown(obj, &["caPem", "insecureSkipVerify"], "$.tls", errors);
     let pem = string(obj, "caPem", "$.tls.caPem", errors).filter(|s| !s.is_empty());
     if let Some(p) = &pem {
         if reqwest::Certificate::from_pem_bundle(p.as_bytes())
@@ -391,59 +465,16 @@ fn tls(v: Option<&Value>, errors: &mut Vec<FieldError>) -> (Option<String>, bool
         }
     }
     let insecure = match obj.get("insecureSkipVerify") {
-        None | Some(Value::Null) => false,
+        None => false,
         Some(Value::Bool(b)) => *b,
+        Some(Value::Null) => {
+            errors.push(err("$.tls.insecureSkipVerify", NOT_NULL));
+            false
+        }
         Some(_) => {
             errors.push(err("$.tls.insecureSkipVerify", "must be a boolean"));
             false
         }
     };
     (pem, insecure)
-}
-
-/// The API view: no secret values, only whether each is set.
-pub fn public_view(
-    id: i64,
-    s: &DatasourceSettings,
-    secrets: &Secrets,
-    clusters: &[String],
-) -> Value {
-    let mut auth = json!({ "type": s.auth_type });
-    match s.auth_type.as_str() {
-        "basic" => {
-            auth["username"] = json!(s.username);
-            auth["passwordSet"] = json!(secrets.password.is_some());
-        }
-        "bearer" => auth["tokenSet"] = json!(secrets.token.is_some()),
-        _ => {}
-    }
-    let headers: Vec<Value> = s
-        .headers
-        .iter()
-        .map(|h| {
-            if h.secret {
-                json!({ "name": h.name, "secret": true, "valueSet": secrets.headers.contains_key(&h.name) })
-            } else {
-                json!({ "name": h.name, "secret": false, "value": h.value })
-            }
-        })
-        .collect();
-    json!({
-        "id": id,
-        "name": s.name,
-        "type": s.kind,
-        "url": s.url,
-        "auth": auth,
-        "headers": headers,
-        "tls": { "caPemSet": s.ca_pem.is_some(), "insecureSkipVerify": s.insecure_skip_verify },
-        "timeoutSeconds": s.timeout_seconds,
-        "maxConcurrentQueries": s.max_concurrent_queries,
-        "maxSamplesPerQuery": s.max_samples_per_query,
-        "maxSeriesPerQuery": s.max_series_per_query,
-        "protocol": s.protocol,
-        "stepSeconds": s.step_seconds,
-        "clusterLabel": s.cluster_label,
-        "clusterValue": s.cluster_value,
-        "clusters": clusters,
-    })
 }

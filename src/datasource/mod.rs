@@ -215,6 +215,7 @@ pub mod plan;
 pub mod prometheus;
 pub mod raw;
 pub mod secret;
+pub mod view;
 
 pub use connection::DatasourceSettings;
 pub use demo::DemoFleet;

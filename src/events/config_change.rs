@@ -1,7 +1,7 @@
 //! Configuration changes (`config_changed`): who changed what, from what, to what and
 //! why. Pure vocabulary; `store::config_audit` writes and reads them, `api` serves them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The action names of the events contract's configuration table. Later issues add
@@ -76,7 +76,8 @@ pub const FORBIDDEN_KEYS: &[&str] = &[
 pub use crate::wire::actor::{Actor, ActorKind, ActorTeam};
 
 /// What a change touched.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Target {
     #[serde(rename = "type")]
     pub kind: String,

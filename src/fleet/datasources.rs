@@ -5,8 +5,9 @@
 
 use serde_json::{json, Value};
 
-use crate::datasource::connection::{public_view, validate, DatasourceSettings};
+use crate::datasource::connection::{validate, DatasourceSettings};
 use crate::datasource::secret::datasource_binding;
+use crate::datasource::view::{public_view, DatasourceView};
 use crate::datasource::{scope_for, Datasource, SecretKey, Secrets, Source, TestReport};
 use crate::events::config_change::{action, target, AuditContext, Change, MASK};
 use crate::operation::OpError;
@@ -16,8 +17,8 @@ use crate::store::{DatasourceRecord, Store, StoreError};
 /// The representation recorded in `config_changed`: the public view, with every secret
 /// header shown as `{name, sensitive: true, value: "***"}` (the fixed mask, never the
 /// value; `secret` is a key the recorder refuses, so secrets fail loudly, not leak).
-fn audit_view(view: &Value) -> Value {
-    let mut v = view.clone();
+fn audit_view(view: &DatasourceView) -> Value {
+    let mut v = serde_json::to_value(view).expect("a datasource view is plain data");
     if let Some(headers) = v.get_mut("headers").and_then(Value::as_array_mut) {
         for h in headers.iter_mut() {
             let secret = h["secret"] == true;
@@ -50,7 +51,7 @@ fn open(
 }
 
 /// The public view of a record (secrets as `…Set` flags).
-fn view(rec: &DatasourceRecord, key: &SecretKey) -> Result<Value, StoreError> {
+fn view(rec: &DatasourceRecord, key: &SecretKey) -> Result<DatasourceView, StoreError> {
     let (settings, secrets) = open(rec, key)?;
     Ok(public_view(rec.id, &settings, &secrets, &rec.clusters))
 }
@@ -86,7 +87,7 @@ pub async fn create(
     now: i64,
     ctx: AuditContext,
     body: Value,
-) -> Result<Value, OpError> {
+) -> Result<DatasourceView, OpError> {
     let (settings, secrets) = validated(&body, None)?;
     let json = serde_json::to_string(&settings).map_err(OpError::internal)?;
     let sealed = key
@@ -107,7 +108,7 @@ pub async fn create(
 }
 
 /// Every datasource.
-pub async fn list(store: &Store, key: &SecretKey) -> Result<Vec<Value>, OpError> {
+pub async fn list(store: &Store, key: &SecretKey) -> Result<Vec<DatasourceView>, OpError> {
     let recs = store.reading(|r| r.datasources()).await?;
     Ok(recs
         .iter()
@@ -123,7 +124,7 @@ async fn fetch(store: &Store, id: i64) -> Result<DatasourceRecord, OpError> {
 }
 
 /// Datasource `id`.
-pub async fn get(store: &Store, key: &SecretKey, id: i64) -> Result<Value, OpError> {
+pub async fn get(store: &Store, key: &SecretKey, id: i64) -> Result<DatasourceView, OpError> {
     Ok(view(&fetch(store, id).await?, key)?)
 }
 
@@ -135,7 +136,7 @@ pub async fn replace(
     ctx: AuditContext,
     id: i64,
     body: Value,
-) -> Result<Value, OpError> {
+) -> Result<DatasourceView, OpError> {
     let (_, previous) = open(&fetch(store, id).await?, key)?;
     let (settings, secrets) = validated(&body, Some(&previous))?;
     let json = serde_json::to_string(&settings).map_err(OpError::internal)?;

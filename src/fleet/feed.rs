@@ -54,6 +54,7 @@ pub async fn config(
                 policy: w.effective,
             })
             .collect(),
+        unreadable: Vec::new(),
     })
 }
 

@@ -51,6 +51,17 @@ pub async fn heartbeat(
 ) -> Result<HeartbeatOutcome, OpError> {
     short_text("agentVersion", &hb.agent_version)?;
     short_text("kubernetesVersion", &hb.kubernetes_version)?;
+    if let Some((key, _)) = hb
+        .capabilities
+        .iter()
+        .find(|(_, v)| !crate::wire::heartbeat::is_capability_value(v))
+    {
+        let key: String = key.chars().take(64).collect();
+        return Err(OpError::invalid(
+            &format!("capabilities.{key}"),
+            "must be a boolean, number or string, or a list of them",
+        ));
+    }
     let capabilities = Value::Object(hb.capabilities);
     if capabilities.as_object().map_or(0, |c| c.len()) > 64 || capabilities.to_string().len() > 8192
     {

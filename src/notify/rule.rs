@@ -32,6 +32,7 @@ pub const DEFAULT_RULE_NAME: &str = "Rollbacks, failures, readiness and pauses";
 /// What a rule selects. Empty lists (other than `events`) select everything.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = RuleSelector)]
 pub struct Selector {
     /// Event types (`applied`, `rolled_back`, …) and notices (`readiness_degraded`, …).
     pub events: Vec<String>,

@@ -167,6 +167,68 @@ fn utc() -> String {
     "UTC".into()
 }
 
+/// The windows as the feeds read them: the same fields, but one this build does not know
+/// is ignored, so an older agent reads a newer hub's feed (policies users write stay
+/// strict). A field added to a window must be added here too: the conversions below
+/// name every field, so the build says so.
+pub mod lenient {
+    use serde::{Deserialize, Deserializer};
+
+    use super::{FreezeWindow, MaintenanceWindow};
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Maintenance {
+        cron: String,
+        duration: String,
+        #[serde(default = "super::utc")]
+        timezone: String,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Freeze {
+        #[serde(default)]
+        start: Option<String>,
+        #[serde(default)]
+        end: Option<String>,
+        #[serde(default)]
+        cron: Option<String>,
+        #[serde(default)]
+        duration: Option<String>,
+        #[serde(default = "super::utc")]
+        timezone: String,
+    }
+
+    pub fn maintenance_windows<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Vec<MaintenanceWindow>, D::Error> {
+        let windows = Vec::<Maintenance>::deserialize(d)?;
+        Ok(windows
+            .into_iter()
+            .map(|m| MaintenanceWindow {
+                cron: m.cron,
+                duration: m.duration,
+                timezone: m.timezone,
+            })
+            .collect())
+    }
+
+    pub fn freeze_windows<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<FreezeWindow>, D::Error> {
+        let windows = Vec::<Freeze>::deserialize(d)?;
+        Ok(windows
+            .into_iter()
+            .map(|f| FreezeWindow {
+                start: f.start,
+                end: f.end,
+                cron: f.cron,
+                duration: f.duration,
+                timezone: f.timezone,
+            })
+            .collect())
+    }
+}
+
 /// A per-workload override set by an operator.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

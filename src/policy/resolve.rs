@@ -87,7 +87,9 @@ pub struct EffectiveRollback {
 pub struct EffectiveApply {
     pub strategy: Strategy,
     pub fallback_after: String,
+    #[serde(deserialize_with = "super::model::lenient::maintenance_windows")]
     pub maintenance_windows: Vec<MaintenanceWindow>,
+    #[serde(deserialize_with = "super::model::lenient::freeze_windows")]
     pub freeze_windows: Vec<FreezeWindow>,
 }
 

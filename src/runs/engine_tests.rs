@@ -35,13 +35,13 @@ fn fixture(clusters: &[&str]) -> Fixture {
     for (i, name) in clusters.iter().enumerate() {
         let digest = format!("digest-{i}");
         store
-            .write_blocking(|c| {
-                store::insert_cluster(
-                    c,
+            .writing_blocking(|tx| {
+                tx.insert_cluster(
                     &store::NewCluster {
                         name,
                         token_sha256: &digest,
                     },
+                    &Default::default(),
                     T0,
                 )
             })

@@ -22,6 +22,7 @@ pub mod schedule;
 pub mod scheduler;
 pub mod source;
 pub mod summary;
+pub mod supervise;
 pub mod workload;
 
 use std::sync::Arc;
@@ -214,7 +215,7 @@ impl Runs {
         let first = run.clone();
         let store = self.store.clone();
         let this = self.clone();
-        let task = tokio::spawn(async move {
+        let work = tokio::spawn(async move {
             let source = this.source_for(&run.cluster).await;
             let done = engine::execute(&inputs, run, source).await;
             drop(inputs.progress);
@@ -227,6 +228,12 @@ impl Runs {
             // Retention prunes after every run; a stored permit wakes it even when busy.
             this.finished.notify_one();
             done
+        });
+        // Watched: a panic in the work is recorded as a failed run (and logged), whoever
+        // holds the handle (the scheduler and the API drop theirs).
+        let (store, clock, started) = (self.store.clone(), self.clock.clone(), first.clone());
+        let task = tokio::spawn(async move {
+            supervise::watched(work, started, &store, || clock.now_ms()).await
         });
         Ok((first, task))
     }

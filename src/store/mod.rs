@@ -209,8 +209,8 @@ impl Store {
             .map_err(|e| StoreError::Task(e.to_string()))?
     }
 
-    /// Synchronous writer access for CLI commands that run without a runtime.
-    pub fn write_blocking<T>(
+    /// Synchronous writer access (checkpoints; [`Store::writing_blocking`] above it).
+    pub(in crate::store) fn write_blocking<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {

@@ -55,6 +55,20 @@ impl Store {
         .await
     }
 
+    /// [`Store::writing`] without a runtime (commands, and tests and benchmarks that set
+    /// a database up): one write transaction, all of it or none.
+    pub fn writing_blocking<T>(
+        &self,
+        f: impl FnOnce(&Tx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.write_blocking(|c| {
+            let tx = c.transaction()?;
+            let out = f(&Tx::new(&tx))?;
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+
     /// Runs `f` in one transaction and records the change it returns (made by `ctx` at
     /// `now`), then commits. When `f` or the audit insert fails, nothing of either is
     /// kept. The way every audited change is written.

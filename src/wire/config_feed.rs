@@ -4,6 +4,7 @@
 //! identity (a recommendation made under another identity is `RecommendationStale`).
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::actor::Actor;
 use crate::policy::{EffectiveMode, EffectivePolicy};
@@ -23,6 +24,54 @@ pub struct ConfigFeed {
     pub agent: AgentSettings,
     /// Every workload of the cluster the hub knows (stale ones included).
     pub workloads: Vec<WorkloadConfig>,
+    /// Entries of `workloads` this agent could not read (filled by [`ConfigFeed::read`],
+    /// never sent).
+    #[serde(skip)]
+    pub unreadable: Vec<UnreadableWorkload>,
+}
+
+/// A workload entry of the config feed that does not parse, named as far as it can be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableWorkload {
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    pub error: String,
+}
+
+impl ConfigFeed {
+    /// Reads a feed the way an agent must: fields it does not know are ignored, and a
+    /// workload entry that does not parse is set aside in `unreadable` (that workload is
+    /// reported `failed`; the others go on). Anything else that does not parse fails the
+    /// whole feed (the hub counts as unreachable).
+    pub fn read(mut v: Value) -> Result<ConfigFeed, serde_json::Error> {
+        let items = match v.get_mut("workloads") {
+            Some(Value::Array(items)) => std::mem::take(items),
+            _ => Vec::new(),
+        };
+        let mut feed: ConfigFeed = serde_json::from_value(v)?;
+        for item in items {
+            let part = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
+            let name = (part("namespace"), part("kind"), part("name"));
+            match serde_json::from_value::<WorkloadConfig>(item) {
+                Ok(w) => feed.workloads.push(w),
+                Err(e) => match name {
+                    (Some(namespace), Some(kind), Some(name)) => {
+                        feed.unreadable.push(UnreadableWorkload {
+                            namespace,
+                            kind,
+                            name,
+                            error: e.to_string(),
+                        })
+                    }
+                    _ => {
+                        tracing::warn!(error = %e, "a config feed entry without a workload name was ignored")
+                    }
+                },
+            }
+        }
+        Ok(feed)
+    }
 }
 
 /// What stops the agent from changing anything, at a glance.
@@ -143,4 +192,131 @@ pub struct WorkloadConfig {
     /// The identity of `policy`; recommendations made under another are stale.
     pub policy_identity: String,
     pub policy: EffectivePolicy,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::policy::model::{FreezeWindow, MaintenanceWindow};
+    use crate::policy::{resolve, StoredPolicy, WorkloadRef};
+
+    /// A feed as the hub writes it, with two workloads under a policy with windows.
+    fn feed() -> Value {
+        let spec: crate::policy::PolicySpec = serde_json::from_value(json!({
+            "name": "w",
+            "apply": {
+                "strategy": "deferred",
+                "maintenanceWindows": [{"cron": "0 2 * * *", "duration": "2h"}],
+                "freezeWindows": [{"start": "2026-12-24T00:00:00Z", "end": "2026-12-27T00:00:00Z"}]
+            }
+        }))
+        .unwrap();
+        let policies = [StoredPolicy {
+            id: 1,
+            version: 1,
+            spec,
+        }];
+        let workload = |name: &str| {
+            let w = WorkloadRef {
+                cluster: "prod".into(),
+                namespace: "shop".into(),
+                kind: "Deployment".into(),
+                name: name.into(),
+                ..Default::default()
+            };
+            let r = resolve::resolve(&w, &policies, None, &json!({}), 0);
+            WorkloadConfig {
+                workload_id: format!("wl-{name}"),
+                namespace: w.namespace,
+                kind: w.kind,
+                name: w.name,
+                mode: r.effective.mode.clone(),
+                policy_identity: r.identity,
+                policy: r.effective,
+            }
+        };
+        let feed = ConfigFeed {
+            cluster: "prod".into(),
+            server_time: "2026-12-01T00:00:00.000Z".into(),
+            flags: FeedFlags {
+                paused: false,
+                pause_scope: None,
+                frozen: false,
+            },
+            pause: None,
+            freeze: Freeze::off(),
+            agent: AgentSettings::default(),
+            workloads: vec![workload("cart"), workload("web")],
+            unreadable: Vec::new(),
+        };
+        serde_json::to_value(feed).unwrap()
+    }
+
+    #[test]
+    fn fields_a_newer_hub_adds_anywhere_are_ignored() {
+        let mut v = feed();
+        v["shards"] = json!(3);
+        v["flags"]["draining"] = json!(true);
+        v["agent"]["profile"] = json!("fast");
+        let apply = &mut v["workloads"][0]["policy"]["apply"];
+        apply["maintenanceWindows"][0]["jitter"] = json!("5m");
+        apply["freezeWindows"][0]["label"] = json!("holidays");
+        apply["canary"] = json!({"steps": 2});
+        v["workloads"][1]["priorityClass"] = json!("high");
+        let read = ConfigFeed::read(v).expect("a newer hub's feed reads");
+        assert_eq!(read.workloads.len(), 2, "{:?}", read.unreadable);
+        assert!(read.unreadable.is_empty());
+        let apply = &read.workloads[0].policy.apply;
+        assert_eq!(
+            apply.maintenance_windows,
+            [MaintenanceWindow {
+                cron: "0 2 * * *".into(),
+                duration: "2h".into(),
+                timezone: "UTC".into()
+            }]
+        );
+        assert_eq!(apply.freeze_windows.len(), 1);
+        let _: &FreezeWindow = &apply.freeze_windows[0];
+        // And the feed reads back as the hub wrote it.
+        assert_eq!(
+            ConfigFeed::read(feed()).unwrap(),
+            serde_json::from_value(feed()).unwrap()
+        );
+    }
+
+    #[test]
+    fn one_workload_entry_that_does_not_parse_is_set_aside_and_the_others_are_read() {
+        let mut v = feed();
+        v["workloads"][0]["mode"]["cpu"] = json!("turbo");
+        let read = ConfigFeed::read(v).expect("the feed reads");
+        assert_eq!(read.workloads.len(), 1);
+        assert_eq!(read.workloads[0].name, "web");
+        let bad = &read.unreadable;
+        assert_eq!(bad.len(), 1);
+        assert_eq!(
+            (bad[0].namespace.as_str(), bad[0].name.as_str()),
+            ("shop", "cart")
+        );
+        assert!(bad[0].error.contains("turbo"), "{}", bad[0].error);
+    }
+
+    #[test]
+    fn a_feed_that_does_not_parse_as_a_whole_is_an_error() {
+        for broken in [json!({"cluster": "prod"}), json!([]), {
+            let mut v = feed();
+            v["flags"] = json!("paused");
+            v
+        }] {
+            assert!(ConfigFeed::read(broken).is_err());
+        }
+    }
+
+    #[test]
+    fn users_policies_stay_strict_about_window_fields() {
+        let spec = json!({"name": "w", "apply": {"maintenanceWindows": [
+            {"cron": "0 2 * * *", "duration": "2h", "jitter": "5m"}]}});
+        assert!(serde_json::from_value::<crate::policy::PolicySpec>(spec).is_err());
+    }
 }

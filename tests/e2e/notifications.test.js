@@ -15,7 +15,7 @@ const received = [];
 let refuse = false;
 let hub, browser, tab, page, receiver, hookUrl;
 
-/** A webhook receiver that checks X-Kerf-Signature as docs/contracts/notifications.md says. */
+/** A webhook receiver that checks X-Kerf-Signature and the timestamp's freshness as docs/contracts/notifications.md says. */
 function startReceiver() {
   return new Promise((resolve) => {
     const server = createServer((req, res) => {
@@ -26,7 +26,10 @@ function startReceiver() {
         const ts = req.headers["x-kerf-timestamp"] ?? "";
         const sig = String(req.headers["x-kerf-signature"] ?? "").replace(/^sha256=/, "");
         const want = createHmac("sha256", SECRET).update(`${ts}.`).update(body).digest("hex");
-        const ok = sig.length === want.length && timingSafeEqual(Buffer.from(sig), Buffer.from(want));
+        const signed = sig.length === want.length && timingSafeEqual(Buffer.from(sig), Buffer.from(want));
+        // The contract's recipe refuses replays: a timestamp more than 300 s from now.
+        const fresh = /^\d+$/.test(ts) && Math.abs(Date.now() / 1000 - Number(ts)) <= 300;
+        const ok = signed && fresh;
         received.push({ ok, kind: req.headers["x-kerf-kind"], body: JSON.parse(body.toString("utf8")) });
         if (refuse) { res.writeHead(503); res.end("maintenance"); return; }
         res.writeHead(ok ? 200 : 401); res.end(ok ? "accepted" : "bad signature");

@@ -130,28 +130,23 @@ fn world() -> World {
     .expect("state");
     let mut tokens = Vec::new();
     let (alpha, admin_user) = store
-        .write_blocking(|c| {
+        .writing_blocking(|tx| {
             let pat = |c: &str, n: &str| NamespacePattern {
                 cluster: c.into(),
                 namespace: n.into(),
             };
-            let alpha = store::teams::insert_team(c, "alpha", "", &[pat("prod", "shop")], 0)?.id;
-            let beta = store::teams::insert_team(
-                c,
-                "beta",
-                "",
-                &[pat("other", "*"), pat("prod", "billing")],
-                0,
-            )?
-            .id;
+            let alpha = tx.insert_team("alpha", "", &[pat("prod", "shop")], 0)?.id;
+            let beta = tx
+                .insert_team("beta", "", &[pat("other", "*"), pat("prod", "billing")], 0)?
+                .id;
             for (name, role) in [("prod", Role::ClusterOwn), ("other", Role::ClusterOther)] {
                 let v = token::generate(token::CLUSTER_TOKEN_PREFIX);
-                store::insert_cluster(
-                    c,
+                tx.insert_cluster(
                     &store::NewCluster {
                         name,
                         token_sha256: &token::hash(&v),
                     },
+                    &Default::default(),
                     0,
                 )?;
                 tokens.push((role, v));
@@ -159,8 +154,7 @@ fn world() -> World {
             let mut add =
                 |role: Role, r: &str, team: Option<i64>| -> Result<(), store::StoreError> {
                     let v = token::generate(token::API_TOKEN_PREFIX);
-                    store::insert_token(
-                        c,
+                    tx.insert_token(
                         &store::NewApiToken {
                             name: "m",
                             role: r,
@@ -181,8 +175,7 @@ fn world() -> World {
                 add(Role::TeamIn(i as u8), r, Some(alpha))?;
                 add(Role::TeamOut(i as u8), r, Some(beta))?;
             }
-            let u = store::users::insert_user(
-                c,
+            let u = tx.insert_user(
                 &store::NewUser {
                     username: "root",
                     display_name: "",
@@ -218,7 +211,7 @@ impl World {
         let digest = token::hash(&value);
         self.state
             .store
-            .write_blocking(|c| store::sessions::insert_session(c, &digest, &rec))
+            .writing_blocking(|tx| tx.insert_session(&digest, &rec))
             .expect("session");
         (value, csrf)
     }

@@ -215,7 +215,22 @@ async fn audit_filters_select_by_cluster_type_reason_and_time() {
     assert_eq!(count("&recommendationID=rec-1").await, 1);
     assert_eq!(count("&since=2026-06-01T00:00:00Z").await, 2);
     assert_eq!(count("&until=2026-06-01T00:00:00Z").await, 1);
-    assert_eq!(count("&type=config_changed").await, 0);
+    let config = http
+        .get(kerf.url("/v1/audit?type=config_changed"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        config.status(),
+        400,
+        "config_changed is served by /v1/audit/config"
+    );
+    let body: serde_json::Value = config.json().await.unwrap();
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("/v1/audit/config"));
     let bad = http
         .get(kerf.url("/v1/audit?limit=501"))
         .bearer_auth(&admin)

@@ -58,6 +58,46 @@ async fn invented_methods_and_paths_never_become_metric_labels() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_matched_route_asked_with_many_ids_is_one_label_its_template() {
+    let data = DataDir::new();
+    let admin = data.admin_token();
+    let kerf = data.start();
+    let http = client();
+    let ids: Vec<String> = (0..200).map(|i| format!("wl-{i:04}-{}", uuid())).collect();
+    for chunk in ids.chunks(25) {
+        let asks = chunk.iter().map(|id| {
+            http.get(kerf.url(&format!("/v1/workloads/{id}/history")))
+                .bearer_auth(&admin)
+                .send()
+        });
+        for r in futures_util::future::join_all(asks).await {
+            assert_eq!(r.expect("answered").status(), 404);
+        }
+    }
+    let text = http
+        .get(kerf.url("/metrics"))
+        .send()
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("text");
+    assert!(!text.contains("wl-0"), "an id became a label: {text}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("kerf_http_requests_total{") && l.contains("/history"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(
+        lines[0].contains("route=\"/v1/workloads/{id}/history\"")
+            && lines[0].contains("status=\"404\"")
+            && lines[0].ends_with(" 200"),
+        "{}",
+        lines[0]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_path_segment_that_is_not_utf8_is_a_400_in_the_error_shape_not_a_500() {
     let data = DataDir::new();
     let admin = data.admin_token();

@@ -77,6 +77,8 @@ async fn another_teams_workload_answers_exactly_as_a_missing_one_on_every_route(
         ("GET", "/policy", json!(null)),
         ("GET", "/history", json!(null)),
         ("GET", "/recommendations", json!(null)),
+        ("GET", "/usage?resource=cpu", json!(null)),
+        ("GET", "/usage?resource=memory&container=app", json!(null)),
     ];
     for (method, suffix, body) in probes {
         let real = h

@@ -230,3 +230,73 @@ async fn an_upstream_that_echoes_headers_shows_no_credential_to_anyone() {
     }
     assert_no_credential("the log", &kerf.log_text());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_usage_chart_of_an_upstream_that_echoes_headers_is_a_502_without_credentials() {
+    let (url, u) = upstream(Answer::EchoHeaders).await;
+    let data = DataDir::new();
+    let admin = data.admin_token();
+    let viewer = stdout_line(&data.run(&["token", "create", "--name", "v", "--role", "viewer"]));
+    data.create_cluster("prod");
+    // A workload as a run stores it (before the hub starts: the database is its own).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("time")
+        .as_millis() as i64;
+    let opts = kerf::store::StoreOptions {
+        readers: 1,
+        busy_timeout_ms: 5000,
+    };
+    let store = kerf::store::Store::open_and_migrate(&data.path().join("kerf.db"), &opts, now)
+        .expect("store");
+    let wid = crate::support::hub::Seeded {
+        cluster: "prod",
+        namespace: "shop",
+        kind: "Deployment",
+        name: "web",
+        container: "app",
+        notices: "",
+    }
+    .store(&store, now)
+    .await;
+    drop(store);
+    let kerf = data.start();
+    let id = datasource(&kerf, &admin, &url).await;
+    let http = client();
+    let link = http
+        .put(kerf.url("/v1/clusters/prod/datasource"))
+        .bearer_auth(&admin)
+        .json(&json!({"datasourceId": id}))
+        .send()
+        .await
+        .expect("link");
+    assert_eq!(link.status(), 200);
+    let asked = u.seen.lock().expect("seen").len();
+    for token in [&admin, &viewer] {
+        let r = http
+            .get(kerf.url(&format!("/v1/workloads/{wid}/usage?resource=cpu")))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("usage");
+        assert_eq!(r.status(), 502);
+        let body: Value = r.json().await.expect("the error body");
+        assert!(
+            body["error"]["code"]
+                .as_str()
+                .is_some_and(|c| !c.is_empty()),
+            "{body}"
+        );
+        assert_no_credential("the usage chart's 502", &body.to_string());
+    }
+    let seen = u.seen.lock().expect("seen");
+    assert!(seen.len() > asked, "the chart asked the upstream");
+    assert!(
+        seen[asked..]
+            .iter()
+            .any(|h| h.get("x-api-key").is_some_and(|v| v == API_KEY)),
+        "with the credentials the echo would show"
+    );
+    drop(seen);
+    assert_no_credential("the log", &kerf.log_text());
+}

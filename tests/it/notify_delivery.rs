@@ -258,6 +258,41 @@ async fn no_secret_anywhere(
             );
         }
     }
+    // The answers to changes and tests: a channel made with a secret URL path (on a
+    // closed port, so its test fails and the error names what it tried) and the signing
+    // secret, replaced with them again, tested, deleted.
+    let url = format!("http://127.0.0.1:1/{}", secrets[0]);
+    let body = json!({"name": "leak-probe", "type": "webhook", "url": url, "signingSecret": signing,
+                      "defaultRules": false});
+    let (s, made) = call(
+        http,
+        &kerf.url(""),
+        admin,
+        "POST",
+        "/v1/notifications/channels",
+        Some(body.clone()),
+    )
+    .await;
+    assert_eq!(s, 201, "{made}");
+    let probe = format!("/v1/notifications/channels/{}", made["id"]);
+    let (s, replaced) = call(http, &kerf.url(""), admin, "PUT", &probe, Some(body)).await;
+    assert_eq!(s, 200, "{replaced}");
+    answers.push_str(&made.to_string());
+    answers.push_str(&replaced.to_string());
+    let (s, tested) = call(
+        http,
+        &kerf.url(""),
+        admin,
+        "POST",
+        &format!("{probe}/test"),
+        None,
+    )
+    .await;
+    assert_eq!(s, 200, "{tested}");
+    assert_eq!(tested["delivered"], false, "{tested}");
+    answers.push_str(&tested.to_string());
+    let (s, _) = call(http, &kerf.url(""), admin, "DELETE", &probe, None).await;
+    assert_eq!(s, 204);
     assert!(
         answers.contains("NotificationChannelCreated"),
         "the audit was read"

@@ -2,7 +2,9 @@
 //! bound port, real SQLite, the real job runner) on a manual clock in Europe/Berlin.
 //! Moved to Monday 09:00 CEST right after the spring DST change, the digest arrives once
 //! at a real SMTP server (STARTTLS + AUTH) and at a signed webhook, with figures that
-//! match `GET /v1/savings` and `GET /v1/audit` for the same week.
+//! match `GET /v1/savings`, `GET /v1/audit` (counts, top reasons, the workloads needing
+//! attention) and `GET /v1/workloads` for the same week. Past the slot and after a
+//! restart of the hub's jobs it is not sent again; next week's comes once.
 
 use std::time::{Duration, Instant};
 
@@ -78,6 +80,9 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
         Some((&cert_path, &key_path)),
     );
     let hook = Receiver::start(Shape::Webhook, "hooks/digestpathsecret", Some(SECRET)).await;
+    // The receiver judges the signature's freshness by the hub's (manual) clock.
+    let hub_clock = h.clock.clone();
+    hook.use_clock(move || kerf::clock::Clock::now_ms(hub_clock.as_ref()) / 1000);
     let mail = json!({"name": "ops-mail", "type": "email", "defaultRules": false, "email": {
         "host": "127.0.0.1", "port": smtp.port, "security": "starttls", "username": SMTP_USER,
         "password": SMTP_PASSWORD, "from": "kerf <kerf@example.com>", "to": ["ops@example.com"],
@@ -216,9 +221,98 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
     assert_eq!(d["changes"]["applied"], applied);
     assert_eq!(d["changes"]["rolledBack"], rolled_back);
     assert_eq!(d["changes"]["blocked"], blocked);
+    // The top reasons and the workloads needing attention, from the API for the week.
+    let week = |q: String| {
+        let (http, base, admin) = (http.clone(), base.clone(), admin.clone());
+        async move {
+            let q = format!(
+                "/v1/audit?{q}&since={}&until={}&limit=500",
+                at(start),
+                at(end)
+            );
+            call(&http, &base, &admin, "GET", &q, None).await.1["items"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        }
+    };
+    let key = |e: &Value| {
+        format!(
+            "{}/{}/{}/{}",
+            e["cluster"].as_str().unwrap_or(CLUSTER),
+            e["namespace"]
+                .as_str()
+                .or(e["workload"]["namespace"].as_str())
+                .unwrap_or(""),
+            e["kind"]
+                .as_str()
+                .or(e["workload"]["kind"].as_str())
+                .unwrap_or(""),
+            e["name"]
+                .as_str()
+                .or(e["workload"]["name"].as_str())
+                .unwrap_or("")
+        )
+    };
+    for (kind, field) in [
+        ("rolled_back", "topRollbackReasons"),
+        ("blocked", "topBlockedReasons"),
+    ] {
+        let mut counts: std::collections::BTreeMap<String, usize> = Default::default();
+        for e in week(format!("type={kind}")).await {
+            *counts
+                .entry(e["reason"].as_str().expect("reason").into())
+                .or_default() += 1;
+        }
+        let mut top: Vec<(String, usize)> = counts.into_iter().collect();
+        top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        top.truncate(3);
+        let want: Vec<Value> = top
+            .iter()
+            .map(|(r, n)| json!({"reason": r, "count": n}))
+            .collect();
+        assert!(!want.is_empty(), "the week has {kind} events");
+        assert_eq!(d["changes"][field], json!(want), "{field}");
+    }
+    let workloads = |q: &'static str| {
+        let (http, base, admin) = (http.clone(), base.clone(), admin.clone());
+        async move {
+            let path = format!("/v1/workloads?{q}&limit=500");
+            let items = call(&http, &base, &admin, "GET", &path, None).await.1["items"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            items.iter().map(key).collect::<Vec<String>>()
+        }
+    };
+    let mut oom = workloads("notice=oom-kill-detected").await;
+    for reason in ["OOMKills", "OOMKilled"] {
+        oom.extend(week(format!("reason={reason}")).await.iter().map(key));
+    }
+    let mut throttled: Vec<String> = Vec::new();
+    for reason in ["Throttled", "Throttling"] {
+        throttled.extend(week(format!("reason={reason}")).await.iter().map(key));
+    }
+    let listed = |mut names: Vec<String>| {
+        names.sort();
+        names.dedup();
+        let count = names.len();
+        names.truncate(10);
+        json!({"count": count, "workloads": names})
+    };
+    assert!(
+        oom.contains(&key(&saving[3])),
+        "the rolled-back OOMKills workload needs attention"
+    );
     assert_eq!(
-        d["changes"]["topBlockedReasons"],
-        json!([{"reason": "Cooldown", "count": 2}])
+        d["attention"],
+        json!({
+            "oomKilled": listed(oom),
+            "leaking": listed(workloads("notice=potential-memory-leak").await),
+            "throttled": listed(throttled),
+            "stale": listed(workloads("stale=true").await),
+        }),
+        "{d}"
     );
     assert_eq!(
         d["clustersNotReady"][0]["cluster"], CLUSTER,
@@ -328,4 +422,44 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
     }
     let failures = jobs.stop(Duration::from_secs(10)).await;
     assert!(failures.is_empty(), "{failures:?}");
+
+    // Past the slot (the hour a fixed offset would have picked) and a restart of the
+    // hub's jobs: the slot is not sent again. The next week's slot is the barrier: each
+    // channel's sender keeps order, so a repeat would have arrived before it.
+    clock.set(utc(2027, 3, 29, 8, 0));
+    let jobs = kerf::server::hub_jobs(&h.state);
+    clock.set(utc(2027, 4, 5, 7, 0));
+    let emails = smtp.wait_for(2, Duration::from_secs(20)).await;
+    hook.wait_until(Duration::from_secs(20), "next week's digest", |g| {
+        g.len() >= 2
+    })
+    .await;
+    let subjects: Vec<&str> = emails
+        .iter()
+        .filter_map(|e| e["subject"].as_str())
+        .collect();
+    assert_eq!(
+        subjects,
+        [
+            "[kerf] Weekly digest for the fleet — Mon 29 Mar 2027 09:00 CEST",
+            "[kerf] Weekly digest for the fleet — Mon 05 Apr 2027 09:00 CEST"
+        ]
+    );
+    let periods: Vec<String> = hook
+        .accepted()
+        .iter()
+        .map(|r| {
+            r.body["data"]["digest"]["periodEnd"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        periods,
+        [at(utc(2027, 3, 29, 7, 0)), at(utc(2027, 4, 5, 7, 0))]
+    );
+    let failures = jobs.stop(Duration::from_secs(10)).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!((smtp.messages().len(), hook.accepted().len()), (2, 2));
 }

@@ -294,3 +294,74 @@ async fn the_list_summary_export_and_apply_configuration_tell_the_same_answer() 
     let totals = get_json(&http, format!("{base}/v1/workloads/summary"), viewer).await;
     assert_eq!(totals["total"]["workloads"], json!(expected));
 }
+
+/// The cells of CSV `text` (RFC 4180 quoting), row by row.
+fn csv_cells(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let (mut row, mut cell, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                cell.push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => row.push(std::mem::take(&mut cell)),
+            ('\r', false) => {}
+            ('\n', false) => {
+                row.push(std::mem::take(&mut cell));
+                rows.push(std::mem::take(&mut row));
+            }
+            (c, _) => cell.push(c),
+        }
+    }
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn text_a_spreadsheet_would_run_as_a_formula_is_neutralized_in_the_csv_export() {
+    let h = crate::support::hub::hub("sheet", false).await;
+    let hostile = crate::support::hub::Seeded {
+        cluster: "sheet",
+        namespace: "=cmd|' /C calc'!A0",
+        kind: "@SUM(1+1)",
+        name: "+HYPERLINK(\"http://evil.example\",\"x\")",
+        container: "-2+3",
+        notices: ",=1+1,",
+    };
+    let now = kerf::clock::Clock::now_ms(h.clock.as_ref());
+    hostile.store(&h.store, now).await;
+    let (status, _, text) = get(
+        &client(),
+        format!("{}/v1/recommendations?format=csv", h.base),
+        &h.admin,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let rows = csv_cells(&text);
+    assert_eq!(rows.len(), 2, "header and one container row:\n{text}");
+    let (header, row) = (&rows[0], &rows[1]);
+    assert_eq!(header.len(), row.len(), "{text}");
+    let cell = |name: &str| row[header.iter().position(|h| h == name).expect(name)].clone();
+    for (column, sent) in [
+        ("namespace", hostile.namespace),
+        ("kind", hostile.kind),
+        ("name", hostile.name),
+        ("container", hostile.container),
+        ("notices", "=1+1"),
+    ] {
+        assert_eq!(
+            cell(column),
+            format!("'{sent}"),
+            "{column} is quoted as text"
+        );
+    }
+    // Only numbers may start with a formula character (a negative cost delta).
+    for c in row {
+        if c.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+            assert!(c.parse::<f64>().is_ok(), "{c:?} would run as a formula");
+        }
+    }
+    assert_eq!(cell("monthly_cost_delta"), "-3.5");
+}

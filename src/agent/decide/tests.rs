@@ -192,6 +192,14 @@ fn each_row_of_the_decision_order_yields_its_reason() {
             &[UnsupportedNode],
         ),
         (
+            "in place on a static Memory Manager node",
+            |mut f| {
+                f.nodes[0].managers.memory_static = true;
+                f
+            },
+            &[UnsupportedNode],
+        ),
+        (
             "a rollout does not care about the node",
             |mut f| {
                 f.nodes[0].swap_bytes = 1 << 30;
@@ -278,6 +286,12 @@ fn findings_carry_the_details_the_contract_names() {
         (un.details["node"].as_str(), un.details["cause"].as_str()),
         ("n1", "swap")
     );
+
+    let mut f = fixture();
+    f.nodes[0].managers.memory_static = true;
+    let d = f.decide();
+    let un = finding(&d, Reason::UnsupportedNode);
+    assert_eq!(un.details["cause"], "static Memory Manager policy");
 
     let d = fixture()
         .policy(json!({"mode": {"cpu": "auto-patch", "memory": "audit"}}))

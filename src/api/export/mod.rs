@@ -15,7 +15,9 @@ use utoipa::ToSchema;
 use super::access::Access;
 use super::error::ApiError;
 use super::query::{self, bad, stored_json};
-use super::workload_query::{finish, take_filter, take_paging, Paging, WorkloadQuery};
+use super::workload_query::{
+    finish, take_filter, take_paging, OrderParam, Paging, SortParam, WorkloadQuery,
+};
 use super::AppState;
 use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow};
 use crate::wire::RecommendationSummary;
@@ -24,7 +26,9 @@ use render::Exported;
 /// The most workloads one export holds.
 pub const MAX_EXPORT: usize = 100_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
+#[schema(as = FormatParam)]
+#[serde(rename_all = "lowercase")]
 enum Format {
     Csv,
     Json,
@@ -88,10 +92,10 @@ pub fn apply_view(w: &WorkloadRow, rec: &RecommendationRow) -> Result<Option<App
     summary = "The current recommendations of every workload the filter matches, to take out of kerf.",
     description = "CSV: one row per container, CPU in millicores and MiB of memory, recommended values as the agent would apply them. JSON: each workload with its settings as Kubernetes quantities. YAML: one server-side apply configuration per workload that changes (for kubectl apply --server-side). Callers with only team roles export their teams' namespaces. At most 100,000 workloads per export.",
     params(
-        ("format" = Option<String>, Query, description = "One of: csv, json, yaml. Default json."),
+        ("format" = inline(Option<Format>), Query, description = "Default json."),
         WorkloadQuery,
-        ("sort" = Option<String>, Query, description = "As the workload list. Default name."),
-        ("order" = Option<String>, Query, description = "One of: asc, desc."),
+        ("sort" = inline(Option<SortParam>), Query, description = "As the workload list. Default name."),
+        ("order" = inline(Option<OrderParam>), Query),
     ),
     responses(
         (status = 200, description = "The export, as an attachment (kerf-recommendations-DATE.csv|json|yaml).", content(

@@ -257,3 +257,96 @@ pub async fn run(n: Notifier, stop: Stop) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::report::{Attention, Changes, DigestReport, Listed, Savings};
+    use super::*;
+
+    fn report(empty: bool) -> DigestReport {
+        DigestReport {
+            scope: "fleet".into(),
+            period_start: "2027-03-22T08:00:00.000Z".into(),
+            period_end: "2027-03-29T07:00:00.000Z".into(),
+            currency: "EUR".into(),
+            savings: Savings {
+                realized_monthly: 0.0,
+                available_monthly: 0.0,
+            },
+            changes: Changes {
+                applied: 0,
+                rolled_back: 0,
+                blocked: 0,
+                top_rollback_reasons: Vec::new(),
+                top_blocked_reasons: Vec::new(),
+            },
+            attention: Attention::default(),
+            clusters_not_ready: Vec::new(),
+            empty,
+        }
+    }
+
+    #[test]
+    fn an_empty_week_is_one_line_saying_so() {
+        let m = message(
+            &report(true),
+            "https://kerf.example",
+            "Mon 29 Mar 2027 09:00 CEST",
+        );
+        assert_eq!(
+            m.text,
+            "Nothing to report this week: no changes, nothing needs attention, every cluster is ready."
+        );
+        assert!(m.lines.is_empty() && m.facts.is_empty());
+        assert_eq!(m.severity, Severity::Good);
+        assert_eq!(
+            m.title,
+            "Weekly digest for the fleet — Mon 29 Mar 2027 09:00 CEST"
+        );
+        assert_eq!(m.link.as_deref(), Some("https://kerf.example/"));
+        assert_eq!(m.data["digest"]["empty"], true);
+    }
+
+    #[test]
+    fn each_attention_kind_is_a_line_with_its_count_and_the_rest_counted() {
+        let mut r = report(false);
+        r.attention = Attention {
+            oom_killed: Listed {
+                count: 12,
+                workloads: (0..10)
+                    .map(|i| format!("prod/shop/Deployment/w{i}"))
+                    .collect(),
+            },
+            leaking: Listed {
+                count: 1,
+                workloads: vec!["prod/shop/Deployment/queue".into()],
+            },
+            throttled: Listed {
+                count: 1,
+                workloads: vec!["prod/shop/Deployment/api".into()],
+            },
+            stale: Listed {
+                count: 1,
+                workloads: vec!["prod/shop/Deployment/feed".into()],
+            },
+        };
+        let m = message(&r, "https://kerf.example", "now");
+        let line = |prefix: &str| {
+            m.lines
+                .iter()
+                .find(|l| l.starts_with(prefix))
+                .unwrap_or_else(|| panic!("{prefix} in {:?}", m.lines))
+                .clone()
+        };
+        assert!(line("OOM-killed (12): prod/shop/Deployment/w0, ").ends_with("w9 and 2 more"));
+        assert_eq!(
+            line("Leaking memory"),
+            "Leaking memory (1): prod/shop/Deployment/queue"
+        );
+        assert_eq!(line("Throttled"), "Throttled (1): prod/shop/Deployment/api");
+        assert_eq!(
+            line("Stale data"),
+            "Stale data (1): prod/shop/Deployment/feed"
+        );
+    }
+}

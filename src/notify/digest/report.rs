@@ -236,3 +236,161 @@ pub fn build(
         empty,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::notify_digest::WorkloadFacts;
+
+    fn workload(name: &str, notices: &str, stale: bool, delta: Option<f64>) -> WorkloadFacts {
+        WorkloadFacts {
+            id: format!("wl-{name}"),
+            cluster: "prod".into(),
+            namespace: "shop".into(),
+            kind: "Deployment".into(),
+            name: name.into(),
+            cost_delta: delta,
+            recommended: delta.is_some(),
+            notices: notices.into(),
+            stale,
+        }
+    }
+
+    fn event(name: &str, kind: &str, reason: &str, t: i64, delta: Option<f64>) -> EventFacts {
+        EventFacts {
+            cluster: "prod".into(),
+            namespace: "shop".into(),
+            kind: "Deployment".into(),
+            name: name.into(),
+            event_type: kind.into(),
+            reason: reason.into(),
+            time_ms: t,
+            cost_delta: delta,
+        }
+    }
+
+    fn digest(facts: &DigestFacts) -> DigestReport {
+        build(facts, "fleet", None, "EUR", ("a".into(), "b".into()))
+    }
+
+    #[test]
+    fn each_attention_kind_lists_its_workloads_from_notices_events_and_staleness() {
+        let facts = DigestFacts {
+            workloads: vec![
+                workload("cart", ",oom-kill-detected,", false, None),
+                workload("queue", ",potential-memory-leak,", false, None),
+                workload("feed", "", true, None),
+                workload("calm", ",some-other-notice,", false, None),
+            ],
+            events: vec![
+                event("web", "rolled_back", "OOMKills", 1, None),
+                event("batch", "blocked", "OOMKilled", 2, None),
+                event("api", "blocked", "Throttled", 3, None),
+                event("search", "rolled_back", "Throttling", 4, None),
+            ],
+            clusters: vec![("prod".into(), "ready".into(), "[]".into())],
+        };
+        let a = digest(&facts).attention;
+        let names = |l: &Listed| l.workloads.clone();
+        assert_eq!(
+            names(&a.oom_killed),
+            [
+                "prod/shop/Deployment/batch",
+                "prod/shop/Deployment/cart",
+                "prod/shop/Deployment/web"
+            ]
+        );
+        assert_eq!(names(&a.leaking), ["prod/shop/Deployment/queue"]);
+        assert_eq!(
+            names(&a.throttled),
+            ["prod/shop/Deployment/api", "prod/shop/Deployment/search"]
+        );
+        assert_eq!(names(&a.stale), ["prod/shop/Deployment/feed"]);
+        assert_eq!(
+            (
+                a.oom_killed.count,
+                a.leaking.count,
+                a.throttled.count,
+                a.stale.count
+            ),
+            (3, 1, 2, 1)
+        );
+    }
+
+    #[test]
+    fn an_attention_kind_lists_ten_and_counts_them_all() {
+        let facts = DigestFacts {
+            workloads: (0..13)
+                .map(|i| workload(&format!("w{i:02}"), "", true, None))
+                .collect(),
+            ..DigestFacts::default()
+        };
+        let stale = digest(&facts).attention.stale;
+        assert_eq!((stale.count, stale.workloads.len()), (13, 10));
+        assert_eq!(stale.workloads[0], "prod/shop/Deployment/w00");
+    }
+
+    #[test]
+    fn top_reasons_are_the_three_most_frequent_and_rolled_back_changes_are_not_realized() {
+        let facts = DigestFacts {
+            events: vec![
+                event("a", "applied", "RecommendationApplied", 1, Some(-30.0)),
+                event("b", "applied", "RecommendationApplied", 2, Some(-12.5)),
+                event("b", "rolled_back", "OOMKills", 3, None),
+                event("c", "rolled_back", "Restarts", 4, None),
+                event("d", "rolled_back", "OOMKills", 5, None),
+                event("e", "blocked", "Cooldown", 6, None),
+                event("f", "blocked", "Cooldown", 7, None),
+                event("g", "blocked", "LowConfidence", 8, None),
+                event("h", "blocked", "HPACoupled", 9, None),
+                event("i", "blocked", "PodDisruptionBudget", 10, None),
+                event("i", "blocked", "PodDisruptionBudget", 11, None),
+            ],
+            ..DigestFacts::default()
+        };
+        let r = digest(&facts);
+        let pairs = |v: &[ReasonCount]| -> Vec<(String, usize)> {
+            v.iter().map(|r| (r.reason.clone(), r.count)).collect()
+        };
+        assert_eq!(
+            pairs(&r.changes.top_rollback_reasons),
+            [("OOMKills".into(), 2), ("Restarts".into(), 1)]
+        );
+        assert_eq!(
+            pairs(&r.changes.top_blocked_reasons),
+            [
+                ("Cooldown".into(), 2),
+                ("PodDisruptionBudget".into(), 2),
+                ("HPACoupled".into(), 1)
+            ]
+        );
+        assert_eq!(r.savings.realized_monthly, 30.0, "b was rolled back");
+        assert!(!r.empty);
+    }
+
+    #[test]
+    fn a_week_with_nothing_is_empty_and_anything_at_all_is_not() {
+        let ready = ("prod".to_string(), "ready".to_string(), "[]".to_string());
+        let quiet = DigestFacts {
+            workloads: vec![workload("web", "", false, Some(0.0))],
+            clusters: vec![ready.clone()],
+            ..DigestFacts::default()
+        };
+        assert!(digest(&quiet).empty);
+        let mut saving = quiet.clone();
+        saving.workloads[0].cost_delta = Some(-4.0);
+        let mut not_ready = quiet.clone();
+        not_ready.clusters[0] = (
+            "prod".into(),
+            "degraded".into(),
+            r#"["no heartbeat"]"#.into(),
+        );
+        let mut blocked = quiet.clone();
+        blocked.events = vec![event("web", "blocked", "Cooldown", 1, None)];
+        let mut stale = quiet.clone();
+        stale.workloads[0].stale = true;
+        for facts in [saving, not_ready, blocked, stale] {
+            assert!(!digest(&facts).empty, "{facts:?}");
+        }
+    }
+}

@@ -168,6 +168,22 @@ mod tests {
     }
 
     #[test]
+    fn the_hour_after_the_slot_owes_nothing_more_across_the_change() {
+        // 09:00 CEST on 29 March is 07:00 UTC; a fixed offset kept from the week before
+        // (CET) would put it at 08:00 UTC. At that hour the one owed slot is still the
+        // 07:00 one, and once it is done nothing more is owed until next week.
+        let (s, tz) = (DEFAULT_SCHEDULE, "Europe/Berlin");
+        let week_before = utc(2027, 3, 22, 8, 0);
+        let slot = utc(2027, 3, 29, 7, 0);
+        let hour_after = utc(2027, 3, 29, 8, 0);
+        assert_eq!(due_slot(s, tz, week_before, hour_after), Some(slot));
+        assert_eq!(due_slot(s, tz, slot, hour_after), None);
+        assert_eq!(due_slot(s, tz, slot, utc(2027, 4, 5, 6, 59)), None);
+        assert_eq!(next_slot(s, tz, hour_after), Some(utc(2027, 4, 5, 7, 0)));
+        assert_eq!(previous_slot(s, tz, slot), Some(week_before));
+    }
+
+    #[test]
     fn schedules_that_are_junk_too_frequent_or_in_no_zone_are_refused() {
         assert!(validate(DEFAULT_SCHEDULE, "UTC").is_ok());
         assert!(validate("@weekly", "America/New_York").is_ok());

@@ -2,9 +2,13 @@
 //! means"), through the same code `mode = "all-in-one"` runs.
 
 mod apply;
+mod bad_feed;
+mod delivery;
 mod demo_world;
+mod failures;
 mod holds;
 mod memory;
+mod on_delete;
 mod reasons;
 mod remote;
 mod world;

@@ -193,3 +193,74 @@ pub async fn credentials(store: &Store, now: i64, cluster: &str) -> (String, Str
 pub fn at(ms: i64) -> String {
     kerf::timestamp::format_ms(ms)
 }
+
+/// A workload and its latest recommendation, stored as a run stores them: one container
+/// whose CPU request drops from 500m to 250m, the given notices (`,a,b,`).
+pub struct Seeded<'a> {
+    pub cluster: &'a str,
+    pub namespace: &'a str,
+    pub kind: &'a str,
+    pub name: &'a str,
+    pub container: &'a str,
+    pub notices: &'a str,
+}
+
+impl Seeded<'_> {
+    /// Stores it at `now`; returns the workload's id.
+    pub async fn store(&self, store: &Store, now: i64) -> String {
+        let wid =
+            kerf::runs::workload::workload_id(self.cluster, self.namespace, self.kind, self.name);
+        let rec = uuid::Uuid::new_v4().to_string();
+        let setting = |current: f64, suggested: f64| json!({ "current": current, "suggested": suggested, "confidence": 80 });
+        let summary = json!({
+            "containers": [{
+                "name": self.container,
+                "cpu": { "requests": setting(500.0, 250.0), "limits": null,
+                         "dataQuality": "available", "coverage": 1.0 },
+                "memory": { "requests": null, "limits": null,
+                            "dataQuality": "available", "coverage": 1.0 },
+            }],
+            "confidence": 80, "coverage": 1.0, "dataQuality": "available",
+            "notices": self.notices.trim_matches(',').split(',').filter(|n| !n.is_empty()).collect::<Vec<_>>(),
+            "coveredSeconds": 8 * 86_400,
+        });
+        let current = json!([{ "name": self.container,
+                               "resources": { "requests": { "cpu": "500m" } } }]);
+        let chunk = kerf::store::ChunkWrite {
+            run_id: format!("run-{rec}"),
+            now_ms: now,
+            analyzed: vec![(
+                kerf::store::WorkloadSeen {
+                    id: wid.clone(),
+                    cluster: self.cluster.into(),
+                    namespace: self.namespace.into(),
+                    kind: self.kind.into(),
+                    name: self.name.into(),
+                    uid: String::new(),
+                    replicas: Some(1),
+                    labels: "{}".into(),
+                    current: current.to_string(),
+                },
+                kerf::store::NewRecommendation {
+                    id: rec.clone(),
+                    workload_id: wid.clone(),
+                    run_id: format!("run-{rec}"),
+                    created_at: now,
+                    policy_version: "test".into(),
+                    settings_identity: "test".into(),
+                    cost_delta: Some(-3.5),
+                    summary: summary.to_string(),
+                    analysis: "{}".into(),
+                    has_changes: true,
+                    data_quality: "available".into(),
+                    notices: self.notices.into(),
+                    confidence: 80,
+                    risk: 0,
+                },
+            )],
+            failed: Vec::new(),
+        };
+        store.write_chunk(chunk).await.expect("store the workload");
+        wid
+    }
+}

@@ -3,6 +3,9 @@
 //! Card, kerf's signed webhook — the HMAC verified here, independently of kerf, by the
 //! recipe of docs/contracts/notifications.md), records what it accepted, and can be told
 //! to fail N times or to hang. A refused payload answers 400 and is recorded as a fault.
+//! Like the contract's recipe, a webhook receiver refuses a signature whose
+//! `X-Kerf-Timestamp` is more than five minutes from its own clock (a replay); that
+//! clock is the system's, or the hub's manual clock in tests that move it.
 
 #![allow(dead_code)]
 
@@ -37,9 +40,16 @@ pub struct Received {
     pub body: Value,
 }
 
+/// The receiver's clock, in Unix seconds.
+pub type Now = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// How far a signature's timestamp may be from the receiver's clock (the contract's 300 s).
+pub const TOLERANCE_SECONDS: i64 = 300;
+
 struct Inner {
     shape: Shape,
     secret: Option<String>,
+    now: Mutex<Now>,
     /// Answer 500 to this many more requests.
     fail: AtomicUsize,
     hang: AtomicBool,
@@ -63,6 +73,11 @@ impl Receiver {
         let inner = Arc::new(Inner {
             shape,
             secret: secret.map(str::to_string),
+            now: Mutex::new(Arc::new(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs() as i64)
+            })),
             fail: AtomicUsize::new(0),
             hang: AtomicBool::new(false),
             delay_ms: AtomicUsize::new(0),
@@ -151,6 +166,13 @@ impl Receiver {
     }
 }
 
+impl Receiver {
+    /// Judges timestamps by `now` (Unix seconds) instead of the system clock.
+    pub fn use_clock(&self, now: impl Fn() -> i64 + Send + Sync + 'static) {
+        *self.inner.now.lock().expect("lock") = Arc::new(now);
+    }
+}
+
 /// Event ids a webhook message carries (`data.events[].id`); chat messages carry none.
 pub fn event_ids(r: &Received) -> Vec<String> {
     r.body["data"]["events"]
@@ -165,11 +187,25 @@ pub fn event_ids(r: &Received) -> Vec<String> {
 }
 
 /// HMAC-SHA256 over `<timestamp>.<body>`, hex, as the contract documents.
-fn signature_ok(secret: &str, headers: &HeaderMap, body: &[u8]) -> Result<(), String> {
+pub fn signature_ok(
+    secret: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+    now_s: i64,
+) -> Result<(), String> {
     let ts = headers
         .get("x-kerf-timestamp")
         .and_then(|v| v.to_str().ok())
         .ok_or("no X-Kerf-Timestamp")?;
+    let signed: i64 = ts
+        .parse()
+        .map_err(|_| "X-Kerf-Timestamp is not Unix seconds")?;
+    if (now_s - signed).abs() > TOLERANCE_SECONDS {
+        return Err(format!(
+            "X-Kerf-Timestamp {signed} is {}s from now: a replay, refused",
+            now_s - signed
+        ));
+    }
     let sig = headers
         .get("x-kerf-signature")
         .and_then(|v| v.to_str().ok())
@@ -257,7 +293,8 @@ async fn receive(
         return fault(why);
     }
     if let Some(secret) = &inner.secret {
-        if let Err(why) = signature_ok(secret, &headers, &body) {
+        let now = (inner.now.lock().expect("lock"))();
+        if let Err(why) = signature_ok(secret, &headers, &body, now) {
             return fault(why);
         }
     }

@@ -29,6 +29,16 @@ impl Smtp {
     /// Starts the server; `auth` requires that login, `tls` (cert, key PEM files) offers
     /// and requires STARTTLS.
     pub fn start(auth: Option<(&str, &str)>, tls: Option<(&Path, &Path)>) -> Smtp {
+        Smtp::start_with(auth, tls, false)
+    }
+
+    /// As [`Smtp::start`]; `implicit` speaks TLS from the first byte (SMTPS) instead of
+    /// offering STARTTLS.
+    pub fn start_with(
+        auth: Option<(&str, &str)>,
+        tls: Option<(&Path, &Path)>,
+        implicit: bool,
+    ) -> Smtp {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/tests/it/support/smtp_server.py"
@@ -40,6 +50,9 @@ impl Smtp {
         }
         if let Some((c, k)) = tls {
             cmd.arg("--cert").arg(c).arg("--key").arg(k);
+            if implicit {
+                cmd.arg("--implicit-tls");
+            }
         }
         let mut child = cmd
             .stdin(Stdio::null())

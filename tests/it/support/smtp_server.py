@@ -1,10 +1,12 @@
 """A real SMTP server on loopback for kerf's tests (aiosmtpd, Debian python3-aiosmtpd).
 
-Usage: smtp_server.py [--user U --password P] [--cert PEM --key PEM]
+Usage: smtp_server.py [--user U --password P] [--cert PEM --key PEM [--implicit-tls]]
 Prints {"port": N} once listening, then one JSON line per accepted message:
 {"mailFrom", "rcptTos", "subject", "messageId", "text", "html", "login", "tls"}.
-With --cert/--key it offers STARTTLS and requires it before MAIL; with --user it
-requires AUTH (PLAIN/LOGIN) with exactly that login.
+With --cert/--key it offers STARTTLS and requires it before MAIL, or, with
+--implicit-tls, speaks TLS from the first byte (SMTPS, port 465 style) and offers no
+STARTTLS; with --user it requires AUTH (PLAIN/LOGIN) with exactly that login, over TLS
+when there is TLS.
 """
 import argparse
 import asyncio
@@ -24,6 +26,7 @@ def parse_args():
     p.add_argument("--password")
     p.add_argument("--cert")
     p.add_argument("--key")
+    p.add_argument("--implicit-tls", action="store_true")
     return p.parse_args()
 
 
@@ -40,7 +43,8 @@ class Handler:
             "text": text.get_content() if text else None,
             "html": html.get_content() if html else None,
             "login": session.auth_data if isinstance(session.auth_data, str) else None,
-            "tls": session.ssl is not None,
+            "tls": session.ssl is not None
+                   or server.transport.get_extra_info("ssl_object") is not None,
         }), flush=True)
         return "250 2.0.0 Message accepted for delivery"
 
@@ -59,11 +63,17 @@ def main():
         tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         tls.load_cert_chain(args.cert, args.key)
 
+    implicit = tls is not None and args.implicit_tls
+
     def factory():
-        kwargs = dict(decode_data=False, tls_context=tls, require_starttls=tls is not None)
+        # Implicit TLS wraps the whole connection (create_server below), so aiosmtpd
+        # itself sees no STARTTLS to require before AUTH.
+        starttls = tls if not implicit else None
+        kwargs = dict(decode_data=False, tls_context=starttls,
+                      require_starttls=starttls is not None)
         if args.user:
             kwargs.update(authenticator=authenticator, auth_required=True,
-                          auth_require_tls=tls is not None)
+                          auth_require_tls=starttls is not None)
         return SMTP(Handler(), **kwargs)
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -71,7 +81,8 @@ def main():
     sock.listen()
 
     async def serve():
-        server = await asyncio.get_running_loop().create_server(factory, sock=sock)
+        server = await asyncio.get_running_loop().create_server(
+            factory, sock=sock, ssl=tls if implicit else None)
         print(json.dumps({"port": sock.getsockname()[1]}), flush=True)
         await server.serve_forever()
 

@@ -1,0 +1,67 @@
+//! Replay protection end to end: kerf signs each webhook attempt with the hub's clock
+//! (`X-Kerf-Timestamp`, Unix seconds), and a receiver following the contract's recipe
+//! (tests/it/support/receiver.rs) refuses a signature more than 300 s from its own
+//! clock. A hub on a manual clock far from the receiver's is refused; on the same time
+//! it is accepted; 301 s apart it is refused again.
+
+use kerf::clock::Clock;
+use serde_json::json;
+
+use crate::support::hub::hub;
+use crate::support::receiver::{Receiver, Shape};
+use crate::support::{call, client};
+
+const SECRET: &str = "replay-signing-secret-0123456789";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_receiver_refuses_a_signature_whose_timestamp_is_stale() {
+    // The hub's manual clock is in 2027; the receiver starts on the system clock.
+    let h = hub("replay", false).await;
+    let rx = Receiver::start(Shape::Webhook, "hooks/replaypathsecret", Some(SECRET)).await;
+    let http = client();
+    let (s, ch) = call(
+        &http,
+        &h.base,
+        &h.admin,
+        "POST",
+        "/v1/notifications/channels",
+        Some(
+            json!({"name": "hook", "type": "webhook", "url": rx.url, "signingSecret": SECRET,
+                    "defaultRules": false}),
+        ),
+    )
+    .await;
+    assert_eq!(s, 201, "{ch}");
+    let test = format!("/v1/notifications/channels/{}/test", ch["id"]);
+    let send = || {
+        let (http, base, admin, test) =
+            (http.clone(), h.base.clone(), h.admin.clone(), test.clone());
+        async move { call(&http, &base, &admin, "POST", &test, None).await.1 }
+    };
+
+    let refused = send().await;
+    assert_eq!(refused["delivered"], false, "{refused}");
+    assert_eq!(refused["status"], 400, "{refused}");
+    assert!(
+        refused["answer"]
+            .as_str()
+            .is_some_and(|a| a.contains("replay")),
+        "{refused}"
+    );
+    assert!(rx.accepted().is_empty());
+
+    // The receiver on the hub's time: accepted.
+    let clock = h.clock.clone();
+    rx.use_clock(move || clock.now_ms() / 1000);
+    let accepted = send().await;
+    assert_eq!(accepted["delivered"], true, "{accepted}");
+    assert_eq!(rx.accepted().len(), 1);
+
+    // The receiver 301 s behind the hub: refused again.
+    let pinned = h.clock.now_ms() / 1000;
+    rx.use_clock(move || pinned);
+    h.clock.advance(301_000);
+    let late = send().await;
+    assert_eq!(late["delivered"], false, "{late}");
+    assert_eq!(rx.accepted().len(), 1);
+}

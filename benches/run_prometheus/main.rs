@@ -1,35 +1,36 @@
 //! Issues 4 and 16: a full recommendation run of a 1,000-workload cluster (× 3 replicas
-//! × 2 containers, 7 days at 60 s) against a real Prometheus, through the real run
-//! engine (collect → analyze → store into a temp SQLite), once per protocol: the default
-//! (`auto`: streamed remote read on Prometheus) and `query_range`.
+//! × 2 containers, 7 days at 60 s) inside a real hub: the release `kerf serve` (its
+//! clock at the data's window end, `serve.rs`), a datasource linked and one run
+//! triggered over the API. Once per protocol: the default (`auto`: streamed remote read
+//! on Prometheus), `query_range` on the same Prometheus, and VictoriaMetrics's export
+//! API (`vmExport`, the same data imported into a real VictoriaMetrics, `vm.rs`).
 //!
-//! `cargo bench --bench run_prometheus [-- auto|queryRange]`; `KERF_BENCH_MAX_CONCURRENT`,
-//! `KERF_BENCH_MAX_SAMPLES` and `KERF_BENCH_MAX_SERIES` try another load budget. The first run generates
-//! and backfills the data (`dataset`, cached under `~/.cache/kerf/bench-data/`). Each
-//! measured run happens in a fresh child process with a fresh Prometheus on the cached
-//! TSDB (the TSDB files are read once beforehand so both start from a warm page cache),
-//! so kerf's peak RSS (VmHWM) is its own, and Prometheus's CPU seconds and peak RSS are
-//! those of the run. Figures are printed, never asserted.
+//! `cargo bench --bench run_prometheus [-- auto|queryRange|vmExport]`;
+//! `KERF_BENCH_MAX_CONCURRENT`, `KERF_BENCH_MAX_SAMPLES` and `KERF_BENCH_MAX_SERIES` set
+//! another load budget (else the product's defaults). The first run generates and
+//! backfills the data (`dataset`, cached under `~/.cache/kerf/bench-data/`), and imports
+//! it into VictoriaMetrics once. Each run gets a fresh server on the cached data (its
+//! files read once beforehand, so every run starts from a warm page cache) and a fresh
+//! `kerf serve`, so kerf's peak RSS (the serve process's VmHWM: API, store, jobs and the
+//! run) and the server's CPU seconds and peak RSS are those of the run. The machine's
+//! load average is printed with the figures (it is shared with other builds). Figures
+//! are printed, never asserted.
 
 mod dataset;
 #[path = "../../tests/it/support/prometheus.rs"]
 mod prometheus;
+mod serve;
+mod vm;
 
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kerf::clock::ManualClock;
-use kerf::datasource::plan::{DEFAULT_SAMPLES_PER_REQUEST, DEFAULT_SERIES_PER_REQUEST};
-use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource, ProtocolChoice};
-use kerf::datasource::{Budget, Datasource};
-use kerf::runs::{Runs, Trigger};
-use kerf::store::{self, Store, StoreOptions};
+use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource};
 
-const CHILD_ENV: &str = "KERF_BENCH_RUN_PROMETHEUS_CHILD";
-const PROTOCOLS: [&str; 2] = ["auto", "queryRange"];
+const PROTOCOLS: [&str; 3] = ["auto", "queryRange", "vmExport"];
 const CLUSTER: &str = "bench";
+/// The hub's clock when it starts: 30 s after the window end (runs round down to it).
+const CLOCK_S: i64 = dataset::END_S + 30;
 
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -38,69 +39,64 @@ fn target_dir() -> PathBuf {
 }
 
 fn main() {
-    if let Some(protocol) = std::env::var_os(CHILD_ENV) {
-        measured_run(&protocol.to_string_lossy());
-        return;
-    }
     prometheus::ensure_installed();
-    let (_, generation_s) = dataset::ensure(&target_dir());
+    serve::ensure_faketime();
+    let (tsdb, generation_s) = dataset::ensure(&target_dir());
     if generation_s > 0.0 {
         println!("data generation + backfill: {generation_s:.1} s (cached for later runs)");
     } else {
         println!("data generation + backfill: cached");
     }
-    warm_page_cache(&dataset::ensure(&target_dir()).0);
     let chosen: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| PROTOCOLS.contains(&a.as_str()))
         .collect();
-    let exe = std::env::current_exe().expect("current exe");
+    let budget = serve::Budget {
+        concurrent: env("KERF_BENCH_MAX_CONCURRENT"),
+        samples: env("KERF_BENCH_MAX_SAMPLES"),
+        series: env("KERF_BENCH_MAX_SERIES"),
+    };
+    println!("load budget: {budget:?} (None: the product's default)");
     for protocol in PROTOCOLS
         .iter()
         .filter(|p| chosen.is_empty() || chosen.iter().any(|c| c == *p))
     {
         println!("\n== protocol setting: {protocol} ==");
-        let status = Command::new(&exe)
-            .env(CHILD_ENV, protocol)
-            .status()
-            .expect("run the measured child");
-        assert!(status.success(), "measured run failed: {status}");
+        if *protocol == "vmExport" {
+            let cache = dataset::cache_dir(&target_dir());
+            let data = {
+                let prom = prometheus::Prometheus::serve_existing_with(
+                    &tsdb,
+                    &["--storage.tsdb.max-block-duration=24h"],
+                );
+                vm::ensure(&cache, &prom.url)
+            };
+            warm_page_cache(&data);
+            let server = vm::Victoria::serve_cached(&data);
+            measure(&server.url, &server.pid(), protocol, budget, "victoria-metrics");
+        } else {
+            warm_page_cache(&tsdb);
+            // 24 h blocks stay as backfilled: no compaction competes with the run.
+            let prom = prometheus::Prometheus::serve_existing_with(
+                &tsdb,
+                &["--storage.tsdb.max-block-duration=24h"],
+            );
+            measure(&prom.url, &prom.pid().to_string(), protocol, budget, "prometheus");
+            if *protocol == "auto" {
+                Runtime::new().block_on(bytes_by_metric(&prom.url));
+                on_disk(&tsdb);
+            }
+        }
     }
 }
 
-/// RSS of an idle `kerf serve` (HTTP API, UI, scheduler and jobs started, no run), in
-/// MiB: what the hub holds beyond this benchmark's run engine and store.
-fn hub_idle_mib() -> f64 {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let log = dir.path().join("serve.log");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kerf"))
-        .arg("--data-dir")
-        .arg(dir.path())
-        .arg("serve")
-        // kerf reads KERF_* variables as configuration and refuses unknown ones (this
-        // benchmark's own): start it with nothing but its listen address.
-        .env_clear()
-        .env("KERF_LISTEN", "127.0.0.1:0")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&log).expect("log"))
-        .spawn()
-        .expect("start kerf serve");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&log)
-        .unwrap_or_default()
-        .contains("listening")
-    {
-        assert!(Instant::now() < deadline, "kerf serve did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let rss = status_mib(&child.id().to_string(), "VmRSS:");
-    let _ = child.kill();
-    let _ = child.wait();
-    rss
+/// A budget figure from the environment, if set.
+fn env(name: &str) -> Option<u64> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
-/// Reads every TSDB file once, so each protocol's run starts from the same warm cache.
-fn warm_page_cache(dir: &std::path::Path) {
+/// Reads every file under `dir` once, so each run starts from the same warm cache.
+fn warm_page_cache(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -114,16 +110,8 @@ fn warm_page_cache(dir: &std::path::Path) {
     }
 }
 
-/// A budget figure from the environment (to try other settings), else the default.
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// `VmHWM` / `VmRSS` of a process, in MiB.
-fn status_mib(pid: &str, field: &str) -> f64 {
+/// `VmHWM` / `VmRSS` / … of a process, in MiB.
+pub fn status_mib(pid: &str, field: &str) -> f64 {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     text.lines()
         .find(|l| l.starts_with(field))
@@ -134,7 +122,7 @@ fn status_mib(pid: &str, field: &str) -> f64 {
 }
 
 /// CPU seconds (user + system) a process has used so far.
-fn cpu_seconds(pid: &str) -> f64 {
+pub fn cpu_seconds(pid: &str) -> f64 {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     // Fields after the command name (which may hold spaces): utime is the 12th, stime 13th.
     let rest = text.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
@@ -145,72 +133,24 @@ fn cpu_seconds(pid: &str) -> f64 {
     (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
 }
 
-fn measured_run(protocol: &str) {
-    let (tsdb, _) = dataset::ensure(&target_dir());
-    let started = Instant::now();
-    // 24 h blocks stay as backfilled: no compaction competes with the run.
-    let prom = prometheus::Prometheus::serve_existing_with(
-        &tsdb,
-        &["--storage.tsdb.max-block-duration=24h"],
-    );
-    let prom_pid = prom.pid().to_string();
-    let prom_rss_before = status_mib(&prom_pid, "VmRSS:");
-    println!(
-        "prometheus ready in {:.1} s (RSS {prom_rss_before:.0} MiB before the run)",
-        started.elapsed().as_secs_f64(),
-    );
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
-    let dir = tempfile::tempdir().expect("tempdir");
-    let opts = StoreOptions {
-        readers: 2,
-        busy_timeout_ms: 5000,
-    };
-    let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, 0).expect("store");
-    store
-        .writing_blocking(|tx| {
-            tx.insert_cluster(
-                &store::NewCluster {
-                    name: CLUSTER,
-                    token_sha256: "bench",
-                },
-                &Default::default(),
-                0,
-            )
-        })
-        .expect("cluster");
-    let source = PrometheusSource::new(ClientConfig {
-        url: prom.url.clone(),
-        auth: ClientAuth::None,
-        headers: Vec::new(),
-        ca_pem: None,
-        insecure_skip_verify: false,
-        timeout: Duration::from_secs(300),
-        max_concurrent_queries: env_or("KERF_BENCH_MAX_CONCURRENT", 4) as usize,
-    })
-    .expect("client")
-    .with_protocol(ProtocolChoice::parse(protocol).expect("protocol"))
-    .with_budget(Budget {
-        samples_per_request: env_or("KERF_BENCH_MAX_SAMPLES", DEFAULT_SAMPLES_PER_REQUEST),
-        series_per_request: env_or("KERF_BENCH_MAX_SERIES", DEFAULT_SERIES_PER_REQUEST),
-    });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let clock = Arc::new(ManualClock::new(dataset::END_S * 1000));
-    let runs = Runs::new(store, clock).with_source(Datasource::Prometheus(source));
-    let rss_before = status_mib("self", "VmRSS:");
-    let (kerf_cpu, prom_cpu) = (cpu_seconds("self"), cpu_seconds(&prom_pid));
-
-    let started = Instant::now();
-    let run = runtime
-        .block_on(runs.run_to_end(CLUSTER, Trigger::Manual))
-        .expect("run");
-    let total = started.elapsed();
-
-    let phase: serde_json::Value = serde_json::from_str(&run.phase_ms).expect("json");
-    let stats: serde_json::Value = serde_json::from_str(&run.collect_stats).expect("json");
-    let errors: serde_json::Value = serde_json::from_str(&run.errors).expect("json");
+/// One run in a fresh `kerf serve` against the server at `url` (process `pid`).
+fn measure(url: &str, pid: &str, protocol: &str, budget: serve::Budget, server: &str) {
+    let rss_before = status_mib(pid, "VmRSS:");
+    let cpu_before = cpu_seconds(pid);
+    println!("load average before the run: {}", load_average());
+    let served = serve::run(url, protocol, budget, CLUSTER, CLOCK_S);
+    let server_cpu = cpu_seconds(pid) - cpu_before;
+    let run = &served.run;
+    let stats = &run["collect"];
     println!(
         "cluster: {} workloads × {} replicas × {} containers, {} days at {} s",
         dataset::WORKLOADS,
@@ -221,24 +161,24 @@ fn measured_run(protocol: &str) {
     );
     println!(
         "run: status {}, {} workloads, {} recommendations, {} failed, {} stale",
-        run.status,
-        run.workloads_total,
-        run.recommendations,
-        run.workloads_failed,
-        run.workloads_stale
+        run["status"],
+        run["workloads"]["total"],
+        run["recommendations"],
+        run["workloads"]["failed"],
+        run["workloads"]["stale"]
     );
-    if errors.as_array().is_some_and(|e| !e.is_empty()) {
-        let text = errors.to_string();
+    if run["errors"].as_array().is_some_and(|e| !e.is_empty()) {
+        let text = run["errors"].to_string();
         println!("errors: {}", &text[..text.len().min(600)]);
     }
     let samples = stats["samples"].as_f64().unwrap_or(0.0);
     let bytes = stats["bytes"].as_f64().unwrap_or(0.0);
     println!("protocol used: {}", stats["protocol"]);
-    println!("run wall time: {:.1} s", total.as_secs_f64());
     println!(
-        "phases (ms): collect {} | analyze {} | store {}",
-        phase["collect"], phase["analyze"], phase["store"]
+        "run wall time: {:.1} s (trigger to finished, over the API)",
+        served.wall_s
     );
+    println!("phases (ms): {}", run["phaseMs"]);
     println!("datasource phases (ms): {}", stats["phaseMs"]);
     println!(
         "requests: {} | series: {} | samples: {} | samples decoded: {}",
@@ -250,41 +190,39 @@ fn measured_run(protocol: &str) {
         bytes / samples.max(1.0)
     );
     println!(
-        "kerf peak RSS (VmHWM): {:.0} MiB (RSS {:.0} MiB before the run)",
-        status_mib("self", "VmHWM:"),
-        rss_before
+        "kerf serve peak RSS (VmHWM, whole process): {:.1} MiB (RSS {:.1} MiB before the run); \
+         kerf CPU during the run {:.1} s",
+        served.hwm_mib, served.rss_before_mib, served.cpu_s
     );
     println!(
-        "prometheus peak RSS (VmHWM): {:.0} MiB (after the run: {:.0} MiB, of which {:.0} MiB \
-         mapped TSDB files and {:.0} MiB heap; {:.0} MiB before it)",
-        status_mib(&prom_pid, "VmHWM:"),
-        status_mib(&prom_pid, "VmRSS:"),
-        status_mib(&prom_pid, "RssFile:"),
-        status_mib(&prom_pid, "RssAnon:"),
-        prom_rss_before
+        "{server} peak RSS (VmHWM): {:.0} MiB (after the run: {:.0} MiB, of which {:.0} MiB \
+         mapped files and {:.0} MiB anonymous; {rss_before:.0} MiB before it); \
+         {server} CPU during the run: {server_cpu:.1} s",
+        status_mib(pid, "VmHWM:"),
+        status_mib(pid, "VmRSS:"),
+        status_mib(pid, "RssFile:"),
+        status_mib(pid, "RssAnon:"),
     );
-    let hub = hub_idle_mib();
-    println!(
-        "kerf serve idle RSS: {hub:.0} MiB → peak with the hub's own fixed cost ≈ {:.0} MiB",
-        status_mib("self", "VmHWM:") + (hub - rss_before).max(0.0)
-    );
-    println!(
-        "CPU during the run: kerf {:.1} s, prometheus {:.1} s (2 cores shared)",
-        cpu_seconds("self") - kerf_cpu,
-        cpu_seconds(&prom_pid) - prom_cpu
-    );
-    if stats["protocol"] == "remote-read" {
-        runtime.block_on(bytes_by_metric(&prom.url));
-    }
-    drop(runs);
-    drop(prom);
+    println!("load average after the run: {}", load_average());
 }
 
-/// What each usage metric costs over remote read (whole cluster, one request each): XOR
-/// chunks store a repeated or integer value in a few bits, a fractional counter in ~7
-/// bytes.
+struct Runtime;
+
+impl Runtime {
+    fn new() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime")
+    }
+}
+
+/// Where remote-read bytes go, per usage metric (whole cluster, one request each): the
+/// wire bytes, the XOR chunk bytes inside them (what Prometheus stores), and the rest
+/// (labels, protobuf, frames).
 async fn bytes_by_metric(url: &str) {
     use kerf::datasource::prometheus::remote_read::{MatchType, Matcher, ReadQuery};
+    println!("where remote-read bytes go (whole window + lookback, one request per metric):");
     for metric in [
         "container_cpu_usage_seconds_total",
         "container_memory_working_set_bytes",
@@ -300,10 +238,11 @@ async fn bytes_by_metric(url: &str) {
         })
         .expect("client");
         let query = ReadQuery {
-            start_ms: dataset::START_S * 1000,
+            start_ms: dataset::START_S * 1000 - 300_000,
             end_ms: dataset::END_S * 1000,
             matchers: vec![Matcher::new(MatchType::Eq, "__name__", metric)],
         };
+        let started = Instant::now();
         let mut stream = source
             .client()
             .remote_read(std::slice::from_ref(&query))
@@ -311,11 +250,44 @@ async fn bytes_by_metric(url: &str) {
             .expect("remote read");
         while stream.next().await.expect("series").is_some() {}
         let c = stream.counts;
+        let per = |b: u64| b as f64 / c.samples.max(1) as f64;
         println!(
-            "  {metric}: {:.1} MB for {} samples ({:.2} bytes per sample)",
-            c.bytes as f64 / 1e6,
+            "  {metric}: {} series, {} samples, {:.1} MB on the wire ({:.2} B/sample) = \
+             {:.1} MB of XOR chunks ({:.2} B/sample) + {:.1} MB labels/protobuf/frames \
+             ({:.2} B/sample); {:.1} s",
+            c.series,
             c.samples,
-            c.bytes as f64 / c.samples.max(1) as f64
+            c.bytes as f64 / 1e6,
+            per(c.bytes),
+            c.chunk_bytes as f64 / 1e6,
+            per(c.chunk_bytes),
+            (c.bytes - c.chunk_bytes) as f64 / 1e6,
+            per(c.bytes - c.chunk_bytes),
+            started.elapsed().as_secs_f64()
         );
     }
+}
+
+/// What the TSDB stores on disk: chunk file bytes per sample over all series (usage and
+/// kube-state-metrics), from each block's `meta.json` and `chunks/` files.
+fn on_disk(tsdb: &Path) {
+    let (mut samples, mut series, mut chunks, mut bytes) = (0u64, 0u64, 0u64, 0u64);
+    for entry in std::fs::read_dir(tsdb).into_iter().flatten().flatten() {
+        let Ok(meta) = std::fs::read_to_string(entry.path().join("meta.json")) else {
+            continue;
+        };
+        let meta: serde_json::Value = serde_json::from_str(&meta).unwrap_or_default();
+        samples += meta["stats"]["numSamples"].as_u64().unwrap_or(0);
+        series += meta["stats"]["numSeries"].as_u64().unwrap_or(0);
+        chunks += meta["stats"]["numChunks"].as_u64().unwrap_or(0);
+        for file in std::fs::read_dir(entry.path().join("chunks")).into_iter().flatten().flatten() {
+            bytes += file.metadata().map(|m| m.len()).unwrap_or(0);
+        }
+    }
+    println!(
+        "TSDB on disk: {samples} samples in {chunks} chunks ({series} series-blocks), chunk \
+         files {:.1} MB = {:.2} B/sample (all series, kube-state-metrics included)",
+        bytes as f64 / 1e6,
+        bytes as f64 / samples.max(1) as f64
+    );
 }

@@ -75,7 +75,7 @@ fn take_reason(body: &mut Value) -> Result<Option<String>, ApiError> {
     post,
     path = "/v1/datasources",
     summary = "Create a datasource (type prometheus covers Prometheus, Thanos, Mimir, VictoriaMetrics). An optional `reason` in the body goes to the audit (DatasourceCreated/Updated/Deleted; secrets never recorded, secret header values as `***`).",
-    description = "Body fields name, type, url, auth {type none|basic|bearer, username, password, token}, headers [{name, value, secret}], tls {caPem, insecureSkipVerify}, timeoutSeconds (30), maxConcurrentQueries (4), maxSamplesPerQuery (500000), maxSeriesPerQuery (2000), protocol (auto | remoteRead | queryRange; auto), stepSeconds (60), clusterLabel, clusterValue (defaults to the kerf cluster name). Secret fields (password, token, secret header values) are write-only: sealed at rest and answered only as passwordSet / tokenSet / valueSet. Validation errors list {path, message} under error.details.errors.",
+    description = "Body fields name, type, url, auth {type none|basic|bearer, username, password, token}, headers [{name, value, secret}], tls {caPem, insecureSkipVerify}, timeoutSeconds (30), maxConcurrentQueries (4), maxSamplesPerQuery (500000), maxSeriesPerQuery (2000), protocol (auto | remoteRead | vmExport | queryRange; auto), stepSeconds (60), clusterLabel, clusterValue (defaults to the kerf cluster name). Secret fields (password, token, secret header values) are write-only: sealed at rest and answered only as passwordSet / tokenSet / valueSet. Validation errors list {path, message} under error.details.errors.",
     request_body(content = DatasourceInput, description = "The datasource document (fields above), plus an optional `reason`."),
     responses(
         (status = 201, description = "The datasource, without secrets.", body = DatasourceView),
@@ -188,7 +188,7 @@ pub async fn delete(
     post,
     path = "/v1/datasources/{id}/test",
     summary = "Check reachability, credentials and the metrics kerf needs.",
-    description = "Answers {reachable, authenticated, missingMetrics, remoteRead (whether the server streams remote read), protocol (what runs will read usage with), message (ends \"remote read: yes|no; usage read with …\")}; remoteRead and protocol are absent when the server is unreachable or refuses the credentials; 502 when the backend fails otherwise.",
+    description = "Answers {reachable, authenticated, missingMetrics, remoteRead (whether the server streams remote read), protocol (what runs will read usage with: remote-read, vm-export or query-range), message (ends \"remote read: yes|no; usage read with …\")}; remoteRead and protocol are absent when the server is unreachable or refuses the credentials; 502 when the backend fails otherwise.",
     params(
         ("id" = i64, Path),
     ),

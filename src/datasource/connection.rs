@@ -54,7 +54,8 @@ pub struct DatasourceSettings {
     #[serde(default = "default_series")]
     pub max_series_per_query: u64,
     /// How usage is read: `auto` (remote read when the server streams it, else
-    /// `query_range`), `remoteRead` or `queryRange`.
+    /// VictoriaMetrics's export API when it answers it, else `query_range`),
+    /// `remoteRead`, `vmExport` or `queryRange`.
     #[serde(default = "default_protocol")]
     pub protocol: String,
     pub step_seconds: u64,
@@ -241,7 +242,10 @@ pub fn validate(
     let protocol =
         string(obj, "protocol", "$.protocol", &mut errors).unwrap_or_else(default_protocol);
     if super::prometheus::ProtocolChoice::parse(&protocol).is_none() {
-        errors.push(err("$.protocol", "must be auto, remoteRead or queryRange"));
+        errors.push(err(
+            "$.protocol",
+            "must be auto, remoteRead, vmExport or queryRange",
+        ));
     }
     let settings = DatasourceSettings {
         name,

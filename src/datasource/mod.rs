@@ -91,7 +91,8 @@ pub struct TestReport {
     /// Whether the server streams remote read (`None` when unreachable or refused).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_read: Option<bool>,
-    /// The protocol runs will read usage with (`remote-read` or `query-range`).
+    /// The protocol runs will read usage with (`remote-read`, `vm-export` or
+    /// `query-range`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// A human-readable summary (never contains a secret).

@@ -3,8 +3,8 @@
 //! scrapes that the step grid has to resolve — jittered times, a gap longer than the
 //! lookback, a series that ends mid-window, and a sample exactly one lookback before a
 //! step. Also: the protocol is chosen automatically, named by the datasource test, and
-//! remote read moves far fewer bytes; a real server that refuses remote read
-//! (VictoriaMetrics) is read with `query_range`.
+//! remote read moves far fewer bytes. VictoriaMetrics (which refuses remote read) is
+//! tested in `datasource_vm_export.rs`.
 
 use kerf::analysis::{analyze, default_policy};
 use kerf::datasource::prometheus::{ClientAuth, Protocol, ProtocolChoice};
@@ -13,14 +13,13 @@ use kerf::datasource::Source;
 use crate::datasource_prometheus::{fixture, scope, source, END, START, WINDOW};
 use crate::support::cut_proxy::CutProxy;
 use crate::support::prometheus::{OpenMetrics, Prometheus};
-use crate::support::victoria::Victoria;
 
 const MIN: i64 = 60_000;
 
 /// `east/jitter/odd`: one pod scraped every 15 s with up to 4.9 s of jitter, a 12-minute
 /// gap, a restart 47 minutes before the end, and a lone sample exactly 5 minutes before
 /// a step followed by 7 minutes of silence.
-fn jittered(om: &mut OpenMetrics) {
+pub(crate) fn jittered(om: &mut OpenMetrics) {
     let ns = "jitter";
     let base = [("cluster", "east"), ("namespace", ns)];
     let mut rs_owner = base.to_vec();
@@ -207,63 +206,6 @@ async fn remote_read_and_query_range_give_identical_samples_and_recommendations(
             );
         }
     }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_server_that_refuses_remote_read_is_read_with_query_range() {
-    // VictoriaMetrics answers 400 "unsupported path" on api/v1/read.
-    let om = fixture();
-    let (vm, prom) = (
-        Victoria::with_data(&om).await,
-        Prometheus::with_data(&om, false),
-    );
-    let auto = source(&vm.url, ClientAuth::None);
-    assert_eq!(auto.protocol().await.expect("probe"), Protocol::QueryRange);
-    let report = auto.test(&scope("east")).await.expect("test");
-    assert_eq!(report.remote_read, Some(false), "{report:?}");
-    assert!(
-        report
-            .message
-            .contains("remote read: no; usage read with query-range"),
-        "{}",
-        report.message
-    );
-    let forced = source(&vm.url, ClientAuth::None).with_protocol(ProtocolChoice::RemoteRead);
-    let err = forced
-        .collect(&scope("east"), WINDOW)
-        .await
-        .expect_err("remote read is forced but refused");
-    assert!(err.to_string().contains("refused it"), "{err}");
-
-    // The same workloads, containers and container lifetimes as Prometheus gives.
-    let shape = |c: &kerf::datasource::Collection| {
-        let mut v: Vec<(String, String, Vec<String>)> = c
-            .input
-            .containers
-            .iter()
-            .map(|x| {
-                let ids = x.cpu.series.iter().map(|s| s.id.clone()).collect();
-                (x.target.name.clone(), x.target.release.clone(), ids)
-            })
-            .collect();
-        v.sort();
-        v
-    };
-    let from_vm = auto
-        .collect(&scope("east"), WINDOW)
-        .await
-        .expect("collect from VictoriaMetrics");
-    assert_eq!(from_vm.stats.protocol, "query-range");
-    let from_prom = source(&prom.url, ClientAuth::None)
-        .collect(&scope("east"), WINDOW)
-        .await
-        .expect("collect from Prometheus");
-    assert_eq!(shape(&from_vm), shape(&from_prom));
-    assert!(from_vm
-        .input
-        .containers
-        .iter()
-        .all(|c| !c.memory.series[0].samples.is_empty()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

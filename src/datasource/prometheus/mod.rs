@@ -1,9 +1,9 @@
 //! Collection from a Prometheus-compatible API (Prometheus, Thanos, Mimir,
 //! VictoriaMetrics): one inventory phase for the whole cluster (the plan), then settings
 //! and OOM queries per group of workloads (never per container), and usage either
-//! streamed over remote read workload by workload (`stream`) or by `query_range` per
-//! group (each range split under the points-per-series limit), whichever the server
-//! supports (`protocol`), all through one bounded client. Answers are decoded straight
+//! streamed workload by workload (`stream`: remote read, or VictoriaMetrics's export
+//! API) or by `query_range` per group (each range split under the points-per-series
+//! limit), whichever the server supports (`protocol`), all through one bounded client. Answers are decoded straight
 //! into samples, mapped, and dropped.
 
 pub mod client;
@@ -15,6 +15,7 @@ pub mod queries;
 pub mod remote_read;
 pub mod resample;
 mod stream;
+pub mod vm_export;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -289,7 +290,7 @@ impl Source for PrometheusSource {
         drop(inventory);
         // Remote read streams usage per workload: a group only bounds settings queries.
         let budget = match protocol {
-            Protocol::RemoteRead(_) => MAX_GROUP_PODS,
+            Protocol::RemoteRead(_) | Protocol::VmExport(_) => MAX_GROUP_PODS,
             Protocol::QueryRange => group_pods(window, self.budget),
         };
         let groups = plan_groups(&pods, budget);
@@ -342,7 +343,12 @@ impl Source for PrometheusSource {
     ) -> Result<CollectStats, DatasourceError> {
         match self.protocol().await? {
             Protocol::RemoteRead(lookback) => {
-                stream::stream_group(self, plan, index, lookback, sink).await
+                let reader = stream::Reader::RemoteRead(lookback);
+                stream::stream_group(self, plan, index, reader, sink).await
+            }
+            Protocol::VmExport(rollup) => {
+                let reader = stream::Reader::VmExport(rollup);
+                stream::stream_group(self, plan, index, reader, sink).await
             }
             Protocol::QueryRange => {
                 let group = plan.groups.get(index).ok_or_else(|| {

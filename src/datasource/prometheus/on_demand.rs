@@ -1,9 +1,10 @@
 //! What the API asks of a Prometheus source outside runs: one container's series for a
 //! chart, and the datasource test (reachability, credentials, the metrics kerf needs,
-//! and whether the server streams remote read).
+//! whether the server streams remote read or answers VictoriaMetrics's export API).
 
 use super::protocol::{self, ProtocolChoice};
 use super::queries::{self, Selector};
+use super::vm_export;
 use super::{check, PrometheusSource};
 use crate::analysis::Series;
 use crate::datasource::mapping::{map_batch, PodIndex, WorkloadKey};
@@ -118,10 +119,14 @@ pub(super) async fn test(
         .map(|m| m.to_string())
         .collect();
     let remote_read = protocol::probe(&src.client, now).await?.is_ok();
-    let used = match (src.choice, remote_read) {
-        (ProtocolChoice::QueryRange, _) | (ProtocolChoice::Auto, false) => "query-range",
-        (ProtocolChoice::RemoteRead, false) => "none (remote read is forced but refused)",
-        (_, true) => "remote-read",
+    let export = (!remote_read || src.choice == ProtocolChoice::VmExport)
+        && vm_export::probe(&src.client, now).await?.is_ok();
+    let used = match (src.choice, remote_read, export) {
+        (ProtocolChoice::QueryRange, _, _) | (ProtocolChoice::Auto, false, false) => "query-range",
+        (ProtocolChoice::Auto | ProtocolChoice::RemoteRead, true, _) => "remote-read",
+        (ProtocolChoice::RemoteRead, false, _) => "none (remote read is forced but refused)",
+        (ProtocolChoice::Auto | ProtocolChoice::VmExport, _, true) => "vm-export",
+        (ProtocolChoice::VmExport, _, false) => "none (the export API is forced but refused)",
     };
     let facts = format!(
         "remote read: {}; usage read with {used}",

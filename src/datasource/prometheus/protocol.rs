@@ -1,12 +1,15 @@
 //! How usage samples are read from one datasource, chosen once per source: streamed
 //! remote read when the server answers it (Prometheus ≥ 2.13, Mimir, Cortex), else
-//! `query_range`. The datasource setting `protocol` can force either. With remote read,
-//! the server's lookback delta and version decide how raw samples are put on the step
-//! grid, so both protocols give the engine the same samples.
+//! VictoriaMetrics's export API when it answers that, else `query_range`. The datasource
+//! setting `protocol` can force any of them. With remote read, the server's lookback
+//! delta and version decide how raw samples are put on the step grid; with the export
+//! API, VictoriaMetrics's rollup settings do; so every protocol gives the engine the
+//! samples that server's `query_range` would.
 
 use super::client::Client;
 use super::remote_read::{MatchType, Matcher, ReadQuery};
 use super::resample::Lookback;
+use super::vm_export::{self, VmRollup};
 use crate::datasource::DatasourceError;
 
 /// The `protocol` setting of a datasource.
@@ -17,16 +20,19 @@ pub enum ProtocolChoice {
     Auto,
     /// Remote read or fail (a server that refuses it fails the collection).
     RemoteRead,
+    /// VictoriaMetrics's export API or fail.
+    VmExport,
     /// Always `query_range`.
     QueryRange,
 }
 
 impl ProtocolChoice {
-    /// The setting's spelling: `auto`, `remoteRead`, `queryRange`.
+    /// The setting's spelling: `auto`, `remoteRead`, `vmExport`, `queryRange`.
     pub fn parse(text: &str) -> Option<ProtocolChoice> {
         match text {
             "auto" => Some(ProtocolChoice::Auto),
             "remoteRead" => Some(ProtocolChoice::RemoteRead),
+            "vmExport" => Some(ProtocolChoice::VmExport),
             "queryRange" => Some(ProtocolChoice::QueryRange),
             _ => None,
         }
@@ -37,6 +43,7 @@ impl ProtocolChoice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
     RemoteRead(Lookback),
+    VmExport(VmRollup),
     QueryRange,
 }
 
@@ -45,6 +52,7 @@ impl Protocol {
     pub fn name(self) -> &'static str {
         match self {
             Protocol::RemoteRead(_) => "remote-read",
+            Protocol::VmExport(_) => "vm-export",
             Protocol::QueryRange => "query-range",
         }
     }
@@ -81,8 +89,9 @@ pub async fn probe(client: &Client, now_ms: i64) -> Result<Result<(), String>, D
     }
 }
 
-/// Chooses the protocol for `choice`: probes remote read unless `query_range` is forced,
-/// and reads the server's lookback delta and version when remote read is used.
+/// Chooses the protocol for `choice`: probes remote read, then the export API, unless
+/// the setting forces one; reads the server settings that shape the step grid of the
+/// protocol chosen.
 pub async fn choose(
     client: &Client,
     choice: ProtocolChoice,
@@ -91,13 +100,24 @@ pub async fn choose(
     if choice == ProtocolChoice::QueryRange {
         return Ok(Protocol::QueryRange);
     }
-    match probe(client, now_ms).await? {
-        Ok(()) => Ok(Protocol::RemoteRead(lookback(client).await)),
-        Err(why) if choice == ProtocolChoice::RemoteRead => Err(DatasourceError::Query(format!(
-            "the datasource is set to remote read, but the server refused it: {why}"
+    if choice != ProtocolChoice::VmExport {
+        match probe(client, now_ms).await? {
+            Ok(()) => return Ok(Protocol::RemoteRead(lookback(client).await)),
+            Err(why) if choice == ProtocolChoice::RemoteRead => {
+                return Err(DatasourceError::Query(format!(
+                    "the datasource is set to remote read, but the server refused it: {why}"
+                )))
+            }
+            Err(why) => tracing::debug!(reason = %why, "remote read not available"),
+        }
+    }
+    match vm_export::probe(client, now_ms).await? {
+        Ok(()) => Ok(Protocol::VmExport(vm_export::rollup_settings(client).await)),
+        Err(why) if choice == ProtocolChoice::VmExport => Err(DatasourceError::Query(format!(
+            "the datasource is set to the VictoriaMetrics export API, but the server refused it: {why}"
         ))),
         Err(why) => {
-            tracing::debug!(reason = %why, "remote read not available; using query_range");
+            tracing::debug!(reason = %why, "export API not available; using query_range");
             Ok(Protocol::QueryRange)
         }
     }

@@ -21,7 +21,7 @@ pub struct Selector {
     container: String,
 }
 
-fn quote(value: &str) -> String {
+pub(super) fn quote(value: &str) -> String {
     let mut out = String::with_capacity(value.len() + 2);
     out.push('"');
     for c in value.chars() {

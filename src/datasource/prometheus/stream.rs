@@ -1,10 +1,14 @@
-//! One group collected over remote read, workload by workload: the group's settings and
-//! OOM answers first (small), then one selector per workload alive at the end (its pods
-//! named), several per request within the load budget. Each workload is put on the step
-//! grid, mapped and sent to the run as soon as its last series has arrived, so kerf
-//! holds the workloads in flight, not the group. A stream cut short is resumed from the
-//! first workload not yet sent.
+//! One group collected from raw samples, workload by workload, over remote read or
+//! VictoriaMetrics's export API: the group's settings and OOM answers first (small),
+//! then one selector per workload alive at the end (its pods named), several per
+//! request within the load budget. Each workload is put on the step grid (as the
+//! server's `query_range` would), mapped and sent to the run as soon as its series are
+//! complete, so kerf holds the workloads in flight, not the group. Remote read answers
+//! query by query, so a workload is complete when the next one starts; the export API
+//! answers series in any order, so a request's workloads are complete at its end. A
+//! stream cut short is resumed from the first workload not yet sent.
 
+use std::collections::HashMap;
 use std::ops::Range;
 use std::time::Instant;
 
@@ -12,9 +16,11 @@ use futures_util::{StreamExt as _, TryStreamExt as _};
 
 use super::merged::Merged;
 use super::queries::{self, USAGE_LABELS};
-use super::remote_read::{ReadQuery, ReadSeries};
+use super::remote_read::{MatchType, Matcher, ReadQuery};
 use super::resample::{at_steps, Grid, Lookback};
+use super::vm_export::{rollup, VmRollup};
 use super::{check, ms, PrometheusSource};
+use crate::analysis::Sample;
 use crate::datasource::mapping::{map_with, PodIndex, SettingsIndex, WorkloadKey};
 use crate::datasource::raw::{label, metric, RawSeries, RawUsage};
 use crate::datasource::{
@@ -27,11 +33,37 @@ const SERIES_PER_POD: u64 = 4;
 /// Retries of a stream cut short (connection lost) before the group fails.
 const RESUMES: u32 = 3;
 
-/// One workload to read: its key (none without kube-state-metrics: the whole group) and
-/// its selector.
+/// How raw samples are read and put on the step grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reader {
+    RemoteRead(Lookback),
+    VmExport(VmRollup),
+}
+
+impl Reader {
+    /// The oldest raw sample a step of `grid` can use.
+    fn read_from(self, grid: Grid) -> i64 {
+        match self {
+            Reader::RemoteRead(lookback) => grid.read_from(lookback),
+            Reader::VmExport(rule) => rule.read_from(grid),
+        }
+    }
+
+    /// The points of `raw` on `grid`, as the server's `query_range` gives them.
+    fn points(self, raw: &[Sample], grid: Grid) -> Vec<Sample> {
+        match self {
+            Reader::RemoteRead(lookback) => at_steps(raw, grid, lookback),
+            Reader::VmExport(rule) => rollup::at_steps(raw, grid, rule),
+        }
+    }
+}
+
+/// One workload to read: its key (none without kube-state-metrics: the whole group),
+/// its pods and its selector.
 struct Member {
     key: Option<WorkloadKey>,
     pods: usize,
+    pod_names: Vec<String>,
     query: ReadQuery,
 }
 
@@ -39,7 +71,7 @@ struct Member {
 struct Context<'a> {
     window: Window,
     grid: Grid,
-    lookback: Lookback,
+    reader: Reader,
     pods: &'a PodIndex,
     settings: SettingsIndex,
     ooms: Vec<RawSeries>,
@@ -48,9 +80,9 @@ struct Context<'a> {
 
 /// The workloads of `group` with a pod alive at the window end (the others are never
 /// analyzed, so their usage is not read), or the whole group without an inventory.
-fn members(plan: &CollectPlan, group: &Group, grid: Grid, lookback: Lookback) -> Vec<Member> {
+fn members(plan: &CollectPlan, group: &Group, grid: Grid, reader: Reader) -> Vec<Member> {
     let query = |namespaces: &[String], pods: &[String]| ReadQuery {
-        start_ms: grid.read_from(lookback),
+        start_ms: reader.read_from(grid),
         end_ms: grid.end_ms,
         matchers: queries::usage_matchers(&plan.scope, namespaces, pods),
     };
@@ -58,6 +90,7 @@ fn members(plan: &CollectPlan, group: &Group, grid: Grid, lookback: Lookback) ->
         return vec![Member {
             key: None,
             pods: group.pod_count.max(1),
+            pod_names: Vec::new(),
             query: query(&group.namespaces, &group.pods),
         }];
     }
@@ -72,6 +105,7 @@ fn members(plan: &CollectPlan, group: &Group, grid: Grid, lookback: Lookback) ->
                 out.push(Member {
                     pods: w.pods.len(),
                     query: query(std::slice::from_ref(&namespace), &w.pods),
+                    pod_names: w.pods,
                     key: Some(key),
                 });
             }
@@ -120,11 +154,11 @@ impl Tally {
 async fn emit(
     ctx: &Context<'_>,
     member: &Member,
-    raw: Vec<ReadSeries>,
+    raw: Vec<RawSeries>,
 ) -> Result<Tally, DatasourceError> {
     let (mut cpu, mut memory) = (Merged::default(), Merged::default());
     for s in raw {
-        let points = at_steps(&s.samples, ctx.grid, ctx.lookback);
+        let points = ctx.reader.points(&s.samples, ctx.grid);
         if points.is_empty() {
             continue;
         }
@@ -170,8 +204,8 @@ async fn emit(
     Ok(tally)
 }
 
-/// Reads one batch, sending each workload when complete; resumes a cut stream at the
-/// first workload not yet sent.
+/// Reads one batch over remote read, sending each workload when complete; resumes a
+/// cut stream at the first workload not yet sent.
 async fn read_batch(
     src: &PrometheusSource,
     ctx: &Context<'_>,
@@ -182,11 +216,15 @@ async fn read_batch(
     let (mut resume, mut resumes) = (0usize, 0u32);
     loop {
         let mut stream = src.client.remote_read(&queries[resume..]).await?;
-        let mut current: Option<(usize, Vec<ReadSeries>)> = None;
+        let mut current: Option<(usize, Vec<RawSeries>)> = None;
         let outcome = loop {
             match stream.next().await {
-                Ok(Some(series)) => {
-                    let q = resume + series.query;
+                Ok(Some(read)) => {
+                    let q = resume + read.query;
+                    let series = RawSeries {
+                        labels: read.labels,
+                        samples: read.samples,
+                    };
                     match &mut current {
                         Some((cq, list)) if *cq == q => list.push(series),
                         _ => {
@@ -219,12 +257,91 @@ async fn read_batch(
     }
 }
 
-/// Streams group `index` of `plan` over remote read into `sink`.
+/// `{name op "value", …}`: the selector text of remote-read matchers.
+fn selector_text(matchers: &[Matcher]) -> String {
+    let parts: Vec<String> = matchers
+        .iter()
+        .map(|m| {
+            let op = match m.kind {
+                MatchType::Eq => "=",
+                MatchType::Neq => "!=",
+                MatchType::Re => "=~",
+                MatchType::Nre => "!~",
+            };
+            format!("{}{op}{}", m.name, queries::quote(&m.value))
+        })
+        .collect();
+    format!("{{{}}}", parts.join(","))
+}
+
+/// Reads one batch over the export API (one `match[]` per workload) and sends each
+/// workload once the answer is complete (series come in any order). A cut answer is
+/// read again whole: nothing of it was sent.
+async fn read_export_batch(
+    src: &PrometheusSource,
+    ctx: &Context<'_>,
+    members: &[Member],
+) -> Result<Tally, DatasourceError> {
+    let selectors: Vec<String> = members
+        .iter()
+        .map(|m| selector_text(&m.query.matchers))
+        .collect();
+    let mut owners: HashMap<(&str, &str), Vec<usize>> = HashMap::new();
+    for (i, m) in members.iter().enumerate() {
+        if let Some(key) = &m.key {
+            for pod in &m.pod_names {
+                owners
+                    .entry((key.namespace.as_str(), pod.as_str()))
+                    .or_default()
+                    .push(i);
+            }
+        }
+    }
+    let (from, to) = (members[0].query.start_ms, members[0].query.end_ms);
+    let mut resumes = 0u32;
+    loop {
+        let mut stream = src.client.vm_export(&selectors, from, to).await?;
+        let mut held: Vec<Vec<RawSeries>> = members.iter().map(|_| Vec::new()).collect();
+        let outcome = loop {
+            match stream.next().await {
+                Ok(Some(series)) => {
+                    let at = (series.label(label::NAMESPACE), series.label(label::POD));
+                    match owners.get(&at).map(Vec::as_slice) {
+                        _ if owners.is_empty() => held[0].push(series),
+                        Some([one]) => held[*one].push(series),
+                        Some(many) => many.iter().for_each(|i| held[*i].push(series.clone())),
+                        None => {}
+                    }
+                }
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        src.client.count_samples(stream.counts.samples);
+        drop(stream);
+        match outcome {
+            Ok(()) => {
+                let mut tally = Tally::default();
+                for (member, list) in members.iter().zip(held) {
+                    tally = tally.add(emit(ctx, member, list).await?);
+                }
+                return Ok(tally);
+            }
+            Err(e @ DatasourceError::Unreachable(_)) if resumes < RESUMES => {
+                resumes += 1;
+                tracing::debug!(error = %e, "export answer cut short; reading it again");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Streams group `index` of `plan` into `sink`, over remote read or the export API.
 pub(super) async fn stream_group(
     src: &PrometheusSource,
     plan: &CollectPlan,
     index: usize,
-    lookback: Lookback,
+    reader: Reader,
     sink: &Sink,
 ) -> Result<CollectStats, DatasourceError> {
     let window = plan.window;
@@ -240,12 +357,12 @@ pub(super) async fn stream_group(
         .await?;
     let settings_ms = ms(started);
     let grid = Grid::new(window.start_ms, window.end_ms, window.step_seconds);
-    let members = members(plan, group, grid, lookback);
-    let points = ((grid.end_ms - grid.read_from(lookback)) / grid.step_ms + 1) as u64;
+    let members = members(plan, group, grid, reader);
+    let points = ((grid.end_ms - reader.read_from(grid)) / grid.step_ms + 1) as u64;
     let ctx = Context {
         window,
         grid,
-        lookback,
+        reader,
         pods: &plan.pods,
         settings: SettingsIndex::build(&settings),
         ooms: settings.oom_terminations,
@@ -254,7 +371,12 @@ pub(super) async fn stream_group(
     let started = Instant::now();
     let lanes = src.client.max_concurrent().clamp(1, 2);
     let tally = futures_util::stream::iter(batches(&members, points, src.budget))
-        .map(|range| read_batch(src, &ctx, &members[range]))
+        .map(|range| async {
+            match reader {
+                Reader::RemoteRead(_) => read_batch(src, &ctx, &members[range]).await,
+                Reader::VmExport(_) => read_export_batch(src, &ctx, &members[range]).await,
+            }
+        })
         .buffer_unordered(lanes)
         .try_fold(Tally::default(), |acc, t| async move { Ok(acc.add(t)) })
         .await?;
@@ -276,6 +398,7 @@ mod tests {
         Member {
             key: None,
             pods,
+            pod_names: Vec::new(),
             query: ReadQuery {
                 start_ms: 0,
                 end_ms: 0,

@@ -102,6 +102,9 @@ pub struct ReadCounts {
     pub bytes: u64,
     pub samples: u64,
     pub series: u64,
+    /// Bytes of the chunks received (what the server stores, whole chunks, including
+    /// any that end up outside the range), without labels, protobuf and frames.
+    pub chunk_bytes: u64,
 }
 
 /// A streamed answer, read series by series.
@@ -198,6 +201,7 @@ impl<B: Body> ReadStream<B> {
         };
         let (from, to) = self.ranges[series.query];
         for chunk in chunks {
+            self.counts.chunk_bytes += chunk.data.len() as u64;
             if chunk.max_time_ms < from || chunk.min_time_ms > to {
                 continue;
             }

@@ -1,0 +1,200 @@
+//! The measured run inside a real hub: the release `kerf serve` on a fresh data dir, its
+//! clock set to the dataset's window end with libfaketime (the data is a fixed week in
+//! the past; monotonic time is left alone, so timers behave), a datasource linked over
+//! the API, one run triggered over the API and polled to its end. kerf's peak RSS is
+//! the serve process's `VmHWM`: HTTP API, store, scheduler, jobs and the run together.
+
+use std::io::{BufRead as _, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::{cpu_seconds, status_mib};
+
+/// Where Debian's `libfaketime` puts the preload library.
+const FAKETIME_LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+
+/// Installs `faketime` (Debian's package) when the library is missing.
+pub fn ensure_faketime() {
+    if std::path::Path::new(FAKETIME_LIB).exists() {
+        return;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/ensure-faketime.sh");
+    let status = Command::new("bash")
+        .arg(script)
+        .status()
+        .expect("run the install script");
+    assert!(status.success(), "scripts/ensure-faketime.sh failed");
+}
+
+/// The load budget the datasource is created with (`None`: the product's default).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Budget {
+    pub concurrent: Option<u64>,
+    pub samples: Option<u64>,
+    pub series: Option<u64>,
+}
+
+/// What one run in `kerf serve` gave.
+pub struct Served {
+    pub run: Value,
+    pub wall_s: f64,
+    pub hwm_mib: f64,
+    pub rss_before_mib: f64,
+    pub cpu_s: f64,
+}
+
+/// `kerf` run with the clock at `now_s` (Unix seconds), nothing else from this
+/// process's environment (kerf refuses unknown `KERF_*` variables).
+fn kerf(data_dir: &std::path::Path, now_s: i64) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kerf"));
+    cmd.env_clear()
+        .env("LD_PRELOAD", FAKETIME_LIB)
+        .env("FAKETIME", format!("@{}", clock_text(now_s)))
+        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .arg("--data-dir")
+        .arg(data_dir);
+    cmd
+}
+
+/// `YYYY-MM-DD hh:mm:ss` (UTC) of `s`, as `FAKETIME` takes it.
+fn clock_text(s: i64) -> String {
+    let output = Command::new("date")
+        .env("TZ", "UTC")
+        .args(["-d", &format!("@{s}"), "+%Y-%m-%d %H:%M:%S"])
+        .output()
+        .expect("date");
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+fn one_line(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run kerf");
+    assert!(
+        out.status.success(),
+        "kerf failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+struct Serve {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(data_dir: &std::path::Path, now_s: i64) -> Serve {
+    let mut child = kerf(data_dir, now_s)
+        .env("TZ", "UTC")
+        .env("KERF_LOG", "info")
+        .env("KERF_LOG__FORMAT", "text")
+        .args(["--listen", "127.0.0.1:0", "serve"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kerf serve");
+    let (tx, rx) = mpsc::channel();
+    let stderr = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split("listening addr=").nth(1) {
+                let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_string());
+            }
+            if line.contains("ERROR") {
+                eprintln!("kerf: {line}");
+            }
+        }
+    });
+    let addr = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("kerf serve listens");
+    Serve {
+        child,
+        base: format!("http://{addr}"),
+    }
+}
+
+async fn call(http: &reqwest::Client, method: &str, url: String, token: &str, body: Value) -> (u16, Value) {
+    let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+    let mut req = http.request(m, url).bearer_auth(token);
+    if !body.is_null() {
+        req = req.json(&body);
+    }
+    let resp = req.send().await.expect("request");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// One run of cluster `cluster` read from `url` with `protocol` and `budget`, in a
+/// fresh `kerf serve` whose clock starts at `now_s`.
+pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64) -> Served {
+    let dir = tempfile::tempdir().expect("tempdir");
+    one_line(kerf(dir.path(), now_s).args(["clusters", "create", cluster]));
+    let token = one_line(kerf(dir.path(), now_s).args([
+        "token", "create", "--name", "bench", "--role", "admin",
+    ]));
+    let serve = start(dir.path(), now_s);
+    let pid = serve.child.id().to_string();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let http = reqwest::Client::new();
+    let base = serve.base.clone();
+    let (run, wall_s, rss_before_mib, cpu_s) = runtime.block_on(async {
+        let mut body = json!({"name": "bench", "type": "prometheus", "url": url,
+            "protocol": protocol, "timeoutSeconds": 600});
+        for (key, value) in [
+            ("maxConcurrentQueries", budget.concurrent),
+            ("maxSamplesPerQuery", budget.samples),
+            ("maxSeriesPerQuery", budget.series),
+        ] {
+            if let Some(v) = value {
+                body[key] = json!(v);
+            }
+        }
+        let (s, ds) = call(&http, "POST", format!("{base}/v1/datasources"), &token, body).await;
+        assert_eq!(s, 201, "{ds}");
+        let link = json!({"datasourceId": ds["id"]});
+        let path = format!("{base}/v1/clusters/{cluster}/datasource");
+        let (s, body) = call(&http, "PUT", path, &token, link).await;
+        assert_eq!(s, 200, "{body}");
+        let rss_before = status_mib(&pid, "VmRSS:");
+        let cpu_before = cpu_seconds(&pid);
+        let started = Instant::now();
+        let path = format!("{base}/v1/clusters/{cluster}/runs");
+        let (s, run) = call(&http, "POST", path, &token, Value::Null).await;
+        let id = match s {
+            202 => run["id"].as_str().expect("run id").to_string(),
+            409 => run["error"]["details"]["runId"].as_str().expect("running run").to_string(),
+            _ => panic!("run not started: {s} {run}"),
+        };
+        loop {
+            let path = format!("{base}/v1/runs/{id}");
+            let (_, r) = call(&http, "GET", path, &token, Value::Null).await;
+            if r["status"] != "running" {
+                let wall = started.elapsed().as_secs_f64();
+                return (r, wall, rss_before, cpu_seconds(&pid) - cpu_before);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    Served {
+        run,
+        wall_s,
+        hwm_mib: status_mib(&pid, "VmHWM:"),
+        rss_before_mib,
+        cpu_s,
+    }
+}

@@ -17,6 +17,7 @@ use super::lists::Items;
 use super::AppState;
 use crate::datasource::{SecretKey, TestReport};
 use crate::fleet::datasources;
+use crate::fleet::declared::{guard_cluster, guard_datasource, ClusterPart};
 
 /// The datasource a cluster reads usage from.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
@@ -124,7 +125,7 @@ pub async fn get(
 #[utoipa::path(
     put,
     path = "/v1/datasources/{id}",
-    summary = "Replace a datasource. Omitted secret fields keep their stored values.",
+    summary = "Replace a datasource. Omitted secret fields keep their stored values. A datasource declared in the config file is refused (409 declared_in_config).",
     params(
         ("id" = i64, Path),
     ),
@@ -144,6 +145,7 @@ pub async fn replace(
     let key = key(&state)?;
     let mut body = body_json(body).await?;
     let ctx = context(&access, take_reason(&mut body)?)?;
+    guard_datasource(&state.store, &state.config.fleet, id).await?;
     let now = state.now();
     Ok(Json(
         datasources::replace(&state.store, &key, now, ctx, id, body).await?,
@@ -154,7 +156,7 @@ pub async fn replace(
 #[utoipa::path(
     delete,
     path = "/v1/datasources/{id}",
-    summary = "Delete a datasource no cluster points at (409 otherwise).",
+    summary = "Delete a datasource no cluster points at and the config file does not declare (409 otherwise).",
     params(
         ("id" = i64, Path),
     ),
@@ -171,6 +173,7 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     let id = parse_id(&id)?;
     let ctx = context(&access, reason_query(query.as_deref())?)?;
+    guard_datasource(&state.store, &state.config.fleet, id).await?;
     datasources::delete(&state.store, &key(&state)?, state.now(), ctx, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -212,6 +215,7 @@ pub async fn test(
     request_body = ClusterDatasourceBody,
     responses(
         (status = 200, description = "The cluster and its datasource.", body = ClusterDatasource),
+        (status = 409, description = "The link is declared in the config file (code declared_in_config).", body = super::error::ErrorBody),
     )
 )]
 pub async fn set_for_cluster(
@@ -236,6 +240,7 @@ pub async fn set_for_cluster(
     {
         return Err(ApiError::invalid_field(key, "unknown field"));
     }
+    guard_cluster(&state.config.fleet, &cluster, ClusterPart::Datasource)?;
     let (store, runs, now) = (&state.store, &state.runs, state.now());
     let key = key(&state)?;
     datasources::set_for_cluster(store, runs, &key, now, ctx, cluster.clone(), id).await?;

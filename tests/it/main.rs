@@ -21,6 +21,7 @@ mod datasource_link_audit;
 mod datasource_oom_limit;
 mod datasource_prometheus;
 mod datasource_protocols;
+mod declared_fleet;
 mod events_fault;
 mod events_ingest;
 mod fleet_audit;

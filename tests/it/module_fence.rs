@@ -101,6 +101,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "fleet",
         &[
             "auth",
+            "config",
             "datasource",
             "events",
             "names",

@@ -16,6 +16,7 @@ mod audit_pagination;
 mod backup_restore;
 mod bad_input;
 mod body_shapes;
+mod cli_flags;
 mod datasource_api;
 mod datasource_link_audit;
 mod datasource_oom_limit;

@@ -23,6 +23,9 @@ scripts/ensure-victoria-metrics.sh
 # The real Kubernetes control plane the agent and sim tests run against (cached build).
 KUBE_CONTROL_PLANE_DIR=$(scripts/ensure-kube.sh | tail -n 1)
 export KUBE_CONTROL_PLANE_DIR
+# helm for the chart tests (tests/it/helm_chart.rs): built from its Go module once, cached.
+HELM_BIN=$(scripts/ensure-helm.sh | tail -n 1)
+export HELM_BIN
 
 cargo test --locked
 scripts/e2e.sh

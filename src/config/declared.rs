@@ -147,6 +147,10 @@ fn source<'a>(
         (None, Some(v)) if v.trim().is_empty() => {
             Err(invalid(format!("{key}_env must name a variable")))
         }
+        // KERF_* variables are kerf's own configuration (KERF_<SECTION>__<KEY>).
+        (None, Some(v)) if v.starts_with("KERF_") => Err(invalid(format!(
+            "{key}_env {v}: names starting with KERF_ are kerf's configuration; choose another"
+        ))),
         (None, Some(v)) => Ok(Some(Secret::Env(v))),
         (None, None) => Ok(None),
     }

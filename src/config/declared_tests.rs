@@ -60,7 +60,7 @@ fn the_example_fleet_parses_and_reads_its_secrets_from_files_and_variables() {
         Some("prometheus")
     );
     let doc = c.fleet.datasources[0]
-        .document(&env(&[("KERF_PROMETHEUS_API_KEY", "key-1")]))
+        .document(&env(&[("PROMETHEUS_API_KEY", "key-1")]))
         .expect("document");
     assert_eq!(
         doc["auth"],
@@ -102,6 +102,12 @@ fn each_secret_has_exactly_one_source_and_the_auth_type_decides_which() {
     let err = load(bearer, &[]).unwrap_err().to_string();
     assert!(
         err.contains("fleet.datasources.p.auth: type \"bearer\" takes token_file or token_env"),
+        "{err}"
+    );
+    let ours = "[[fleet.clusters]]\nname = \"c\"\ntoken_env = \"KERF_TOKEN\"\n";
+    let err = load(ours, &[]).unwrap_err().to_string();
+    assert!(
+        err.contains("token_env KERF_TOKEN: names starting with KERF_"),
         "{err}"
     );
     let header = "[[fleet.datasources]]\nname = \"p\"\nurl = \"http://p\"\n\

@@ -34,6 +34,7 @@ mod hardening_login;
 mod hardening_retention;
 mod hardening_scope;
 mod hardening_upstream;
+mod helm_chart;
 mod identity;
 mod identity_audit;
 mod jobs_supervision;

@@ -14,7 +14,7 @@ use crate::support::{bin, kube::control_plane};
 const CHART: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/packaging/helm/kerf");
 
 /// `HELM_BIN`, else what `scripts/ensure-helm.sh` prints (it builds helm once, cached).
-fn helm() -> PathBuf {
+pub fn helm() -> PathBuf {
     if let Ok(bin) = std::env::var("HELM_BIN") {
         return PathBuf::from(bin);
     }

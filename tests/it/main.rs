@@ -17,6 +17,7 @@ mod backup_restore;
 mod bad_input;
 mod body_shapes;
 mod cli_flags;
+mod connect_doc;
 mod datasource_api;
 mod datasource_link_audit;
 mod datasource_oom_limit;

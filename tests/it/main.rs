@@ -24,6 +24,7 @@ mod datasource_oom_limit;
 mod datasource_prometheus;
 mod datasource_protocols;
 mod declared_fleet;
+mod edge;
 mod events_fault;
 mod events_ingest;
 mod fleet_audit;

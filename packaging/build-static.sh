@@ -49,6 +49,10 @@ ensure_musl_x86_64() {
 
 ensure_cross_aarch64() {
   command -v aarch64-linux-gnu-gcc >/dev/null || apt_install gcc-aarch64-linux-gnu || return 1
+  # The cross compiler carries glibc's headers, which turn SQLite's large-file calls
+  # into open64/stat64/… — symbols musl (1.2.4 on) no longer has. On a 64-bit target
+  # off_t is 64 bits anyway, so SQLite's LFS switch changes nothing but the names.
+  export LIBSQLITE3_FLAGS="${LIBSQLITE3_FLAGS:-} -DSQLITE_DISABLE_LFS"
   export CC_aarch64_unknown_linux_musl=aarch64-linux-gnu-gcc \
     CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=aarch64-linux-gnu-gcc \
     CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc \
@@ -56,8 +60,10 @@ ensure_cross_aarch64() {
 }
 
 is_static() {
-  local bin=$1
+  local bin=$1 machine
   file "$bin" | grep -Eq 'static(-pie)? linked|statically linked' || return 1
+  machine=$([ "$arch" = aarch64 ] && echo 'ARM aarch64' || echo 'x86-64')
+  file "$bin" | grep -q "$machine" || { log "$bin is not an $arch binary"; return 1; }
   # ldd only judges binaries of this machine's CPU.
   if [ "$arch" = "$(uname -m)" ] && ldd "$bin" >/dev/null 2>&1; then
     ldd "$bin" 2>&1 | grep -q 'not a dynamic executable\|statically linked' || return 1

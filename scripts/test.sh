@@ -35,5 +35,20 @@ if [ "$quick" = 0 ]; then
   static_bin=$(packaging/build-static.sh | tail -n 1)
   KERF_TEST_BIN="$PWD/$static_bin" cargo test --locked --test it -- \
     appliance:: audit_pagination:: bad_input:: events_fault:: events_ingest:: ui_shell:: \
-    identity:: identity_audit:: notify_delivery::
+    identity:: identity_audit:: notify_delivery:: edge::
+
+  # Edge hardware: the static aarch64 binary, run under qemu-user (Debian's qemu-user).
+  echo "test.sh: building the static aarch64 binary and smoke-testing it under qemu-user" >&2
+  if ! command -v qemu-aarch64 >/dev/null; then
+    echo "test.sh: installing qemu-user" >&2
+    apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq qemu-user >&2
+  fi
+  aarch64_started=$(date +%s)
+  aarch64_bin=$(packaging/build-static.sh --arch aarch64 | tail -n 1)
+  echo "test.sh: aarch64 build took $(( $(date +%s) - aarch64_started )) s" >&2
+  under_qemu="$PWD/target/kerf-aarch64-under-qemu"
+  printf '#!/bin/sh\nexec qemu-aarch64 %s "$@"\n' "$PWD/$aarch64_bin" >"$under_qemu"
+  chmod +x "$under_qemu"
+  KERF_TEST_BIN="$under_qemu" cargo test --locked --test it -- edge::
 fi

@@ -213,17 +213,7 @@ pub async fn apply(
         .reading(|r| Ok((r.datasources()?, r.list_clusters()?)))
         .await
         .map_err(store_failed)?;
-    check_against(&resolved, &stored_clusters)?;
-    for c in resolved.clusters.iter().filter(|c| c.token.is_some()) {
-        let digest = token::hash(c.token.as_deref().expect("filtered on a token"));
-        let holder = store.cluster_by_token(digest).await.map_err(store_failed)?;
-        if let Some((h, _)) = holder.filter(|(h, _)| h.name != c.name) {
-            return Err(DeclaredError::Refused(format!(
-                "fleet.clusters.{}: its token is cluster {:?}'s; give each cluster its own",
-                c.name, h.name
-            )));
-        }
-    }
+    check_against(store, &resolved, &stored_clusters).await?;
     let mut applied = Applied::default();
     for d in &resolved.datasources {
         apply_datasource(store, key, now, d, &stored_ds, &mut applied).await?;
@@ -231,40 +221,19 @@ pub async fn apply(
     for c in &resolved.clusters {
         apply_cluster(store, now, c, &stored_clusters, &mut applied).await?;
     }
-    let linked: Vec<&ResolvedCluster> = resolved
-        .clusters
-        .iter()
-        .filter(|c| c.datasource.is_some())
-        .collect();
-    for c in linked {
-        let want = c.datasource.clone().expect("filtered on a declared link");
-        let (name, wanted) = (c.name.clone(), want.clone());
-        let (current, target) = store
-            .reading(move |r| {
-                let current = r.cluster_datasource(&name)?.map(|d| d.id);
-                let target = r.datasources()?.into_iter().find(|d| d.name == wanted);
-                Ok((current, target.map(|d| d.id)))
-            })
-            .await
-            .map_err(store_failed)?;
-        let target = target.ok_or_else(|| {
-            DeclaredError::Failed(format!("datasource {want:?} vanished while applying"))
-        })?;
-        if current == Some(target) {
-            applied.unchanged += 1;
-            continue;
+    for c in &resolved.clusters {
+        if let Some(want) = &c.datasource {
+            let target = (c.name.clone(), want.clone());
+            apply_link(store, runs, key, now, target, &mut applied).await?;
         }
-        let what = format!("fleet.clusters.{}: linking datasource {want:?}", c.name);
-        datasources::set_for_cluster(store, runs, key, now, ctx(), c.name.clone(), target)
-            .await
-            .map_err(op_failed(&what))?;
-        applied.links_set += 1;
     }
     Ok(applied)
 }
 
-/// What the stored fleet forbids: a declared cluster whose name is retired.
-fn check_against(
+/// What the stored fleet forbids, checked before anything is written: a declared
+/// cluster whose name is retired, a declared token another cluster holds.
+async fn check_against(
+    store: &Store,
     resolved: &Resolved,
     stored_clusters: &[ClusterRecord],
 ) -> Result<(), DeclaredError> {
@@ -279,7 +248,51 @@ fn check_against(
                 c.name
             )));
         }
+        let Some(value) = &c.token else { continue };
+        let holder = store
+            .cluster_by_token(token::hash(value))
+            .await
+            .map_err(store_failed)?;
+        if let Some((h, _)) = holder.filter(|(h, _)| h.name != c.name) {
+            return Err(DeclaredError::Refused(format!(
+                "{prefix}: its token is cluster {:?}'s; give each cluster its own",
+                h.name
+            )));
+        }
     }
+    Ok(())
+}
+
+/// Points cluster `name` at datasource `want` unless it already does.
+async fn apply_link(
+    store: &Store,
+    runs: &Runs,
+    key: &SecretKey,
+    now: i64,
+    (name, want): (String, String),
+    applied: &mut Applied,
+) -> Result<(), DeclaredError> {
+    let (cluster, wanted) = (name.clone(), want.clone());
+    let (current, target) = store
+        .reading(move |r| {
+            let current = r.cluster_datasource(&cluster)?.map(|d| d.id);
+            let target = r.datasources()?.into_iter().find(|d| d.name == wanted);
+            Ok((current, target.map(|d| d.id)))
+        })
+        .await
+        .map_err(store_failed)?;
+    let target = target.ok_or_else(|| {
+        DeclaredError::Failed(format!("datasource {want:?} vanished while applying"))
+    })?;
+    if current == Some(target) {
+        applied.unchanged += 1;
+        return Ok(());
+    }
+    let what = format!("fleet.clusters.{name}: linking datasource {want:?}");
+    datasources::set_for_cluster(store, runs, key, now, ctx(), name, target)
+        .await
+        .map_err(op_failed(&what))?;
+    applied.links_set += 1;
     Ok(())
 }
 

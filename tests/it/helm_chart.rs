@@ -381,6 +381,14 @@ async fn every_rendered_object_passes_a_server_side_dry_run_on_the_real_api_serv
     let ns = crate::support::kube::namespace(&admin, "helm-chart").await;
     let dir = tempfile::tempdir().expect("tempdir");
     let full = values_file(dir.path(), FULL).display().to_string();
+    // The README's Ingress: a host alone, its paths defaulting to `/`.
+    let ingress = dir.path().join("ingress.yaml");
+    std::fs::write(
+        &ingress,
+        "ingress:\n  enabled: true\n  hosts: [{ host: kerf.example.com }]\n",
+    )
+    .expect("values");
+    let ingress = ingress.display().to_string();
     let http = reqwest::Client::builder()
         .add_root_certificate(
             reqwest::Certificate::from_pem(plane.pki.ca_pem.as_bytes()).expect("ca"),
@@ -397,9 +405,16 @@ async fn every_rendered_object_passes_a_server_side_dry_run_on_the_real_api_serv
             "--namespace",
             ns.name.as_str(),
         ],
+        vec!["-f", ingress.as_str(), "--namespace", ns.name.as_str()],
     ] {
         let docs = template(&args).expect("renders");
         assert!(docs.len() >= 5, "{docs:?}");
+        if let Some(ing) = kind(&docs, "Ingress") {
+            assert_eq!(
+                ing["spec"]["rules"][0]["http"]["paths"][0]["path"], "/",
+                "{ing}"
+            );
+        }
         for doc in &docs {
             let (status, body) = dry_run(&http, &plane.server, token, &ns.name, doc).await;
             assert!(

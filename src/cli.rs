@@ -19,78 +19,151 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Flags every command takes.
-#[derive(Debug, Args)]
+/// The same flags written before the command (`kerf --data-dir DIR restore …`), kept
+/// for scripts; each is refused on a command it does not apply to. Hidden from help:
+/// every command lists the flags it takes.
+#[derive(Debug, Args, Default, Clone)]
 pub struct GlobalArgs {
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub config: Option<PathBuf>,
+    #[arg(long, value_name = "DIR", hide = true)]
+    pub data_dir: Option<PathBuf>,
+    #[arg(long, value_name = "ADDR", hide = true)]
+    pub listen: Option<SocketAddr>,
+}
+
+/// The flags of a command that works on the data dir.
+#[derive(Debug, Args, Default, Clone)]
+pub struct DataArgs {
     /// TOML config file (env KERF_CONFIG).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        help_heading = "Config and data"
+    )]
     pub config: Option<PathBuf>,
     /// Data directory (env KERF_DATA_DIR).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "DIR",
+        help_heading = "Config and data"
+    )]
     pub data_dir: Option<PathBuf>,
+}
+
+/// The flags of a command that serves (or shows what serving would use).
+#[derive(Debug, Args, Default, Clone)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub data: DataArgs,
     /// Listen address, e.g. 127.0.0.1:8080 (env KERF_LISTEN).
-    #[arg(long, global = true, value_name = "ADDR")]
+    #[arg(
+        long,
+        global = true,
+        value_name = "ADDR",
+        help_heading = "Config and data"
+    )]
+    pub listen: Option<SocketAddr>,
+}
+
+/// The flags of `kerf healthcheck`: where the server listens, no data dir.
+#[derive(Debug, Args, Default, Clone)]
+pub struct ProbeArgs {
+    /// TOML config file (env KERF_CONFIG).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The server's listen address (env KERF_LISTEN).
+    #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the hub: HTTP API, UI, store.
-    Serve,
+    Serve {
+        #[command(flatten)]
+        at: ServeArgs,
+    },
     /// The whole appliance on a built-in demo fleet: no cluster, no Prometheus.
     /// Uses a temporary data dir unless --data-dir is given.
-    Demo,
+    Demo {
+        #[command(flatten)]
+        at: ServeArgs,
+    },
     /// Apply pending database migrations (a copy is taken first).
     Migrate {
         /// Only show applied and pending migrations.
         #[arg(long)]
         status: bool,
+        #[command(flatten)]
+        at: DataArgs,
     },
     /// Back up the database (online, safe while serving) and its secret key (FILE.secret.key).
     Backup {
         /// Destination file; must not exist.
         #[arg(long, value_name = "FILE")]
         to: PathBuf,
+        #[command(flatten)]
+        at: DataArgs,
     },
     /// Restore a backup (the database and its FILE.secret.key) into an empty data dir.
     Restore {
         /// The backup file written by `kerf backup --to FILE`.
         #[arg(long, value_name = "FILE")]
         from: PathBuf,
+        #[command(flatten)]
+        at: DataArgs,
     },
     /// Secrets at rest.
     Secrets {
         #[command(subcommand)]
         action: SecretsAction,
+        #[command(flatten)]
+        at: DataArgs,
     },
     /// The audit log.
     Audit {
         #[command(subcommand)]
         action: AuditAction,
+        #[command(flatten)]
+        at: DataArgs,
     },
     /// Check or print the effective configuration.
     Config {
         #[command(subcommand)]
         action: ConfigAction,
+        #[command(flatten)]
+        at: ServeArgs,
     },
     /// Exit 0 when the local server answers /readyz with 200.
-    Healthcheck,
+    Healthcheck {
+        #[command(flatten)]
+        at: ProbeArgs,
+    },
     /// Print the version.
     Version,
     /// API tokens.
     Token {
         #[command(subcommand)]
         action: TokenAction,
+        #[command(flatten)]
+        at: DataArgs,
     },
     /// Local users (first-run bootstrap).
     Users {
         #[command(subcommand)]
         action: UserAction,
+        #[command(flatten)]
+        at: DataArgs,
     },
     /// Registered clusters.
     Clusters {
         #[command(subcommand)]
         action: ClusterAction,
+        #[command(flatten)]
+        at: DataArgs,
     },
     /// Analyze a resource-analysis-input/v2 JSON snapshot offline.
     Analyze {
@@ -180,8 +253,98 @@ pub enum ClusterAction {
     List,
 }
 
+/// The flags a command takes (`None`: no such flag there).
+struct Taken {
+    config: Option<Option<PathBuf>>,
+    data_dir: Option<Option<PathBuf>>,
+    listen: Option<Option<SocketAddr>>,
+}
+
+impl Command {
+    /// Its name as typed, for messages.
+    fn name(&self) -> &'static str {
+        match self {
+            Command::Serve { .. } => "serve",
+            Command::Demo { .. } => "demo",
+            Command::Migrate { .. } => "migrate",
+            Command::Backup { .. } => "backup",
+            Command::Restore { .. } => "restore",
+            Command::Secrets { .. } => "secrets",
+            Command::Audit { .. } => "audit",
+            Command::Config { .. } => "config",
+            Command::Healthcheck { .. } => "healthcheck",
+            Command::Version => "version",
+            Command::Token { .. } => "token",
+            Command::Users { .. } => "users",
+            Command::Clusters { .. } => "clusters",
+            Command::Analyze { .. } => "analyze",
+        }
+    }
+
+    fn taken(&self) -> Taken {
+        let data = |d: &DataArgs| Taken {
+            config: Some(d.config.clone()),
+            data_dir: Some(d.data_dir.clone()),
+            listen: None,
+        };
+        let serve = |s: &ServeArgs| Taken {
+            listen: Some(s.listen),
+            ..data(&s.data)
+        };
+        match self {
+            Command::Serve { at } | Command::Demo { at } | Command::Config { at, .. } => serve(at),
+            Command::Migrate { at, .. }
+            | Command::Backup { at, .. }
+            | Command::Restore { at, .. }
+            | Command::Secrets { at, .. }
+            | Command::Audit { at, .. }
+            | Command::Token { at, .. }
+            | Command::Users { at, .. }
+            | Command::Clusters { at, .. } => data(at),
+            Command::Healthcheck { at } => Taken {
+                config: Some(at.config.clone()),
+                data_dir: None,
+                listen: Some(at.listen),
+            },
+            Command::Version | Command::Analyze { .. } => Taken {
+                config: None,
+                data_dir: None,
+                listen: None,
+            },
+        }
+    }
+}
+
+/// The command's own flag, else the same flag written before the command; refused
+/// where the command takes no such flag.
+fn pick<T>(
+    own: Option<Option<T>>,
+    before: Option<T>,
+    flag: &str,
+    cmd: &str,
+) -> Result<Option<T>, Exit> {
+    match (own, before) {
+        (None, Some(_)) => Err(Exit::usage(format!(
+            "--{flag} does not apply to `kerf {cmd}`"
+        ))),
+        (None, None) => Ok(None),
+        (Some(own), before) => Ok(own.or(before)),
+    }
+}
+
+/// The overrides the command line gives, checked against what the command takes.
+fn overrides(cli: &Cli) -> Result<Overrides, Exit> {
+    let (taken, cmd, g) = (cli.command.taken(), cli.command.name(), &cli.global);
+    Ok(Overrides {
+        config_file: pick(taken.config, g.config.clone(), "config", cmd)?,
+        data_dir: pick(taken.data_dir, g.data_dir.clone(), "data-dir", cmd)?,
+        listen: pick(taken.listen, g.listen, "listen", cmd)?,
+    })
+}
+
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<(), Exit> {
+    let overrides = overrides(&cli)?;
     if let Command::Analyze {
         policy,
         pretty,
@@ -194,33 +357,32 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
         println!("kerf {}{}", env!("CARGO_PKG_VERSION"), features());
         return Ok(());
     }
-    let explicit_data_dir = cli.global.data_dir.is_some();
-    let overrides = Overrides {
-        config_file: cli.global.config.clone(),
-        data_dir: cli.global.data_dir.clone(),
-        listen: cli.global.listen,
-    };
+    let explicit_data_dir = overrides.data_dir.is_some();
     let config = Config::load(&overrides, std::env::vars()).map_err(Exit::usage)?;
     crate::telemetry::init(&config.log);
     match cli.command {
-        Command::Serve => serve(config),
-        Command::Demo => crate::demo::run(config, explicit_data_dir),
-        Command::Migrate { status } => commands::migrate(&config, status),
-        Command::Backup { to } => commands::backup(&config, &to),
-        Command::Restore { from } => commands::restore(&config, &from),
+        Command::Serve { .. } => serve(config),
+        Command::Demo { .. } => crate::demo::run(config, explicit_data_dir),
+        Command::Migrate { status, .. } => commands::migrate(&config, status),
+        Command::Backup { to, .. } => commands::backup(&config, &to),
+        Command::Restore { from, .. } => commands::restore(&config, &from),
         Command::Secrets {
             action: SecretsAction::RotateKey,
+            ..
         } => commands::rotate_key(&config),
         Command::Audit {
             action: AuditAction::Export { until, to },
+            ..
         } => commands::export_audit(&config, &until, to.as_deref()),
         Command::Config {
             action: ConfigAction::Print,
+            ..
         } => commands::print_config(&config),
         Command::Config {
             action: ConfigAction::Check,
+            ..
         } => commands::check_config(&config),
-        Command::Healthcheck => commands::healthcheck(&config),
+        Command::Healthcheck { .. } => commands::healthcheck(&config),
         Command::Token {
             action:
                 TokenAction::Create {
@@ -228,12 +390,15 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
                     role,
                     expires_in_days,
                 },
+            ..
         } => commands::create_token(&config, &name, &role, expires_in_days),
         Command::Clusters {
             action: ClusterAction::Create { name },
+            ..
         } => commands::create_cluster(&config, &name),
         Command::Clusters {
             action: ClusterAction::List,
+            ..
         } => commands::list_clusters(&config),
         Command::Users {
             action:
@@ -243,6 +408,7 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
                     role,
                     password_file,
                 },
+            ..
         } => {
             let role = if admin {
                 Some("admin".to_string())

@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub mod agent;
+mod bounds;
+pub mod declared;
 pub use agent::{AgentConfig, AgentsConfig};
+pub use declared::FleetConfig;
 
 /// Environment variables that are not config keys (they steer the loader or logging).
 const RESERVED_ENV: &[&str] = &[
@@ -32,6 +35,17 @@ pub enum Mode {
     AllInOne,
     /// Agent only, talking to a remote hub.
     Agent,
+}
+
+impl std::fmt::Display for Mode {
+    /// As written in the config: `hub`, `all-in-one`, `agent`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mode::Hub => "hub",
+            Mode::AllInOne => "all-in-one",
+            Mode::Agent => "agent",
+        })
+    }
 }
 
 /// Log output format.
@@ -63,6 +77,9 @@ pub struct Config {
     #[serde(default)]
     pub agents: AgentsConfig,
     pub audit: AuditConfig,
+    /// Datasources and clusters declared here, applied at start (`config/declared.rs`).
+    #[serde(default)]
+    pub fleet: FleetConfig,
 }
 
 /// `[log]`
@@ -282,6 +299,7 @@ impl Default for Config {
             agent: AgentConfig::default(),
             agents: AgentsConfig::default(),
             audit: AuditConfig::default(),
+            fleet: FleetConfig::default(),
         }
     }
 }
@@ -339,108 +357,11 @@ impl Config {
         self.validate_notifications()?;
         self.agent.validate(self.mode)?;
         self.agents.validate()?;
+        self.fleet.validate(self.mode)?;
         if self.data_dir.as_os_str().is_empty() {
             return Err(ConfigError::Invalid("data_dir must not be empty".into()));
         }
         Ok(())
-    }
-
-    fn validate_http(&self) -> Result<(), ConfigError> {
-        let h = &self.http;
-        let checks: [(bool, &str); 5] = [
-            (h.max_body_bytes >= 1024, "http.max_body_bytes must be at least 1024"),
-            (
-                (8..=1_000_000).contains(&h.max_connections),
-                "http.max_connections must be between 8 and 1000000",
-            ),
-            (
-                (1..=3600).contains(&h.header_read_timeout_seconds)
-                    && (1..=3600).contains(&h.tls_handshake_timeout_seconds),
-                "http.header_read_timeout_seconds and http.tls_handshake_timeout_seconds must be between 1 and 3600",
-            ),
-            (
-                (1..=86_400).contains(&h.idle_timeout_seconds),
-                "http.idle_timeout_seconds must be between 1 and 86400",
-            ),
-            (
-                (1..=3600).contains(&h.body_read_timeout_seconds),
-                "http.body_read_timeout_seconds must be between 1 and 3600",
-            ),
-        ];
-        match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
-            None => Ok(()),
-        }
-    }
-
-    fn validate_auth(&self) -> Result<(), ConfigError> {
-        let a = &self.auth;
-        let checks: [(bool, &str); 8] = [
-            (a.session_idle_seconds >= 1, "auth.session_idle_seconds must be at least 1"),
-            (
-                a.login_account_slowdown_after >= 1
-                    && (1..=3600).contains(&a.login_account_slowdown_seconds),
-                "auth.login_account_slowdown_after must be at least 1 and auth.login_account_slowdown_seconds between 1 and 3600",
-            ),
-            (
-                a.session_absolute_seconds >= a.session_idle_seconds,
-                "auth.session_absolute_seconds must be at least auth.session_idle_seconds",
-            ),
-            (a.login_max_failures >= 1, "auth.login_max_failures must be at least 1"),
-            (
-                a.login_max_failures_per_address >= 1,
-                "auth.login_max_failures_per_address must be at least 1",
-            ),
-            (a.login_window_seconds >= 1, "auth.login_window_seconds must be at least 1"),
-            (
-                (1..=64).contains(&a.max_concurrent_password_checks),
-                "auth.max_concurrent_password_checks must be between 1 and 64",
-            ),
-            (
-                a.argon2_memory_kib >= 8192 && a.argon2_iterations >= 1,
-                "auth.argon2_memory_kib must be at least 8192 and auth.argon2_iterations at least 1",
-            ),
-        ];
-        match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
-            None => Ok(()),
-        }
-    }
-
-    fn validate_notifications(&self) -> Result<(), ConfigError> {
-        let n = &self.notifications;
-        if n.time_zone.parse::<chrono_tz::Tz>().is_err() {
-            return Err(ConfigError::Invalid(format!(
-                "notifications.time_zone {:?} is not an IANA time zone (e.g. Europe/Berlin)",
-                n.time_zone
-            )));
-        }
-        let url_ok = n.public_url.is_empty()
-            || reqwest::Url::parse(&n.public_url)
-                .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host());
-        let checks: [(bool, &str); 5] = [
-            (url_ok, "notifications.public_url must be empty or an http(s) URL"),
-            (
-                (1..=100).contains(&n.max_attempts),
-                "notifications.max_attempts must be between 1 and 100",
-            ),
-            (
-                (10..=600_000).contains(&n.retry_base_ms),
-                "notifications.retry_base_ms must be between 10 and 600000",
-            ),
-            (
-                (1..=300).contains(&n.send_timeout_seconds),
-                "notifications.send_timeout_seconds must be between 1 and 300",
-            ),
-            (
-                n.max_per_minute >= 1 && n.group_window_ms <= 60_000,
-                "notifications.max_per_minute must be at least 1 and notifications.group_window_ms at most 60000",
-            ),
-        ];
-        match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
-            None => Ok(()),
-        }
     }
 
     /// The base URL of the web UI, for links in messages.

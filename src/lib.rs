@@ -58,7 +58,8 @@
 //!   `timestamp`, `tls`.
 //! - `fleet`: clusters, pauses, datasources, policies, per-workload overrides,
 //!   approvals and effective policy, the agent feeds, what agents send, and the ticker
-//!   job. Uses `auth`, `datasource`, `events`, `names`, `operation`, `policy`,
+//!   job, and the fleet the config file declares (`[fleet]`, applied at start). Uses
+//!   `auth`, `config`, `datasource`, `events`, `names`, `operation`, `policy`,
 //!   `readiness`, `runs`, `store`, `timestamp`, `wire`.
 //!
 //! The top:

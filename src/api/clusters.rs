@@ -20,6 +20,7 @@ use super::AppState;
 use crate::fleet::clusters::{
     self, ClusterMetaInput, ClusterView, ClusterWithReadiness, FreezeInput, Registered,
 };
+use crate::fleet::declared::{guard_cluster, ClusterPart};
 use crate::wire::Readiness;
 
 /// A cluster with its new agent token (shown once).
@@ -182,7 +183,7 @@ pub async fn create(
     request_body = Option<UpdateCluster>,
     responses(
         (status = 200, description = "Cluster", body = ClusterView),
-        (status = 409, description = "The cluster is retired (code refused).", body = super::error::ErrorBody),
+        (status = 409, description = "The cluster is retired (code refused), or declared in the config file (code declared_in_config).", body = super::error::ErrorBody),
     )
 )]
 pub async fn update(
@@ -198,6 +199,7 @@ pub async fn update(
         description: b.description,
         labels: b.labels,
     };
+    guard_cluster(&state.config.fleet, &name, ClusterPart::Metadata)?;
     Ok(Json(
         clusters::update(&state.store, state.now(), ctx, name, meta).await?,
     ))
@@ -214,7 +216,7 @@ pub async fn update(
     ),
     responses(
         (status = 204, description = "Retired."),
-        (status = 409, description = "Already retired (code refused).", body = super::error::ErrorBody),
+        (status = 409, description = "Already retired (code refused), or declared in the config file (code declared_in_config).", body = super::error::ErrorBody),
     )
 )]
 pub async fn retire(
@@ -224,6 +226,7 @@ pub async fn retire(
     RawQuery(q): RawQuery,
 ) -> Result<StatusCode, ApiError> {
     let ctx = context(&access, reason_query(q.as_deref())?)?;
+    guard_cluster(&state.config.fleet, &name, ClusterPart::Existence)?;
     clusters::retire(&state.store, state.now(), ctx, name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -250,6 +253,7 @@ pub async fn rotate_token(
 ) -> Result<Json<WithToken>, ApiError> {
     let b: ReasonBody = read_json(body).await?;
     let ctx = context(&access, b.reason)?;
+    guard_cluster(&state.config.fleet, &name, ClusterPart::Token)?;
     let (c, token) = clusters::rotate_token(&state.store, state.now(), ctx, name).await?;
     Ok(Json(WithToken { cluster: c, token }))
 }

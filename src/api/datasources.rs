@@ -18,6 +18,7 @@ use super::AppState;
 use crate::datasource::view::{DatasourceInput, DatasourceView};
 use crate::datasource::{SecretKey, TestReport};
 use crate::fleet::datasources;
+use crate::fleet::declared::{guard_cluster, guard_datasource, ClusterPart};
 
 /// The datasource a cluster reads usage from.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
@@ -131,7 +132,7 @@ pub async fn get(
 #[utoipa::path(
     put,
     path = "/v1/datasources/{id}",
-    summary = "Replace a datasource. Omitted secret fields keep their stored values.",
+    summary = "Replace a datasource. Omitted secret fields keep their stored values. A datasource declared in the config file is refused (409 declared_in_config).",
     params(
         ("id" = i64, Path),
     ),
@@ -151,6 +152,7 @@ pub async fn replace(
     let key = key(&state)?;
     let mut body = body_json(body).await?;
     let ctx = context(&access, take_reason(&mut body)?)?;
+    guard_datasource(&state.store, &state.config.fleet, id).await?;
     let now = state.now();
     Ok(Json(
         datasources::replace(&state.store, &key, now, ctx, id, body).await?,
@@ -161,7 +163,7 @@ pub async fn replace(
 #[utoipa::path(
     delete,
     path = "/v1/datasources/{id}",
-    summary = "Delete a datasource no cluster points at (409 otherwise).",
+    summary = "Delete a datasource no cluster points at and the config file does not declare (409 otherwise).",
     params(
         ("id" = i64, Path),
         ("reason" = Option<String>, Query, max_length = 1024, description = "Why (recorded in the audit)"),
@@ -179,6 +181,7 @@ pub async fn delete(
 ) -> Result<StatusCode, ApiError> {
     let id = parse_id(&id)?;
     let ctx = context(&access, reason_query(query.as_deref())?)?;
+    guard_datasource(&state.store, &state.config.fleet, id).await?;
     datasources::delete(&state.store, &key(&state)?, state.now(), ctx, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -220,6 +223,7 @@ pub async fn test(
     request_body = ClusterDatasourceBody,
     responses(
         (status = 200, description = "The cluster and its datasource.", body = ClusterDatasource),
+        (status = 409, description = "The link is declared in the config file (code declared_in_config).", body = super::error::ErrorBody),
     )
 )]
 pub async fn set_for_cluster(
@@ -244,6 +248,7 @@ pub async fn set_for_cluster(
     {
         return Err(ApiError::invalid_field(key, "unknown field"));
     }
+    guard_cluster(&state.config.fleet, &cluster, ClusterPart::Datasource)?;
     let (store, runs, now) = (&state.store, &state.runs, state.now());
     let key = key(&state)?;
     datasources::set_for_cluster(store, runs, &key, now, ctx, cluster.clone(), id).await?;

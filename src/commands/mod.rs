@@ -61,6 +61,7 @@ pub fn serve_exit(e: ServeError) -> Exit {
     match e {
         ServeError::Store(store::StoreError::TooNew { .. }) => Exit::usage(e),
         ServeError::Tls(_) | ServeError::Agent(_) => Exit::usage(e),
+        ServeError::Declared(crate::fleet::declared::DeclaredError::Refused(_)) => Exit::usage(e),
         _ => Exit::runtime(e),
     }
 }
@@ -159,8 +160,17 @@ pub fn check_config(config: &Config) -> Result<(), Exit> {
     if let (Some(c), Some(k)) = (&config.tls.cert_file, &config.tls.key_file) {
         crate::tls::server_config(c, k).map_err(Exit::usage)?;
     }
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let (datasources, clusters) = crate::fleet::declared::resolve(&config.fleet, &env)
+        .map_err(Exit::usage)?
+        .counts();
+    let declared = if datasources + clusters == 0 {
+        String::new()
+    } else {
+        format!(", declares {datasources} datasource(s) and {clusters} cluster(s)")
+    };
     println!(
-        "configuration is valid (mode {:?}, listen {})",
+        "configuration is valid (mode {}, listen {}{declared})",
         config.mode, config.listen
     );
     Ok(())

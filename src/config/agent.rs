@@ -95,7 +95,7 @@ impl AgentConfig {
     }
 }
 
-fn read_secret(path: &Path, key: &str) -> Result<String, ConfigError> {
+pub(super) fn read_secret(path: &Path, key: &str) -> Result<String, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::Invalid(format!("{key} {}: {e}", path.display())))?;
     let token = text.trim();

@@ -106,7 +106,7 @@ pub struct ClusterMetaInput {
     pub labels: Option<BTreeMap<String, String>>,
 }
 
-fn check_meta(m: &ClusterMetaInput) -> Result<(), OpError> {
+pub(super) fn check_meta(m: &ClusterMetaInput) -> Result<(), OpError> {
     let display = m.display_name.as_deref().unwrap_or("");
     if display.chars().count() > 100 {
         return Err(OpError::invalid(
@@ -158,6 +158,20 @@ pub async fn register(
     name: String,
     meta: ClusterMetaInput,
 ) -> Result<Registered, OpError> {
+    let value = token::generate(token::CLUSTER_TOKEN_PREFIX);
+    register_with_token(store, now, ctx, name, meta, value).await
+}
+
+/// Registers cluster `name` with the agent token `value` (a declared one, checked by
+/// [`check_token`]): `ClusterCreated`.
+pub async fn register_with_token(
+    store: &Store,
+    now: i64,
+    ctx: AuditContext,
+    name: String,
+    meta: ClusterMetaInput,
+    value: String,
+) -> Result<Registered, OpError> {
     crate::names::cluster(&name).map_err(|e| OpError::invalid("name", e))?;
     check_meta(&meta)?;
     let meta = ClusterMeta {
@@ -165,7 +179,6 @@ pub async fn register(
         description: meta.description.unwrap_or_default(),
         labels: meta.labels.unwrap_or_default(),
     };
-    let value = token::generate(token::CLUSTER_TOKEN_PREFIX);
     let digest = token::hash(&value);
     let c = store
         .write_audited(ctx, now, move |tx| {
@@ -244,6 +257,38 @@ pub async fn rotate_token(
     name: String,
 ) -> Result<(ClusterView, String), OpError> {
     let value = token::generate(token::CLUSTER_TOKEN_PREFIX);
+    set_token(store, now, ctx, name, value).await
+}
+
+/// What a token given by the operator must be: the cluster prefix and at least 32 more
+/// characters of letters, digits, '-' or '_' (`kerf_ct_$(openssl rand -hex 32)`).
+pub fn check_token(value: &str) -> Result<(), String> {
+    let rest = value
+        .strip_prefix(token::CLUSTER_TOKEN_PREFIX)
+        .unwrap_or("");
+    if rest.len() < 32
+        || !rest
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(format!(
+            "must be {}<at least 32 letters, digits, '-' or '_'>, e.g. {}$(openssl rand -hex 32)",
+            token::CLUSTER_TOKEN_PREFIX,
+            token::CLUSTER_TOKEN_PREFIX
+        ));
+    }
+    Ok(())
+}
+
+/// Replaces the agent token with `value` (rotation, or a declared token): audited as
+/// `ClusterUpdated` (`tokenRotatedAt`), never the value.
+pub async fn set_token(
+    store: &Store,
+    now: i64,
+    ctx: AuditContext,
+    name: String,
+    value: String,
+) -> Result<(ClusterView, String), OpError> {
     let digest = token::hash(&value);
     let c = store
         .write_audited(ctx, now, move |tx| {

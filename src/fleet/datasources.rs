@@ -38,7 +38,7 @@ fn change(action: &'static str, rec: &DatasourceRecord) -> Change {
 }
 
 /// The stored settings and opened secrets of a record.
-fn open(
+pub(super) fn open(
     rec: &DatasourceRecord,
     key: &SecretKey,
 ) -> Result<(DatasourceSettings, Secrets), StoreError> {

@@ -3,13 +3,15 @@
 //! (`datasources`, `datasource_check`), policies (`policies`), per-workload overrides,
 //! approvals and effective policy (`workloads`, `effective`), the two agent feeds
 //! (`feed`), what agents send (`ingest`) and the ticker job that auto-resumes pauses and
-//! re-evaluates readiness (`ticker`). Each operation takes the store, the time, the
+//! re-evaluates readiness (`ticker`), and the fleet the config file declares, applied
+//! at start (`declared`). Each operation takes the store, the time, the
 //! audit context and a typed input, and returns a typed output or an `OpError`. SQL
 //! stays in `store`; HTTP in `api`.
 
 pub mod clusters;
 pub mod datasource_check;
 pub mod datasources;
+pub mod declared;
 pub mod effective;
 pub mod feed;
 pub mod ingest;

@@ -42,6 +42,9 @@ pub enum ServeError {
     /// The agent cannot run (one line naming what is missing).
     #[error("{0}")]
     Agent(String),
+    /// The config file's `[fleet]` cannot be applied.
+    #[error(transparent)]
+    Declared(#[from] crate::fleet::declared::DeclaredError),
     #[error("cannot listen on {addr}: {source}")]
     Bind {
         addr: SocketAddr,
@@ -158,6 +161,7 @@ where
     config.listen = local;
     let http = config.http.clone();
     let state = AppState::new(store.clone(), metrics, Arc::new(config), runs)?;
+    apply_declared(&state).await?;
     let kept = state.auth.restore_locks(&store).await?;
     if kept > 0 {
         tracing::info!(locks = kept, "login locks kept from before the restart");
@@ -182,6 +186,40 @@ where
         Some(f) => Err(ServeError::Job(f)),
         None => Ok(()),
     }
+}
+
+/// Makes the store match the config file's `[fleet]` before serving (nothing to do
+/// when it declares nothing); a bad declaration stops the start.
+async fn apply_declared(state: &AppState) -> Result<(), ServeError> {
+    use crate::fleet::declared::{self, DeclaredError};
+    let fleet = &state.config.fleet;
+    if fleet.is_empty() {
+        return Ok(());
+    }
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let resolved = declared::resolve(fleet, &env)?;
+    let key = crate::datasource::SecretKey::load_or_create(&state.config.data_dir)
+        .map_err(|e| DeclaredError::Failed(e.to_string()))?;
+    let (store, runs) = (&state.store, &state.runs);
+    let a = declared::apply(store, runs, &key, state.now(), resolved).await?;
+    if a.is_unchanged() {
+        tracing::info!(
+            unchanged = a.unchanged,
+            "declared fleet: already as the config file says"
+        );
+    } else {
+        tracing::info!(
+            datasources_created = a.datasources_created,
+            datasources_updated = a.datasources_updated,
+            clusters_created = a.clusters_created,
+            clusters_updated = a.clusters_updated,
+            tokens_set = a.tokens_set,
+            links_set = a.links_set,
+            unchanged = a.unchanged,
+            "declared fleet applied"
+        );
+    }
+    Ok(())
 }
 
 /// The hub's background jobs, one line each; the server supervises and stops them.

@@ -27,7 +27,11 @@ async fn a_fresh_data_dir_becomes_ready_and_reports_health() {
         "{metrics}"
     );
     assert!(metrics.contains("kerf_http_requests_total"), "{metrics}");
-    let out = data.run(&["--listen", &kerf.addr.to_string(), "healthcheck"]);
+    let out = std::process::Command::new(crate::support::bin())
+        .args(["healthcheck", "--listen", &kerf.addr.to_string()])
+        .env_remove("KERF_CONFIG")
+        .output()
+        .expect("run kerf healthcheck");
     assert!(
         out.status.success(),
         "{}",

@@ -93,6 +93,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "fleet",
         &[
             "auth",
+            "config",
             "datasource",
             "events",
             "names",

@@ -11,6 +11,8 @@
 //!   datasource.
 
 pub mod analyze;
+pub mod backtest;
+pub mod backtest_score;
 pub mod engine;
 mod pipeline;
 pub mod pricing;

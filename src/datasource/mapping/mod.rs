@@ -4,6 +4,7 @@
 //! agrees, OOM events from the reason/timestamp join, previous releases newest first, and
 //! `available: false` wherever the source cannot tell. Shared by Prometheus and the demo.
 
+pub mod hpa;
 pub mod labels;
 pub mod pods;
 pub mod requests_limits;
@@ -156,6 +157,7 @@ pub fn map_with(
             replicas: pods.replicas(&key).map(|s| s.value.max(0.0) as u32),
             containers: names,
             labels: pods.labels(&key),
+            hpa: pods.hpa(&key),
         });
     }
     (observations, workloads)
@@ -281,7 +283,7 @@ fn observe(
             workload_uid: target.workload_uid.clone(),
             release: c.release.clone(),
             timestamp: c.seen_ms,
-            release_started_at: 0,
+            release_started_at: pods.release_started(key, &c.release),
             ambiguous: c.ambiguous,
             release_start_inferred: false,
         },
@@ -297,7 +299,10 @@ fn observe(
         },
         _ => Inventory::default(),
     };
-    let previous_releases = previous_releases(&target, &series);
+    let mut previous_releases = previous_releases(&target, &series);
+    for p in &mut previous_releases {
+        p.release_started_at = pods.release_started(key, &p.release);
+    }
     let signal = |s| settings.signal(release_pods, container, s, ksm);
     ContainerObservation {
         inventory,

@@ -240,3 +240,7 @@ impl Runs {
             .map_err(|e| RunError::Store(StoreError::Task(format!("run {}: {e}", first.id))))
     }
 }
+
+#[cfg(test)]
+#[path = "fleet_default_tests.rs"]
+mod fleet_default_tests;

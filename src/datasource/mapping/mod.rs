@@ -140,6 +140,7 @@ pub fn map_with(
                     .unwrap_or_default(),
             };
             observations.push(observe(
+                window,
                 target,
                 current.as_ref(),
                 &release_pods,
@@ -266,7 +267,19 @@ fn guess_workload(namespace: &str, pod: &str) -> WorkloadKey {
     }
 }
 
+/// When `release` of `key` began, as the engine is given it: the source's start
+/// (`PodIndex::release_started`) raised to the window start, since an earlier one is
+/// the same inside the window and the engine reads a start before the first sample
+/// it can see as a boundary it must infer; 0 when unknown (the engine infers it).
+fn release_start(pods: &PodIndex, window: Window, key: &WorkloadKey, release: &str) -> i64 {
+    match pods.release_started(key, release) {
+        0 => 0,
+        t => t.max(window.start_ms),
+    }
+}
+
 fn observe(
+    window: Window,
     target: Target,
     current: Option<&Current>,
     release_pods: &[(&PodMeta, i64)],
@@ -283,7 +296,7 @@ fn observe(
             workload_uid: target.workload_uid.clone(),
             release: c.release.clone(),
             timestamp: c.seen_ms,
-            release_started_at: pods.release_started(key, &c.release),
+            release_started_at: release_start(pods, window, key, &c.release),
             ambiguous: c.ambiguous,
             release_start_inferred: false,
         },
@@ -301,7 +314,7 @@ fn observe(
     };
     let mut previous_releases = previous_releases(&target, &series);
     for p in &mut previous_releases {
-        p.release_started_at = pods.release_started(key, &p.release);
+        p.release_started_at = release_start(pods, window, key, &p.release);
     }
     let signal = |s| settings.signal(release_pods, container, s, ksm);
     ContainerObservation {

@@ -74,7 +74,9 @@
 //!   `shutdown`, `store`, `tls`, `wire`.
 //! - `commands`, `demo`, `cli`, `telemetry`: the command line (offline commands call
 //!   the same operations as the API; backup and restore carry the datasource secret
-//!   key; `demo` wires the demo fleet into `server`, with one in-process agent per
+//!   key; `kerf scan` collects and analyzes with `datasource` and `runs` as a hub run
+//!   does and prints with `api`'s export plan; `kerf backtest` asks a hub;
+//!   `demo` wires the demo fleet into `server`, with one in-process agent per
 //!   demo cluster acting on the sim's in-process cluster, and the demo's policies).
 //!
 //! The cluster side (the agent builds on it):

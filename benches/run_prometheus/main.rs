@@ -11,6 +11,7 @@
 //! so kerf's peak RSS (VmHWM) is its own, and Prometheus's CPU seconds and peak RSS are
 //! those of the run. Figures are printed, never asserted.
 
+#[path = "../../tests/it/support/fleet_tsdb.rs"]
 mod dataset;
 #[path = "../../tests/it/support/prometheus.rs"]
 mod prometheus;
@@ -43,13 +44,13 @@ fn main() {
         return;
     }
     prometheus::ensure_installed();
-    let (_, generation_s) = dataset::ensure(&target_dir());
+    let (_, generation_s) = dataset::ensure(&dataset::BENCH, &target_dir());
     if generation_s > 0.0 {
         println!("data generation + backfill: {generation_s:.1} s (cached for later runs)");
     } else {
         println!("data generation + backfill: cached");
     }
-    warm_page_cache(&dataset::ensure(&target_dir()).0);
+    warm_page_cache(&dataset::ensure(&dataset::BENCH, &target_dir()).0);
     let chosen: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| PROTOCOLS.contains(&a.as_str()))
@@ -146,7 +147,7 @@ fn cpu_seconds(pid: &str) -> f64 {
 }
 
 fn measured_run(protocol: &str) {
-    let (tsdb, _) = dataset::ensure(&target_dir());
+    let (tsdb, _) = dataset::ensure(&dataset::BENCH, &target_dir());
     let started = Instant::now();
     // 24 h blocks stay as backfilled: no compaction competes with the run.
     let prom = prometheus::Prometheus::serve_existing_with(
@@ -213,9 +214,9 @@ fn measured_run(protocol: &str) {
     let errors: serde_json::Value = serde_json::from_str(&run.errors).expect("json");
     println!(
         "cluster: {} workloads × {} replicas × {} containers, {} days at {} s",
-        dataset::WORKLOADS,
-        dataset::REPLICAS,
-        dataset::CONTAINERS.len(),
+        dataset::BENCH.workloads,
+        dataset::BENCH.replicas,
+        dataset::BENCH.containers.len(),
         dataset::DAYS,
         dataset::STEP_S
     );

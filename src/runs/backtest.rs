@@ -103,13 +103,24 @@ pub struct WorkloadBacktest {
     pub note: Option<String>,
 }
 
-/// The time ranges of a backtest (RFC 3339 in the API).
+/// The time ranges of a backtest: recommended on `[start, split]` (out of sample) or
+/// `[start, end]` (in sample), scored on `(split, end]` or `[start, end]`. RFC 3339 in
+/// the API.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
 pub struct Span {
+    #[serde(rename = "start", serialize_with = "rfc3339")]
+    #[schema(value_type = String)]
     pub start_ms: i64,
+    #[serde(rename = "split", serialize_with = "rfc3339")]
+    #[schema(value_type = String)]
     pub split_ms: i64,
+    #[serde(rename = "end", serialize_with = "rfc3339")]
+    #[schema(value_type = String)]
     pub end_ms: i64,
+}
+
+fn rfc3339<S: serde::Serializer>(ms: &i64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&crate::timestamp::format_ms(*ms))
 }
 
 /// A cluster that could not be backtested, and why.
@@ -129,6 +140,8 @@ pub struct Report {
     #[schema(value_type = Object)]
     pub analysis: Policy,
     pub span: Span,
+    /// The currency of `costChange` (the pricing settings').
+    pub currency: String,
     /// Sums over every workload (shares weighted by samples).
     pub in_sample: Score,
     pub out_of_sample: Score,
@@ -285,6 +298,7 @@ pub fn report(
         policy_version: analysis::policy_version(&analysis).unwrap_or_default(),
         analysis,
         span,
+        currency: String::new(),
         in_sample,
         out_of_sample,
         workloads_changed: changed,
@@ -307,6 +321,12 @@ impl Runs {
     /// Backtests `req` over every active cluster its selector matches, as of `now_ms`.
     /// A cluster that cannot be read is reported in `errors`; the others still count.
     pub async fn backtest(&self, req: &BacktestRequest, now_ms: i64) -> Result<Report, RunError> {
+        // One backtest at a time: each reads the whole window of its workloads.
+        let _permit = self
+            .backtests
+            .acquire()
+            .await
+            .map_err(|e| RunError::Store(crate::store::StoreError::Task(e.to_string())))?;
         let settings = self.recommender().await?;
         let pricing = self.pricing().await?;
         let (window, span) = span_for(now_ms, &settings, req.split);
@@ -343,7 +363,9 @@ impl Runs {
                 Err(message) => errors.push(ClusterError { cluster, message }),
             }
         }
-        Ok(report(&policy, span, rows, truncated, errors))
+        let mut out = report(&policy, span, rows, truncated, errors);
+        out.currency = pricing.currency.clone();
+        Ok(out)
     }
 
     /// One cluster: its plan, then each group with a selected namespace, collected

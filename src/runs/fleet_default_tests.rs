@@ -40,7 +40,9 @@ fn fleet() -> Vec<(String, NewRecommendation)> {
             },
             prices: super::Pricing::default().for_cluster(cluster),
         };
-        let outcome = analyze_chunk(group(cluster, collection), &ctx);
+        let mut groups = group(cluster, collection);
+        groups.retain(|g| !settings.excludes(&g.info.namespace));
+        let outcome = analyze_chunk(groups, &ctx);
         assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
         out.extend(
             outcome
@@ -168,5 +170,26 @@ fn no_demo_workload_is_partial_only_because_of_its_release_start() {
         if rec.data_quality == "partial" {
             assert_ne!(name, "web/storefront");
         }
+    }
+}
+
+#[test]
+fn the_ui_splits_data_quality_reasons_as_the_hub_does() {
+    let js = include_str!("../../assets/ui/quality.js");
+    let start = js.find("INFORMING_REASONS = [").expect("the list in quality.js");
+    let end = start + js[start..].find("];").expect("its end");
+    let listed: Vec<&str> = js[start..end]
+        .split('"')
+        .skip(1)
+        .step_by(2)
+        .collect();
+    assert_eq!(listed, super::summary::INFORMING_REASONS);
+    // Every informing reason is an engine reason or notice.
+    for r in super::summary::INFORMING_REASONS {
+        let quoted = format!("\"{r}\"");
+        assert!(
+            serde_json::from_str::<crate::analysis::Reason>(&quoted).is_ok(),
+            "{r} is not an engine reason"
+        );
     }
 }

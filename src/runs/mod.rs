@@ -78,6 +78,8 @@ pub struct Runs {
     data_dir: std::path::PathBuf,
     /// Collection figures of finished runs go to `/metrics` when set.
     metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Backtests in flight (one at a time).
+    backtests: Arc<tokio::sync::Semaphore>,
 }
 
 impl Runs {
@@ -91,6 +93,7 @@ impl Runs {
             fixed_source: None,
             data_dir: std::path::PathBuf::new(),
             metrics: None,
+            backtests: Arc::new(tokio::sync::Semaphore::new(1)),
         }
     }
 

@@ -265,6 +265,12 @@ fn east() -> Vec<WorkloadSpec> {
             ..plain("platform", "node-agent", 4, Cpu::Steady(35.0), 70.0 * MIB)
         },
     ];
+    // Kubernetes' own: left out of runs by default (the recommender settings'
+    // `excludedNamespaces`), as KRR does.
+    w.push(WorkloadSpec {
+        containers: one("coredns", res(100.0, None, 70.0, Some(170.0))),
+        ..plain("kube-system", "coredns", 2, Cpu::Steady(8.0), 30.0 * MIB)
+    });
     w.extend(ordinary(
         &["shop", "payments", "web", "data", "platform"],
         23,

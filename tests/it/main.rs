@@ -49,6 +49,7 @@ mod policies_api;
 mod route_table;
 mod runs_api;
 mod runs_stale;
+mod scan_prometheus;
 mod ui_shell;
 mod ui_size;
 mod workload_export;

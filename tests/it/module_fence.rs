@@ -166,6 +166,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "commands",
         &[
             "analysis",
+            "api",
             "auth",
             "clock",
             "config",
@@ -173,10 +174,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "events",
             "fleet",
             "operation",
+            "policy",
+            "runs",
             "server",
             "store",
             "timestamp",
             "tls",
+            "wire",
         ],
     ),
     (

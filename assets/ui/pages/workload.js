@@ -9,6 +9,7 @@ import { ResourceResult } from "../recommendation.js";
 import { WorkloadHistory } from "./history.js";
 import { ApproveAction, OverrideCard } from "./actions.js";
 import { EffectivePolicy } from "./effective.js";
+import { HpaNote } from "../hpa.js";
 import * as fmt from "../format.js";
 
 export function WorkloadPage({ params, query, session }) {
@@ -43,6 +44,7 @@ function Detail({ w, query, session }) {
           <h2>Recommendation</h2>
           <p>${w.hasRecommendation ? "Suggests a change" : "No change suggested"} · lowest confidence ${w.confidence ?? "—"} ·
             <strong class=${rec.estimatedMonthlyCostDelta < 0 ? "ok" : rec.estimatedMonthlyCostDelta > 0 ? "bad" : ""}>${fmt.delta(rec.estimatedMonthlyCostDelta)}</strong></p>
+          <${HpaNote} hpa=${rec.summary?.hpa} />
           <p class="small muted">Made ${fmt.time(rec.createdAt)} by run <code>${rec.runId}</code> · policy <code title=${rec.policyVersion}>${String(rec.policyVersion).slice(0, 14)}…</code></p>
           ${eff.error ? html`<${ErrorBox} error=${eff.error} retry=${eff.reload} what="the effective policy" />`
             : html`<${ApproveAction} w=${w} rec=${rec} eff=${eff.data} session=${session} onDone=${changed} />`}

@@ -55,7 +55,7 @@ fn line(name: &str, r: &Report) {
     let i = &r.in_sample;
     let o = &r.out_of_sample;
     println!(
-        "{name:<16} {:>10.2} {:>10.2} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>4}/{:<4} {:>4}",
+        "{name:<16} {:>10.2} {:>10.2} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>4}/{:<4} {:>4}",
         i.cost_change.unwrap_or(0.0),
         o.cost_change.unwrap_or(0.0),
         pct(i.cpu_above_request_share),
@@ -64,6 +64,8 @@ fn line(name: &str, r: &Report) {
         o.would_be_oom_kills,
         pct(i.cpu_throttled_share),
         pct(o.cpu_throttled_share),
+        pct(i.memory_above_request_share),
+        pct(o.memory_above_request_share),
         r.workloads_changed,
         r.workloads.len(),
         r.workloads_grown,
@@ -72,12 +74,12 @@ fn line(name: &str, r: &Report) {
 
 fn header() {
     println!(
-        "{:<16} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>4}",
-        "", "cost/mo", "cost/mo", "cpu>req", "cpu>req", "OOMs", "OOMs", "throttle", "throttle", "changed", "grow"
+        "{:<16} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>4}",
+        "", "cost/mo", "cost/mo", "cpu>req", "cpu>req", "OOMs", "OOMs", "throttle", "throttle", "mem>req", "mem>req", "changed", "grow"
     );
     println!(
-        "{:<16} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "preset", "in", "out", "in", "out", "in", "out", "in", "out"
+        "{:<16} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "preset", "in", "out", "in", "out", "in", "out", "in", "out", "in", "out"
     );
 }
 

@@ -48,8 +48,9 @@
 //!   runs, datasource checks, ticks). Uses `store`, `events`, `wire`, `timestamp`.
 //! - `runs`: recommendation runs (collect → analyze → store), their schedule and
 //!   retention jobs, progress, recommender and pricing settings (saved as operations)
-//!   and savings. Uses `analysis`, `datasource`, `policy`, `readiness`, `store`,
-//!   `events`, `operation`, `wire`, `metrics`, `clock`, `timestamp`.
+//!   and savings, and the backtest of a policy on recorded usage. Uses `analysis`,
+//!   `datasource`, `policy`, `readiness`, `store`, `events`, `operation`, `wire`,
+//!   `metrics`, `clock`, `timestamp`; `sim` (tests: the backtest's ground truth).
 //! - `notify`: notification channels and rules, the audit-cursor dispatcher and
 //!   per-channel senders (Slack, Teams, webhook with HMAC), payloads and the weekly
 //!   digest; its dispatcher and digest are jobs. Uses `auth`, `clock`, `config`,

@@ -27,7 +27,8 @@ fn fleet() -> Vec<(String, NewRecommendation)> {
             selector_label: None,
             selector_value: None,
         };
-        let collection = DemoFleet::new(crate::demo::DEMO_SEED)
+        // The seed `kerf demo` uses (`demo::DEMO_SEED`).
+        let collection = DemoFleet::new(42)
             .collect_now(&scope, window)
             .expect("collect");
         let ctx = ChunkContext {

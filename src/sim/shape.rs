@@ -32,6 +32,9 @@ pub enum Memory {
     OomCycle(f64, f64),
     /// Climbs from `base` to `peak` over `period` hours, then drops back (a collector).
     Sawtooth(f64, f64, f64),
+    /// `base`, and `extra` (a fraction of it) more for `lasting` hours every `every`
+    /// hours of the container's life: a periodic batch, a report, a cache rebuild.
+    Batch(f64, f64, f64, f64),
 }
 
 /// splitmix64: small, seedable, good enough for synthetic noise.
@@ -144,6 +147,10 @@ pub fn memory_at(shape: Memory, life_ms: i64, limit: Option<f64>, scale: f64, d:
                 0.0
             };
             (base + (peak - base) * phase) * scale * d.noise
+        }
+        Memory::Batch(base, extra, every, lasting) => {
+            let busy = every > 0.0 && hours % every < lasting;
+            base * if busy { 1.0 + extra } else { 1.0 } * scale * d.noise
         }
     }
 }

@@ -88,6 +88,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "datasource",
             "policy",
             "readiness",
+            "sim",
             "store",
             "events",
             "operation",

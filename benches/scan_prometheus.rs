@@ -23,6 +23,8 @@ fn target_dir() -> PathBuf {
 }
 
 /// Runs `kerf scan` with `args`; returns its wall seconds, peak RSS in MiB and stdout.
+// The child is reaped with `wait4`, which also gives its peak RSS.
+#[allow(clippy::zombie_processes)]
 fn measured(args: &[String]) -> (f64, f64, Vec<u8>) {
     let started = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_kerf"))
@@ -48,7 +50,10 @@ fn measured(args: &[String]) -> (f64, f64, Vec<u8>) {
     assert_eq!(waited, pid, "wait4");
     let out = reader.join().expect("stdout reader");
     let seconds = started.elapsed().as_secs_f64();
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "kerf scan failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "kerf scan failed"
+    );
     (seconds, usage.ru_maxrss as f64 / 1024.0, out)
 }
 

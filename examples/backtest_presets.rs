@@ -37,12 +37,21 @@ fn fleet(settings: &RecommenderSettings) -> Vec<(String, Vec<WorkloadGroup>)> {
         .collect()
 }
 
-fn run(fleet: &[(String, Vec<WorkloadGroup>)], policy: &Policy, settings: &RecommenderSettings) -> Report {
+fn run(
+    fleet: &[(String, Vec<WorkloadGroup>)],
+    policy: &Policy,
+    settings: &RecommenderSettings,
+) -> Report {
     let (_, span) = span_for(END_MS, settings, 0.5);
     let pricing = Pricing::default();
     let mut rows = Vec::new();
     for (cluster, groups) in fleet {
-        rows.extend(backtest_groups(groups, policy, span, pricing.for_cluster(cluster)));
+        rows.extend(backtest_groups(
+            groups,
+            policy,
+            span,
+            pricing.for_cluster(cluster),
+        ));
     }
     report(policy, span, rows, false, Vec::new())
 }
@@ -75,7 +84,19 @@ fn line(name: &str, r: &Report) {
 fn header() {
     println!(
         "{:<16} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>4}",
-        "", "cost/mo", "cost/mo", "cpu>req", "cpu>req", "OOMs", "OOMs", "throttle", "throttle", "mem>req", "mem>req", "changed", "grow"
+        "",
+        "cost/mo",
+        "cost/mo",
+        "cpu>req",
+        "cpu>req",
+        "OOMs",
+        "OOMs",
+        "throttle",
+        "throttle",
+        "mem>req",
+        "mem>req",
+        "changed",
+        "grow"
     );
     println!(
         "{:<16} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
@@ -131,7 +152,10 @@ fn sweep(fleet: &[(String, Vec<WorkloadGroup>)], settings: &RecommenderSettings)
             let mut p = presets::fleet_default();
             p.cpu.percentile = percentile;
             p.cpu.headroom_coefficient = headroom;
-            line(&format!("p{percentile} × {headroom}"), &run(fleet, &p, settings));
+            line(
+                &format!("p{percentile} × {headroom}"),
+                &run(fleet, &p, settings),
+            );
         }
     }
     println!("\nMemory: headroom × limit ratio (CPU as balanced)");
@@ -141,7 +165,10 @@ fn sweep(fleet: &[(String, Vec<WorkloadGroup>)], settings: &RecommenderSettings)
             let mut p = presets::fleet_default();
             p.memory.headroom_coefficient = headroom;
             p.memory.limits_to_requests_ratio = ratio;
-            line(&format!("×{headroom} lim ×{ratio}"), &run(fleet, &p, settings));
+            line(
+                &format!("×{headroom} lim ×{ratio}"),
+                &run(fleet, &p, settings),
+            );
         }
     }
 }

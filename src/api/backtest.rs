@@ -83,7 +83,11 @@ fn engine_policy(path: &str, v: Value) -> Result<Policy, ApiError> {
 pub fn request_of(body: BacktestBody, default: &Policy) -> Result<BacktestRequest, ApiError> {
     let policy: Option<PolicySpec> = body.policy.map(|v| field("policy", v)).transpose()?;
     let from_policy = policy.as_ref().and_then(|p| p.analysis.clone());
-    let given = [body.preset.is_some(), body.analysis.is_some(), from_policy.is_some()];
+    let given = [
+        body.preset.is_some(),
+        body.analysis.is_some(),
+        from_policy.is_some(),
+    ];
     if given.iter().filter(|g| **g).count() > 1 {
         return Err(ApiError::invalid_field(
             "preset",
@@ -96,7 +100,10 @@ pub fn request_of(body: BacktestBody, default: &Policy) -> Result<BacktestReques
                 .ok_or_else(|| {
                     ApiError::invalid_field(
                         "preset",
-                        format!("unknown preset {name:?}; one of {}", presets::NAMES.join(", ")),
+                        format!(
+                            "unknown preset {name:?}; one of {}",
+                            presets::NAMES.join(", ")
+                        ),
                     )
                 })?
                 .analysis
@@ -180,10 +187,19 @@ mod tests {
     fn a_request_takes_one_analysis_the_policys_selector_and_bounded_options() {
         let default = analysis::default_policy();
         let r = request_of(body(serde_json::json!({})), &default).expect("empty");
-        assert_eq!((r.analysis, r.split, r.limit), (default.clone(), 0.5, DEFAULT_LIMIT));
-        let r = request_of(body(serde_json::json!({ "preset": "conservative" })), &default)
-            .expect("preset");
-        assert_eq!(r.analysis, presets::get("conservative").expect("preset").analysis);
+        assert_eq!(
+            (r.analysis, r.split, r.limit),
+            (default.clone(), 0.5, DEFAULT_LIMIT)
+        );
+        let r = request_of(
+            body(serde_json::json!({ "preset": "conservative" })),
+            &default,
+        )
+        .expect("preset");
+        assert_eq!(
+            r.analysis,
+            presets::get("conservative").expect("preset").analysis
+        );
         let doc = serde_json::json!({ "policy": {
             "name": "draft", "selector": { "namespaces": ["shop"] },
             "analysis": { "cpu": { "headroomCoefficient": 1.1 } } } });
@@ -192,9 +208,18 @@ mod tests {
         assert_eq!(r.analysis.cpu.headroom_coefficient, 1.1);
         let bad = [
             (serde_json::json!({ "preset": "nope" }), "preset"),
-            (serde_json::json!({ "preset": "balanced", "analysis": {} }), "preset"),
-            (serde_json::json!({ "analysis": { "cpu": { "percentile": 150 } } }), "analysis"),
-            (serde_json::json!({ "policy": { "selector": { "nope": 1 } } }), "policy.selector"),
+            (
+                serde_json::json!({ "preset": "balanced", "analysis": {} }),
+                "preset",
+            ),
+            (
+                serde_json::json!({ "analysis": { "cpu": { "percentile": 150 } } }),
+                "analysis",
+            ),
+            (
+                serde_json::json!({ "policy": { "selector": { "nope": 1 } } }),
+                "policy.selector",
+            ),
             (serde_json::json!({ "split": 0.95 }), "split"),
             (serde_json::json!({ "limit": 0 }), "limit"),
         ];

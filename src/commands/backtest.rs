@@ -124,9 +124,8 @@ pub fn backtest(args: &BacktestArgs) -> Result<(), Exit> {
     }
     let token = match &args.token_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                bad("token-file", format!("cannot read {}: {e}", path.display()))
-            })?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| bad("token-file", format!("cannot read {}: {e}", path.display())))?;
             Some(text.lines().next().unwrap_or("").trim().to_string())
         }
         None => None,
@@ -154,7 +153,10 @@ pub fn backtest(args: &BacktestArgs) -> Result<(), Exit> {
             return Ok(value);
         }
         let message = value["error"]["message"].as_str().unwrap_or("no message");
-        let line = format!("the hub refused the backtest (HTTP {}): {message}", status.as_u16());
+        let line = format!(
+            "the hub refused the backtest (HTTP {}): {message}",
+            status.as_u16()
+        );
         Err(if status.as_u16() == 400 {
             Exit::usage(line)
         } else {
@@ -162,7 +164,10 @@ pub fn backtest(args: &BacktestArgs) -> Result<(), Exit> {
         })
     })??;
     let text = if args.format == "json" {
-        format!("{}\n", serde_json::to_string_pretty(&answer).unwrap_or_default())
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&answer).unwrap_or_default()
+        )
     } else {
         table(&answer)
     };
@@ -197,13 +202,37 @@ pub fn table(r: &Value) -> String {
     let (i, o) = (&r["inSample"], &r["outOfSample"]);
     let currency = r["currency"].as_str().unwrap_or("");
     let lines = [
-        (format!("cost change per month ({currency})"), money(&i["costChange"]), money(&o["costChange"])),
-        ("CPU above the request".into(), pct(&i["cpuAboveRequestShare"]), pct(&o["cpuAboveRequestShare"])),
-        ("CPU throttled at the limit".into(), pct(&i["cpuThrottledShare"]), pct(&o["cpuThrottledShare"])),
-        ("memory above the request".into(), pct(&i["memoryAboveRequestShare"]), pct(&o["memoryAboveRequestShare"])),
-        ("would-be OOM kills".into(), i["wouldBeOomKills"].to_string(), o["wouldBeOomKills"].to_string()),
+        (
+            format!("cost change per month ({currency})"),
+            money(&i["costChange"]),
+            money(&o["costChange"]),
+        ),
+        (
+            "CPU above the request".into(),
+            pct(&i["cpuAboveRequestShare"]),
+            pct(&o["cpuAboveRequestShare"]),
+        ),
+        (
+            "CPU throttled at the limit".into(),
+            pct(&i["cpuThrottledShare"]),
+            pct(&o["cpuThrottledShare"]),
+        ),
+        (
+            "memory above the request".into(),
+            pct(&i["memoryAboveRequestShare"]),
+            pct(&o["memoryAboveRequestShare"]),
+        ),
+        (
+            "would-be OOM kills".into(),
+            i["wouldBeOomKills"].to_string(),
+            o["wouldBeOomKills"].to_string(),
+        ),
     ];
-    let _ = writeln!(out, "{:<32} {:>14} {:>14}", "", "in sample", "out of sample");
+    let _ = writeln!(
+        out,
+        "{:<32} {:>14} {:>14}",
+        "", "in sample", "out of sample"
+    );
     for (name, a, b) in lines {
         let _ = writeln!(out, "{name:<32} {a:>14} {b:>14}");
     }
@@ -212,7 +241,11 @@ pub fn table(r: &Value) -> String {
         "\n{} workloads change, {} grow{}.\n",
         r["workloadsChanged"],
         r["workloadsGrown"],
-        if r["truncated"] == true { " (more matched: raise --limit)" } else { "" }
+        if r["truncated"] == true {
+            " (more matched: raise --limit)"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(
         out,
@@ -234,7 +267,10 @@ pub fn table(r: &Value) -> String {
             pct(&o["cpuAboveRequestShare"]),
             pct(&o["cpuThrottledShare"]),
             o["wouldBeOomKills"],
-            w["note"].as_str().map(|n| format!("  {n}")).unwrap_or_default()
+            w["note"]
+                .as_str()
+                .map(|n| format!("  {n}"))
+                .unwrap_or_default()
         );
     }
     for e in r["errors"].as_array().into_iter().flatten() {

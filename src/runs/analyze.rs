@@ -175,7 +175,11 @@ fn input_of(ctx: &ChunkContext, containers: Vec<ContainerObservation>) -> Input 
 }
 
 /// The workload a result is for: its row, replicas, and its HPA with its containers.
-type Who = (WorkloadSeen, Option<u32>, Option<(Hpa, Vec<ContainerObservation>)>);
+type Who = (
+    WorkloadSeen,
+    Option<u32>,
+    Option<(Hpa, Vec<ContainerObservation>)>,
+);
 
 fn push_result(
     out: &mut ChunkOutcome,

@@ -404,7 +404,8 @@ impl Runs {
             let mut groups = group(cluster, collection);
             groups.retain(|g| {
                 let s = &g.seen;
-                let w = WorkloadRef::from_columns(cluster, &s.namespace, &s.kind, &s.name, &s.labels);
+                let w =
+                    WorkloadRef::from_columns(cluster, &s.namespace, &s.kind, &s.name, &s.labels);
                 !settings.excludes(&s.namespace) && selects(selector, &w)
             });
             let more = groups.len() > limit - rows.len();

@@ -191,9 +191,9 @@ pub fn score(c: &ContainerObservation, v: &ContainerValues, from_ms: i64, to_ms:
             Some(l) => k.memory_limit_bytes <= 0.0 || l <= k.memory_limit_bytes,
         };
         // The recorded kill ends the lifetime whose climb was already counted.
-        let seen = excursions
-            .iter()
-            .any(|(pod, at)| *pod == k.pod_uid && *at <= k.timestamp && k.timestamp - at <= SAME_KILL_MS);
+        let seen = excursions.iter().any(|(pod, at)| {
+            *pod == k.pod_uid && *at <= k.timestamp && k.timestamp - at <= SAME_KILL_MS
+        });
         if fails && !seen {
             out.would_be_oom_kills += 1;
         }

@@ -7,7 +7,7 @@ use super::*;
 use crate::analysis::{Input, Policy};
 use crate::datasource::demo::generate::generate;
 use crate::datasource::mapping::{map_batch, PodIndex};
-use crate::datasource::{Collection, CollectStats, Window};
+use crate::datasource::{CollectStats, Collection, Window};
 use crate::sim::catalogue::{ContainerSpec, Kind, Resources, WorkloadSpec};
 use crate::sim::shape::{cpu_exceedance, cpu_quantile, Cpu, Memory};
 
@@ -103,12 +103,19 @@ fn cpu_above_the_request_and_throttling_match_the_shapes_true_distribution() {
         let (request, limit) = (cpu.request.expect("request"), cpu.limit.expect("limit"));
         // The engine's nearest-rank P90 of the samples is the shape's true P90.
         let truth = cpu_quantile(shape, 0.90);
-        assert!((request / truth - 1.0).abs() < 0.03, "{shape:?}: {request} vs {truth}");
+        assert!(
+            (request / truth - 1.0).abs() < 0.03,
+            "{shape:?}: {request} vs {truth}"
+        );
         for (mode, score) in [("in", &row.in_sample), ("out", &row.out_of_sample)] {
             let above = score.cpu_above_request_share.expect("samples");
             let throttled = score.cpu_throttled_share.expect("samples");
-            let (want_above, want_throttled) = (cpu_exceedance(shape, request), cpu_exceedance(shape, limit));
-            assert!((above - want_above).abs() < 0.015, "{shape:?} {mode}: {above} vs {want_above}");
+            let (want_above, want_throttled) =
+                (cpu_exceedance(shape, request), cpu_exceedance(shape, limit));
+            assert!(
+                (above - want_above).abs() < 0.015,
+                "{shape:?} {mode}: {above} vs {want_above}"
+            );
             assert!(
                 (throttled - want_throttled).abs() < 0.015,
                 "{shape:?} {mode}: {throttled} vs {want_throttled}"
@@ -121,7 +128,12 @@ fn cpu_above_the_request_and_throttling_match_the_shapes_true_distribution() {
 fn a_leak_crosses_a_limit_sized_before_the_split_once_per_pod_and_never_in_sample() {
     // Pods five days old, 8 MiB/h: 24 h into their life at the window start. A limit
     // of the peak × 1.1 made at the split (72 h of life, 832 MiB) is reached 10 h later.
-    let leak = spec("leak", Cpu::Steady(100.0), Memory::Leak(256.0 * MIB, 8.0 * MIB), Some(5));
+    let leak = spec(
+        "leak",
+        Cpu::Steady(100.0),
+        Memory::Leak(256.0 * MIB, 8.0 * MIB),
+        Some(5),
+    );
     let flat = spec("flat", Cpu::Steady(100.0), Memory::Flat(300.0 * MIB), None);
     let mut policy = Policy::default();
     policy.memory.headroom_coefficient = 1.1;
@@ -135,7 +147,10 @@ fn a_leak_crosses_a_limit_sized_before_the_split_once_per_pod_and_never_in_sampl
     let life_at_split_h = (span.split_ms - (END - 5 * DAY)) as f64 / 3_600_000.0;
     let limit = (256.0 + 8.0 * life_at_split_h) * MIB * 1.1;
     let reached_after_h = (limit / MIB - 256.0) / 8.0 - life_at_split_h;
-    assert!(reached_after_h > 0.0 && reached_after_h < 48.0, "{reached_after_h}");
+    assert!(
+        reached_after_h > 0.0 && reached_after_h < 48.0,
+        "{reached_after_h}"
+    );
     assert_eq!(leak.out_of_sample.would_be_oom_kills, 2);
     assert_eq!(leak.in_sample.would_be_oom_kills, 0);
     let flat = by("flat");
@@ -157,7 +172,10 @@ fn the_report_adds_workloads_up_weighting_shares_by_samples() {
         counts.add(&w.in_sample.counts);
     }
     assert_eq!(r.in_sample.counts, counts);
-    assert_eq!(r.in_sample.cpu_above_request_share, counts.cpu_above_request_share());
+    assert_eq!(
+        r.in_sample.cpu_above_request_share,
+        counts.cpu_above_request_share()
+    );
     let cost: f64 = rows.iter().filter_map(|w| w.in_sample.cost_change).sum();
     assert!((r.in_sample.cost_change.expect("cost") - cost).abs() < 1e-9);
     // Both asked for 4 cores and 8 GiB: both shrink, none grows.

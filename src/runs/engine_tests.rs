@@ -264,21 +264,31 @@ async fn a_demo_run_stores_every_workload_with_identity_evidence_and_the_expecte
     );
     // The HPA-scaled storefront: flagged, with the target that keeps its scaling point.
     let store = named(&ws, "storefront");
-    assert!(store.notices.contains(",hpa-cpu-utilization,"), "{}", store.notices);
+    assert!(
+        store.notices.contains(",hpa-cpu-utilization,"),
+        "{}",
+        store.notices
+    );
     let (sum, _) = summary(&f, store).await;
     let hpa = &sum["hpa"];
     assert_eq!(hpa["cpuTargetUtilization"], 70.0, "{sum}");
     let (mut now, mut next) = (0.0, 0.0);
     for c in sum["containers"].as_array().expect("containers") {
         let r = &c["cpu"]["requests"];
-        let cur = r["current"].as_f64().unwrap_or_else(|| match c["name"].as_str() {
-            Some("proxy") => 100.0,
-            _ => 500.0,
-        });
+        let cur = r["current"]
+            .as_f64()
+            .unwrap_or_else(|| match c["name"].as_str() {
+                Some("proxy") => 100.0,
+                _ => 500.0,
+            });
         now += cur;
         next += r["suggested"].as_f64().unwrap_or(cur);
     }
-    assert_eq!(hpa["coordinatedCpuTarget"], (70.0 * now / next).round(), "{sum}");
+    assert_eq!(
+        hpa["coordinatedCpuTarget"],
+        (70.0 * now / next).round(),
+        "{sum}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

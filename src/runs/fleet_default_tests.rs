@@ -96,7 +96,11 @@ fn why_grown(r: &Value, notices: &[&str]) -> Option<&'static str> {
 #[test]
 fn the_demo_under_the_fleet_default_saves_money_and_explains_every_growth() {
     let fleet = fleet();
-    assert!((55..=70).contains(&fleet.len()), "{} workloads", fleet.len());
+    assert!(
+        (55..=70).contains(&fleet.len()),
+        "{} workloads",
+        fleet.len()
+    );
     let net: f64 = fleet.iter().filter_map(|(_, r)| r.cost_delta).sum();
     assert!(net < -500.0, "net monthly figure {net:.2}");
     let mut grown = Vec::new();
@@ -124,7 +128,11 @@ fn the_demo_under_the_fleet_default_saves_money_and_explains_every_growth() {
             .collect();
         for r in raised {
             let why = why_grown(r, &notices);
-            assert!(why.is_some(), "{name}: {} grows without a reason: {r}", r["resource"]);
+            assert!(
+                why.is_some(),
+                "{name}: {} grows without a reason: {r}",
+                r["resource"]
+            );
         }
         assert!(
             [RISK_OOM, RISK_LEAK, RISK_UNDER_PROVISIONED].contains(&rec.risk),
@@ -177,13 +185,11 @@ fn no_demo_workload_is_partial_only_because_of_its_release_start() {
 #[test]
 fn the_ui_splits_data_quality_reasons_as_the_hub_does() {
     let js = include_str!("../../assets/ui/quality.js");
-    let start = js.find("INFORMING_REASONS = [").expect("the list in quality.js");
+    let start = js
+        .find("INFORMING_REASONS = [")
+        .expect("the list in quality.js");
     let end = start + js[start..].find("];").expect("its end");
-    let listed: Vec<&str> = js[start..end]
-        .split('"')
-        .skip(1)
-        .step_by(2)
-        .collect();
+    let listed: Vec<&str> = js[start..end].split('"').skip(1).step_by(2).collect();
     assert_eq!(listed, super::summary::INFORMING_REASONS);
     // Every informing reason is an engine reason or notice.
     for r in super::summary::INFORMING_REASONS {

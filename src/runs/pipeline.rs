@@ -88,15 +88,22 @@ fn exclude(plan: &mut CollectPlan, settings: &RecommenderSettings) -> Excluded {
 
 type PerNamespace = std::collections::BTreeMap<
     String,
-    std::collections::BTreeMap<crate::datasource::mapping::WorkloadKey, crate::datasource::plan::WorkloadPods>,
+    std::collections::BTreeMap<
+        crate::datasource::mapping::WorkloadKey,
+        crate::datasource::plan::WorkloadPods,
+    >,
 >;
 
 fn pods_in(per_ns: &PerNamespace, ns: &str) -> usize {
-    per_ns.get(ns).map_or(0, |w| w.values().map(|w| w.pods.len()).sum())
+    per_ns
+        .get(ns)
+        .map_or(0, |w| w.values().map(|w| w.pods.len()).sum())
 }
 
 fn alive_in(per_ns: &PerNamespace, ns: &str) -> usize {
-    per_ns.get(ns).map_or(0, |w| w.values().filter(|w| w.alive).count())
+    per_ns
+        .get(ns)
+        .map_or(0, |w| w.values().filter(|w| w.alive).count())
 }
 
 /// What a group's error names: its namespaces, and how many pods when it is a slice.

@@ -84,7 +84,8 @@ impl RecommenderSettings {
             let p = pattern.trim();
             let ok = !p.is_empty()
                 && p.len() <= 63
-                && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '*');
+                && p.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '*');
             if !ok {
                 return Err(bad(
                     &format!("excludedNamespaces[{i}]"),
@@ -218,8 +219,10 @@ mod tests {
         for (field, s) in cases {
             assert_eq!(s.validated().unwrap_err().field, field);
         }
-        let mut s = RecommenderSettings::default();
-        s.excluded_namespaces = vec!["Kube_System".into()];
+        let s = RecommenderSettings {
+            excluded_namespaces: vec!["Kube_System".into()],
+            ..Default::default()
+        };
         assert_eq!(s.validated().unwrap_err().field, "excludedNamespaces[0]");
         let mut s = RecommenderSettings::default();
         s.policy.cpu.percentile = 150.0;

@@ -384,11 +384,13 @@ fn ordinary(namespaces: &[&'static str], count: usize, salt: usize) -> Vec<Workl
                 spec.memory = Memory::Batch(mem, 0.35, 168.0, 3.0);
             }
             let (f, g) = OVERSIZE[n % OVERSIZE.len()];
-            let cpu_request = (super::shape::cpu_quantile(cpu, 0.95) * f).round().max(10.0);
+            let cpu_request = (super::shape::cpu_quantile(cpu, 0.95) * f)
+                .round()
+                .max(10.0);
             let mem_request = (mem * g / MIB).round();
             // Half set a CPU limit of twice the request (never the one asking too little:
             // it would be throttled, not short); most set a memory limit.
-            let cpu_limit = (n % 2 == 0 && f >= 1.0).then_some(cpu_request * 2.0);
+            let cpu_limit = (n.is_multiple_of(2) && f >= 1.0).then_some(cpu_request * 2.0);
             let mem_limit = (n % 6 != 3).then_some((mem_request * 1.5).round());
             let app = res(cpu_request, cpu_limit, mem_request, mem_limit);
             spec.containers = if n.is_multiple_of(5) {

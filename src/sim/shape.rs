@@ -164,7 +164,9 @@ pub fn cpu_exceedance(shape: Cpu, threshold: f64) -> f64 {
     match shape {
         Cpu::Steady(m) => above(0.9 * m, 0.2 * m),
         Cpu::Idle(m) => above(0.5 * m, m),
-        Cpu::Spiky(base, peak) => 0.02 * above(0.8 * peak, 0.2 * peak) + 0.98 * above(0.85 * base, 0.3 * base),
+        Cpu::Spiky(base, peak) => {
+            0.02 * above(0.8 * peak, 0.2 * peak) + 0.98 * above(0.85 * base, 0.3 * base)
+        }
         Cpu::Diurnal(base, amp) => {
             // The samples fall on whole minutes; every minute of the day weighs the same.
             let minutes = 24 * 60;
@@ -217,7 +219,8 @@ mod tests {
                 .collect();
             for q in [0.5, 0.9, 0.95, 0.99] {
                 let r = cpu_quantile(shape, q);
-                let share = samples.iter().filter(|v| **v > r).count() as f64 / samples.len() as f64;
+                let share =
+                    samples.iter().filter(|v| **v > r).count() as f64 / samples.len() as f64;
                 assert!((share - (1.0 - q)).abs() < 0.01, "{shape:?} q{q}: {share}");
                 assert!((cpu_exceedance(shape, r) - (1.0 - q)).abs() < 1e-6);
             }

@@ -167,9 +167,23 @@ async fn without_the_termination_timestamp_kills_are_inferred_from_restarts_and_
         .oom_kills
         .iter()
         .map(|k| {
-            let after_ms = k.timestamp - (END - if k.memory_limit_bytes < 300.0 * MIB { 120 } else { 30 } * MIN);
-            assert!((0..=60_000).contains(&after_ms), "{} ms after the kill", after_ms);
-            ((END - k.timestamp + 59_999) / MIN, k.memory_limit_bytes / MIB, k.id.ends_with("/inferred"))
+            let after_ms = k.timestamp
+                - (END
+                    - if k.memory_limit_bytes < 300.0 * MIB {
+                        120
+                    } else {
+                        30
+                    } * MIN);
+            assert!(
+                (0..=60_000).contains(&after_ms),
+                "{} ms after the kill",
+                after_ms
+            );
+            (
+                (END - k.timestamp + 59_999) / MIN,
+                k.memory_limit_bytes / MIB,
+                k.id.ends_with("/inferred"),
+            )
         })
         .collect();
     assert_eq!(

@@ -105,8 +105,19 @@ fn a_scan_prints_every_container_with_the_figures_of_a_hub_run_on_the_same_data(
     crate::support::prometheus::ensure_installed();
     let (tsdb, _) = fleet_tsdb::ensure(&SCAN_TEST, &target_dir());
     let prom = Prometheus::serve_existing(&tsdb);
-    let json = scan(&["--prometheus", &prom.url, "--end", &end(), "--format", "json"]);
-    assert!(json.status.success(), "{}", String::from_utf8_lossy(&json.stderr));
+    let json = scan(&[
+        "--prometheus",
+        &prom.url,
+        "--end",
+        &end(),
+        "--format",
+        "json",
+    ]);
+    assert!(
+        json.status.success(),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
     let stderr = String::from_utf8_lossy(&json.stderr);
     assert!(stderr.contains("group 1/"), "progress on stderr: {stderr}");
     let doc: Value = serde_json::from_slice(&json.stdout).expect("json output");
@@ -116,9 +127,16 @@ fn a_scan_prints_every_container_with_the_figures_of_a_hub_run_on_the_same_data(
     assert_eq!(hub.len(), scanned.len());
     let mut changed = 0;
     for w in scanned {
-        let key = format!("{}/{}", w["namespace"].as_str().unwrap(), w["name"].as_str().unwrap());
+        let key = format!(
+            "{}/{}",
+            w["namespace"].as_str().unwrap(),
+            w["name"].as_str().unwrap()
+        );
         let h = &hub[&key];
-        assert_eq!(w["monthlyCostDelta"], h["estimatedMonthlyCostDelta"], "{key}");
+        assert_eq!(
+            w["monthlyCostDelta"], h["estimatedMonthlyCostDelta"],
+            "{key}"
+        );
         assert_eq!(w["dataQuality"], h["dataQuality"], "{key}");
         let containers = w["containers"].as_array().expect("containers");
         let resources = h["resources"].as_array().expect("resources");
@@ -135,19 +153,42 @@ fn a_scan_prints_every_container_with_the_figures_of_a_hub_run_on_the_same_data(
     // piped.
     let table = scan(&["--prometheus", &prom.url, "--end", &end(), "--quiet"]);
     assert!(table.status.success());
-    assert!(table.stderr.is_empty(), "--quiet: {}", String::from_utf8_lossy(&table.stderr));
+    assert!(
+        table.stderr.is_empty(),
+        "--quiet: {}",
+        String::from_utf8_lossy(&table.stderr)
+    );
     let text = String::from_utf8(table.stdout).expect("utf-8");
     assert!(!text.contains('\x1b'), "colour only on a terminal");
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("NAMESPACE"), "{}", lines[0]);
     let body: Vec<&&str> = lines[1..].iter().take_while(|l| !l.is_empty()).collect();
-    assert_eq!(body.len() as u64, SCAN_TEST.workloads * SCAN_TEST.containers.len() as u64);
+    assert_eq!(
+        body.len() as u64,
+        SCAN_TEST.workloads * SCAN_TEST.containers.len() as u64
+    );
     for w in scanned.iter().take(20) {
         let name = format!("Deployment/{}", w["name"].as_str().unwrap());
-        assert_eq!(body.iter().filter(|l| l.contains(&format!(" {name} "))).count(), 2, "{name}");
+        assert_eq!(
+            body.iter()
+                .filter(|l| l.contains(&format!(" {name} ")))
+                .count(),
+            2,
+            "{name}"
+        );
     }
     assert!(text.contains("300 workloads, 600 containers"), "{text}");
-    let forced = scan(&["--prometheus", &prom.url, "--end", &end(), "--quiet", "--color", "always", "--namespace", "team-00"]);
+    let forced = scan(&[
+        "--prometheus",
+        &prom.url,
+        "--end",
+        &end(),
+        "--quiet",
+        "--color",
+        "always",
+        "--namespace",
+        "team-00",
+    ]);
     assert!(String::from_utf8_lossy(&forced.stdout).contains("\x1b["));
 }
 
@@ -165,7 +206,14 @@ fn bad_input_exits_2_and_an_unusable_prometheus_exits_1_each_with_the_reason() {
         &["--prometheus", "http://127.0.0.1:1", "--format", "xml"],
         &["--prometheus", "http://127.0.0.1:1", "--namespace", "Shop"],
     ];
-    let flags = ["--prometheus", "--history", "--end", "--preset", "--format", "--namespace"];
+    let flags = [
+        "--prometheus",
+        "--history",
+        "--end",
+        "--preset",
+        "--format",
+        "--namespace",
+    ];
     for (args, flag) in cases.iter().zip(flags) {
         let out = scan(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", reason(&out));
@@ -181,17 +229,29 @@ fn bad_input_exits_2_and_an_unusable_prometheus_exits_1_each_with_the_reason() {
     let url = format!("http://127.0.0.1:{port}");
     let out = scan(&["--prometheus", &url, "--quiet"]);
     assert_eq!(out.status.code(), Some(1), "{}", reason(&out));
-    assert!(reason(&out).contains("cannot use the Prometheus"), "{}", reason(&out));
+    assert!(
+        reason(&out).contains("cannot use the Prometheus"),
+        "{}",
+        reason(&out)
+    );
     // A Prometheus with cAdvisor but no kube-state-metrics: nothing to discover.
     let mut om = OpenMetrics::new();
     let now = kerf::clock::Clock::now_ms(&kerf::clock::SystemClock);
     for i in 0..120 {
         let t = now - (120 - i) * 60_000;
-        let labels = [("namespace", "shop"), ("pod", "api-1"), ("container", "app")];
+        let labels = [
+            ("namespace", "shop"),
+            ("pod", "api-1"),
+            ("container", "app"),
+        ];
         om.sample("container_memory_working_set_bytes", &labels, 1e8, t);
     }
     let prom = Prometheus::with_data(&om, false);
     let out = scan(&["--prometheus", &prom.url, "--quiet", "--history", "1h"]);
     assert_eq!(out.status.code(), Some(1), "{}", reason(&out));
-    assert!(reason(&out).contains("kube-state-metrics"), "{}", reason(&out));
+    assert!(
+        reason(&out).contains("kube-state-metrics"),
+        "{}",
+        reason(&out)
+    );
 }

@@ -109,8 +109,12 @@ fn first_line(flag: &str, path: &PathBuf) -> Result<String, Exit> {
 }
 
 fn seconds(flag: &str, text: &str, range: std::ops::RangeInclusive<u64>) -> Result<u64, Exit> {
-    let s = crate::policy::validate::parse_duration(text)
-        .ok_or_else(|| bad(flag, format!("{text:?} is not a duration such as 60s, 36h or 7d")))?;
+    let s = crate::policy::validate::parse_duration(text).ok_or_else(|| {
+        bad(
+            flag,
+            format!("{text:?} is not a duration such as 60s, 36h or 7d"),
+        )
+    })?;
     if !range.contains(&s) {
         return Err(bad(
             flag,
@@ -155,7 +159,10 @@ fn policy_of(args: &ScanArgs) -> Result<(Policy, String), Exit> {
     let preset = presets::get(name).ok_or_else(|| {
         bad(
             "preset",
-            format!("unknown preset {name:?}; one of {}", presets::NAMES.join(", ")),
+            format!(
+                "unknown preset {name:?}; one of {}",
+                presets::NAMES.join(", ")
+            ),
         )
     })?;
     Ok((preset.analysis, format!("preset {name}")))
@@ -245,7 +252,11 @@ impl ScanArgs {
         };
         let prices = (
             price("cpu-price", self.cpu_price, defaults.cpu_per_vcpu_hour)?,
-            price("memory-price", self.memory_price, defaults.memory_per_gib_hour)?,
+            price(
+                "memory-price",
+                self.memory_price,
+                defaults.memory_per_gib_hour,
+            )?,
         );
         let color = match self.color.as_str() {
             "auto" => stdout_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),

@@ -108,7 +108,10 @@ pub async fn collect(scan: &Scan) -> Result<Found, Exit> {
         on: scan.progress,
         tty: std::io::stderr().is_terminal(),
     };
-    progress.say(&format!("kerf scan: reading the inventory from {}", scan.url));
+    progress.say(&format!(
+        "kerf scan: reading the inventory from {}",
+        scan.url
+    ));
     let mut plan = scan
         .source
         .plan(&scan.scope, scan.window)
@@ -122,7 +125,10 @@ pub async fn collect(scan: &Scan) -> Result<Found, Exit> {
             scan.scope
                 .selector_label
                 .as_ref()
-                .map(|l| format!(" with {l}={:?}", scan.scope.selector_value.clone().unwrap_or_default()))
+                .map(|l| format!(
+                    " with {l}={:?}",
+                    scan.scope.selector_value.clone().unwrap_or_default()
+                ))
                 .unwrap_or_default()
         )));
     }

@@ -227,8 +227,16 @@ fn money(v: f64) -> String {
 
 fn table(scan: &Scan, found: &Found) -> String {
     let head = [
-        "NAMESPACE", "WORKLOAD", "CONTAINER", "CPU REQUEST", "CPU LIMIT", "MEMORY REQUEST",
-        "MEMORY LIMIT", "CONF", "$/MONTH", "REASON",
+        "NAMESPACE",
+        "WORKLOAD",
+        "CONTAINER",
+        "CPU REQUEST",
+        "CPU LIMIT",
+        "MEMORY REQUEST",
+        "MEMORY LIMIT",
+        "CONF",
+        "$/MONTH",
+        "REASON",
     ];
     let mut lines: Vec<(Vec<String>, Severity)> = Vec::new();
     for r in &found.rows {
@@ -269,7 +277,9 @@ fn table(scan: &Scan, found: &Found) -> String {
                 cell(true, &c.plan.cpu.limit),
                 cell(false, &c.plan.memory.request),
                 cell(false, &c.plan.memory.limit),
-                c.confidence.map(|x| x.to_string()).unwrap_or_else(|| "-".into()),
+                c.confidence
+                    .map(|x| x.to_string())
+                    .unwrap_or_else(|| "-".into()),
                 cost,
                 reason,
             ];

@@ -89,7 +89,10 @@ fn resource_reason(r: &ResourceSummary, memory: bool) -> (String, Severity) {
     if memory && has("potential-memory-leak") {
         return ("potential leak, no change".into(), Severity::Attention);
     }
-    let why = r.no_action_reason.as_deref().map_or("no change".into(), words);
+    let why = r
+        .no_action_reason
+        .as_deref()
+        .map_or("no change".into(), words);
     let severity = if r.quality_reasons.is_empty() {
         Severity::None
     } else {
@@ -117,7 +120,11 @@ fn container_row(plan: ContainerPlan, s: Option<&crate::wire::ContainerSummary>)
             quality = w.as_str().to_string();
         }
     }
-    let severity = parts.iter().map(|p| p.2).max().unwrap_or(Severity::Attention);
+    let severity = parts
+        .iter()
+        .map(|p| p.2)
+        .max()
+        .unwrap_or(Severity::Attention);
     let reason = match parts.as_slice() {
         [] => "no result".to_string(),
         [(_, a, _), (_, b, _)] if a == b => a.clone(),
@@ -165,7 +172,10 @@ pub fn rows(outcome: ChunkOutcome, infos: &[WorkloadInfo]) -> Vec<Row> {
             name: seen.name,
             monthly_cost_delta: rec.cost_delta,
             data_quality: rec.data_quality,
-            notices: summary.as_ref().map(|s| s.notices.clone()).unwrap_or_default(),
+            notices: summary
+                .as_ref()
+                .map(|s| s.notices.clone())
+                .unwrap_or_default(),
             hpa: summary.and_then(|s| s.hpa),
             containers,
             error: None,

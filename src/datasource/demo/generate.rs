@@ -143,7 +143,10 @@ fn hpa_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, h: &HpaSpec, end: i
             value,
         }]
     };
-    let base = [(label::NAMESPACE, spec.namespace), (label::HPA, spec.name.as_str())];
+    let base = [
+        (label::NAMESPACE, spec.namespace),
+        (label::HPA, spec.name.as_str()),
+    ];
     let with = |name: &str, extra: &[(&str, &str)]| {
         let mut l = labels(&base);
         l.insert(label::NAME.into(), name.into());
@@ -154,14 +157,20 @@ fn hpa_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, h: &HpaSpec, end: i
     inv.hpa.push(RawSeries {
         labels: with(
             metric::HPA_INFO,
-            &[(label::HPA_TARGET_KIND, kind), (label::HPA_TARGET_NAME, spec.name.as_str())],
+            &[
+                (label::HPA_TARGET_KIND, kind),
+                (label::HPA_TARGET_NAME, spec.name.as_str()),
+            ],
         ),
         samples: at_end(1.0),
     });
     inv.hpa.push(RawSeries {
         labels: with(
             metric::HPA_TARGET_METRIC,
-            &[(label::HPA_METRIC, "cpu"), (label::HPA_TARGET_TYPE, "utilization")],
+            &[
+                (label::HPA_METRIC, "cpu"),
+                (label::HPA_TARGET_TYPE, "utilization"),
+            ],
         ),
         samples: at_end(h.cpu_utilization),
     });

@@ -34,7 +34,10 @@ pub fn hpas(series: &[RawSeries]) -> HashMap<WorkloadKey, Hpa> {
             });
         match s.label(label::NAME) {
             metric::HPA_INFO => {
-                let (kind, target) = (s.label(label::HPA_TARGET_KIND), s.label(label::HPA_TARGET_NAME));
+                let (kind, target) = (
+                    s.label(label::HPA_TARGET_KIND),
+                    s.label(label::HPA_TARGET_NAME),
+                );
                 if !kind.is_empty() && !target.is_empty() {
                     entry.0 = Some(WorkloadKey {
                         namespace: ns.to_string(),
@@ -61,7 +64,8 @@ pub fn hpas(series: &[RawSeries]) -> HashMap<WorkloadKey, Hpa> {
     let mut out = HashMap::new();
     for (_, (target, mut hpa)) in by_name {
         let Some(key) = target else { continue };
-        hpa.targets.sort_by(|a, b| (&a.metric, &a.target_type).cmp(&(&b.metric, &b.target_type)));
+        hpa.targets
+            .sort_by(|a, b| (&a.metric, &a.target_type).cmp(&(&b.metric, &b.target_type)));
         out.entry(key).or_insert(hpa);
     }
     out
@@ -98,12 +102,18 @@ mod tests {
         let raw = vec![
             series(
                 metric::HPA_INFO,
-                &[(label::HPA_TARGET_KIND, "Deployment"), (label::HPA_TARGET_NAME, "api")],
+                &[
+                    (label::HPA_TARGET_KIND, "Deployment"),
+                    (label::HPA_TARGET_NAME, "api"),
+                ],
                 1.0,
             ),
             series(
                 metric::HPA_TARGET_METRIC,
-                &[(label::HPA_METRIC, "cpu"), (label::HPA_TARGET_TYPE, "utilization")],
+                &[
+                    (label::HPA_METRIC, "cpu"),
+                    (label::HPA_TARGET_TYPE, "utilization"),
+                ],
                 70.0,
             ),
             series(metric::HPA_MIN_REPLICAS, &[], 2.0),

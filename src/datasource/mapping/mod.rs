@@ -140,14 +140,13 @@ pub fn map_with(
                     .unwrap_or_default(),
             };
             observations.push(observe(
-                window,
                 target,
                 current.as_ref(),
                 &release_pods,
                 pods,
                 settings,
                 series,
-                &key,
+                (&key, window),
             ));
         }
         workloads.push(WorkloadInfo {
@@ -279,14 +278,13 @@ fn release_start(pods: &PodIndex, window: Window, key: &WorkloadKey, release: &s
 }
 
 fn observe(
-    window: Window,
     target: Target,
     current: Option<&Current>,
     release_pods: &[(&PodMeta, i64)],
     pods: &PodIndex,
     settings: &SettingsIndex,
     series: ContainerSeries,
-    key: &WorkloadKey,
+    (key, window): (&WorkloadKey, Window),
 ) -> ContainerObservation {
     let ksm = pods.ksm_present;
     let container = target.container.as_str();

@@ -132,7 +132,10 @@ impl SettingsIndex {
 
 /// Restart increments seen while the last termination reason is `OOMKilled`: each is
 /// a kill between the step before and the step it is seen at.
-fn inferred_kills(restarts: &[RawSeries], reasons: &[RawSeries]) -> HashMap<(String, String), Vec<i64>> {
+fn inferred_kills(
+    restarts: &[RawSeries],
+    reasons: &[RawSeries],
+) -> HashMap<(String, String), Vec<i64>> {
     let key = |s: &RawSeries| {
         (
             s.label(label::UID).to_string(),
@@ -142,19 +145,29 @@ fn inferred_kills(restarts: &[RawSeries], reasons: &[RawSeries]) -> HashMap<(Str
     let mut oom_at: HashMap<(String, String), std::collections::HashSet<i64>> = HashMap::new();
     for s in reasons {
         let times = oom_at.entry(key(s)).or_default();
-        times.extend(s.samples.iter().filter(|x| x.value > 0.0).map(|x| x.timestamp));
+        times.extend(
+            s.samples
+                .iter()
+                .filter(|x| x.value > 0.0)
+                .map(|x| x.timestamp),
+        );
     }
     let mut out: HashMap<(String, String), Vec<i64>> = HashMap::new();
     for s in restarts {
         let k = key(s);
-        let Some(times) = oom_at.get(&k) else { continue };
+        let Some(times) = oom_at.get(&k) else {
+            continue;
+        };
         let mut samples = s.samples.clone();
         samples.sort_by_key(|x| x.timestamp);
         for pair in samples.windows(2) {
             let grew = pair[1].value - pair[0].value;
             if grew >= 1.0 && grew.is_finite() && times.contains(&pair[1].timestamp) {
                 let kills = out.entry(k.clone()).or_default();
-                kills.extend(std::iter::repeat_n(pair[1].timestamp, grew.round() as usize));
+                kills.extend(std::iter::repeat_n(
+                    pair[1].timestamp,
+                    grew.round() as usize,
+                ));
             }
         }
     }
@@ -215,9 +228,18 @@ pub fn oom_terminations(
     // Containers without a termination timestamp: the kills inferred from restarts.
     let timed: std::collections::HashSet<(String, String)> = raw
         .iter()
-        .map(|s| (s.label(label::UID).to_string(), s.label(label::CONTAINER).to_string()))
+        .map(|s| {
+            (
+                s.label(label::UID).to_string(),
+                s.label(label::CONTAINER).to_string(),
+            )
+        })
         .collect();
-    let mut inferred: Vec<_> = settings.inferred.iter().filter(|(k, _)| !timed.contains(*k)).collect();
+    let mut inferred: Vec<_> = settings
+        .inferred
+        .iter()
+        .filter(|(k, _)| !timed.contains(*k))
+        .collect();
     inferred.sort();
     for ((uid, container), times) in inferred {
         let Some(meta) = pods.pod(uid) else { continue };

@@ -366,7 +366,8 @@ pub fn ensure(f: &Fleet, target_dir: &Path) -> (PathBuf, f64) {
     if done.join("complete").exists() {
         return (done.join("tsdb"), 0.0);
     }
-    let root = cache_dir(target_dir).join(format!("{}.partial-{}", f.dir_name(), std::process::id()));
+    let root =
+        cache_dir(target_dir).join(format!("{}.partial-{}", f.dir_name(), std::process::id()));
     let tsdb = root.join("tsdb");
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&tsdb).expect("bench-data dir");

@@ -1,8 +1,7 @@
 //! Issue 15: `kerf scan` (the release binary, as a user runs it) against a real
-//! Prometheus holding the run benchmark's cluster (1,000 Deployments × 3 replicas × 2
-//! containers, 7 days at 60 s; `tests/it/support/fleet_tsdb.rs`, generated once and
-//! cached), for 300 workloads (`--namespace` six of the twenty namespaces) and for all
-//! 1,000: wall time, kerf's peak RSS (`ru_maxrss` of the child) and the queries it
+//! Prometheus holding 1,000 Deployments × 1 replica × 2 containers, 7 days at 60 s
+//! (`tests/it/support/fleet_tsdb.rs`, `SCAN_BENCH`, generated once and cached), for 300
+//! workloads (`--namespace` six of the twenty namespaces) and for all 1,000: wall time, kerf's peak RSS (`ru_maxrss` of the child) and the queries it
 //! issued, per protocol. Figures are printed, never asserted.
 //!
 //! `cargo bench --bench scan_prometheus`.
@@ -59,7 +58,7 @@ fn measured(args: &[String]) -> (f64, f64, Vec<u8>) {
 
 fn main() {
     prometheus::ensure_installed();
-    let (tsdb, generation_s) = dataset::ensure(&dataset::BENCH, &target_dir());
+    let (tsdb, generation_s) = dataset::ensure(&dataset::SCAN_BENCH, &target_dir());
     if generation_s > 0.0 {
         println!("data generation + backfill: {generation_s:.1} s (cached for later runs)");
     }
@@ -73,9 +72,9 @@ fn main() {
         .collect();
     println!(
         "cluster: {} Deployments × {} replicas × {} containers, {} days at {} s; kerf scan --format json --quiet",
-        dataset::BENCH.workloads,
-        dataset::BENCH.replicas,
-        dataset::BENCH.containers.len(),
+        dataset::SCAN_BENCH.workloads,
+        dataset::SCAN_BENCH.replicas,
+        dataset::SCAN_BENCH.containers.len(),
         dataset::DAYS,
         dataset::STEP_S
     );

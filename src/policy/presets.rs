@@ -40,7 +40,7 @@ pub fn get(name: &str) -> Option<Preset> {
         ),
         "balanced" => (
             "Most production services (the fleet default): CPU at P95 + 15 % with no new CPU \
-             limits, memory at the peak + 20 % with a limit 1.3 × the request.",
+             limits, memory at the peak + 10 % with a limit 1.3 × the request.",
             balanced(),
         ),
         "conservative" => (
@@ -95,7 +95,7 @@ fn cost_saving() -> Policy {
 }
 
 fn balanced() -> Policy {
-    base(95.0, 1.15, 1.2, 1.3)
+    base(95.0, 1.15, 1.1, 1.3)
 }
 
 fn conservative() -> Policy {

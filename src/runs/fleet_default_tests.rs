@@ -200,3 +200,48 @@ fn the_ui_splits_data_quality_reasons_as_the_hub_does() {
         );
     }
 }
+
+#[test]
+fn on_the_demo_the_fleet_default_costs_less_than_the_engines_defaults_with_no_more_oom_kills() {
+    let settings = RecommenderSettings::default();
+    let (window, span) = super::backtest::span_for(END_MS, &settings, 0.5);
+    let mut groups = Vec::new();
+    for cluster in DemoFleet::clusters() {
+        let scope = ClusterScope {
+            cluster: cluster.to_string(),
+            selector_label: None,
+            selector_value: None,
+        };
+        let collection = DemoFleet::new(42)
+            .collect_now(&scope, window)
+            .expect("collect");
+        let mut g = group(cluster, collection);
+        g.retain(|w| !settings.excludes(&w.info.namespace));
+        groups.push((cluster.to_string(), g));
+    }
+    let report = |name: &str| {
+        let policy = crate::policy::presets::get(name).expect("preset").analysis;
+        let mut rows = Vec::new();
+        for (cluster, g) in &groups {
+            let prices = super::Pricing::default().for_cluster(cluster);
+            rows.extend(super::backtest::backtest_groups(g, &policy, span, prices));
+        }
+        super::backtest::report(&policy, span, rows, false, Vec::new())
+    };
+    let (fleet, engine) = (
+        report(crate::policy::presets::FLEET_DEFAULT),
+        report("engine-default"),
+    );
+    for (mode, f, e) in [
+        ("in sample", &fleet.in_sample, &engine.in_sample),
+        ("out of sample", &fleet.out_of_sample, &engine.out_of_sample),
+    ] {
+        assert!(
+            f.would_be_oom_kills <= e.would_be_oom_kills,
+            "{mode}: {f:?} vs {e:?}"
+        );
+        assert!(f.cost_change < e.cost_change, "{mode}: {f:?} vs {e:?}");
+        assert!(f.cost_change.is_some_and(|c| c < 0.0), "{mode}: a saving");
+    }
+    assert!(fleet.workloads_grown < engine.workloads_grown);
+}

@@ -20,9 +20,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::analysis::Policy;
-use crate::datasource::{ClusterScope, CollectStats, DatasourceError, Source, Window};
+use crate::datasource::{ClusterScope, CollectStats, Collection, DatasourceError, Source, Window};
 use crate::policy::PolicySet;
 use crate::runs::analyze::{analyze_chunk, ChunkContext};
+use crate::runs::engine::CHUNK_WORKLOADS;
 use crate::runs::workload::group;
 
 use super::Exit;
@@ -166,20 +167,26 @@ pub async fn collect(scan: &Scan) -> Result<Found, Exit> {
             g.namespaces.join(", "),
             rows.len()
         ));
-        let mut collection = scan
-            .source
-            .collect_group(&plan, index)
-            .await
-            .map_err(|e| unusable(&scan.url, e))?;
-        stats.add(&std::mem::take(&mut collection.stats));
-        let mut groups = group(&scan.scope.cluster, collection);
-        groups.retain(|w| wanted(&w.info.namespace));
-        let infos: Vec<_> = groups.iter().map(|w| w.info.clone()).collect();
-        let c = ctx.clone();
-        let outcome = tokio::task::spawn_blocking(move || analyze_chunk(groups, &c))
-            .await
-            .map_err(Exit::runtime)?;
-        rows.extend(rows::rows(outcome, &infos));
+        // Streamed as a run streams it: each piece (a workload with remote read, the
+        // group with query_range) is analyzed as it arrives, so a scan holds a window of
+        // workloads, never a group.
+        let (sink, mut pieces) = tokio::sync::mpsc::channel::<Collection>(1);
+        let plan = &plan;
+        let collect = async move {
+            let out = scan.source.stream_group(plan, index, &sink).await;
+            drop(sink);
+            out
+        };
+        let analyze = async {
+            let mut got = Vec::new();
+            while let Some(piece) = pieces.recv().await {
+                got.extend(analyze_piece(scan, &ctx, piece).await?);
+            }
+            Ok::<_, Exit>(got)
+        };
+        let (streamed, analyzed) = tokio::join!(collect, analyze);
+        stats.add(&streamed.map_err(|e| unusable(&scan.url, e))?);
+        rows.extend(analyzed?);
     }
     progress.done();
     rows.sort_by(|a, b| a.key().cmp(&b.key()));
@@ -189,6 +196,28 @@ pub async fn collect(scan: &Scan) -> Result<Found, Exit> {
         excluded,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// Analyzes one streamed piece in chunks on the blocking pool.
+async fn analyze_piece(
+    scan: &Scan,
+    ctx: &Arc<ChunkContext>,
+    piece: Collection,
+) -> Result<Vec<Row>, Exit> {
+    let mut groups = group(&scan.scope.cluster, piece);
+    groups.retain(|w| scan.wants(&w.info.namespace));
+    let mut out = Vec::new();
+    while !groups.is_empty() {
+        let rest = groups.split_off(groups.len().min(CHUNK_WORKLOADS));
+        let chunk = std::mem::replace(&mut groups, rest);
+        let infos: Vec<_> = chunk.iter().map(|w| w.info.clone()).collect();
+        let c = ctx.clone();
+        let outcome = tokio::task::spawn_blocking(move || analyze_chunk(chunk, &c))
+            .await
+            .map_err(Exit::runtime)?;
+        out.extend(rows::rows(outcome, &infos));
+    }
+    Ok(out)
 }
 
 impl Scan {

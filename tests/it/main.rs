@@ -13,6 +13,7 @@ mod analysis_props;
 mod appliance;
 mod approval_consumption;
 mod audit_pagination;
+mod backtest_api;
 mod backup_restore;
 mod bad_input;
 mod body_shapes;

@@ -165,6 +165,13 @@ pub enum Command {
         #[command(flatten)]
         at: DataArgs,
     },
+    /// Recommend requests and limits for a cluster straight from its Prometheus, without
+    /// a hub (workloads from kube-state-metrics, usage from cAdvisor).
+    Scan(Box<commands::scan::ScanArgs>),
+    /// Ask a hub how a preset or policy would have done on the recorded usage of the
+    /// selected workloads (cost change, CPU above request, would-be OOM kills,
+    /// throttling; in and out of sample).
+    Backtest(Box<commands::backtest::BacktestArgs>),
     /// Analyze a resource-analysis-input/v2 JSON snapshot offline.
     Analyze {
         /// Policy JSON; omitted fields take their defaults.
@@ -353,6 +360,12 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
     {
         return commands::analyze(policy.as_deref(), *pretty, input);
     }
+    if let Command::Scan(args) = &cli.command {
+        return commands::scan::scan(args);
+    }
+    if let Command::Backtest(args) = &cli.command {
+        return commands::backtest::backtest(args);
+    }
     if matches!(cli.command, Command::Version) {
         println!("kerf {}{}", env!("CARGO_PKG_VERSION"), features());
         return Ok(());
@@ -417,7 +430,9 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
             };
             commands::create_user(&config, &name, role, password_file.as_deref())
         }
-        Command::Version | Command::Analyze { .. } => Ok(()),
+        Command::Version | Command::Analyze { .. } | Command::Scan(_) | Command::Backtest(_) => {
+            Ok(())
+        }
     }
 }
 

@@ -48,9 +48,10 @@
 //!   runs, datasource checks, ticks). Uses `store`, `events`, `wire`, `timestamp`.
 //! - `runs`: recommendation runs (collect → analyze → store), their schedule and
 //!   retention jobs, progress, recommender and pricing settings (saved as operations)
-//!   and savings. Uses `analysis`, `datasource`, `policy`, `readiness`, `store`,
-//!   `events`, `operation`, `wire`, `metrics`, `clock`, `jobs` (a run's task is
-//!   watched like a job: a panic is recorded as a failed run).
+//!   and savings, and the backtest of a policy on recorded usage. Uses `analysis`,
+//!   `datasource`, `policy`, `readiness`, `store`, `events`, `operation`, `wire`,
+//!   `metrics`, `clock`, `jobs` (a run's task is watched like a job: a panic is recorded
+//!   as a failed run), `timestamp`; `sim` (tests: the backtest's ground truth).
 //! - `notify`: notification channels and rules, the audit-cursor dispatcher and
 //!   per-channel senders (Slack, Teams, webhook with HMAC), payloads and the weekly
 //!   digest; its dispatcher and digest are jobs. Uses `auth`, `clock`, `config`,
@@ -77,8 +78,10 @@
 //!   `datasource`, `events`, `fleet`, `jobs`, `metrics`, `notify`, `operation`, `runs`,
 //!   `shutdown`, `store`, `tls`, `wire`.
 //! - `commands`: the offline commands (they call the same operations as the API;
-//!   backup and restore carry the datasource secret key). Uses `analysis`, `auth`,
-//!   `clock`, `config`, `datasource`, `events`, `fleet`, `operation`, `server`, `store`,
+//!   backup and restore carry the datasource secret key; `kerf scan` collects and
+//!   analyzes with `datasource` and `runs` as a hub run does and prints with `api`'s
+//!   export plan; `kerf backtest` asks a hub). Uses `analysis`, `api`, `auth`, `clock`,
+//!   `config`, `datasource`, `events`, `fleet`, `operation`, `runs`, `server`, `store`,
 //!   `timestamp`, `tls`.
 //! - `demo`: wires the demo fleet into `server`, with one in-process agent per demo
 //!   cluster acting on the sim's in-process cluster, and the demo's policies. Uses

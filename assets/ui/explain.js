@@ -1,6 +1,6 @@
 // Plain-language meanings of the engine's reason codes (docs/contracts/analysis.md).
 export const REASONS = {
-  "inferred-release-start": "kerf worked out where the current rollout began.",
+  "inferred-release-start": "The engine worked out where the current rollout began from a boundary it saw (old pods running after the new release started). Only informs.",
   "missing-identity": "The workload's identity (UID and release) is unknown, so its usage cannot be attributed.",
   "ambiguous-identity": "Several identities match; kerf will not guess which usage belongs to this rollout.",
   "stale-identity": "The identity information is out of date.",
@@ -31,6 +31,7 @@ export const REASONS = {
   "memory-baseline-plateau-or-recovery": "The memory baseline levelled off or recovered.",
   "insufficient-memory-trend-buckets": "Too little data to judge a memory trend.",
   "memory-trend-outside-numeric-range": "The memory trend could not be computed.",
+  "hpa-cpu-utilization": "A HorizontalPodAutoscaler scales it on CPU utilization: a new CPU request moves its scaling point.",
 };
 
 export const explain = (code) => REASONS[code] ?? "";

@@ -1,9 +1,10 @@
 // One container's recommendation per resource: from → to with confidence, data quality
 // and its reasons, notices, OOM floor, potential-leak evidence, rollout fallback, trace.
 import { html } from "./lib.js";
-import { Badge, QualityBadge } from "./components.js";
+import { Badge } from "./components.js";
 import { DecisionTrace } from "./trace.js";
 import { explain } from "./explain.js";
+import { QualityReasons, ResultQualityBadge } from "./quality.js";
 import * as fmt from "./format.js";
 
 function signalText(resource, s) {
@@ -35,10 +36,10 @@ function Settings({ r }) {
 function Quality({ dq }) {
   if (!dq) return null;
   return html`<div class="quality">
-    <p><${QualityBadge} status=${dq.status} />
+    <p><${ResultQualityBadge} dq=${dq} />
       <span class="small muted"> coverage ${fmt.percent(dq.coverage, 1)} · ${dq.observationCount ?? 0} observations · ${dq.seriesCount ?? 0} series ·
       ${fmt.duration((dq.observedIntervalHours ?? 0) * 3600)} observed${dq.cadenceSeconds ? ` every ${fmt.duration(dq.cadenceSeconds)}` : ""}</span></p>
-    ${(dq.reasons ?? []).length > 0 && html`<ul class="reasons">${dq.reasons.map((x) => html`<li><code>${x}</code> ${explain(x)}</li>`)}</ul>`}
+    <${QualityReasons} dq=${dq} />
   </div>`;
 }
 
@@ -71,13 +72,17 @@ function Fallback({ fb }) {
   </div>`;
 }
 
+/** An OOM kill kerf inferred from a restart (no termination timestamp exported). */
+const inferred = (k) => /\/inferred(-\d+)?$/.test(k.id ?? "");
+
 function Oom({ r }) {
   const kills = r.evidence?.oomKills ?? [];
   if (!r.oomAdjustment && kills.length === 0) return null;
   return html`<div class="oom">
     <p><${Badge} kind="bad">OOM</${Badge}> ${fmt.count(kills.length, "OOM kill")} counted.</p>
     ${kills.length > 0 && html`<details class="oom-times"><summary class="small">When (${fmt.count(kills.length, "time")})</summary>
-      <ul class="small">${kills.map((k) => html`<li>${fmt.time(k.timestamp)}${k.memoryLimitBytes ? ` at a ${fmt.bytes(k.memoryLimitBytes)} limit` : ""}</li>`)}</ul></details>`}
+      <ul class="small">${kills.map((k) => html`<li>${fmt.time(k.timestamp)}${k.memoryLimitBytes ? ` at a ${fmt.bytes(k.memoryLimitBytes)} limit` : ""}${inferred(k) ? " (inferred)" : ""}</li>`)}</ul></details>`}
+    ${kills.some(inferred) && html`<p class="small muted">Inferred kills: kube-state-metrics exports no termination time here, so a restart seen while the last termination reason was OOMKilled dates the kill, within one scrape interval.</p>`}
     ${r.oomAdjustment && html`<p class="small">Memory request floor ${fmt.bytes(r.oomAdjustment.oomRequestFloorBytes)} (baseline ${fmt.bytes(r.oomAdjustment.baselineRequestBytes)})
       ${r.oomAdjustment.usedCurrentFallback ? "; the limit at the kill was unknown, today's setting was used" : ""}
       ${r.oomAdjustment.usedUsageFallback ? "; usage × headroom was used as the base" : ""}.</p>`}

@@ -16,6 +16,7 @@
 //! load average is printed with the figures (it is shared with other builds). Figures
 //! are printed, never asserted.
 
+#[path = "../../tests/it/support/fleet_tsdb.rs"]
 mod dataset;
 #[path = "../../tests/it/support/prometheus.rs"]
 mod prometheus;
@@ -41,7 +42,7 @@ fn target_dir() -> PathBuf {
 fn main() {
     prometheus::ensure_installed();
     serve::ensure_faketime();
-    let (tsdb, generation_s) = dataset::ensure(&target_dir());
+    let (tsdb, generation_s) = dataset::ensure(&dataset::BENCH, &target_dir());
     if generation_s > 0.0 {
         println!("data generation + backfill: {generation_s:.1} s (cached for later runs)");
     } else {
@@ -153,9 +154,9 @@ fn measure(url: &str, pid: &str, protocol: &str, budget: serve::Budget, server: 
     let stats = &run["collect"];
     println!(
         "cluster: {} workloads × {} replicas × {} containers, {} days at {} s",
-        dataset::WORKLOADS,
-        dataset::REPLICAS,
-        dataset::CONTAINERS.len(),
+        dataset::BENCH.workloads,
+        dataset::BENCH.replicas,
+        dataset::BENCH.containers.len(),
         dataset::DAYS,
         dataset::STEP_S
     );

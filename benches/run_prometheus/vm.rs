@@ -131,7 +131,7 @@ pub fn ensure(cache: &Path, prom_url: &str) -> PathBuf {
     let http = reqwest::Client::new();
     let samples = runtime.block_on(async {
         let mut samples = 0u64;
-        for ns in 0..dataset::NAMESPACES {
+        for ns in 0..dataset::BENCH.namespaces {
             let query = ReadQuery {
                 start_ms: (dataset::START_S - 86_400) * 1000,
                 end_ms: (dataset::END_S + 60) * 1000,

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod approvals;
 pub mod audit;
 pub mod automation;
+pub mod backtest;
 pub mod body;
 pub mod clusters;
 pub mod config_audit;
@@ -160,6 +161,8 @@ pub fn route_table() -> RouteTable {
         .add(WorkloadWrite, routes!(overrides::delete_override))
         .add(WorkloadWrite, routes!(approvals::approve))
         .add(WorkloadRead, routes!(history::get_history))
+        .add(Viewer, routes!(backtest::list_presets))
+        .add(Viewer, routes!(backtest::post_backtest))
         .add(Viewer, routes!(policies::list))
         .add(Editor, routes!(policies::create))
         .add(Viewer, routes!(policies::get))

@@ -5,8 +5,10 @@
 //! failure, 2 bad usage, bad config or bad input (with a one-line reason on stderr).
 
 mod audit_export;
+pub mod backtest;
 mod backup;
 mod rotate_key;
+pub mod scan;
 
 pub use audit_export::export as export_audit;
 pub use backup::{backup, restore};

@@ -49,6 +49,42 @@ pub struct WorkloadInfo {
     pub containers: Vec<String>,
     /// Workload labels when known (policy selectors use them).
     pub labels: std::collections::BTreeMap<String, String>,
+    /// The HorizontalPodAutoscaler scaling it, when kube-state-metrics shows one.
+    pub hpa: Option<Hpa>,
+}
+
+/// A HorizontalPodAutoscaler as kube-state-metrics exports it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hpa {
+    pub name: String,
+    pub min_replicas: Option<u32>,
+    pub max_replicas: Option<u32>,
+    /// The metrics it scales on, sorted.
+    pub targets: Vec<HpaTarget>,
+}
+
+/// One metric an HPA scales on: `metric_name` (`cpu`, `memory` or a custom name),
+/// `metric_target_type` (`utilization`, `average`, `value`) and the target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HpaTarget {
+    pub metric: String,
+    pub target_type: String,
+    pub value: f64,
+}
+
+impl Hpa {
+    /// The utilization target (percent of the request) it keeps for `resource`.
+    pub fn utilization(&self, resource: &str) -> Option<f64> {
+        self.targets
+            .iter()
+            .find(|t| t.metric == resource && t.target_type == "utilization")
+            .map(|t| t.value)
+    }
+
+    /// The CPU utilization target, when it scales on one.
+    pub fn cpu_utilization(&self) -> Option<f64> {
+        self.utilization("cpu")
+    }
 }
 
 /// Counters a collection reports for run records and benchmarks.

@@ -52,6 +52,12 @@ pub struct RawInventory {
     /// (metric name kept): allow-listed labels as `label_<sanitized name>`, of each
     /// workload and of each pod alive now (the fallback when a workload has none).
     pub labels: Vec<RawSeries>,
+    /// `last_over_time(kube_replicaset_created[window])`: ReplicaSet creation (Unix
+    /// seconds), the start of a Deployment's release.
+    pub replicaset_created: Vec<RawSeries>,
+    /// `kube_horizontalpodautoscaler_{info,spec_target_metric,spec_min_replicas,
+    /// spec_max_replicas}[5m]` at the end (metric name kept): the HPAs and their targets.
+    pub hpa: Vec<RawSeries>,
 }
 
 /// Current settings and OOM terminations of one batch of namespaces.
@@ -69,6 +75,13 @@ pub struct RawSettings {
     /// positive `..._last_terminated_reason{reason="OOMKilled"}`: values are termination
     /// times in Unix seconds.
     pub oom_terminations: Vec<RawSeries>,
+    /// Only when `oom_terminations` is empty (kube-state-metrics without the
+    /// termination timestamp): `kube_pod_container_status_restarts_total` of the
+    /// containers whose last termination was `OOMKilled` in the window (range query).
+    pub restarts: Vec<RawSeries>,
+    /// …and their `kube_pod_container_status_last_terminated_reason{reason="OOMKilled"}`
+    /// (range query): a restart seen while it is set was an OOM kill.
+    pub oom_reasons: Vec<RawSeries>,
 }
 
 /// Usage of one batch of namespaces.
@@ -97,6 +110,11 @@ pub mod label {
     pub const DAEMONSET: &str = "daemonset";
     pub const RESOURCE: &str = "resource";
     pub const REVISION: &str = "label_controller_revision_hash";
+    pub const HPA: &str = "horizontalpodautoscaler";
+    pub const HPA_TARGET_KIND: &str = "scaletargetref_kind";
+    pub const HPA_TARGET_NAME: &str = "scaletargetref_name";
+    pub const HPA_METRIC: &str = "metric_name";
+    pub const HPA_TARGET_TYPE: &str = "metric_target_type";
 }
 
 /// Metric names kerf reads.
@@ -120,6 +138,12 @@ pub mod metric {
     pub const DAEMONSET_DESIRED: &str = "kube_daemonset_status_desired_number_scheduled";
     pub const TERMINATED_REASON: &str = "kube_pod_container_status_last_terminated_reason";
     pub const TERMINATED_TIMESTAMP: &str = "kube_pod_container_status_last_terminated_timestamp";
+    pub const RESTARTS: &str = "kube_pod_container_status_restarts_total";
+    pub const REPLICASET_CREATED: &str = "kube_replicaset_created";
+    pub const HPA_INFO: &str = "kube_horizontalpodautoscaler_info";
+    pub const HPA_TARGET_METRIC: &str = "kube_horizontalpodautoscaler_spec_target_metric";
+    pub const HPA_MIN_REPLICAS: &str = "kube_horizontalpodautoscaler_spec_min_replicas";
+    pub const HPA_MAX_REPLICAS: &str = "kube_horizontalpodautoscaler_spec_max_replicas";
 
     /// What `test` checks for: usage from cAdvisor, everything else from kube-state-metrics.
     pub const REQUIRED: &[&str] = &[CPU, MEMORY, POD_OWNER, REQUESTS, LIMITS, REPLICASET_OWNER];

@@ -7,6 +7,7 @@
 pub mod defaults;
 pub mod glob;
 pub mod model;
+pub mod presets;
 pub mod resolve;
 pub mod set;
 pub mod validate;

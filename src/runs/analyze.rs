@@ -9,13 +9,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::summary::{notices_column, summarize};
+use super::summary::{notices_column, summarize, with_hpa};
 use super::workload::WorkloadGroup;
 use crate::analysis::{
     self, ContainerObservation, Input, Policy, ResourceAnalysis, DETECTOR_VERSION,
     INPUT_SCHEMA_VERSION, OUTPUT_SCHEMA_VERSION,
 };
-use crate::datasource::Window;
+use crate::datasource::{Hpa, Window};
 use crate::policy::{PolicySet, WorkloadRef};
 use crate::store::{NewRecommendation, WorkloadSeen};
 
@@ -110,7 +110,8 @@ fn analyze_group(out: &mut ChunkOutcome, ctx: &ChunkContext, group: PolicyGroup)
     let mut metas = Vec::with_capacity(members.len());
     let mut containers = Vec::new();
     for (g, identity) in members {
-        metas.push((g.seen, g.info.replicas, g.containers.len(), identity));
+        let hpa = g.info.hpa.map(|h| (h, g.containers.clone()));
+        metas.push((g.seen, g.info.replicas, g.containers.len(), identity, hpa));
         containers.extend(g.containers);
     }
     let input = input_of(ctx, containers);
@@ -129,25 +130,26 @@ fn analyze_group(out: &mut ChunkOutcome, ctx: &ChunkContext, group: PolicyGroup)
                     .or_default()
                     .push(r);
             }
-            for (seen, replicas, _, identity) in metas {
+            for (seen, replicas, _, identity, hpa) in metas {
                 let key = (seen.namespace.clone(), seen.kind.clone(), seen.name.clone());
                 let results = by_key.remove(&key).unwrap_or_default();
-                push_result(out, ctx, &made(identity), seen, replicas, results);
+                push_result(out, ctx, &made(identity), (seen, replicas, hpa), results);
             }
         }
         Err(e) if metas.len() == 1 => {
-            let (seen, _, _, _) = metas.pop().expect("one workload");
+            let (seen, _, _, _, _) = metas.pop().expect("one workload");
             out.failed.push((seen, e.to_string()));
         }
         Err(_) => {
             let mut rest = input.containers.into_iter();
-            for (seen, replicas, n, identity) in metas {
+            for (seen, replicas, n, identity, hpa) in metas {
                 let own: Vec<ContainerObservation> = rest.by_ref().take(n).collect();
                 let input = input_of(ctx, own);
                 match analysis::analyze(&input, &policy) {
                     Ok(output) => {
                         let results = output.results.iter().collect();
-                        push_result(out, ctx, &made(identity), seen, replicas, results);
+                        let who = (seen, replicas, hpa);
+                        push_result(out, ctx, &made(identity), who, results);
                     }
                     Err(e) => out.failed.push((seen, e.to_string())),
                 }
@@ -172,14 +174,21 @@ fn input_of(ctx: &ChunkContext, containers: Vec<ContainerObservation>) -> Input 
     }
 }
 
+/// The workload a result is for: its row, replicas, and its HPA with its containers.
+type Who = (
+    WorkloadSeen,
+    Option<u32>,
+    Option<(Hpa, Vec<ContainerObservation>)>,
+);
+
 fn push_result(
     out: &mut ChunkOutcome,
     ctx: &ChunkContext,
     made: &Made,
-    seen: WorkloadSeen,
-    replicas: Option<u32>,
+    who: Who,
     results: Vec<&ResourceAnalysis>,
 ) {
+    let (seen, replicas, hpa) = who;
     if results.is_empty() {
         out.failed.push((
             seen,
@@ -187,7 +196,10 @@ fn push_result(
         ));
         return;
     }
-    let summary = summarize(&results, replicas, ctx.prices);
+    let mut summary = summarize(&results, replicas, ctx.prices);
+    if let Some((hpa, containers)) = &hpa {
+        with_hpa(&mut summary, Some(hpa), containers);
+    }
     let doc = WorkloadAnalysis {
         schema_version: OUTPUT_SCHEMA_VERSION,
         detector_version: DETECTOR_VERSION,

@@ -255,6 +255,40 @@ async fn a_demo_run_stores_every_workload_with_identity_evidence_and_the_expecte
     let flags = named(&ws, "feature-flags");
     assert!(!flags.has_changes);
     assert_eq!(flags.confidence, -1);
+    // Kubernetes' own namespace is left out, and the run says so.
+    assert!(ws.iter().all(|w| w.seen.namespace != "kube-system"));
+    let collect: Value = serde_json::from_str(&run.collect_stats).expect("collect");
+    assert_eq!(
+        collect["excluded"],
+        serde_json::json!({ "namespaces": ["kube-system"], "workloads": 1 })
+    );
+    // The HPA-scaled storefront: flagged, with the target that keeps its scaling point.
+    let store = named(&ws, "storefront");
+    assert!(
+        store.notices.contains(",hpa-cpu-utilization,"),
+        "{}",
+        store.notices
+    );
+    let (sum, _) = summary(&f, store).await;
+    let hpa = &sum["hpa"];
+    assert_eq!(hpa["cpuTargetUtilization"], 70.0, "{sum}");
+    let (mut now, mut next) = (0.0, 0.0);
+    for c in sum["containers"].as_array().expect("containers") {
+        let r = &c["cpu"]["requests"];
+        let cur = r["current"]
+            .as_f64()
+            .unwrap_or_else(|| match c["name"].as_str() {
+                Some("proxy") => 100.0,
+                _ => 500.0,
+            });
+        now += cur;
+        next += r["suggested"].as_f64().unwrap_or(cur);
+    }
+    assert_eq!(
+        hpa["coordinatedCpuTarget"],
+        (70.0 * now / next).round(),
+        "{sum}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

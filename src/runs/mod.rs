@@ -11,6 +11,8 @@
 //!   datasource.
 
 pub mod analyze;
+pub mod backtest;
+pub mod backtest_score;
 pub mod engine;
 mod pipeline;
 pub mod pricing;
@@ -77,6 +79,8 @@ pub struct Runs {
     data_dir: std::path::PathBuf,
     /// Collection figures of finished runs go to `/metrics` when set.
     metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// Backtests in flight (one at a time).
+    backtests: Arc<tokio::sync::Semaphore>,
 }
 
 impl Runs {
@@ -90,6 +94,7 @@ impl Runs {
             fixed_source: None,
             data_dir: std::path::PathBuf::new(),
             metrics: None,
+            backtests: Arc::new(tokio::sync::Semaphore::new(1)),
         }
     }
 
@@ -245,3 +250,7 @@ impl Runs {
             .map_err(|e| RunError::Store(StoreError::Task(format!("run {}: {e}", first.id))))
     }
 }
+
+#[cfg(test)]
+#[path = "fleet_default_tests.rs"]
+mod fleet_default_tests;

@@ -19,7 +19,10 @@ use serde_json::json;
 use super::analyze::{analyze_chunk, ChunkContext, ChunkOutcome};
 use super::engine::{RunInputs, ABSENT_REASON, CHUNK_WORKLOADS};
 use super::workload::group;
-use crate::datasource::{ClusterScope, CollectStats, Collection, Group, Source, Window};
+use super::RecommenderSettings;
+use crate::datasource::{
+    ClusterScope, CollectPlan, CollectStats, Collection, Group, Source, Window,
+};
 use crate::store::{ChunkWrite, RunRecord};
 
 /// Errors and summed phase times of a run (phases overlap: collection of one group runs
@@ -38,14 +41,69 @@ async fn timed<T>(f: impl Future<Output = T>) -> (T, u64) {
     (out, started.elapsed().as_millis() as u64)
 }
 
-fn stats_json(stats: &CollectStats, groups: usize, failed: usize) -> String {
+fn stats_json(stats: &CollectStats, groups: usize, failed: usize, excluded: &Excluded) -> String {
     json!({
         "queries": stats.queries, "series": stats.series, "samples": stats.samples,
         "bytes": stats.bytes, "samplesDecoded": stats.samples_decoded,
         "protocol": stats.protocol,
         "phaseMs": stats.phases(), "groups": groups, "groupsFailed": failed,
+        "excluded": { "namespaces": excluded.namespaces, "workloads": excluded.workloads },
     })
     .to_string()
+}
+
+/// What the recommender settings' `excludedNamespaces` left out of a run.
+#[derive(Debug, Default)]
+pub(super) struct Excluded {
+    /// Namespaces seen and left out, sorted.
+    pub namespaces: Vec<String>,
+    /// Workloads with a pod alive at the end in them.
+    pub workloads: usize,
+}
+
+/// Drops the excluded namespaces from `plan`'s groups (a group left empty goes).
+fn exclude(plan: &mut CollectPlan, settings: &RecommenderSettings) -> Excluded {
+    let mut out = Excluded::default();
+    let per_ns = plan.pods.workloads_by_namespace();
+    for namespace in per_ns.keys().filter(|n| settings.excludes(n)) {
+        out.workloads += alive_in(&per_ns, namespace);
+        out.namespaces.push(namespace.clone());
+    }
+    if out.namespaces.is_empty() {
+        return out;
+    }
+    for g in &mut plan.groups {
+        let before = g.namespaces.len();
+        g.namespaces.retain(|n| !settings.excludes(n));
+        if g.namespaces.len() != before {
+            g.pod_count = g.namespaces.iter().map(|n| pods_in(&per_ns, n)).sum();
+            g.workloads = g.namespaces.iter().map(|n| alive_in(&per_ns, n)).sum();
+        }
+    }
+    // Only groups of excluded namespaces are left empty here: without an inventory
+    // nothing is excluded by name until the workloads are collected.
+    plan.groups.retain(|g| !g.namespaces.is_empty());
+    out
+}
+
+type PerNamespace = std::collections::BTreeMap<
+    String,
+    std::collections::BTreeMap<
+        crate::datasource::mapping::WorkloadKey,
+        crate::datasource::plan::WorkloadPods,
+    >,
+>;
+
+fn pods_in(per_ns: &PerNamespace, ns: &str) -> usize {
+    per_ns
+        .get(ns)
+        .map_or(0, |w| w.values().map(|w| w.pods.len()).sum())
+}
+
+fn alive_in(per_ns: &PerNamespace, ns: &str) -> usize {
+    per_ns
+        .get(ns)
+        .map_or(0, |w| w.values().filter(|w| w.alive).count())
 }
 
 /// What a group's error names: its namespaces, and how many pods when it is a slice.
@@ -80,10 +138,11 @@ pub(super) async fn stages<S: Source>(
     };
     let (plan, ms) = timed(source.plan(&scope, window)).await;
     tally.collect_ms += ms;
-    let plan = plan.map_err(|e| format!("collect: {e}"))?;
+    let mut plan = plan.map_err(|e| format!("collect: {e}"))?;
+    let excluded = exclude(&mut plan, &inputs.settings);
     let groups = plan.groups.len();
     run.workloads_total = plan.workloads() as i64;
-    run.collect_stats = stats_json(&plan.stats, groups, 0);
+    run.collect_stats = stats_json(&plan.stats, groups, 0, &excluded);
     inputs.progress.update(run);
     save(inputs, run).await?;
     let ctx = Arc::new(ChunkContext {
@@ -136,7 +195,7 @@ pub(super) async fn stages<S: Source>(
             }
         }
     }
-    run.collect_stats = stats_json(&stats, groups, failed);
+    run.collect_stats = stats_json(&stats, groups, failed, &excluded);
     if let (true, 0, Some(message)) = (failed == groups, run.recommendations, first_error) {
         return Err(message);
     }
@@ -183,6 +242,7 @@ async fn analyze_piece(
     batch: &mut Batch,
 ) -> Result<(), String> {
     let mut groups = group(&run.cluster, collection);
+    groups.retain(|g| !inputs.settings.excludes(&g.info.namespace));
     run.phase = "analyze".into();
     inputs.progress.update(run);
     while !groups.is_empty() {

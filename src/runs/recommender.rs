@@ -23,9 +23,17 @@ pub struct RecommenderSettings {
     /// Days of recommendation and run history kept; 0 keeps only the latest.
     pub retention_days: u32,
     /// The default analysis policy (the engine's `Policy`; zero fields take defaults).
+    /// A new hub starts with the `balanced` preset (`policy::presets`), not the engine's
+    /// own defaults.
     #[schema(value_type = Object)]
     pub policy: Policy,
+    /// Namespaces runs leave out (`*` globs); Kubernetes' own by default. A run's
+    /// `collect.excluded` names what it left out.
+    pub excluded_namespaces: Vec<String>,
 }
+
+/// Namespaces a new hub leaves out: the control plane's, as KRR does.
+pub const SYSTEM_NAMESPACES: &[&str] = &["kube-system", "kube-public", "kube-node-lease"];
 
 impl Default for RecommenderSettings {
     fn default() -> Self {
@@ -34,7 +42,8 @@ impl Default for RecommenderSettings {
             lookback_seconds: 7 * 86_400,
             step_seconds: 60,
             retention_days: 30,
-            policy: analysis::default_policy(),
+            policy: crate::policy::presets::fleet_default(),
+            excluded_namespaces: SYSTEM_NAMESPACES.iter().map(|n| n.to_string()).collect(),
         }
     }
 }
@@ -70,6 +79,23 @@ impl RecommenderSettings {
         if self.retention_days > 3_650 {
             return Err(bad("retentionDays", "must be from 0 to 3650"));
         }
+        let mut excluded = Vec::new();
+        for (i, pattern) in self.excluded_namespaces.iter().enumerate() {
+            let p = pattern.trim();
+            let ok = !p.is_empty()
+                && p.len() <= 63
+                && p.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '*');
+            if !ok {
+                return Err(bad(
+                    &format!("excludedNamespaces[{i}]"),
+                    "must be a namespace name or a `*` glob (lower-case letters, digits, '-')",
+                ));
+            }
+            if !excluded.iter().any(|e| e == p) {
+                excluded.push(p.to_string());
+            }
+        }
         let policy = analysis::normalize_policy(&self.policy).map_err(|e| {
             bad(
                 "policy",
@@ -81,6 +107,7 @@ impl RecommenderSettings {
         Ok(RecommenderSettings {
             schedule: self.schedule.trim().to_string(),
             policy,
+            excluded_namespaces: excluded,
             ..self.clone()
         })
     }
@@ -103,6 +130,13 @@ impl RecommenderSettings {
         format!("s1:{}", hex::encode(Sha256::digest(text.as_bytes())))
     }
 
+    /// True when runs leave `namespace` out.
+    pub fn excludes(&self, namespace: &str) -> bool {
+        self.excluded_namespaces
+            .iter()
+            .any(|p| crate::policy::glob::glob_match(p, namespace))
+    }
+
     /// History older than this many milliseconds before now is pruned.
     pub fn retention_ms(&self) -> i64 {
         i64::from(self.retention_days) * 86_400_000
@@ -118,6 +152,21 @@ mod tests {
         let s = RecommenderSettings::default().validated().unwrap();
         assert_eq!(s.identity(), RecommenderSettings::default().identity());
         assert!(s.identity().starts_with("s1:"));
+    }
+
+    #[test]
+    fn a_new_hub_analyzes_with_the_fleet_default_and_leaves_system_namespaces_out() {
+        let s = RecommenderSettings::default();
+        assert_eq!(s.policy, crate::policy::presets::fleet_default());
+        assert_ne!(s.policy, analysis::default_policy());
+        assert!(s.excludes("kube-system") && s.excludes("kube-node-lease"));
+        assert!(!s.excludes("shop"));
+        // Settings stored before the key existed take the default exclusion.
+        let old: RecommenderSettings = serde_json::from_str(r#"{"schedule":"@hourly"}"#).unwrap();
+        assert!(old.excludes("kube-system"));
+        let none: RecommenderSettings =
+            serde_json::from_str(r#"{"excludedNamespaces":[]}"#).unwrap();
+        assert!(!none.excludes("kube-system"));
     }
 
     #[test]
@@ -170,6 +219,11 @@ mod tests {
         for (field, s) in cases {
             assert_eq!(s.validated().unwrap_err().field, field);
         }
+        let s = RecommenderSettings {
+            excluded_namespaces: vec!["Kube_System".into()],
+            ..Default::default()
+        };
+        assert_eq!(s.validated().unwrap_err().field, "excludedNamespaces[0]");
         let mut s = RecommenderSettings::default();
         s.policy.cpu.percentile = 150.0;
         let err = s.validated().unwrap_err();

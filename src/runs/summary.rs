@@ -10,9 +10,10 @@
 //! a resource without a request recommendation contributes 0; an unset current request
 //! counts as 0. Unknown replicas give no estimate (`null`), never a made-up number.
 
-use crate::analysis::{QualityStatus as Quality, Resource, ResourceAnalysis, Setting};
+use crate::analysis::{QualityStatus as Quality, Reason, Resource, ResourceAnalysis, Setting};
 use crate::wire::summary::{
-    ContainerSummary, QualityStatus, RecommendationSummary, ResourceSummary, SettingValues,
+    ContainerSummary, HpaSummary, QualityStatus, RecommendationSummary, ResourceSummary,
+    SettingValues,
 };
 
 /// Hours in an average month (8760 / 12).
@@ -65,9 +66,34 @@ impl Summary {
     }
 }
 
-fn quality(q: Quality) -> QualityStatus {
-    match q {
+/// Data-quality reasons that say something about the analysis without making its
+/// evidence worse: a release start the engine inferred from a boundary it saw, a change
+/// too small to make, a clamp, limits the policy leaves alone. The engine counts them
+/// towards `partial` (its contract); kerf's lists and badges do not. Every other
+/// reason lowers quality. `assets/ui/quality.js` holds the same list.
+pub const INFORMING_REASONS: &[&str] = &[
+    "inferred-release-start",
+    "no-material-change",
+    "bound-applied",
+    "limit-changes-disabled",
+    "previous-release-usage",
+    "oom-kill-detected",
+    "potential-memory-leak",
+];
+
+/// True when `reason` only informs (see [`INFORMING_REASONS`]).
+pub fn informs(reason: Reason) -> bool {
+    INFORMING_REASONS.contains(&reason.as_str())
+}
+
+/// The hub's status of one result: the engine's, except that `partial` needs a reason
+/// that lowers quality.
+fn quality(r: &ResourceAnalysis) -> QualityStatus {
+    match r.data_quality.status {
         Quality::Available => QualityStatus::Available,
+        Quality::Partial if r.data_quality.reasons.iter().all(|x| informs(*x)) => {
+            QualityStatus::Available
+        }
         Quality::Partial => QualityStatus::Partial,
         Quality::Unavailable => QualityStatus::Unavailable,
     }
@@ -75,10 +101,15 @@ fn quality(q: Quality) -> QualityStatus {
 
 /// The summary of one resource's result; adds its request delta to `delta`.
 fn resource_summary(r: &ResourceAnalysis, delta: &mut f64) -> ResourceSummary {
+    let (notes, lowering): (Vec<Reason>, Vec<Reason>) =
+        r.data_quality.reasons.iter().partition(|x| informs(**x));
+    let names = |v: Vec<Reason>| v.iter().map(|x| x.as_str().to_string()).collect();
     let mut out = ResourceSummary {
         requests: None,
         limits: None,
-        data_quality: quality(r.data_quality.status),
+        data_quality: quality(r),
+        quality_reasons: names(lowering),
+        quality_notes: names(notes),
         coverage: r.data_quality.coverage,
         no_action_reason: r.no_action_reason.map(|n| n.as_str().to_string()),
         notices: r.notices.iter().map(|n| n.as_str().to_string()).collect(),
@@ -116,7 +147,7 @@ pub fn summarize(
     let mut raised = false;
     let (mut cpu_delta_m, mut mem_delta_b) = (0.0, 0.0);
     for r in results {
-        worst = worst.max(quality(r.data_quality.status));
+        worst = worst.max(quality(r));
         notices.extend(r.notices.iter().map(|n| n.as_str().to_string()));
         let coverage = r.data_quality.coverage;
         min_coverage = Some(min_coverage.map_or(coverage, |c| c.min(coverage)));
@@ -168,6 +199,7 @@ pub fn summarize(
             data_quality: worst,
             notices: notices.clone(),
             covered_seconds,
+            hpa: None,
         },
         has_changes,
         data_quality: worst.as_str(),
@@ -175,6 +207,63 @@ pub fn summarize(
         confidence: confidence.unwrap_or(-1),
         cost_delta,
         risk,
+    }
+}
+
+/// The hub's notice on a workload whose HPA scales on CPU utilization (next to the
+/// engine's notices): a CPU request change moves its scaling point.
+pub const HPA_NOTICE: &str = "hpa-cpu-utilization";
+
+/// `hpa` with the CPU target that keeps today's scaling point under the summary's
+/// requests (`containers` carry today's), and the notice added to `summary` when it
+/// scales on CPU utilization. The HPA divides the pod's CPU by the sum of its
+/// containers' requests, so the target scales by Σ today / Σ recommended.
+pub fn with_hpa(
+    summary: &mut Summary,
+    hpa: Option<&crate::datasource::Hpa>,
+    containers: &[crate::analysis::ContainerObservation],
+) {
+    let Some(hpa) = hpa else { return };
+    let target = hpa.cpu_utilization();
+    let (mut now, mut next, mut known) = (0.0, 0.0, !containers.is_empty());
+    for c in containers {
+        let r = &c.cpu.current_request;
+        if !r.available || r.unset {
+            known = false;
+            continue;
+        }
+        let suggested = summary
+            .summary
+            .containers
+            .iter()
+            .find(|s| s.name == c.target.container)
+            .and_then(|s| s.cpu.as_ref()?.requests.as_ref())
+            .map_or(r.value, |v| v.suggested);
+        now += r.value;
+        next += suggested;
+    }
+    let coordinated = match target {
+        Some(t) if known && next > 0.0 => Some((t * now / next).round()),
+        _ => None,
+    };
+    let other_metrics = hpa
+        .targets
+        .iter()
+        .filter(|t| !(t.metric == "cpu" && t.target_type == "utilization"))
+        .map(|t| format!("{}/{}", t.metric, t.target_type))
+        .collect();
+    summary.summary.hpa = Some(HpaSummary {
+        name: hpa.name.clone(),
+        min_replicas: hpa.min_replicas,
+        max_replicas: hpa.max_replicas,
+        cpu_target_utilization: target,
+        coordinated_cpu_target: coordinated,
+        other_metrics,
+    });
+    if target.is_some() && !summary.notices.iter().any(|n| n == HPA_NOTICE) {
+        summary.notices.push(HPA_NOTICE.to_string());
+        summary.notices.sort();
+        summary.summary.notices = summary.notices.clone();
     }
 }
 

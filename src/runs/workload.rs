@@ -61,6 +61,7 @@ pub fn group(cluster: &str, collection: Collection) -> Vec<WorkloadGroup> {
                     replicas: None,
                     containers: Vec::new(),
                     labels: Default::default(),
+                    hpa: None,
                 };
                 by_key.insert(key, groups.len());
                 groups.push(new_group(cluster, info));

@@ -32,6 +32,9 @@ pub enum Memory {
     OomCycle(f64, f64),
     /// Climbs from `base` to `peak` over `period` hours, then drops back (a collector).
     Sawtooth(f64, f64, f64),
+    /// `base`, and `extra` (a fraction of it) more for `lasting` hours every `every`
+    /// hours of the container's life: a periodic batch, a report, a cache rebuild.
+    Batch(f64, f64, f64, f64),
 }
 
 /// splitmix64: small, seedable, good enough for synthetic noise.
@@ -144,6 +147,83 @@ pub fn memory_at(shape: Memory, life_ms: i64, limit: Option<f64>, scale: f64, d:
                 0.0
             };
             (base + (peak - base) * phase) * scale * d.noise
+        }
+        Memory::Batch(base, extra, every, lasting) => {
+            let busy = every > 0.0 && hours % every < lasting;
+            base * if busy { 1.0 + extra } else { 1.0 } * scale * d.noise
+        }
+    }
+}
+
+/// Ground truth: the share of time a container with `shape` wants more than
+/// `threshold` millicores (times uniform over whole days, the noise of [`Rng::draws`]).
+/// What a backtest's "CPU above the request" should find on this shape's samples.
+pub fn cpu_exceedance(shape: Cpu, threshold: f64) -> f64 {
+    // P(lo + width × U > threshold) for U uniform in [0, 1).
+    let above = |lo: f64, width: f64| ((lo + width - threshold) / width).clamp(0.0, 1.0);
+    match shape {
+        Cpu::Steady(m) => above(0.9 * m, 0.2 * m),
+        Cpu::Idle(m) => above(0.5 * m, m),
+        Cpu::Spiky(base, peak) => {
+            0.02 * above(0.8 * peak, 0.2 * peak) + 0.98 * above(0.85 * base, 0.3 * base)
+        }
+        Cpu::Diurnal(base, amp) => {
+            // The samples fall on whole minutes; every minute of the day weighs the same.
+            let minutes = 24 * 60;
+            let total: f64 = (0..minutes)
+                .map(|i| {
+                    let hour = f64::from(i) / 60.0;
+                    let phase = ((hour - 9.0) / 24.0 * std::f64::consts::TAU).sin();
+                    let level = base + amp * 0.5 * (1.0 + phase);
+                    above(0.92 * level, 0.16 * level)
+                })
+                .sum();
+            total / f64::from(minutes)
+        }
+    }
+}
+
+/// Ground truth: the CPU level `shape` stays at or under for a `q` share of the time
+/// (0 < q < 1), the inverse of [`cpu_exceedance`].
+pub fn cpu_quantile(shape: Cpu, q: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while cpu_exceedance(shape, hi) > 0.0 {
+        hi *= 2.0;
+    }
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if cpu_exceedance(shape, mid) > 1.0 - q {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ground_truth_matches_the_samples_the_shape_draws() {
+        for shape in [
+            Cpu::Steady(100.0),
+            Cpu::Diurnal(100.0, 80.0),
+            Cpu::Spiky(60.0, 500.0),
+            Cpu::Idle(10.0),
+        ] {
+            let mut rng = Rng::new(3, "truth");
+            let samples: Vec<f64> = (0..7 * 1440)
+                .map(|i| cpu_at(shape, i64::from(i) * 60_000, &rng.draws(Memory::Flat(1.0))))
+                .collect();
+            for q in [0.5, 0.9, 0.95, 0.99] {
+                let r = cpu_quantile(shape, q);
+                let share =
+                    samples.iter().filter(|v| **v > r).count() as f64 / samples.len() as f64;
+                assert!((share - (1.0 - q)).abs() < 0.01, "{shape:?} q{q}: {share}");
+                assert!((cpu_exceedance(shape, r) - (1.0 - q)).abs() < 1e-6);
+            }
         }
     }
 }

@@ -29,4 +29,6 @@ pub use heartbeat::{Heartbeat, Readiness};
 pub use recommendation_feed::{
     DataCoverage, FeedWorkload, PendingApproval, RecommendationFeed, RecommendationItem,
 };
-pub use summary::{ContainerSummary, QualityStatus, RecommendationSummary, ResourceSummary};
+pub use summary::{
+    ContainerSummary, HpaSummary, QualityStatus, RecommendationSummary, ResourceSummary,
+};

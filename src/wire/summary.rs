@@ -46,6 +46,33 @@ pub struct RecommendationSummary {
     /// before kerf recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub covered_seconds: Option<i64>,
+    /// The HorizontalPodAutoscaler scaling the workload, when kube-state-metrics shows
+    /// one, with the utilization target that keeps today's scaling point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hpa: Option<HpaSummary>,
+}
+
+/// A workload's HPA and how a CPU request change moves it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HpaSummary {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_replicas: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_replicas: Option<u32>,
+    /// Its target average CPU utilization (percent of the pod's CPU request), when it
+    /// scales on one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_target_utilization: Option<f64>,
+    /// The target that keeps today's scaling point (the same absolute CPU per pod)
+    /// under the recommended requests: target × Σ current requests / Σ recommended,
+    /// rounded. `null` when a container's CPU request is not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coordinated_cpu_target: Option<f64>,
+    /// Other metrics it scales on (`memory/utilization`, `<name>/average`, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_metrics: Vec<String>,
 }
 
 /// One container's results.
@@ -66,7 +93,16 @@ pub struct ResourceSummary {
     pub requests: Option<SettingValues>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<SettingValues>,
+    /// The hub's reading of the engine's status: `partial` only when a reason lowers
+    /// quality; reasons that only inform (`runs::summary::INFORMING_REASONS`) leave it
+    /// `available`.
     pub data_quality: QualityStatus,
+    /// The engine's data-quality reasons that lower quality.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quality_reasons: Vec<String>,
+    /// The engine's data-quality reasons that only inform.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quality_notes: Vec<String>,
     /// Covered fraction, 0..=1.
     pub coverage: f64,
     /// Why nothing is suggested (`resource-analysis-output/v3` reason), when so.

@@ -1,7 +1,10 @@
 //! An OOM kill carries the memory limit in force at the kill, not the pod's last one:
 //! a pod resized in place from 256 MiB to 512 MiB, OOM-killed once before the resize
-//! and once after, against a real Prometheus.
+//! and once after, against a real Prometheus. And when kube-state-metrics does not
+//! export the termination timestamp, the restarts seen while the last termination
+//! reason is `OOMKilled` bound each kill to one step, marked as inferred.
 
+use kerf::analysis::{analyze, default_policy, Input, Resource, INPUT_SCHEMA_VERSION};
 use kerf::datasource::prometheus::ClientAuth;
 use kerf::datasource::Source;
 
@@ -11,7 +14,7 @@ use crate::support::prometheus::{OpenMetrics, Prometheus};
 const MIN: i64 = 60_000;
 const MIB: f64 = 1_048_576.0;
 
-fn resized_pod() -> OpenMetrics {
+fn resized_pod(with_timestamp: bool) -> OpenMetrics {
     let mut om = OpenMetrics::new();
     let every = |from: i64, to: i64| (from..=to).step_by(30_000);
     let (early, resize, late) = (END - 120 * MIN, END - 60 * MIN, END - 30 * MIN);
@@ -82,12 +85,22 @@ fn resized_pod() -> OpenMetrics {
             t,
         );
     }
-    for t in every(early, END) {
+    for t in every(early, END).filter(|_| with_timestamp) {
         let last = if t < late { early } else { late };
         om.sample(
             "kube_pod_container_status_last_terminated_timestamp",
             &ids,
             (last / 1000) as f64,
+            t,
+        );
+    }
+    // Killed a few seconds before a scrape: the restart shows at the next one.
+    for t in every(START - 60 * MIN, END) {
+        let restarts = [early, late].iter().filter(|k| t >= **k).count();
+        om.sample(
+            "kube_pod_container_status_restarts_total",
+            &ids,
+            restarts as f64,
             t,
         );
     }
@@ -109,7 +122,7 @@ fn resized_pod() -> OpenMetrics {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_oom_kill_carries_the_memory_limit_at_its_time() {
-    let prom = Prometheus::with_data(&resized_pod(), false);
+    let prom = Prometheus::with_data(&resized_pod(true), false);
     let collected = source(&prom.url, ClientAuth::None)
         .collect(&scope("oom"), WINDOW)
         .await
@@ -135,4 +148,67 @@ async fn each_oom_kill_carries_the_memory_limit_at_its_time() {
         512.0,
         "today's limit is 512 MiB"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_termination_timestamp_kills_are_inferred_from_restarts_and_marked() {
+    let prom = Prometheus::with_data(&resized_pod(false), false);
+    let collected = source(&prom.url, ClientAuth::None)
+        .collect(&scope("oom"), WINDOW)
+        .await
+        .expect("collect");
+    let cache = collected
+        .input
+        .containers
+        .iter()
+        .find(|c| c.target.name == "cache")
+        .expect("the resized workload");
+    let kills: Vec<(i64, f64, bool)> = cache
+        .oom_kills
+        .iter()
+        .map(|k| {
+            let after_ms = k.timestamp
+                - (END
+                    - if k.memory_limit_bytes < 300.0 * MIB {
+                        120
+                    } else {
+                        30
+                    } * MIN);
+            assert!(
+                (0..=60_000).contains(&after_ms),
+                "{} ms after the kill",
+                after_ms
+            );
+            (
+                (END - k.timestamp + 59_999) / MIN,
+                k.memory_limit_bytes / MIB,
+                k.id.ends_with("/inferred"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kills,
+        [(120, 256.0, true), (30, 512.0, true)],
+        "(minutes before the end, MiB, inferred): each within one step of its kill"
+    );
+    // The engine takes the OOM floor (1.5 × the 512 MiB limit), not the peak × 1.2.
+    let input = Input {
+        schema_version: INPUT_SCHEMA_VERSION.into(),
+        evaluation_time: WINDOW.end_ms,
+        window_start: WINDOW.start_ms,
+        containers: vec![cache.clone()],
+    };
+    let out = analyze(&input, &default_policy()).expect("analyze");
+    let memory = out
+        .results
+        .iter()
+        .find(|r| r.resource == Resource::Memory)
+        .expect("memory");
+    let adj = memory.oom_adjustment.as_ref().expect("an OOM floor");
+    assert_eq!(adj.oom_request_floor_bytes / MIB, 768.0);
+    assert!(memory
+        .evidence
+        .oom_kills
+        .iter()
+        .all(|k| k.id.ends_with("/inferred")));
 }

@@ -10,6 +10,7 @@ import { navigate, setQuery } from "../router.js";
 import { hasRole } from "../session.js";
 import { pretty, lineOf, parsePath, diffLines } from "../jsontext.js";
 import { PolicyDoc, label, valueText } from "../policyview.js";
+import { PresetPicker, BacktestPanel } from "../backtest.js";
 import * as fmt from "../format.js";
 
 const enc = encodeURIComponent;
@@ -206,6 +207,10 @@ export function PolicyEditor({ initial, onSave, label: formLabel }) {
     setText(pretty(next).text);
     setJsonError(null);
   };
+  const setAnalysis = (analysis) => {
+    const next = setPath(doc, "analysis", analysis);
+    setDoc(next); setText(pretty(next).text); setJsonError(null);
+  };
   const onJson = (t) => {
     setText(t);
     try {
@@ -257,6 +262,7 @@ export function PolicyEditor({ initial, onSave, label: formLabel }) {
     ${GROUPS.map(([title, prefixes]) => html`<fieldset><legend>${title}</legend><div class="form-grid">
       ${FIELDS.filter((f) => prefixes.some((p) => (p.endsWith(".") ? f.path.startsWith(p) : f.path === p))).map(control)}
     </div></fieldset>`)}
+    <fieldset><legend>Analysis</legend><${PresetPicker} doc=${doc} onPick=${setAnalysis} /></fieldset>
     <div class=${`field${jsonError || inJson.length ? " invalid" : ""}`}>
       <label for="pol-json">The whole document (JSON)</label>
       <span class="hint" id="pol-json-hint">Everything the form shows and more: analysis, rollback thresholds, maintenance and freeze windows. See docs/contracts/policy.md.</span>
@@ -271,7 +277,8 @@ export function PolicyEditor({ initial, onSave, label: formLabel }) {
     ${state.error && errors.length === 0 && html`<${ErrorBox} error=${state.error} />`}
     <div class="actions"><button type="submit" class="primary" disabled=${state.busy || Boolean(jsonError)}>${state.busy ? "Saving…" : "Save"}</button>
       <a href="/policies">Cancel</a></div>
-  </form>`;
+  </form>
+  <${BacktestPanel} doc=${doc} />`;
 }
 
 // ---- Versions, diff, revert ----

@@ -55,10 +55,32 @@ export function RecommenderSettings() {
       <${Field} id="retentionDays" label="History retention (days)" hint="0 keeps only the latest" error=${err("retentionDays")}>
         <input id="retentionDays" type="number" value=${form.retentionDays ?? ""} onInput=${num("retentionDays")} /></${Field}>
     </div>
-    <${Field} id="policy" label="Default analysis policy (JSON)" hint="The engine's Policy; fields left out take defaults." error=${err("policy")}>
+    <${Field} id="excludedNamespaces" label="Namespaces left out" hint="Comma-separated, * globs. Runs skip them; Kubernetes' own by default. Empty analyzes every namespace." error=${err("excludedNamespaces") ?? excludedError(state.error)}>
+      <input id="excludedNamespaces" value=${(form.excludedNamespaces ?? []).join(", ")}
+        onInput=${(e) => setForm({ ...form, excludedNamespaces: e.target.value.split(",").map((x) => x.trim()).filter(Boolean) })} /></${Field}>
+    <${PresetSelect} onPick=${(analysis) => setPolicyText(JSON.stringify(analysis, null, 2))} />
+    <${Field} id="policy" label="Default analysis policy (JSON)" hint="What a workload gets when no policy sets its analysis. The engine's Policy; fields left out take defaults." error=${err("policy")}>
       <textarea id="policy" rows="14" spellcheck="false" class="code" value=${policyText} onInput=${(e) => setPolicyText(e.target.value)}></textarea></${Field}>
-    <${SaveBar} ...${state} fields=${["schedule", "lookbackSeconds", "stepSeconds", "retentionDays", "policy"]} />
+    <${SaveBar} ...${state} fields=${["schedule", "lookbackSeconds", "stepSeconds", "retentionDays", "excludedNamespaces", "policy"]} />
   </form>`}</${Async}>`;
+}
+
+/** Errors of one entry name a path like `excludedNamespaces[2]`. */
+function excludedError(error) {
+  const f = error?.details?.field;
+  return typeof f === "string" && f.startsWith("excludedNamespaces") ? error.message : null;
+}
+
+/** Fills the default analysis from a preset (saved with the form). */
+function PresetSelect({ onPick }) {
+  const res = useApi((signal) => get("/v1/policies/presets", {}, { signal }), []);
+  const presets = res.data?.items ?? [];
+  const [chosen, setChosen] = useState("");
+  const hint = presets.find((p) => p.name === chosen)?.description ?? "Replaces the JSON below with a preset; save to use it.";
+  return html`<${Field} id="policy-preset" label="Start from a preset" hint=${hint}>
+    <select id="policy-preset" value=${chosen} onChange=${(e) => { setChosen(e.target.value); const p = presets.find((x) => x.name === e.target.value); if (p) onPick(p.analysis); }}>
+      <option value="">—</option>${presets.map((p) => html`<option value=${p.name}>${p.name}${p.fleetDefault ? " (fleet default)" : ""}</option>`)}
+    </select></${Field}>`;
 }
 
 /** Errors inside the policy name a path like `policy.cpu.percentile`. */

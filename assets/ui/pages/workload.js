@@ -12,6 +12,7 @@ import { Answer } from "../answer.js";
 import { WorkloadHistory } from "./history.js";
 import { ApproveAction, OverrideCard } from "./actions.js";
 import { EffectivePolicy } from "./effective.js";
+import { HpaNote } from "../hpa.js";
 import * as fmt from "../format.js";
 
 export function WorkloadPage({ params, query, session }) {
@@ -44,6 +45,7 @@ function Detail({ w, query, session }) {
     ${!rec
       ? html`<${Empty}><p><strong>No recommendation yet.</strong></p><p class="muted">The workload was seen, but no run has analysed it yet${w.staleReason ? `: ${w.staleReason}` : ""}.</p></${Empty}>`
       : html`<${Answer} w=${w} currency=${currency}>
+          <${HpaNote} hpa=${rec.summary?.hpa} />
           ${eff.error ? html`<${ErrorBox} error=${eff.error} retry=${eff.reload} what="the effective policy" />`
             : html`<${ApproveAction} w=${w} rec=${rec} eff=${eff.data} session=${session} onDone=${changed} />`}
         </${Answer}>`}

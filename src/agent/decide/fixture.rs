@@ -50,6 +50,8 @@ pub(super) fn resource(req: (f64, f64), lim: (f64, f64)) -> Option<ResourceSumma
         requests: setting(req.0, req.1),
         limits: setting(lim.0, lim.1),
         data_quality: QualityStatus::Available,
+        quality_reasons: Vec::new(),
+        quality_notes: Vec::new(),
         coverage: 1.0,
         no_action_reason: None,
         notices: Vec::new(),

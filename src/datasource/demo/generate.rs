@@ -8,7 +8,7 @@ use crate::datasource::raw::{
 };
 use crate::datasource::Window;
 
-use crate::sim::catalogue::{ContainerSpec, Kind, WorkloadSpec};
+use crate::sim::catalogue::{ContainerSpec, HpaSpec, Kind, WorkloadSpec};
 use crate::sim::shape::{cpu_at, memory_at, Rng};
 
 /// Demo workloads that existed before any window were created this long before its end.
@@ -30,6 +30,8 @@ struct Pod {
     owner_kind: &'static str,
     owner_name: String,
     revision: Option<String>,
+    /// When its release began (the ReplicaSet's creation).
+    release_ms: i64,
     start_ms: i64,
     end_ms: i64,
 }
@@ -117,6 +119,9 @@ fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i6
             }],
         });
     }
+    if let Some(h) = &spec.hpa {
+        hpa_metadata(inv, spec, h, end);
+    }
     inv.replicas.push(RawSeries {
         labels: labels(&[
             (label::NAME, replicas),
@@ -128,6 +133,56 @@ fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i6
             value: f64::from(spec.replicas),
         }],
     });
+}
+
+/// The HPA scaling `spec`, as kube-state-metrics exports it (named after the workload).
+fn hpa_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, h: &HpaSpec, end: i64) {
+    let at_end = |value: f64| {
+        vec![Sample {
+            timestamp: end,
+            value,
+        }]
+    };
+    let base = [
+        (label::NAMESPACE, spec.namespace),
+        (label::HPA, spec.name.as_str()),
+    ];
+    let with = |name: &str, extra: &[(&str, &str)]| {
+        let mut l = labels(&base);
+        l.insert(label::NAME.into(), name.into());
+        l.extend(labels(extra));
+        l
+    };
+    let kind = spec.kind.as_str();
+    inv.hpa.push(RawSeries {
+        labels: with(
+            metric::HPA_INFO,
+            &[
+                (label::HPA_TARGET_KIND, kind),
+                (label::HPA_TARGET_NAME, spec.name.as_str()),
+            ],
+        ),
+        samples: at_end(1.0),
+    });
+    inv.hpa.push(RawSeries {
+        labels: with(
+            metric::HPA_TARGET_METRIC,
+            &[
+                (label::HPA_METRIC, "cpu"),
+                (label::HPA_TARGET_TYPE, "utilization"),
+            ],
+        ),
+        samples: at_end(h.cpu_utilization),
+    });
+    for (name, value) in [
+        (metric::HPA_MIN_REPLICAS, h.min_replicas),
+        (metric::HPA_MAX_REPLICAS, h.max_replicas),
+    ] {
+        inv.hpa.push(RawSeries {
+            labels: with(name, &[]),
+            samples: at_end(f64::from(value)),
+        });
+    }
 }
 
 /// The pods of one workload: the current release (replaced once if asked), and the
@@ -145,13 +200,7 @@ fn pods_of(spec: &WorkloadSpec, rng: &mut Rng, created_ms: i64, window: Window) 
     }
     let mut pods = Vec::new();
     for (revision, from, to) in releases {
-        let mut lives = vec![(from, to)];
-        if let Some(m) = spec.pods_replaced_minutes_ago {
-            let at = end - m * 60_000;
-            if at > from && at < to {
-                lives = vec![(from, at), (at, to)];
-            }
-        }
+        let lives = lives(spec, from, to, end);
         for (start, stop) in lives {
             if stop < window.start_ms {
                 continue;
@@ -182,6 +231,7 @@ fn pods_of(spec: &WorkloadSpec, rng: &mut Rng, created_ms: i64, window: Window) 
                     owner_kind,
                     owner_name,
                     revision: rev,
+                    release_ms: from,
                     start_ms: start,
                     end_ms: stop,
                 });
@@ -189,6 +239,33 @@ fn pods_of(spec: &WorkloadSpec, rng: &mut Rng, created_ms: i64, window: Window) 
         }
     }
     pods
+}
+
+/// The pod lifetimes of one release running `[from, to)`: cut at each replacement.
+fn lives(spec: &WorkloadSpec, from: i64, to: i64, end: i64) -> Vec<(i64, i64)> {
+    let mut cuts = Vec::new();
+    if let Some(m) = spec.pods_replaced_minutes_ago {
+        let every = spec.pods_replaced_every_minutes.map(|e| e.max(1) * 60_000);
+        let mut at = end - m * 60_000;
+        while at > from {
+            if at < to {
+                cuts.push(at);
+            }
+            match every {
+                Some(e) => at -= e,
+                None => break,
+            }
+        }
+    }
+    cuts.sort_unstable();
+    let mut out = Vec::with_capacity(cuts.len() + 1);
+    let mut start = from;
+    for at in cuts {
+        out.push((start, at));
+        start = at;
+    }
+    out.push((start, to));
+    out
 }
 
 fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Window) {
@@ -262,6 +339,16 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
             inv.replicaset_owner.push(RawSeries {
                 labels: rs,
                 samples: vec![at_end],
+            });
+            inv.replicaset_created.push(RawSeries {
+                labels: labels(&[
+                    (label::NAMESPACE, spec.namespace),
+                    (label::REPLICASET, pod.owner_name.as_str()),
+                ]),
+                samples: vec![Sample {
+                    timestamp: window.end_ms,
+                    value: (pod.release_ms / 1000) as f64,
+                }],
             });
         }
     }

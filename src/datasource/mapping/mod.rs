@@ -4,6 +4,7 @@
 //! agrees, OOM events from the reason/timestamp join, previous releases newest first, and
 //! `available: false` wherever the source cannot tell. Shared by Prometheus and the demo.
 
+pub mod hpa;
 pub mod labels;
 pub mod pods;
 pub mod requests_limits;
@@ -145,7 +146,7 @@ pub fn map_with(
                 pods,
                 settings,
                 series,
-                &key,
+                (&key, window),
             ));
         }
         workloads.push(WorkloadInfo {
@@ -156,6 +157,7 @@ pub fn map_with(
             replicas: pods.replicas(&key).map(|s| s.value.max(0.0) as u32),
             containers: names,
             labels: pods.labels(&key),
+            hpa: pods.hpa(&key),
         });
     }
     (observations, workloads)
@@ -264,6 +266,17 @@ fn guess_workload(namespace: &str, pod: &str) -> WorkloadKey {
     }
 }
 
+/// When `release` of `key` began, as the engine is given it: the source's start
+/// (`PodIndex::release_started`) raised to the window start, since an earlier one is
+/// the same inside the window and the engine reads a start before the first sample
+/// it can see as a boundary it must infer; 0 when unknown (the engine infers it).
+fn release_start(pods: &PodIndex, window: Window, key: &WorkloadKey, release: &str) -> i64 {
+    match pods.release_started(key, release) {
+        0 => 0,
+        t => t.max(window.start_ms),
+    }
+}
+
 fn observe(
     target: Target,
     current: Option<&Current>,
@@ -271,7 +284,7 @@ fn observe(
     pods: &PodIndex,
     settings: &SettingsIndex,
     series: ContainerSeries,
-    key: &WorkloadKey,
+    (key, window): (&WorkloadKey, Window),
 ) -> ContainerObservation {
     let ksm = pods.ksm_present;
     let container = target.container.as_str();
@@ -281,7 +294,7 @@ fn observe(
             workload_uid: target.workload_uid.clone(),
             release: c.release.clone(),
             timestamp: c.seen_ms,
-            release_started_at: 0,
+            release_started_at: release_start(pods, window, key, &c.release),
             ambiguous: c.ambiguous,
             release_start_inferred: false,
         },
@@ -297,7 +310,10 @@ fn observe(
         },
         _ => Inventory::default(),
     };
-    let previous_releases = previous_releases(&target, &series);
+    let mut previous_releases = previous_releases(&target, &series);
+    for p in &mut previous_releases {
+        p.release_started_at = release_start(pods, window, key, &p.release);
+    }
     let signal = |s| settings.signal(release_pods, container, s, ksm);
     ContainerObservation {
         inventory,

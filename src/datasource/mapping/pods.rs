@@ -42,6 +42,9 @@ pub struct PodIndex {
     workload_uids: HashMap<WorkloadKey, String>,
     replicas: HashMap<WorkloadKey, Sample>,
     labels: HashMap<WorkloadKey, Labels>,
+    /// (workload, release) → when the release began (Unix ms).
+    release_starts: HashMap<(WorkloadKey, String), i64>,
+    hpas: HashMap<WorkloadKey, crate::datasource::Hpa>,
 }
 
 impl PodIndex {
@@ -108,7 +111,25 @@ impl PodIndex {
         idx.workload_uids = workload_uids(&inv.workload_created);
         idx.replicas = desired_replicas(&inv.replicas);
         idx.labels = super::labels::workload_labels(&inv.labels, &idx.pods);
+        idx.release_starts = release_starts(&inv.replicaset_created, &idx.pods);
+        idx.hpas = super::hpa::hpas(&inv.hpa);
         idx
+    }
+
+    /// When `release` of `key` began (Unix ms): its ReplicaSet's creation for a
+    /// Deployment, else the creation of its first pod seen in the window. 0 when
+    /// unknown (also for StatefulSets and DaemonSets whose revision is not exported):
+    /// the engine then infers it.
+    pub fn release_started(&self, key: &WorkloadKey, release: &str) -> i64 {
+        self.release_starts
+            .get(&(key.clone(), release.to_string()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The HPA scaling `key`, if any.
+    pub fn hpa(&self, key: &WorkloadKey) -> Option<crate::datasource::Hpa> {
+        self.hpas.get(key).cloned()
     }
 
     /// The pod named `pod` in `namespace` that was running at `at_ms`: the latest created
@@ -260,6 +281,42 @@ fn workload_uids(series: &[RawSeries]) -> HashMap<WorkloadKey, String> {
         .iter()
         .filter_map(|s| Some((workload_of(s)?, format!("{}", s.last()?.value as i64))))
         .collect()
+}
+
+/// Release starts: ReplicaSet creation for Deployment releases, else the earliest pod
+/// creation of the release (StatefulSet and DaemonSet revisions, a Deployment whose
+/// ReplicaSet creation is not exported).
+fn release_starts(
+    rs_created: &[RawSeries],
+    pods: &HashMap<String, PodMeta>,
+) -> HashMap<(WorkloadKey, String), i64> {
+    let created: HashMap<(&str, &str), i64> = rs_created
+        .iter()
+        .filter_map(|s| {
+            let v = s.last()?.value;
+            (v.is_finite() && v > 0.0).then_some((
+                (s.label(label::NAMESPACE), s.label(label::REPLICASET)),
+                (v * 1000.0) as i64,
+            ))
+        })
+        .collect();
+    let mut out: HashMap<(WorkloadKey, String), i64> = HashMap::new();
+    for meta in pods.values() {
+        if meta.release == UNKNOWN_REVISION || meta.created_ms <= 0 {
+            continue;
+        }
+        let key = (meta.workload.clone(), meta.release.clone());
+        let slot = out.entry(key).or_insert(meta.created_ms);
+        *slot = (*slot).min(meta.created_ms);
+    }
+    for ((workload, release), start) in out.iter_mut() {
+        if workload.kind == "Deployment" {
+            if let Some(rs) = created.get(&(workload.namespace.as_str(), release.as_str())) {
+                *start = *rs;
+            }
+        }
+    }
+    out
 }
 
 fn desired_replicas(series: &[RawSeries]) -> HashMap<WorkloadKey, Sample> {

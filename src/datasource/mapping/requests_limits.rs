@@ -24,6 +24,10 @@ pub struct SettingsIndex {
     now: HashMap<(String, String, Setting), Sample>,
     /// Raw memory-limit samples per (pod UID, container), in time order.
     memory_limits: HashMap<(String, String), Vec<Sample>>,
+    /// OOM kills inferred from restarts (no termination timestamp exported): per
+    /// (pod UID, container), the step times at which a restart was first seen while
+    /// the last termination reason was `OOMKilled`, once per restart.
+    inferred: HashMap<(String, String), Vec<i64>>,
 }
 
 impl SettingsIndex {
@@ -56,6 +60,7 @@ impl SettingsIndex {
             history.extend(s.samples.iter().copied());
             history.sort_by_key(|x| x.timestamp);
         }
+        idx.inferred = inferred_kills(&raw.restarts, &raw.oom_reasons);
         idx
     }
 
@@ -125,6 +130,54 @@ impl SettingsIndex {
     }
 }
 
+/// Restart increments seen while the last termination reason is `OOMKilled`: each is
+/// a kill between the step before and the step it is seen at.
+fn inferred_kills(
+    restarts: &[RawSeries],
+    reasons: &[RawSeries],
+) -> HashMap<(String, String), Vec<i64>> {
+    let key = |s: &RawSeries| {
+        (
+            s.label(label::UID).to_string(),
+            s.label(label::CONTAINER).to_string(),
+        )
+    };
+    let mut oom_at: HashMap<(String, String), std::collections::HashSet<i64>> = HashMap::new();
+    for s in reasons {
+        let times = oom_at.entry(key(s)).or_default();
+        times.extend(
+            s.samples
+                .iter()
+                .filter(|x| x.value > 0.0)
+                .map(|x| x.timestamp),
+        );
+    }
+    let mut out: HashMap<(String, String), Vec<i64>> = HashMap::new();
+    for s in restarts {
+        let k = key(s);
+        let Some(times) = oom_at.get(&k) else {
+            continue;
+        };
+        let mut samples = s.samples.clone();
+        samples.sort_by_key(|x| x.timestamp);
+        for pair in samples.windows(2) {
+            let grew = pair[1].value - pair[0].value;
+            if grew >= 1.0 && grew.is_finite() && times.contains(&pair[1].timestamp) {
+                let kills = out.entry(k.clone()).or_default();
+                kills.extend(std::iter::repeat_n(
+                    pair[1].timestamp,
+                    grew.round() as usize,
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The suffix of an inferred OOM kill's event ID: its time is the first step at which
+/// the restart was seen (within one step after the kill), not the termination time.
+pub const INFERRED_SUFFIX: &str = "inferred";
+
 /// One OOM termination attributed to a pod.
 #[derive(Debug, Clone)]
 pub struct Termination {
@@ -168,6 +221,45 @@ pub fn oom_terminations(
                     release: meta.release.clone(),
                     timestamp: ts,
                     memory_limit_bytes: settings.memory_limit_at(uid, container, ts),
+                },
+            });
+        }
+    }
+    // Containers without a termination timestamp: the kills inferred from restarts.
+    let timed: std::collections::HashSet<(String, String)> = raw
+        .iter()
+        .map(|s| {
+            (
+                s.label(label::UID).to_string(),
+                s.label(label::CONTAINER).to_string(),
+            )
+        })
+        .collect();
+    let mut inferred: Vec<_> = settings
+        .inferred
+        .iter()
+        .filter(|(k, _)| !timed.contains(*k))
+        .collect();
+    inferred.sort();
+    for ((uid, container), times) in inferred {
+        let Some(meta) = pods.pod(uid) else { continue };
+        for (n, ts) in times.iter().enumerate() {
+            // Several restarts in one step are told apart by their rank.
+            let rank = times[..n].iter().filter(|t| *t == ts).count();
+            let id = match rank {
+                0 => format!("{uid}/{container}/{ts}/{INFERRED_SUFFIX}"),
+                r => format!("{uid}/{container}/{ts}/{INFERRED_SUFFIX}-{r}"),
+            };
+            out.push(Termination {
+                pod: meta.clone(),
+                container: container.clone(),
+                kill: OomKill {
+                    id,
+                    pod_uid: uid.clone(),
+                    workload_uid: workload_uid(meta),
+                    release: meta.release.clone(),
+                    timestamp: *ts,
+                    memory_limit_bytes: settings.memory_limit_at(uid, container, *ts),
                 },
             });
         }

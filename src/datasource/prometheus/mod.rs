@@ -137,7 +137,7 @@ impl PrometheusSource {
     ) -> Result<RawInventory, DatasourceError> {
         let q = queries::inventory(sel, window_s);
         let c = &self.client;
-        let (a, b, cr, d, e, f, g, h) = tokio::try_join!(
+        let (a, b, cr, d, e, f, g, h, rs, hpa) = tokio::try_join!(
             c.query(&q[0], end_ms),
             c.query(&q[1], end_ms),
             c.query(&q[2], end_ms),
@@ -146,6 +146,8 @@ impl PrometheusSource {
             c.query(&q[5], end_ms),
             c.query(&q[6], end_ms),
             c.query(&q[7], end_ms),
+            c.query(&q[8], end_ms),
+            c.query(&q[9], end_ms),
         )?;
         Ok(RawInventory {
             pod_owner: a,
@@ -156,6 +158,8 @@ impl PrometheusSource {
             workload_created: f,
             replicas: g,
             labels: h,
+            replicaset_created: rs,
+            hpa,
         })
     }
 
@@ -198,21 +202,34 @@ impl PrometheusSource {
             self.client.query(&now_q, window.end_ms),
             self.range(&oom_q, window, None),
         )?;
-        let memory_limits = if oom_terminations.is_empty() {
+        // Without the termination timestamp (many kube-state-metrics installs), the
+        // restarts of containers last terminated by an OOM kill bound each kill.
+        let (restarts, oom_reasons, killed) = if oom_terminations.is_empty() {
+            let q = queries::oom_killed_containers(&sel, window_s);
+            let killed = self.client.query(&q, window.end_ms).await?;
+            if killed.is_empty() {
+                (Vec::new(), Vec::new(), Vec::new())
+            } else {
+                let sel = Selector::group(scope, &pods_of(&killed));
+                let (rq, oq) = (queries::restarts(&sel), queries::oom_reasons(&sel));
+                let (restarts, reasons) = tokio::try_join!(
+                    self.range(&rq, window, None),
+                    self.range(&oq, window, None),
+                )?;
+                (restarts, reasons, killed)
+            }
+        } else {
+            (Vec::new(), Vec::new(), Vec::new())
+        };
+        let with_kills = if oom_terminations.is_empty() {
+            &killed
+        } else {
+            &oom_terminations
+        };
+        let memory_limits = if with_kills.is_empty() {
             Vec::new()
         } else {
-            let pick = |name: &str| -> BTreeSet<String> {
-                oom_terminations
-                    .iter()
-                    .map(|s| s.label(name).to_string())
-                    .collect()
-            };
-            let killed = Group {
-                namespaces: pick("namespace").into_iter().collect(),
-                pods: pick("pod").into_iter().collect(),
-                ..Group::default()
-            };
-            let sel = Selector::group(scope, &killed);
+            let sel = Selector::group(scope, &pods_of(with_kills));
             self.client
                 .query(
                     &queries::memory_limit_history(&sel, window_s),
@@ -224,6 +241,8 @@ impl PrometheusSource {
             settings_now,
             memory_limits,
             oom_terminations,
+            restarts,
+            oom_reasons,
         })
     }
 
@@ -269,6 +288,18 @@ impl PrometheusSource {
             ..self.stats_since(before)
         };
         Ok(out)
+    }
+}
+
+/// The group of the pods `series` name (their namespaces and pod names).
+fn pods_of(series: &[RawSeries]) -> Group {
+    let pick = |name: &str| -> BTreeSet<String> {
+        series.iter().map(|s| s.label(name).to_string()).collect()
+    };
+    Group {
+        namespaces: pick("namespace").into_iter().collect(),
+        pods: pick("pod").into_iter().collect(),
+        ..Group::default()
     }
 }
 

@@ -103,7 +103,7 @@ impl Selector {
 }
 
 /// The inventory queries (instant, at the window end), in `RawInventory` field order.
-pub fn inventory(sel: &Selector, window_s: i64) -> [String; 8] {
+pub fn inventory(sel: &Selector, window_s: i64) -> [String; 10] {
     let w = format!("{window_s}s");
     [
         format!(
@@ -155,6 +155,21 @@ pub fn inventory(sel: &Selector, window_s: i64) -> [String; 8] {
             metric::DAEMONSET_LABELS,
             metric::POD_LABELS
         )),
+        format!(
+            "max by (namespace, replicaset) (last_over_time({}{}[{w}]))",
+            metric::REPLICASET_CREATED,
+            sel.with("")
+        ),
+        format!(
+            "{}[{NOW_LOOKBACK}]",
+            sel.with(&format!(
+                "__name__=~\"{}|{}|{}|{}\"",
+                metric::HPA_INFO,
+                metric::HPA_TARGET_METRIC,
+                metric::HPA_MIN_REPLICAS,
+                metric::HPA_MAX_REPLICAS
+            ))
+        ),
     ]
 }
 
@@ -188,6 +203,35 @@ pub fn oom_terminations(sel: &Selector) -> String {
          ({}{} > 0))",
         metric::TERMINATED_TIMESTAMP,
         sel.with(""),
+        metric::TERMINATED_REASON,
+        sel.with("reason=\"OOMKilled\"")
+    )
+}
+
+/// Containers whose last termination was `OOMKilled` at some point of the window
+/// (instant at the end): asked only when the termination timestamp is not exported.
+pub fn oom_killed_containers(sel: &Selector, window_s: i64) -> String {
+    format!(
+        "max by (namespace, pod, uid, container) (max_over_time({}{}[{window_s}s]))",
+        metric::TERMINATED_REASON,
+        sel.with("reason=\"OOMKilled\"")
+    )
+}
+
+/// Restart counts of the selected pods' containers (range query).
+pub fn restarts(sel: &Selector) -> String {
+    format!(
+        "max by (namespace, pod, uid, container) ({}{})",
+        metric::RESTARTS,
+        sel.with("")
+    )
+}
+
+/// When the selected pods' containers last terminated with `OOMKilled` (range query:
+/// present while that is the last termination reason).
+pub fn oom_reasons(sel: &Selector) -> String {
+    format!(
+        "max by (namespace, pod, uid, container) ({}{} > 0)",
         metric::TERMINATED_REASON,
         sel.with("reason=\"OOMKilled\"")
     )

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod cut_proxy;
+pub mod fleet_tsdb;
 pub mod hub;
 pub mod kube;
 pub mod prometheus;

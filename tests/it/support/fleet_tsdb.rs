@@ -1,20 +1,25 @@
-//! The benchmark's cluster, generated deterministically and backfilled once: 1,000
-//! Deployments in 20 namespaces × 3 replicas × 2 containers, 7 days at 60 s of cAdvisor
-//! CPU counters and working sets, and the kube-state-metrics series kerf's inventory
-//! reads (owners, creation, replicas, requests and limits).
+//! A cluster of Deployments, generated deterministically and backfilled once into a
+//! TSDB: [`BENCH`] (1,000 Deployments in 20 namespaces × 3 replicas × 2 containers, the
+//! run benchmark), [`SCAN_BENCH`] (1,000 × 1 replica × 2 containers, the scan
+//! benchmark) and [`SCAN_TEST`] (300 × 1 replica × 2 containers, the scan test), 7 days at 60 s of cAdvisor CPU counters and working sets, and the
+//! kube-state-metrics series kerf's inventory reads (owners, creation, replicas,
+//! requests and limits).
 //!
 //! The OpenMetrics text of 121 M samples is ~10 GB, so it is written one UTC day per
 //! file (promtool needs a regular file: it mmaps it), each file backfilled with
 //! `promtool tsdb create-blocks-from openmetrics --max-block-duration=24h` and deleted;
 //! two days are generated and backfilled at a time. The TSDB is cached outside the
 //! repository, under `$KERF_BENCH_CACHE` or else `~/.cache/kerf/bench-data`, in
-//! `<GENERATOR_VERSION>/tsdb`, completed by a `complete` marker, so re-runs (and other
-//! worktrees) skip all of it.
+//! `<GENERATOR_VERSION>[-<shape>]/tsdb`, completed by a `complete` marker, so re-runs
+//! (and other worktrees) skip all of it. Two processes generating one shape at once each
+//! write their own directory and the first to finish renames it into place.
 //!
 //! kube-state-metrics series are written every 10 minutes (plus a sample at the window
 //! end) instead of every 60 s: kerf reads them only through `last_over_time` over the
 //! window and `[5m]` at its end, and their 33,000 series at 60 s would triple the
 //! backfill for no difference in what the run reads.
+
+#![allow(dead_code)]
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -23,12 +28,63 @@ use std::time::Instant;
 
 /// Bump when the generated data changes: the cache directory is named after it.
 pub const GENERATOR_VERSION: &str = "v1";
-pub const NAMESPACES: u64 = 20;
-pub const WORKLOADS: u64 = 1_000;
-pub const REPLICAS: u64 = 3;
-pub const CONTAINERS: [&str; 2] = ["main", "sidecar"];
 pub const DAYS: i64 = 7;
 pub const STEP_S: i64 = 60;
+
+/// The shape of a generated cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fleet {
+    pub workloads: u64,
+    pub namespaces: u64,
+    pub replicas: u64,
+    pub containers: &'static [&'static str],
+}
+
+/// The benchmarks' cluster.
+pub const BENCH: Fleet = Fleet {
+    workloads: 1_000,
+    namespaces: 20,
+    replicas: 3,
+    containers: &["main", "sidecar"],
+};
+
+/// The scan benchmark's cluster: 1,000 workloads, 2,000 containers (one replica each:
+/// a third of [`BENCH`]'s samples, so it fits next to a build on a small disk).
+pub const SCAN_BENCH: Fleet = Fleet {
+    workloads: 1_000,
+    namespaces: 20,
+    replicas: 1,
+    containers: &["main", "sidecar"],
+};
+
+/// The scan test's cluster: 300 workloads, 600 containers.
+pub const SCAN_TEST: Fleet = Fleet {
+    workloads: 300,
+    namespaces: 6,
+    replicas: 1,
+    containers: &["main", "sidecar"],
+};
+
+impl Fleet {
+    /// The cache directory's name.
+    fn dir_name(&self) -> String {
+        if *self == BENCH {
+            return GENERATOR_VERSION.to_string();
+        }
+        format!(
+            "{GENERATOR_VERSION}-w{}-n{}-r{}-c{}",
+            self.workloads,
+            self.namespaces,
+            self.replicas,
+            self.containers.len()
+        )
+    }
+
+    /// Namespace of workload `w`.
+    pub fn namespace(&self, w: u64) -> String {
+        format!("team-{:02}", w % self.namespaces)
+    }
+}
 const KSM_STEP_S: i64 = 600;
 /// The window end: a UTC midnight, so each day file fills exactly one 24 h block.
 pub const END_S: i64 = 1_759_968_000;
@@ -60,11 +116,11 @@ struct Workload {
     index: u64,
 }
 
-fn workload(w: u64) -> Workload {
+fn workload(f: &Fleet, w: u64) -> Workload {
     let name = format!("svc-{w:04}");
     let hash = format!("{:010x}", Rng::new(w).next() & 0xff_ffff_ffff);
     Workload {
-        ns: format!("team-{:02}", w % NAMESPACES),
+        ns: f.namespace(w),
         rs: format!("{name}-{hash}"),
         name,
         index: w,
@@ -115,7 +171,7 @@ fn profile(w: u64, r: u64, c: usize) -> Profile {
 
 /// One day of OpenMetrics text: `[day_start, day_start + 1 d)`, plus the window end on
 /// the last day. Every series' samples are contiguous, as promtool requires.
-fn write_day(path: &Path, day: i64) -> std::io::Result<()> {
+fn write_day(f: &Fleet, path: &Path, day: i64) -> std::io::Result<()> {
     let from = START_S + day * 86_400;
     let to = if day == DAYS - 1 {
         END_S + 1
@@ -123,14 +179,14 @@ fn write_day(path: &Path, day: i64) -> std::io::Result<()> {
         from + 86_400
     };
     let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
-    for w in 0..WORKLOADS {
-        let wl = workload(w);
-        ksm_workload(&mut out, &wl, from, to)?;
-        for r in 0..REPLICAS {
+    for w in 0..f.workloads {
+        let wl = workload(f, w);
+        ksm_workload(&mut out, f, &wl, from, to)?;
+        for r in 0..f.replicas {
             let pod = pod_name(&wl, r);
             let uid = pod_uid(&wl, r);
-            ksm_pod(&mut out, &wl, &pod, &uid, r, from, to)?;
-            for (c, container) in CONTAINERS.iter().enumerate() {
+            ksm_pod(&mut out, f, &wl, &pod, &uid, r, from, to)?;
+            for (c, container) in f.containers.iter().enumerate() {
                 let p = profile(w, r, c);
                 let labels = format!(
                     "{{namespace=\"{}\",pod=\"{pod}\",container=\"{container}\"}}",
@@ -215,6 +271,7 @@ fn series(
 
 fn ksm_workload(
     out: &mut impl std::io::Write,
+    f: &Fleet,
     w: &Workload,
     from: i64,
     to: i64,
@@ -231,7 +288,7 @@ fn ksm_workload(
     series(
         out,
         &format!("kube_deployment_spec_replicas{{namespace=\"{ns}\",deployment=\"{name}\"}}"),
-        REPLICAS as f64,
+        f.replicas as f64,
         from,
         to,
     )?;
@@ -244,8 +301,10 @@ fn ksm_workload(
     )
 }
 
+#[allow(clippy::too_many_arguments)]
 fn ksm_pod(
     out: &mut impl std::io::Write,
+    f: &Fleet,
     w: &Workload,
     pod: &str,
     uid: &str,
@@ -269,7 +328,7 @@ fn ksm_pod(
         from,
         to,
     )?;
-    for (c, container) in CONTAINERS.iter().enumerate() {
+    for (c, container) in f.containers.iter().enumerate() {
         let p = profile(w.index, 0, c);
         let cpu = ((p.cores * 1.5 * 1000.0).round() / 1000.0).max(0.01);
         let mem = (p.mem * 1.4).round();
@@ -309,14 +368,16 @@ pub fn cache_dir(target_dir: &Path) -> PathBuf {
     }
 }
 
-/// The cached TSDB, generated and backfilled first when missing. Returns its path and
-/// the seconds generation took (0 when cached).
-pub fn ensure(target_dir: &Path) -> (PathBuf, f64) {
-    let root = cache_dir(target_dir).join(GENERATOR_VERSION);
-    let tsdb = root.join("tsdb");
-    if root.join("complete").exists() {
-        return (tsdb, 0.0);
+/// The cached TSDB of `f`, generated and backfilled first when missing. Returns its
+/// path and the seconds generation took (0 when cached).
+pub fn ensure(f: &Fleet, target_dir: &Path) -> (PathBuf, f64) {
+    let done = cache_dir(target_dir).join(f.dir_name());
+    if done.join("complete").exists() {
+        return (done.join("tsdb"), 0.0);
     }
+    let root =
+        cache_dir(target_dir).join(format!("{}.partial-{}", f.dir_name(), std::process::id()));
+    let tsdb = root.join("tsdb");
     let _ = std::fs::remove_dir_all(&root);
     std::fs::create_dir_all(&tsdb).expect("bench-data dir");
     eprintln!(
@@ -332,7 +393,7 @@ pub fn ensure(target_dir: &Path) -> (PathBuf, f64) {
                 for day in (worker..DAYS).step_by(workers as usize) {
                     let file = root.join(format!("day-{day}.om"));
                     let t = Instant::now();
-                    write_day(&file, day).expect("write day");
+                    write_day(f, &file, day).expect("write day");
                     let generated = t.elapsed().as_secs_f64();
                     let out = Command::new("promtool")
                         .args([
@@ -360,5 +421,10 @@ pub fn ensure(target_dir: &Path) -> (PathBuf, f64) {
         }
     });
     std::fs::write(root.join("complete"), GENERATOR_VERSION).expect("marker");
-    (tsdb, started.elapsed().as_secs_f64())
+    let seconds = started.elapsed().as_secs_f64();
+    // Another process may have finished first: keep its copy, drop ours.
+    if std::fs::rename(&root, &done).is_err() {
+        let _ = std::fs::remove_dir_all(&root);
+    }
+    (done.join("tsdb"), seconds)
 }

@@ -269,6 +269,7 @@ async fn reconcile(
                             *policy,
                             now,
                         )
+                        .drawn_as(format!("{uid}/{n}"))
                     })
                     .collect(),
                 images: wanted.iter().map(|w| w.3.clone()).collect(),
@@ -279,7 +280,7 @@ async fn reconcile(
                 last_written: None,
             }
         });
-        step(run, node, seed, uid, &wanted, generation, others, now);
+        step(run, node, seed, &wanted, generation, others, now);
         let statuses = run
             .containers
             .iter()
@@ -332,7 +333,6 @@ fn step(
     run: &mut PodRun,
     node: &Node,
     seed: u64,
-    uid: &str,
     wanted: &[(String, Resources, crate::cluster::ResizePolicy, String)],
     generation: i64,
     others: (u64, u64),
@@ -364,6 +364,6 @@ fn step(
         }
     }
     for c in &mut run.containers {
-        c.advance(seed, uid, now);
+        c.advance(seed, now);
     }
 }

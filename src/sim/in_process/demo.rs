@@ -63,6 +63,7 @@ impl SimCluster {
                 allocatable_memory: 512 << 30,
                 swap_bytes: 0,
                 managers: NodeManagers::default(),
+                kubelet: None,
             })
             .collect();
         let sim = SimCluster::new(seed, clock, nodes);

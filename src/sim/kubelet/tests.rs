@@ -12,6 +12,7 @@ fn node() -> Node {
         allocatable_memory: 8192 * MIB,
         swap_bytes: 0,
         managers: NodeManagers::default(),
+        kubelet: None,
     }
 }
 
@@ -42,7 +43,7 @@ fn memory_above_the_limit_is_oom_killed_and_restarts() {
         0,
     );
     assert!(
-        c.advance(7, "uid", 1_000),
+        c.advance(7, 1_000),
         "300 MiB in a 128 MiB limit is killed"
     );
     assert_eq!(c.restarts, 1);
@@ -57,7 +58,7 @@ fn memory_above_the_limit_is_oom_killed_and_restarts() {
         ResizePolicy::default(),
         0,
     );
-    assert!(!roomy.advance(7, "uid", 1_000));
+    assert!(!roomy.advance(7, 1_000));
     assert_eq!(roomy.restarts, 0);
 }
 
@@ -71,7 +72,7 @@ fn cpu_above_the_limit_is_throttled_and_counted() {
         0,
     );
     for s in 1..=10 {
-        c.advance(7, "uid", s * 1_000);
+        c.advance(7, s * 1_000);
     }
     assert_eq!(c.periods, 100, "ten seconds of 100 ms periods");
     assert!(
@@ -91,7 +92,7 @@ fn cpu_above_the_limit_is_throttled_and_counted() {
         ResizePolicy::default(),
         0,
     );
-    free.advance(7, "uid", 1_000);
+    free.advance(7, 1_000);
     assert_eq!(free.throttled_periods, 0);
 }
 

@@ -80,6 +80,8 @@ pub struct Agent<C: Cluster, H: Hub> {
     pub(super) last_config: Option<ConfigFeed>,
     /// Kubernetes Events to record once their record exists.
     pub(super) kube_events: Vec<(WorkloadKey, crate::wire::AgentEvent)>,
+    /// The kubelets' CPU counters as last read (health watch, `Throttled`).
+    pub(super) counters: super::health::Counters,
     kubernetes_version: String,
     next_heartbeat_ms: i64,
 }
@@ -119,6 +121,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             settings: AgentSettings::default(),
             last_config: None,
             kube_events: Vec::new(),
+            counters: Default::default(),
             kubernetes_version,
             next_heartbeat_ms: 0,
         };
@@ -194,6 +197,9 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             "rollout": true,
             "deferred": true,
             "evictOnDelete": true,
+            "hpaCoordination": true,
+            "healthWatch": true,
+            "release": true,
             "records": crate::cluster::record::API_VERSION,
             "namespaces": self.options.namespaces,
         });
@@ -220,7 +226,8 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             let next_pass = self.clock.now_ms() + interval;
             while self.clock.now_ms() < next_pass {
                 let left = (next_pass - self.clock.now_ms()).max(1) as u64;
-                let wait = left.min(if self.busy() { 500 } else { 5_000 });
+                let active = self.busy() || self.watching();
+                let wait = left.min(if active { 500 } else { 5_000 });
                 tokio::select! {
                     _ = &mut stop => {
                         delivery.abort();
@@ -230,7 +237,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     }
                     _ = self.view.changed(Duration::from_millis(wait)) => {}
                 }
-                if self.busy() {
+                if self.busy() || self.watching() {
                     self.advance_all().await;
                 }
                 self.heartbeat().await;

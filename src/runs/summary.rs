@@ -168,6 +168,7 @@ pub fn summarize(
             data_quality: worst,
             notices: notices.clone(),
             covered_seconds,
+            throttling: Vec::new(),
         },
         has_changes,
         data_quality: worst.as_str(),

@@ -46,6 +46,21 @@ pub struct RecommendationSummary {
     /// before kerf recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub covered_seconds: Option<i64>,
+    /// CPU throttling per container over the recent window, when the datasource
+    /// measured it (the agent's `Throttled` guardrail reads it from the feed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttling: Vec<ThrottlingEvidence>,
+}
+
+/// One container's CFS throttling ratio (throttled / all periods) over `window`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThrottlingEvidence {
+    pub container: String,
+    /// 0..=1.
+    pub ratio: f64,
+    /// How far back the ratio looks, e.g. `1h`.
+    pub window: String,
 }
 
 /// One container's results.

@@ -45,12 +45,13 @@ impl Kubelets {
             return Ok(c.clone());
         }
         let mut config = self.base.clone();
-        config.cluster_url = format!("https://{endpoint}")
-            .parse()
-            .map_err(|e| ClusterError::Unexpected {
-                object: format!("kubelet endpoint {endpoint}"),
-                problem: format!("not a URL authority: {e}"),
-            })?;
+        config.cluster_url =
+            format!("https://{endpoint}")
+                .parse()
+                .map_err(|e| ClusterError::Unexpected {
+                    object: format!("kubelet endpoint {endpoint}"),
+                    problem: format!("not a URL authority: {e}"),
+                })?;
         if let Some(ca) = &self.tls.ca {
             config.root_cert = Some(ca.clone());
             config.root_cert_file = None;

@@ -369,7 +369,15 @@ fn usage_of(
             cpu: r.cpu_limit,
             memory: r.memory_limit,
         };
-        let m = moment(spec.cpu, spec.memory, c.scale, t, t - life_start, limits, &d);
+        let m = moment(
+            spec.cpu,
+            spec.memory,
+            c.scale,
+            t,
+            t - life_start,
+            limits,
+            &d,
+        );
         counter += m.cpu / 1000.0 * step_s;
         let bytes = m.memory;
         if m.oom_killed {

@@ -177,9 +177,10 @@ impl State {
         key: &WorkloadKey,
         manager: &str,
     ) -> Result<Workload, ClusterError> {
-        let sim = self.workloads.get_mut(key).ok_or_else(|| {
-            ClusterError::api(404, "NotFound", format!("{key} not found"))
-        })?;
+        let sim = self
+            .workloads
+            .get_mut(key)
+            .ok_or_else(|| ClusterError::api(404, "NotFound", format!("{key} not found")))?;
         sim.workload
             .resource_owners
             .retain(|o| !(o.manager == manager && o.operation == "Apply"));

@@ -42,10 +42,7 @@ fn memory_above_the_limit_is_oom_killed_and_restarts() {
         ResizePolicy::default(),
         0,
     );
-    assert!(
-        c.advance(7, 1_000),
-        "300 MiB in a 128 MiB limit is killed"
-    );
+    assert!(c.advance(7, 1_000), "300 MiB in a 128 MiB limit is killed");
     assert_eq!(c.restarts, 1);
     assert_eq!(
         c.last_termination.as_ref().map(|t| t.reason.as_str()),

@@ -104,9 +104,10 @@ impl World {
         let plane = control_plane();
         let admin = plane.admin().await;
         let ns = namespace(&admin, tag).await;
-        let kubelet = ApiKubelet::start(admin.clone(), vec![make(&ns.name)], 7)
-            .await
-            .expect("sim kubelet");
+        let kubelet =
+            ApiKubelet::start_serving(admin.clone(), vec![make(&ns.name)], 7, plane.kubelet_serving())
+                .await
+                .expect("sim kubelet");
         let cluster = ns.name.clone();
         World {
             hub: hub(&cluster, false).await,
@@ -280,7 +281,7 @@ impl World {
 
     /// The agent, started as the agent's identity, reporting to the hub in process.
     pub async fn agent(&self) -> TestAgent {
-        let kube = KubeCluster::new(control_plane().agent().await);
+        let kube = control_plane().agent_cluster().await;
         let options = Options {
             cluster: self.cluster.clone(),
             namespaces: vec![self.ns.name.clone()],

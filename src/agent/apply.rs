@@ -87,6 +87,13 @@ pub async fn advance<C: Cluster>(
     op: &mut Operation,
     now_ms: i64,
 ) -> Progress {
+    if op.retry_at_ms.is_some_and(|t| now_ms < t) {
+        return Progress::Pending;
+    }
+    // A rollback of a workload that is gone has nothing left to restore.
+    if op.rollback.is_some() && !snap.workloads.iter().any(|w| &w.key == key) {
+        return Progress::Done;
+    }
     if let Some(h) = op.hpa.clone().filter(|_| !op.hpa_done) {
         if let Err(e) = cluster
             .apply_hpa_metrics(&h.namespace, &h.name, &h.to)
@@ -124,6 +131,16 @@ async fn in_place<C: Cluster>(
 ) -> Progress {
     let targets = targets(op);
     let pods: Vec<_> = snap.pods_of(key).collect();
+    // Pods that should run but do not yet: wait for them (a change with no pod to
+    // resize is not live). A workload scaled to zero keeps the values for its next pods.
+    let desired = snap
+        .workloads
+        .iter()
+        .find(|w| &w.key == key)
+        .map_or(0, |w| w.replicas);
+    if desired > 0 && !pods.iter().any(|p| live(p)) {
+        return Progress::Pending;
+    }
     if let Some(p) = pods.iter().find(|p| live(p) && changes_qos(p, &targets)) {
         return Progress::Fallback {
             reason: Reason::ResizeInfeasible,

@@ -150,8 +150,9 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         self.tracked.values().any(|t| t.state.watch.is_some())
     }
 
-    /// Looks at every watched workload; starts the rollbacks that are due.
-    pub(super) async fn watch_all(&mut self, snap: &Snapshot, now: i64) {
+    /// Looks at every watched workload; starts the rollbacks that are due, and returns
+    /// their workloads (the snapshot no longer shows them as they are).
+    pub(super) async fn watch_all(&mut self, snap: &Snapshot, now: i64) -> Vec<WorkloadKey> {
         let keys: Vec<WorkloadKey> = self
             .tracked
             .iter()
@@ -164,14 +165,19 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             })
             .map(|(k, _)| k.clone())
             .collect();
+        let mut rolled = Vec::new();
         for key in keys {
-            self.watch_one(&key, snap, now).await;
+            if self.watch_one(&key, snap, now).await {
+                rolled.push(key);
+            }
         }
+        rolled
     }
 
-    async fn watch_one(&mut self, key: &WorkloadKey, snap: &Snapshot, now: i64) {
+    /// True when a rollback started.
+    async fn watch_one(&mut self, key: &WorkloadKey, snap: &Snapshot, now: i64) -> bool {
         let Some(mut w) = self.tracked.get(key).and_then(|t| t.state.watch.clone()) else {
-            return;
+            return false;
         };
         let pods: Vec<&Pod> = snap.pods_of(key).collect();
         let cpu_changed = w.containers.iter().any(|c| {
@@ -187,17 +193,19 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         let moved = watch::observe(&mut w, &pods, &counters);
         let verdict = watch::judge(&w, now);
         let Some(t) = self.tracked.get_mut(key) else {
-            return;
+            return false;
         };
         match verdict {
             Verdict::Watching => {
                 t.dirty |= moved;
                 t.state.watch = Some(w);
+                false
             }
             Verdict::Passed => {
                 tracing::info!(workload = %key, "the health watch passed");
                 t.state.watch = None;
                 t.dirty = true;
+                false
             }
             Verdict::RollBack(cause) => {
                 tracing::warn!(workload = %key, reason = cause.reason.as_str(), message = %cause.message, "rolling back");
@@ -212,6 +220,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     tracing::warn!(workload = %key, "the rollback could not be written ahead; it goes on and is written next pass");
                 }
                 self.advance(key, snap, now).await;
+                true
             }
         }
     }

@@ -124,9 +124,13 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             ..PassReport::default()
         };
         let before = self.kube_events.len();
-        self.watch_all(&snap, now).await;
+        let rolled = self.watch_all(&snap, now).await;
         for w in &snap.workloads {
             let name = name_of(&w.key);
+            // Rolled back just now: the snapshot still shows the values before.
+            if rolled.contains(&w.key) {
+                continue;
+            }
             if self
                 .tracked
                 .get(&w.key)
@@ -264,7 +268,10 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 values,
                 deferred,
             } => {
-                let t = self.track(live, rec_id.as_deref(), &values, config);
+                // Paused or frozen: the mode the agent last acted under is kept, so a
+                // workload that left auto-patch meanwhile is released after.
+                let held = matches!(findings[0].reason, Reason::Paused | Reason::FreezeWindow);
+                let t = self.track(live, rec_id.as_deref(), &values, config.filter(|_| !held));
                 let sel = select(&t.state.reported, &findings, &values, identity, tolerance);
                 let phase = match deferred {
                     Some(next) => {
@@ -408,6 +415,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             hpa_done: false,
             watch: Some(plan.watch.clone()),
             rollback: None,
+            retry_at_ms: None,
         };
         let t = self.tracked.entry(key.clone()).or_default();
         // A change starts over: what was reported before is forgotten; per-resource
@@ -457,8 +465,10 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         }
     }
 
-    /// Buffers `e` for the hub, keeps it in the record until acknowledged, and queues
-    /// its Kubernetes Event.
+    /// Keeps `e` in the record until the hub acknowledges it, stages it for the hub
+    /// (handed to the outbox once the pass has written its records, so an agent killed
+    /// in between neither delivers an event it will decide again nor loses one it
+    /// wrote down), and queues its Kubernetes Event.
     pub(super) fn emit(&mut self, key: &WorkloadKey, e: AgentEvent) {
         /// Unacknowledged events kept per record (older ones stay only in the buffer).
         const KEEP: usize = 32;
@@ -470,7 +480,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         }
         t.dirty = true;
         self.unsent.insert(e.id.clone(), key.clone());
-        self.outbox.push(e.clone());
+        self.staged.push(e.clone());
         self.kube_events.push((key.clone(), e));
     }
 }

@@ -18,6 +18,9 @@ use crate::cluster::{Cluster, Resources, Snapshot, Workload, WorkloadKey};
 use crate::policy::{Mode, Strategy};
 use crate::wire::WorkloadConfig;
 
+/// A rollback the API refused is tried again after this.
+pub const ROLLBACK_RETRY_MS: i64 = 60_000;
+
 impl<C: Cluster, H: Hub> Agent<C, H> {
     /// Advances the change in flight of `key` by as many steps as are due now.
     pub(super) async fn advance(&mut self, key: &WorkloadKey, snap: &Snapshot, now: i64) {
@@ -106,7 +109,12 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     set_phase(&mut t.state, Phase::Applied, op.reason, &message, now);
                     t.state.operation =
                         matches!(op.step, Step::Evicting { .. }).then(|| op.clone());
-                    t.state.watch = super::decide::watch::start(&op, now);
+                    // The watch counts from now: the pods as they are when the change is live.
+                    t.state.watch = super::decide::watch::start(&op, now).map(|mut w| {
+                        let pods: Vec<_> = snap.pods_of(key).collect();
+                        super::decide::watch::observe(&mut w, &pods, &[]);
+                        w
+                    });
                     t.dirty = true;
                     let e = super::event::applied(now, key, &op);
                     self.emit(key, e);
@@ -146,6 +154,37 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     if !self.persist_one(key).await {
                         return;
                     }
+                }
+                Progress::Failed { reason, message } if op.rollback.is_some() => {
+                    // A rollback is never dropped: reported once per error, tried again.
+                    let f = super::decide::Finding::new(reason, message.clone())
+                        .detail("error", &message);
+                    let sel = select(
+                        &t.state.reported,
+                        std::slice::from_ref(&f),
+                        &[],
+                        &message,
+                        0.0,
+                    );
+                    t.state.reported = sel.next;
+                    op.attempts = 0;
+                    op.retry_at_ms = Some(now + ROLLBACK_RETRY_MS);
+                    op.step = match op.strategy {
+                        Strategy::InPlace => Step::InPlace {
+                            deferred_since_ms: None,
+                        },
+                        _ => Step::Rollout,
+                    };
+                    t.state.operation = Some(op.clone());
+                    set_phase(&mut t.state, Phase::Failed, reason, &message, now);
+                    t.dirty = true;
+                    if !sel.emit.is_empty() {
+                        let mut details = BTreeMap::new();
+                        details.insert("error".to_string(), message.clone());
+                        let e = super::event::outcome(now, key, &op, reason, &message, details);
+                        self.emit(key, e);
+                    }
+                    return;
                 }
                 Progress::Failed { reason, message } => {
                     let mut details = BTreeMap::new();

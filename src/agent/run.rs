@@ -80,6 +80,8 @@ pub struct Agent<C: Cluster, H: Hub> {
     pub(super) last_config: Option<ConfigFeed>,
     /// Kubernetes Events to record once their record exists.
     pub(super) kube_events: Vec<(WorkloadKey, crate::wire::AgentEvent)>,
+    /// Events of this pass, handed to the outbox once its records are written.
+    pub(super) staged: Vec<crate::wire::AgentEvent>,
     /// The kubelets' CPU counters as last read (health watch, `Throttled`).
     pub(super) counters: super::health::Counters,
     kubernetes_version: String,
@@ -121,6 +123,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             settings: AgentSettings::default(),
             last_config: None,
             kube_events: Vec::new(),
+            staged: Vec::new(),
             counters: Default::default(),
             kubernetes_version,
             next_heartbeat_ms: 0,
@@ -156,6 +159,11 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
     /// The memory of one workload (tests, benchmarks).
     pub fn state(&self, key: &WorkloadKey) -> Option<&WorkloadState> {
         self.tracked.get(key).map(|t| &t.state)
+    }
+
+    /// Every workload's memory (tests, benchmarks, diagnostics).
+    pub fn states(&self) -> impl Iterator<Item = (&WorkloadKey, &WorkloadState)> {
+        self.tracked.iter().map(|(k, t)| (k, &t.state))
     }
 
     /// The shared event buffer.

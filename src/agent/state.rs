@@ -116,6 +116,9 @@ pub struct Operation {
     /// Set when this operation is a rollback: why (reported `rolled_back` when live).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rollback: Option<RollbackCause>,
+    /// Not before this (a refused rollback waits before it is tried again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_at_ms: Option<i64>,
 }
 
 /// Why the health watch rolls a change back.
@@ -139,6 +142,9 @@ pub struct Seen {
     pub periods: u64,
     #[serde(default)]
     pub throttled: u64,
+    /// `periods`/`throttled` hold a kubelet reading (the baseline of the deltas).
+    #[serde(default)]
+    pub counted: bool,
 }
 
 /// The health watch after a change became live.

@@ -1,11 +1,13 @@
 //! The health watch after a change (pure). For `guardrails.rollback.watchDuration`
 //! after a change became live the agent counts, over the changed workload's pods, the
-//! containers' OOM kills and restarts (from their restart counts and last terminations;
-//! a pod first seen after the change counts from zero, one that was there from its
-//! count then, so kerf's own restart of a `RestartContainer` resize is not counted) and
+//! containers' OOM kills and restarts (from their restart counts and last terminations,
+//! from the moment the change is live: a pod made since counts from zero, one that was
+//! there from its count then, so kerf's own restart of a `RestartContainer` resize is
+//! not counted) and
 //! the CFS throttling ratio of the changed containers (the kubelets' counters since the
-//! change). Reaching `oomKills` (when memory changed) or `restarts`, or a throttling
-//! ratio above `throttlingRatio` (when CPU changed, over at least
+//! change). Reaching `oomKills` (when memory changed) or `restarts` (OOM kills among
+//! them only when memory changed: a CPU change is not blamed for a memory problem), or a
+//! throttling ratio above `throttlingRatio` (when CPU changed, over at least
 //! [`MIN_PERIODS`]), restores the previous values: `rolled_back OOMKills|Restarts|
 //! Throttling`. A threshold of 0 is off. The watch lives in the record, so it survives
 //! an agent restart.
@@ -95,6 +97,8 @@ pub fn observe(w: &mut Watch, pods: &[&Pod], counters: &[CpuCounters]) -> bool {
                     restarts: if new { 0 } else { s.restart_count },
                     periods,
                     throttled,
+                    // A new pod's counters start at zero with it.
+                    counted: new || counter.is_some(),
                 });
                 moved = true;
                 if !new {
@@ -116,12 +120,17 @@ pub fn observe(w: &mut Watch, pods: &[&Pod], counters: &[CpuCounters]) -> bool {
                 moved = true;
             }
             if let Some(c) = counter {
-                // A restarted container's counters start again from zero.
-                let base = |now: u64, then: u64| if now >= then { now - then } else { now };
-                w.periods += base(c.periods, seen.periods);
-                w.throttled += base(c.throttled_periods, seen.throttled);
+                if seen.counted {
+                    // A restarted container's counters start again from zero.
+                    let base = |now: u64, then: u64| if now >= then { now - then } else { now };
+                    w.periods += base(c.periods, seen.periods);
+                    w.throttled += base(c.throttled_periods, seen.throttled);
+                } else {
+                    moved = true;
+                }
                 seen.periods = c.periods;
                 seen.throttled = c.throttled_periods;
+                seen.counted = true;
             }
         }
     }
@@ -162,15 +171,21 @@ pub fn judge(w: &Watch, now_ms: i64) -> Verdict {
             w.oom_kills.to_string(),
         );
     }
-    if t.restarts > 0 && w.restarts >= t.restarts {
+    // OOM kills are blamed on the change only when it touched memory.
+    let restarts = if changes(&w.containers, EventResource::Memory) {
+        w.restarts
+    } else {
+        w.restarts.saturating_sub(w.oom_kills)
+    };
+    if t.restarts > 0 && restarts >= t.restarts {
         return cause(
             Reason::Restarts,
             format!(
-                "{} container restarts within {elapsed} after the change (threshold {}, watch {duration})",
-                w.restarts, t.restarts
+                "{restarts} container restarts within {elapsed} after the change (threshold {}, watch {duration})",
+                t.restarts
             ),
             "restarts",
-            w.restarts.to_string(),
+            restarts.to_string(),
         );
     }
     if let Some(ratio) = throttling_ratio(w) {
@@ -231,6 +246,7 @@ pub fn rollback(w: &Watch, cause: RollbackCause, event_id: String, now_ms: i64) 
         hpa_done: false,
         watch: None,
         rollback: Some(cause),
+        retry_at_ms: None,
     }
 }
 
@@ -345,13 +361,21 @@ mod tests {
 
     #[test]
     fn pods_made_after_the_change_count_from_zero_and_oom_counts_only_for_memory_changes() {
-        // A CPU-only change: OOM kills are restarts, not OOMKills.
+        // A CPU-only change: OOM kills are not blamed on it.
         let mut w = watch(512, 512, (500, 250));
         let fresh = pod("p2", T0 + 1_000, 3, Some("OOMKilled"));
         observe(&mut w, &[&fresh], &[]);
         assert_eq!((w.restarts, w.oom_kills), (3, 3));
+        assert_eq!(judge(&w, T0 + 70_000), Verdict::Watching);
+        // Crashes for another reason are.
+        let mut w = watch(512, 512, (500, 250));
+        let crashing = pod("p3", T0 + 1_000, 3, Some("Error"));
+        observe(&mut w, &[&crashing], &[]);
         match judge(&w, T0 + 70_000) {
-            Verdict::RollBack(c) => assert_eq!(c.reason, Reason::Restarts),
+            Verdict::RollBack(c) => {
+                assert_eq!(c.reason, Reason::Restarts);
+                assert_eq!(c.details["restarts"], "3");
+            }
             other => panic!("expected Restarts, got {other:?}"),
         }
     }

@@ -115,7 +115,10 @@ async fn cadvisor(State(node): State<Node>, headers: HeaderMap) -> (StatusCode, 
         };
         return (verdict, text);
     }
-    (StatusCode::OK, super::metrics::render(&node.shared, Some(&node.name)))
+    (
+        StatusCode::OK,
+        super::metrics::render(&node.shared, Some(&node.name)),
+    )
 }
 
 /// OK, UNAUTHORIZED or FORBIDDEN for `token`, cached.
@@ -149,10 +152,7 @@ async fn review(node: &Node, token: &str) -> Result<StatusCode, kube::Error> {
         .create(&PostParams::default(), &tr)
         .await?;
     let status = tr.status.unwrap_or_default();
-    let Some(user) = status
-        .user
-        .filter(|_| status.authenticated == Some(true))
-    else {
+    let Some(user) = status.user.filter(|_| status.authenticated == Some(true)) else {
         return Ok(StatusCode::UNAUTHORIZED);
     };
     let sar: SubjectAccessReview = serde_json::from_value(json!({

@@ -3,6 +3,7 @@
 
 mod apply;
 mod demo_world;
+mod guardrails;
 mod holds;
 mod memory;
 mod reasons;

@@ -113,29 +113,51 @@ async fn cpu_above_the_limit_shows_in_the_cadvisor_throttling_counters() {
         .find(|n| n.name == format!("{}-node", ns.name))
         .expect("the test's node");
     assert!(
-        n.kubelet.as_deref().is_some_and(|k| k.starts_with("127.0.0.1:") && !k.ends_with(":10250")),
+        n.kubelet
+            .as_deref()
+            .is_some_and(|k| k.starts_with("127.0.0.1:") && !k.ends_with(":10250")),
         "the node names its kubelet endpoint: {:?}",
         n.kubelet
     );
-    let counters = poll("the agent reads the throttling counters", Duration::from_secs(30), || async {
-        let c = agent.cpu_counters(n).await.ok()?;
-        let busy = c.iter().find(|c| c.pod.name.starts_with("busy-") && c.throttled_periods > 0)?;
-        Some((busy.clone(), c))
-    })
+    let counters = poll(
+        "the agent reads the throttling counters",
+        Duration::from_secs(30),
+        || async {
+            let c = agent.cpu_counters(n).await.ok()?;
+            let busy = c
+                .iter()
+                .find(|c| c.pod.name.starts_with("busy-") && c.throttled_periods > 0)?;
+            Some((busy.clone(), c))
+        },
+    )
     .await;
     let (busy, all) = counters;
-    assert!(busy.throttled_periods as f64 / busy.periods as f64 > 0.5, "{busy:?}");
-    let calm = all.iter().find(|c| c.pod.name.starts_with("calm-")).expect("calm counted");
+    assert!(
+        busy.throttled_periods as f64 / busy.periods as f64 > 0.5,
+        "{busy:?}"
+    );
+    let calm = all
+        .iter()
+        .find(|c| c.pod.name.starts_with("calm-"))
+        .expect("calm counted");
     assert_eq!(calm.throttled_periods, 0);
     // Someone without nodes/metrics is refused by the kubelet (403 from its
     // SubjectAccessReview), and a client built without a config cannot look.
     let jane = KubeCluster::connect(
-        plane.config_for("jane", &plane.pki.tokens.unprivileged.token).await,
+        plane
+            .config_for("jane", &plane.pki.tokens.unprivileged.token)
+            .await,
         Default::default(),
     )
     .expect("jane");
-    let refused = jane.cpu_counters(n).await.expect_err("jane may not read the kubelet");
+    let refused = jane
+        .cpu_counters(n)
+        .await
+        .expect_err("jane may not read the kubelet");
     assert_eq!(refused.code(), Some(403), "{refused}");
     let blind = KubeCluster::new(plane.admin().await).cpu_counters(n).await;
-    assert!(matches!(blind, Err(ClusterError::Unexpected { .. })), "{blind:?}");
+    assert!(
+        matches!(blind, Err(ClusterError::Unexpected { .. })),
+        "{blind:?}"
+    );
 }

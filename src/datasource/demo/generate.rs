@@ -75,9 +75,16 @@ fn kind_label(kind: Kind) -> &'static str {
 
 /// A demo workload's labels as kube-state-metrics names them.
 fn ksm_labels(spec: &WorkloadSpec) -> impl Iterator<Item = (String, String)> {
+    let extra = crate::sim::guarded::extras(spec.namespace, &spec.name)
+        .map(|e| e.labels)
+        .unwrap_or_default()
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()));
     crate::sim::catalogue::labels(spec)
         .into_iter()
-        .map(|(k, v)| (format!("label_{k}"), v))
+        .map(|(k, v)| (k.to_string(), v))
+        .chain(extra)
+        .map(|(k, v)| (format!("label_{}", k.replace(['.', '/', '-'], "_")), v))
 }
 
 fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i64, end: i64) {

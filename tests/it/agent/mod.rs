@@ -2,6 +2,7 @@
 //! means"), through the same code `mode = "all-in-one"` runs.
 
 mod apply;
+mod demo_guardrails;
 mod demo_world;
 mod guardrails;
 mod holds;

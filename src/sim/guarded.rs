@@ -222,6 +222,8 @@ pub fn extras(namespace: &str, name: &str) -> Option<Extras> {
             image: "eclipse-temurin:21-jre",
             command: &["java", "-jar", "/app/orders.jar"],
             env: &[("JAVA_OPTS", "-Xms1g -Xmx1536m -XX:+UseG1GC")],
+            // The hub's jvm-fixed-heap flag reads it (kube-state-metrics allow-lists it).
+            labels: &[("kerf.getkerf.dev/jvm-fixed-heap", "true")],
             ..PLAIN
         },
         "ml-scoring" => Extras {

@@ -9,6 +9,7 @@ import { ResourceResult } from "../recommendation.js";
 import { WorkloadHistory } from "./history.js";
 import { ApproveAction, OverrideCard } from "./actions.js";
 import { EffectivePolicy } from "./effective.js";
+import { Guardrails } from "../guardrails.js";
 import * as fmt from "../format.js";
 
 export function WorkloadPage({ params, query, session }) {
@@ -58,6 +59,7 @@ function Detail({ w, query, session }) {
         ? html`<p class="muted">The stored recommendation has no engine output for this container.</p>`
         : html`<div class="results">${results.filter((r) => r.target?.container === container).map((r) => html`<${ResourceResult} r=${r} />`)}</div>`}
     </section>`}
+    <${Guardrails} w=${w} tick=${tick} />
     <${EffectivePolicy} res=${eff} rec=${rec} />
     <${OverrideCard} w=${w} eff=${eff.data} session=${session} names=${names} onDone=${changed} />
     <${WorkloadHistory} w=${w} tick=${tick} />

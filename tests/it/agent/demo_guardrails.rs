@@ -31,6 +31,38 @@ async fn the_demo_shows_six_guardrails_and_a_rollback_within_ten_minutes() {
         .await
         .expect("run");
     assert_eq!(run.status, "succeeded", "{:?}", run.errors);
+    // The feed carries the covered history as a duration and the hub's flags.
+    let (s, feed) = h
+        .call(
+            "GET",
+            "/v1/clusters/demo-east/recommendations?limit=500",
+            &h.agent,
+            Value::Null,
+        )
+        .await;
+    assert_eq!(s, 200, "{feed}");
+    let item = |name: &str| -> Value {
+        feed["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .find(|i| i["workload"]["name"] == name && i["workload"]["namespace"] == "guardrails")
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in the feed"))
+    };
+    assert_eq!(
+        item("orders-java")["flags"],
+        serde_json::json!(["jvm-fixed-heap"])
+    );
+    assert_eq!(item("solo-cache")["flags"], serde_json::json!([]));
+    let covered = item("solo-cache")["dataCoverage"]["covered"]
+        .as_str()
+        .expect("covered")
+        .to_string();
+    assert!(
+        covered.ends_with('d') || covered.contains("d "),
+        "{covered}"
+    );
     let sim = SimCluster::demo("demo-east", 42, h.clock.clone(), live)
         .expect("builds")
         .expect("known");

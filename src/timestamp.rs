@@ -25,26 +25,6 @@ pub fn format_ms(ms: i64) -> String {
         .unwrap_or_default()
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn milliseconds_round_trip_through_rfc3339() {
-        let ms = 1_793_787_300_123;
-        assert_eq!(super::format_ms(ms), "2026-11-04T10:15:00.123Z");
-        assert_eq!(
-            super::format_ms(1_793_787_300_000),
-            "2026-11-04T10:15:00.000Z"
-        );
-        assert!(super::format_ms(1_793_787_300_320) < super::format_ms(1_793_787_300_325));
-        assert_eq!(super::parse_ms(&super::format_ms(ms)), Some(ms));
-        assert_eq!(
-            super::parse_ms("2026-11-04T11:15:00+01:00"),
-            Some(1_793_787_300_000)
-        );
-        assert_eq!(super::parse_ms("yesterday"), None);
-    }
-}
-
 /// `3d 4h`, `45m`, `20s`: the two largest units of a duration, as people read it.
 pub fn human_duration(seconds: u64) -> String {
     let units = [(86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")];
@@ -63,5 +43,25 @@ pub fn human_duration(seconds: u64) -> String {
         "0s".into()
     } else {
         parts.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn milliseconds_round_trip_through_rfc3339() {
+        let ms = 1_793_787_300_123;
+        assert_eq!(super::format_ms(ms), "2026-11-04T10:15:00.123Z");
+        assert_eq!(
+            super::format_ms(1_793_787_300_000),
+            "2026-11-04T10:15:00.000Z"
+        );
+        assert!(super::format_ms(1_793_787_300_320) < super::format_ms(1_793_787_300_325));
+        assert_eq!(super::parse_ms(&super::format_ms(ms)), Some(ms));
+        assert_eq!(
+            super::parse_ms("2026-11-04T11:15:00+01:00"),
+            Some(1_793_787_300_000)
+        );
+        assert_eq!(super::parse_ms("yesterday"), None);
     }
 }

@@ -315,7 +315,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     return false;
                 }
                 self.begin(
-                    live, plan, findings, &values, identity, tolerance, s.now_ms, snap,
+                    live, *plan, findings, &values, identity, tolerance, s.now_ms, snap,
                 )
                 .await
             }

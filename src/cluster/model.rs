@@ -377,7 +377,7 @@ pub struct Node {
     /// Where its kubelet serves (`host:port`, from the node's InternalIP and
     /// `status.daemonEndpoints.kubeletEndpoint`), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kubelet: Option<String>,
+    pub daemon_endpoint: Option<String>,
 }
 
 /// One metric of an HPA that kerf may have to coordinate with.

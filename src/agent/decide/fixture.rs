@@ -190,7 +190,7 @@ pub(super) fn node(name: &str) -> Node {
         allocatable_memory: 16 << 30,
         swap_bytes: 0,
         managers: NodeManagers::default(),
-        kubelet: None,
+        daemon_endpoint: None,
     }
 }
 

@@ -153,7 +153,7 @@ pub enum Decision {
     },
     /// Apply `plan`; `findings` are per-resource skips or blocks inside the change.
     Apply {
-        plan: Plan,
+        plan: Box<Plan>,
         findings: Vec<Finding>,
         values: Vec<ProposedValue>,
     },
@@ -347,7 +347,7 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
         watch: policy.guardrails.rollback.clone(),
     };
     Decision::Apply {
-        plan,
+        plan: Box::new(plan),
         findings,
         values,
     }

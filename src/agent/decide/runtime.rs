@@ -99,7 +99,7 @@ pub fn runtime(c: &Container) -> Runtime {
         p.starts_with("python")
             || matches!(
                 p,
-                "gunicorn" | "uvicorn" | "celery" | "uwsgi" | "hypercorn" | "daphne"
+                "gunicorn" | "uvicorn" | "celery" | "uwsgi" | "daphne"
             )
     };
     let python = tokens.iter().any(python_program)

@@ -414,7 +414,7 @@ pub fn node(n: &core::Node) -> Node {
         _ => None,
     };
     Node {
-        kubelet,
+        daemon_endpoint: kubelet,
         name: n.metadata.name.clone().unwrap_or_default(),
         ready: status
             .and_then(|s| s.conditions.as_ref())

@@ -67,7 +67,7 @@ impl Kubelets {
     /// The CFS counters of every container on `node`.
     pub async fn cpu_counters(&self, node: &Node) -> Result<Vec<CpuCounters>, ClusterError> {
         let endpoint = node
-            .kubelet
+            .daemon_endpoint
             .as_deref()
             .ok_or_else(|| ClusterError::Unexpected {
                 object: format!("Node {}", node.name),

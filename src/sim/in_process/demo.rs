@@ -65,7 +65,7 @@ impl SimCluster {
                 allocatable_memory: 512 << 30,
                 swap_bytes: 0,
                 managers: NodeManagers::default(),
-                kubelet: None,
+                daemon_endpoint: None,
             })
             .collect();
         let now = clock.now_ms();

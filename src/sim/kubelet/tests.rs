@@ -12,7 +12,7 @@ fn node() -> Node {
         allocatable_memory: 8192 * MIB,
         swap_bytes: 0,
         managers: NodeManagers::default(),
-        kubelet: None,
+        daemon_endpoint: None,
     }
 }
 

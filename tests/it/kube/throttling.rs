@@ -113,11 +113,11 @@ async fn cpu_above_the_limit_shows_in_the_cadvisor_throttling_counters() {
         .find(|n| n.name == format!("{}-node", ns.name))
         .expect("the test's node");
     assert!(
-        n.kubelet
+        n.daemon_endpoint
             .as_deref()
             .is_some_and(|k| k.starts_with("127.0.0.1:") && !k.ends_with(":10250")),
         "the node names its kubelet endpoint: {:?}",
-        n.kubelet
+        n.daemon_endpoint
     );
     let counters = poll(
         "the agent reads the throttling counters",

@@ -470,6 +470,7 @@ fn is_optional_key(path: &[String]) -> bool {
             | ["tls", "key_file"]
             | ["agent", "token_file"]
             | ["agent", "hub_ca_file"]
+            | ["agent", "kubelet_ca_file"]
     )
 }
 

@@ -152,9 +152,10 @@ fn agents(state: &crate::api::AppState, jobs: &mut crate::jobs::Jobs, live: &Liv
 fn agents(_: &crate::api::AppState, _: &mut crate::jobs::Jobs, _: &Live) {}
 
 /// The demo's policies: some workloads change on their own (in place in `web` of
-/// demo-east, by rollout in `search` of demo-west, at night in `analytics`), the rest
-/// are recommended only (the default, `audit`).
-fn demo_policies() -> Vec<PolicySpec> {
+/// demo-east, by rollout in `search` of demo-west, at night in `analytics`; in place in
+/// `guardrails` of demo-east, whose workloads each meet one of the agent's guardrails,
+/// `ledger-db` by rollout), the rest are recommended only (the default, `audit`).
+pub fn demo_policies() -> Vec<PolicySpec> {
     let doc = |v: serde_json::Value| -> PolicySpec {
         serde_json::from_value(v).expect("the demo's policies are valid documents")
     };
@@ -178,6 +179,32 @@ fn demo_policies() -> Vec<PolicySpec> {
             "mode": { "cpu": "auto-patch", "memory": "auto-patch" },
             "guardrails": guardrails,
             "apply": { "strategy": "rollout" },
+        })),
+        doc(serde_json::json!({
+            "name": "demo-guardrails",
+            "description": "guardrails on demo-east: applied automatically in place, where each workload meets one of the agent's guardrails",
+            "priority": 10,
+            "selector": { "clusters": ["demo-east"], "namespaces": [crate::sim::guarded::NAMESPACE] },
+            "mode": { "cpu": "auto-patch", "memory": "auto-patch" },
+            "guardrails": {
+                "learningPeriod": "3d", "minConfidence": 50, "cooldown": "6h",
+                "rollback": { "oomKills": 1, "restarts": 3, "throttlingRatio": 0.25, "watchDuration": "15m" },
+            },
+            "apply": { "strategy": "in-place" },
+        })),
+        doc(serde_json::json!({
+            "name": "demo-guardrails-rollout",
+            "description": "ledger-db: by rollout, its OnDelete pods evicted under a PodDisruptionBudget",
+            "priority": 20,
+            "selector": { "clusters": ["demo-east"], "namespaces": [crate::sim::guarded::NAMESPACE], "names": ["ledger-db"] },
+            "apply": { "strategy": "rollout" },
+        })),
+        doc(serde_json::json!({
+            "name": "demo-guardrails-batch",
+            "description": "leaky-worker: changed even on thin evidence, because the health watch rolls a change back that does not help",
+            "priority": 20,
+            "selector": { "clusters": ["demo-east"], "namespaces": [crate::sim::guarded::NAMESPACE], "names": ["leaky-worker"] },
+            "guardrails": { "minConfidence": 0 },
         })),
         doc(serde_json::json!({
             "name": "demo-nightly-analytics",

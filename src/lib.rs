@@ -94,13 +94,15 @@
 //! The cluster side (the agent builds on it):
 //! - `cluster`: the agent's one view of a Kubernetes cluster (model, `Cluster` trait,
 //!   errors that keep the API server's Status, kerf's RightsizingRecommendation
-//!   records, the watched `View`) and its kube-rs face (feature `kube`, reflectors).
+//!   records, the watched `View`, the kubelets' cAdvisor CPU counters) and its kube-rs
+//!   face (feature `kube`, reflectors, the kubelet clients).
 //!   Uses `fingerprint` (short record names).
 //! - `sim`: the simulated world (usage shapes, demo catalogue, the kubelet's decisions)
 //!   with its two faces: a kubelet against a real API server (tests) and the in-process
 //!   `Cluster` (demo). Uses `cluster`, `clock`, `fingerprint`; the demo
-//!   datasource reads its shapes. Only `sim::shape` and `sim::catalogue` are in the
-//!   hub-only build.
+//!   datasource reads its shapes and its one rule of what limits do to them. Only
+//!   `sim::shape`, `sim::catalogue`, `sim::guarded` (the demo's guardrail workloads) and
+//!   `sim::live` are in the hub-only build.
 //!
 //! - `agent` (feature `agent`): reads the hub's feeds through its `Hub` interface,
 //!   decides per workload (`agent::decide`, pure and fenced like `analysis`), changes

@@ -25,6 +25,27 @@ pub fn format_ms(ms: i64) -> String {
         .unwrap_or_default()
 }
 
+/// `3d 4h`, `45m`, `20s`: the two largest units of a duration, as people read it.
+pub fn human_duration(seconds: u64) -> String {
+    let units = [(86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")];
+    let parts: Vec<String> = units
+        .iter()
+        .scan(seconds, |left, (size, unit)| {
+            let n = *left / size;
+            *left %= size;
+            Some((n, *unit))
+        })
+        .filter(|(n, _)| *n > 0)
+        .take(2)
+        .map(|(n, u)| format!("{n}{u}"))
+        .collect();
+    if parts.is_empty() {
+        "0s".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

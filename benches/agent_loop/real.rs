@@ -53,6 +53,7 @@ pub async fn run() {
             allocatable_memory: 256 << 30,
             swap_bytes: 0,
             managers: NodeManagers::default(),
+            daemon_endpoint: None,
         })
         .collect();
     let _kubelet = ApiKubelet::start(admin.clone(), nodes, 11)

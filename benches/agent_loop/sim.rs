@@ -38,6 +38,7 @@ pub async fn run() {
             allocatable_memory: 512 << 30,
             swap_bytes: 0,
             managers: NodeManagers::default(),
+            daemon_endpoint: None,
         })
         .collect();
     let sim = SimCluster::new(9, clock.clone(), nodes);

@@ -1,7 +1,8 @@
-//! Carrying out a change, one step per call, against the cluster: resize the pods in
-//! place and read the kubelet's verdict; apply the template's resources as field
-//! manager `kerf` (forced: kerf takes exactly those fields); evict the outdated pods of
-//! an `OnDelete` StatefulSet, one at a time. Each call does what is due now and says
+//! Carrying out a change, one step per call, against the cluster: move the HPA's target
+//! first when the change is coordinated with one; resize the pods in place and read the
+//! kubelet's verdict; apply the template's resources as field manager `kerf` (forced:
+//! kerf takes exactly those fields); evict the outdated pods of an `OnDelete`
+//! StatefulSet, one at a time. Each call does what is due now and says
 //! where the change stands; the caller persists the operation between calls, so a
 //! change interrupted by a restart resumes where it was.
 
@@ -63,6 +64,14 @@ fn retry_or_fail(op: &mut Operation, e: ClusterError, reason: Reason) -> Progres
     }
 }
 
+/// `reason`, or `RollbackError` when `op` is a rollback.
+fn failed_as(op: &Operation, reason: Reason) -> Reason {
+    match op.rollback {
+        Some(_) => Reason::RollbackError,
+        None => reason,
+    }
+}
+
 fn details(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
@@ -78,6 +87,26 @@ pub async fn advance<C: Cluster>(
     op: &mut Operation,
     now_ms: i64,
 ) -> Progress {
+    if op.retry_at_ms.is_some_and(|t| now_ms < t) {
+        return Progress::Pending;
+    }
+    // A rollback of a workload that is gone has nothing left to restore.
+    if op.rollback.is_some() && !snap.workloads.iter().any(|w| &w.key == key) {
+        return Progress::Done;
+    }
+    if let Some(h) = op.hpa.clone().filter(|_| !op.hpa_done) {
+        if let Err(e) = cluster
+            .apply_hpa_metrics(&h.namespace, &h.name, &h.to)
+            .await
+        {
+            let reason = match op.rollback {
+                Some(_) => Reason::RollbackError,
+                None => Reason::ApplyError,
+            };
+            return retry_or_fail(op, e, reason);
+        }
+        op.hpa_done = true;
+    }
     match op.step.clone() {
         Step::InPlace { .. } => in_place(cluster, snap, key, op, now_ms).await,
         Step::Rollout => rollout(cluster, key, op).await,
@@ -102,6 +131,16 @@ async fn in_place<C: Cluster>(
 ) -> Progress {
     let targets = targets(op);
     let pods: Vec<_> = snap.pods_of(key).collect();
+    // Pods that should run but do not yet: wait for them (a change with no pod to
+    // resize is not live). A workload scaled to zero keeps the values for its next pods.
+    let desired = snap
+        .workloads
+        .iter()
+        .find(|w| &w.key == key)
+        .map_or(0, |w| w.replicas);
+    if desired > 0 && !pods.iter().any(|p| live(p)) {
+        return Progress::Pending;
+    }
     if let Some(p) = pods.iter().find(|p| live(p) && changes_qos(p, &targets)) {
         return Progress::Fallback {
             reason: Reason::ResizeInfeasible,
@@ -125,7 +164,10 @@ async fn in_place<C: Cluster>(
                     details: details(&[("resizeStatus", "Infeasible"), ("pod", &pod.name)]),
                 }
             }
-            Err(e) => return retry_or_fail(op, e, Reason::ResizeError),
+            Err(e) => {
+                let reason = failed_as(op, Reason::ResizeError);
+                return retry_or_fail(op, e, reason);
+            }
         }
     }
     match verdict(&pods, &targets) {
@@ -136,7 +178,7 @@ async fn in_place<C: Cluster>(
             details: details(&[("resizeStatus", "Infeasible"), ("pod", &pod)]),
         },
         Verdict::Error { pod, message } => Progress::Failed {
-            reason: Reason::ResizeError,
+            reason: failed_as(op, Reason::ResizeError),
             message: format!("resizing pod {pod} failed: {message}"),
         },
         Verdict::Waiting { deferred: true } => {
@@ -182,7 +224,10 @@ async fn rollout<C: Cluster>(cluster: &C, key: &WorkloadKey, op: &mut Operation)
             op.attempts = 0;
             Progress::Applied
         }
-        Err(e) => retry_or_fail(op, e, Reason::ApplyError),
+        Err(e) => {
+            let reason = failed_as(op, Reason::ApplyError);
+            retry_or_fail(op, e, reason)
+        }
     }
 }
 

@@ -161,6 +161,64 @@ pub fn applied(now_ms: i64, key: &WorkloadKey, op: &Operation) -> AgentEvent {
     if let Some(w) = &op.window {
         e.details.insert("maintenanceWindow".into(), w.clone());
     }
+    if let Some(h) = &op.hpa {
+        e.details.insert("hpa".into(), h.name.clone());
+        e.details.insert("hpaResource".into(), h.resource.clone());
+        e.details
+            .insert("hpaTargetFrom".into(), h.target_from.to_string());
+        e.details
+            .insert("hpaTargetTo".into(), h.target_to.to_string());
+    }
+    e
+}
+
+/// The `rolled_back` event of a finished rollback (`op.containers` go from the values
+/// of the change back to the previous ones; the operation's own id, as `applied`).
+pub fn rolled_back(now_ms: i64, key: &WorkloadKey, op: &Operation) -> AgentEvent {
+    let (containers, resources) = changes(&op.containers);
+    let cause = op.rollback.clone();
+    let mut details = cause
+        .as_ref()
+        .map(|c| c.details.clone())
+        .unwrap_or_default();
+    if let Some(h) = &op.hpa {
+        details.insert("hpa".into(), h.name.clone());
+        details.insert("hpaTargetFrom".into(), h.target_from.to_string());
+        details.insert("hpaTargetTo".into(), h.target_to.to_string());
+    }
+    let message = match &cause {
+        Some(c) => format!("{}; restored: {}", c.message, describe(&containers)),
+        None => format!("restored: {}", describe(&containers)),
+    };
+    AgentEvent {
+        recommendation_id: Some(op.recommendation_id.clone()),
+        strategy: Some(op.strategy),
+        message: short(&message),
+        containers,
+        resources,
+        details,
+        ..base(op.event_id.clone(), now_ms, key, op.reason)
+    }
+}
+
+/// The `released ModeChanged` event (`modes`: previous and new).
+pub fn released(
+    now_ms: i64,
+    key: &WorkloadKey,
+    id: String,
+    strategy: Strategy,
+    resources: Vec<EventResource>,
+    message: &str,
+    modes: (&str, &str),
+) -> AgentEvent {
+    let mut e = AgentEvent {
+        strategy: Some(strategy),
+        resources,
+        message: short(message),
+        ..base(id, now_ms, key, Reason::ModeChanged)
+    };
+    e.details.insert("previousMode".into(), modes.0.to_string());
+    e.details.insert("newMode".into(), modes.1.to_string());
     e
 }
 

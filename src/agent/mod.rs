@@ -7,6 +7,7 @@
 pub mod apply;
 pub mod decide;
 pub mod event;
+mod health;
 pub mod http_hub;
 pub mod hub;
 pub mod outbox;
@@ -14,6 +15,7 @@ mod pass;
 mod persist;
 mod progress;
 pub mod record;
+mod release;
 pub mod run;
 pub mod state;
 

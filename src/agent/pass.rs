@@ -1,8 +1,10 @@
 //! One pass of the agent over every workload it sees: read both feeds (or note the hub
-//! away), match hub workloads to live ones by namespace, kind and name, advance the
-//! changes in flight, decide for the others, report on change, start the changes the
-//! decisions allow (written ahead to the record before the cluster is touched), keep
-//! in-place values on pods created since, and write the records that changed.
+//! away), look at the health watches (rollbacks start whatever the hub says), match hub
+//! workloads to live ones by namespace, kind and name, advance the changes in flight,
+//! decide for the others, report on change, start the changes the decisions allow
+//! (written ahead to the record before the cluster is touched), release what kerf owned
+//! of workloads that left `auto-patch`, keep in-place values on pods created since, and
+//! write the records that changed.
 
 use std::collections::HashMap;
 
@@ -11,7 +13,7 @@ use super::decide::{decide, ClusterFreeze, Decision, Finding, Plan, Situation, W
 use super::hub::{FeedItem, Hub};
 use super::run::{Agent, PassReport};
 use super::state::{Failure, Operation, Phase, Step, WorkloadState};
-use crate::cluster::{Cluster, Snapshot, View, Workload, WorkloadKey};
+use crate::cluster::{Cluster, Hpa, Pdb, Pod, Snapshot, View, Workload, WorkloadKey};
 use crate::policy::Strategy;
 use crate::wire::{AgentEvent, ConfigFeed, EventType, Reason, RecommendationItem, WorkloadConfig};
 
@@ -128,8 +130,13 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             ..PassReport::default()
         };
         let before = self.kube_events.len();
+        let rolled = self.watch_all(&snap, now).await;
         for w in &snap.workloads {
             let name = name_of(&w.key);
+            // Rolled back just now: the snapshot still shows the values before.
+            if rolled.contains(&w.key) {
+                continue;
+            }
             if self
                 .tracked
                 .get(&w.key)
@@ -166,6 +173,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         self.settle_acknowledged();
         let snap = self.view.snapshot();
         let now = self.clock.now_ms();
+        self.watch_all(&snap, now).await;
         let busy: Vec<WorkloadKey> = self
             .tracked
             .iter()
@@ -206,10 +214,31 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             .get(&key)
             .map(|t| t.state.clone())
             .unwrap_or_default();
+        if state.releasing.is_some() && s.hub_reachable && s.pause.is_none() && s.freeze.is_none() {
+            // A release written ahead and not finished (a restart): finish it.
+            if let Some(c) = config {
+                let previous = state.mode.clone().unwrap_or_else(|| c.mode.clone());
+                self.release(live, snap, c, previous, Vec::new(), s.now_ms)
+                    .await;
+                return false;
+            }
+        }
+        let hpas: Vec<&Hpa> = snap
+            .hpas
+            .iter()
+            .filter(|h| h.target.as_ref() == Some(&key))
+            .collect();
+        let pdbs = pdbs_of(snap, live, &pods);
+        let throttling = self
+            .throttling_for(live, snap, &pods, config, rec, &state)
+            .await;
         let input = WorkloadInput {
             live,
             pods: &pods,
             nodes: &snap.nodes,
+            hpas: &hpas,
+            pdbs: &pdbs,
+            throttling: &throttling,
             config,
             recommendation: rec,
             state: &state,
@@ -223,6 +252,17 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         });
         let rec_id = rec.map(|r| r.recommendation_id.clone());
         match decision {
+            Decision::Release {
+                resources,
+                previous,
+                now: _,
+            } => {
+                if let Some(c) = config {
+                    self.release(live, snap, c, previous, resources, s.now_ms)
+                        .await;
+                }
+                false
+            }
             Decision::Idle => {
                 if s.hub_reachable && s.pause.is_none() && s.freeze.is_none() {
                     self.keep_in_place(live, snap, s.now_ms, config).await;
@@ -234,7 +274,10 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 values,
                 deferred,
             } => {
-                let t = self.track(live, rec_id.as_deref(), &values, config);
+                // Paused or frozen: the mode the agent last acted under is kept, so a
+                // workload that left auto-patch meanwhile is released after.
+                let held = matches!(findings[0].reason, Reason::Paused | Reason::FreezeWindow);
+                let t = self.track(live, rec_id.as_deref(), &values, config.filter(|_| !held));
                 let sel = select(&t.state.reported, &findings, &values, identity, tolerance);
                 let phase = match deferred {
                     Some(next) => {
@@ -278,7 +321,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     return false;
                 }
                 self.begin(
-                    live, plan, findings, &values, identity, tolerance, s.now_ms, snap,
+                    live, *plan, findings, &values, identity, tolerance, s.now_ms, snap,
                 )
                 .await
             }
@@ -374,6 +417,11 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     crate::timestamp::format_ms(w.end_ms)
                 )
             }),
+            hpa: plan.hpa.clone(),
+            hpa_done: false,
+            watch: Some(plan.watch.clone()),
+            rollback: None,
+            retry_at_ms: None,
         };
         let t = self.tracked.entry(key.clone()).or_default();
         // A change starts over: what was reported before is forgotten; per-resource
@@ -423,8 +471,10 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         }
     }
 
-    /// Buffers `e` for the hub, keeps it in the record until acknowledged, and queues
-    /// its Kubernetes Event.
+    /// Keeps `e` in the record until the hub acknowledges it, stages it for the hub
+    /// (handed to the outbox once the pass has written its records, so an agent killed
+    /// in between neither delivers an event it will decide again nor loses one it
+    /// wrote down), and queues its Kubernetes Event.
     pub(super) fn emit(&mut self, key: &WorkloadKey, e: AgentEvent) {
         /// Unacknowledged events kept per record (older ones stay only in the buffer).
         const KEEP: usize = 32;
@@ -436,9 +486,29 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         }
         t.dirty = true;
         self.unsent.insert(e.id.clone(), key.clone());
-        self.outbox.push(e.clone());
+        self.staged.push(e.clone());
         self.kube_events.push((key.clone(), e));
     }
+}
+
+/// The PodDisruptionBudgets of `live`'s namespace that select its pods (or, with no
+/// pod yet, whose selector its own selector satisfies).
+pub(super) fn pdbs_of<'a>(snap: &'a Snapshot, live: &Workload, pods: &[&Pod]) -> Vec<&'a Pdb> {
+    let selects = |sel: &std::collections::BTreeMap<String, String>,
+                   labels: &std::collections::BTreeMap<String, String>| {
+        !sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k) == Some(v))
+    };
+    snap.pdbs
+        .iter()
+        .filter(|p| p.namespace == live.key.namespace)
+        .filter(|p| {
+            if pods.is_empty() {
+                selects(&p.selector, &live.selector)
+            } else {
+                pods.iter().any(|pod| selects(&p.selector, &pod.labels))
+            }
+        })
+        .collect()
 }
 
 /// Sets the phase and the latest reason, noting when either changed.

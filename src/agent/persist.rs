@@ -1,6 +1,7 @@
 //! Writing the records that changed: the spec (server-side apply) when the record is
 //! new or the recommendation moved, then the status; a record deleted under the agent
-//! is created again. Then the Kubernetes Events of the pass, about their records.
+//! is created again. Then the pass's events go to the outbox, and its Kubernetes Events
+//! are recorded about their records.
 
 use super::hub::Hub;
 use super::run::Agent;
@@ -19,6 +20,10 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         let mut written = 0;
         for key in dirty {
             written += usize::from(self.persist_one(&key).await);
+        }
+        // Written down (or tried): now the hub may have them.
+        for e in std::mem::take(&mut self.staged) {
+            self.outbox.push(e);
         }
         for (key, e) in std::mem::take(&mut self.kube_events) {
             let Some(regarding) = self

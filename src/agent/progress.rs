@@ -1,7 +1,9 @@
 //! Changes in flight and after: advancing an operation one step and reporting what it
-//! reached (`applied`, `fallback`, `failed`, a PodDisruptionBudget hold), and keeping
-//! in-place values on pods created after the change while the template still carries
-//! the old ones (counted on the record, no new event).
+//! reached (`applied` and the start of its health watch, `rolled_back` for a rollback,
+//! `fallback` — or `blocked SingleReplicaUnsafe` when the rollout it would fall back to
+//! is unsafe —, `failed`, a PodDisruptionBudget hold), and keeping in-place values on
+//! pods created after the change while the template still carries the old ones
+//! (counted on the record, no new event).
 
 use std::collections::BTreeMap;
 
@@ -11,10 +13,13 @@ use super::decide::inplace::{changes_qos, to_resize};
 use super::hub::Hub;
 use super::pass::{failure, set_phase};
 use super::run::Agent;
-use super::state::{Applied, Phase, Step};
+use super::state::{Applied, Phase, RolledBack, Step};
 use crate::cluster::{Cluster, Resources, Snapshot, Workload, WorkloadKey};
 use crate::policy::{Mode, Strategy};
 use crate::wire::WorkloadConfig;
+
+/// A rollback the API refused is tried again after this.
+pub const ROLLBACK_RETRY_MS: i64 = 60_000;
 
 impl<C: Cluster, H: Hub> Agent<C, H> {
     /// Advances the change in flight of `key` by as many steps as are due now.
@@ -60,6 +65,26 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     }
                     return;
                 }
+                Progress::Applied if op.rollback.is_some() => {
+                    let cause = op.rollback.clone().expect("matched: a rollback");
+                    t.state.applied = None;
+                    t.patched.clear();
+                    t.state.last_change_ms = Some(now);
+                    t.state.reported.clear();
+                    t.state.rolled_back = Some(RolledBack {
+                        reason: op.reason,
+                        at_ms: now,
+                        message: cause.message.clone(),
+                    });
+                    let e = super::event::rolled_back(now, key, &op);
+                    let message = e.message.clone().unwrap_or_default();
+                    set_phase(&mut t.state, Phase::RolledBack, op.reason, &message, now);
+                    t.state.operation =
+                        matches!(op.step, Step::Evicting { .. }).then(|| op.clone());
+                    t.dirty = true;
+                    self.emit(key, e);
+                    return;
+                }
                 Progress::Applied => {
                     let template = snap
                         .workloads
@@ -84,6 +109,12 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     set_phase(&mut t.state, Phase::Applied, op.reason, &message, now);
                     t.state.operation =
                         matches!(op.step, Step::Evicting { .. }).then(|| op.clone());
+                    // The watch counts from now: the pods as they are when the change is live.
+                    t.state.watch = super::decide::watch::start(&op, now).map(|mut w| {
+                        let pods: Vec<_> = snap.pods_of(key).collect();
+                        super::decide::watch::observe(&mut w, &pods, &[]);
+                        w
+                    });
                     t.dirty = true;
                     let e = super::event::applied(now, key, &op);
                     self.emit(key, e);
@@ -99,6 +130,18 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     message,
                     details,
                 } => {
+                    if op.rollback.is_none() {
+                        let refused = snap.workloads.iter().find(|w| &w.key == key).and_then(|w| {
+                            let pods: Vec<_> = snap.pods_of(key).collect();
+                            let pdbs = super::pass::pdbs_of(snap, w, &pods);
+                            super::decide::disruption::unsafe_rollout(w, &pdbs)
+                        });
+                        if let Some(f) = refused {
+                            self.refuse_fallback(key, snap, op, f, reason, &message, now)
+                                .await;
+                            return;
+                        }
+                    }
                     let e = super::event::outcome(now, key, &op, reason, &message, details);
                     op.step = Step::Rollout;
                     op.strategy = Strategy::Rollout;
@@ -111,6 +154,37 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     if !self.persist_one(key).await {
                         return;
                     }
+                }
+                Progress::Failed { reason, message } if op.rollback.is_some() => {
+                    // A rollback is never dropped: reported once per error, tried again.
+                    let f = super::decide::Finding::new(reason, message.clone())
+                        .detail("error", &message);
+                    let sel = select(
+                        &t.state.reported,
+                        std::slice::from_ref(&f),
+                        &[],
+                        &message,
+                        0.0,
+                    );
+                    t.state.reported = sel.next;
+                    op.attempts = 0;
+                    op.retry_at_ms = Some(now + ROLLBACK_RETRY_MS);
+                    op.step = match op.strategy {
+                        Strategy::InPlace => Step::InPlace {
+                            deferred_since_ms: None,
+                        },
+                        _ => Step::Rollout,
+                    };
+                    t.state.operation = Some(op.clone());
+                    set_phase(&mut t.state, Phase::Failed, reason, &message, now);
+                    t.dirty = true;
+                    if !sel.emit.is_empty() {
+                        let mut details = BTreeMap::new();
+                        details.insert("error".to_string(), message.clone());
+                        let e = super::event::outcome(now, key, &op, reason, &message, details);
+                        self.emit(key, e);
+                    }
+                    return;
                 }
                 Progress::Failed { reason, message } => {
                     let mut details = BTreeMap::new();
@@ -125,6 +199,63 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     return;
                 }
             }
+        }
+    }
+
+    /// The in-place change `op` cannot continue as a rollout without leaving the
+    /// workload without a Ready pod: pods already resized are given their values back
+    /// (so nothing stays pending at the kubelet), and the change is reported as
+    /// `blocked SingleReplicaUnsafe` with `details.fallbackReason`; the same
+    /// recommendation is not tried again before [`super::pass::RETRY_FAILED_AFTER_MS`].
+    #[allow(clippy::too_many_arguments)]
+    async fn refuse_fallback(
+        &mut self,
+        key: &WorkloadKey,
+        snap: &Snapshot,
+        op: super::state::Operation,
+        finding: super::decide::Finding,
+        fallback: crate::wire::Reason,
+        why: &str,
+        now: i64,
+    ) {
+        let back: BTreeMap<String, Resources> = op
+            .containers
+            .iter()
+            .map(|c| (c.name.clone(), c.from))
+            .collect();
+        let pods: Vec<_> = snap.pods_of(key).collect();
+        for (pod, changes) in to_resize(&pods, &back) {
+            if let Err(e) = self.cluster.resize_pod(&pod, &changes).await {
+                tracing::warn!(workload = %key, pod = %pod.name, error = %e, "cannot give a pod its values back");
+            }
+        }
+        if let Some(h) = op.hpa.as_ref().filter(|_| op.hpa_done) {
+            if let Err(e) = self
+                .cluster
+                .apply_hpa_metrics(&h.namespace, &h.name, &h.from)
+                .await
+            {
+                tracing::warn!(workload = %key, hpa = %h.name, error = %e, "cannot give the HPA its target back");
+            }
+        }
+        let mut f = finding.detail("fallbackReason", fallback.as_str());
+        f.message = format!("{why}; falling back to a rollout is refused: {}", f.message);
+        let t = self.tracked.entry(key.clone()).or_default();
+        let sel = select(&t.state.reported, std::slice::from_ref(&f), &[], "", 0.0);
+        t.state.reported = sel.next;
+        t.state.operation = None;
+        t.state.failure = Some(failure(&op, now));
+        set_phase(
+            &mut t.state,
+            Phase::Blocked,
+            crate::wire::Reason::SingleReplicaUnsafe,
+            &f.message,
+            now,
+        );
+        t.dirty = true;
+        if !sel.emit.is_empty() {
+            let e = super::event::finding(now, key, &f, Some(&op.recommendation_id));
+            self.emit(key, e);
         }
     }
 

@@ -150,6 +150,20 @@ pub fn status(state: &WorkloadState) -> Value {
     if let (Phase::Deferred, Some(t)) = (state.phase, state.next_window_ms) {
         s["nextWindow"] = Value::String(format_ms(t));
     }
+    if let Some(w) = &state.watch {
+        s["watch"] = json!({
+            "until": format_ms(w.until_ms),
+            "oomKills": w.oom_kills,
+            "restarts": w.restarts,
+        });
+    }
+    if let Some(r) = &state.rolled_back {
+        s["rolledBack"] = json!({
+            "reason": r.reason.as_str(),
+            "time": format_ms(r.at_ms),
+            "message": r.message,
+        });
+    }
     if let Some(a) = &state.applied {
         s["applied"] = json!({
             "strategy": a.strategy,

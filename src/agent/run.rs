@@ -80,6 +80,10 @@ pub struct Agent<C: Cluster, H: Hub> {
     pub(super) last_config: Option<ConfigFeed>,
     /// Kubernetes Events to record once their record exists.
     pub(super) kube_events: Vec<(WorkloadKey, crate::wire::AgentEvent)>,
+    /// Events of this pass, handed to the outbox once its records are written.
+    pub(super) staged: Vec<crate::wire::AgentEvent>,
+    /// The kubelets' CPU counters as last read (health watch, `Throttled`).
+    pub(super) counters: super::health::Counters,
     kubernetes_version: String,
     next_heartbeat_ms: i64,
 }
@@ -119,6 +123,8 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             settings: AgentSettings::default(),
             last_config: None,
             kube_events: Vec::new(),
+            staged: Vec::new(),
+            counters: Default::default(),
             kubernetes_version,
             next_heartbeat_ms: 0,
         };
@@ -153,6 +159,11 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
     /// The memory of one workload (tests, benchmarks).
     pub fn state(&self, key: &WorkloadKey) -> Option<&WorkloadState> {
         self.tracked.get(key).map(|t| &t.state)
+    }
+
+    /// Every workload's memory (tests, benchmarks, diagnostics).
+    pub fn states(&self) -> impl Iterator<Item = (&WorkloadKey, &WorkloadState)> {
+        self.tracked.iter().map(|(k, t)| (k, &t.state))
     }
 
     /// The shared event buffer.
@@ -194,6 +205,9 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             "rollout": true,
             "deferred": true,
             "evictOnDelete": true,
+            "hpaCoordination": true,
+            "healthWatch": true,
+            "release": true,
             "records": crate::cluster::record::API_VERSION,
             "namespaces": self.options.namespaces,
         });
@@ -220,7 +234,8 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             let next_pass = self.clock.now_ms() + interval;
             while self.clock.now_ms() < next_pass {
                 let left = (next_pass - self.clock.now_ms()).max(1) as u64;
-                let wait = left.min(if self.busy() { 500 } else { 5_000 });
+                let active = self.busy() || self.watching();
+                let wait = left.min(if active { 500 } else { 5_000 });
                 tokio::select! {
                     _ = &mut stop => {
                         delivery.abort();
@@ -241,7 +256,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                         panic!("the agent's event delivery ended: {why}");
                     }
                 }
-                if self.busy() {
+                if self.busy() || self.watching() {
                     self.advance_all().await;
                 }
                 self.heartbeat().await;

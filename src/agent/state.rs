@@ -11,15 +11,18 @@
 //!   pods must keep while the template still carries the old ones.
 //! - `unsent`: events not yet acknowledged by the hub, re-sent after a restart (the hub
 //!   stores each id once).
-//! - `watch`: left for the health watch and rollback (issue 13) beside `applied`.
+//! - `watch`: the health watch after a change (the values before and after, the
+//!   deadline, the thresholds, what was counted so far), so a restarted agent keeps
+//!   watching and still rolls back.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use super::decide::emission::Reported;
+pub use super::decide::hpa::HpaChange;
 use crate::cluster::Resources;
-use crate::policy::{EffectiveMode, Strategy};
+use crate::policy::{EffectiveMode, EffectiveRollback, Strategy};
 use crate::wire::{AgentEvent, Reason};
 
 /// Where a workload stands (`status.phase` of its RightsizingRecommendation).
@@ -38,6 +41,8 @@ pub enum Phase {
     Applying,
     /// The recommended values are live.
     Applied,
+    /// The health watch restored the previous values.
+    RolledBack,
     /// The last action failed.
     Failed,
 }
@@ -77,7 +82,7 @@ pub enum Step {
 }
 
 /// A change in flight (write-ahead: persisted before the first write to the cluster).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Operation {
     /// The id of the `applied` event this change will be reported with.
@@ -100,6 +105,74 @@ pub struct Operation {
     /// The maintenance window a deferred change rolls out in (`start/end`, RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<String>,
+    /// The HPA target moved with the requests (applied before the pods or template).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hpa: Option<HpaChange>,
+    #[serde(default)]
+    pub hpa_done: bool,
+    /// The health watch's thresholds the change is watched with once live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<EffectiveRollback>,
+    /// Set when this operation is a rollback: why (reported `rolled_back` when live).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<RollbackCause>,
+    /// Not before this (a refused rollback waits before it is tried again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_at_ms: Option<i64>,
+}
+
+/// Why the health watch rolls a change back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RollbackCause {
+    /// `OOMKills`, `Restarts` or `Throttling`.
+    pub reason: Reason,
+    pub message: String,
+    pub details: BTreeMap<String, String>,
+}
+
+/// One container of one pod as the health watch last counted it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Seen {
+    pub pod_uid: String,
+    pub container: String,
+    pub restarts: i32,
+    #[serde(default)]
+    pub periods: u64,
+    #[serde(default)]
+    pub throttled: u64,
+    /// `periods`/`throttled` hold a kubelet reading (the baseline of the deltas).
+    #[serde(default)]
+    pub counted: bool,
+}
+
+/// The health watch after a change became live.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Watch {
+    /// The `applied` event of the change watched.
+    pub event_id: String,
+    pub recommendation_id: String,
+    pub strategy: Strategy,
+    pub started_ms: i64,
+    pub until_ms: i64,
+    /// The change as applied (`from` = the values a rollback restores).
+    pub containers: Vec<ContainerValues>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hpa: Option<HpaChange>,
+    pub thresholds: EffectiveRollback,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen: Vec<Seen>,
+    #[serde(default)]
+    pub oom_kills: u32,
+    #[serde(default)]
+    pub restarts: u32,
+    /// CFS periods and throttled periods counted since the change (changed containers).
+    #[serde(default)]
+    pub periods: u64,
+    #[serde(default)]
+    pub throttled: u64,
 }
 
 /// The last change that failed, so the same recommendation is not retried at once.
@@ -152,6 +225,15 @@ impl Applied {
     }
 }
 
+/// The last rollback the health watch made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolledBack {
+    pub reason: Reason,
+    pub at_ms: i64,
+    pub message: String,
+}
+
 /// Everything remembered about one workload.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -177,6 +259,14 @@ pub struct WorkloadState {
     pub operation: Option<Operation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applied: Option<Applied>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<Watch>,
+    /// A release written ahead: the id its `released` event carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub releasing: Option<String>,
+    /// The last rollback (the workload page and `status.rolledBack`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolled_back: Option<RolledBack>,
     /// The last decision's reason and message (status conditions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_reason: Option<Reason>,

@@ -1,7 +1,8 @@
 //! The agent's one view of a Kubernetes cluster: what it reads (workloads, pods, nodes,
-//! HPAs, PDBs) and the few writes it makes (resize a pod, server-side apply a pod
-//! template's resources as field manager `kerf`, release that ownership, evict a pod,
-//! record an Event). Two faces implement it with the API server's semantics:
+//! HPAs, PDBs, and the kubelets' CPU counters) and the few writes it makes (resize a pod,
+//! server-side apply a pod template's resources or an HPA's target as field manager
+//! `kerf`, release that ownership, evict a pod, record an Event). Two faces implement
+//! it with the API server's semantics:
 //! - `kube` (feature `kube`): a thin kube-rs adapter for real clusters;
 //! - `crate::sim::SimCluster` (feature `agent`): the simulated world in-process, for
 //!   `kerf demo`.
@@ -10,6 +11,7 @@
 //! both faces and expects the same outcomes, so code written against this trait behaves
 //! the same in the demo as against a real API server.
 
+pub mod cadvisor;
 pub mod error;
 #[cfg(feature = "kube")]
 pub mod kube;
@@ -91,14 +93,40 @@ pub trait Cluster: Send + Sync {
         mode: ApplyMode,
     ) -> impl Future<Output = Result<Workload, ClusterError>> + Send;
 
-    /// Gives up this manager's ownership of the template's resource fields: applies an
-    /// empty configuration as `field_manager()`. As on the API server, a field that no
-    /// other manager co-owns is then removed from the template, so a caller that must
-    /// keep the values has their other owner (e.g. the GitOps tool) apply them first.
+    /// Gives up this manager's server-side-apply ownership of the workload's fields (its
+    /// `Apply` entry in `managedFields` is removed; the values stay as they are). A field
+    /// nobody owns any more can be set by any other manager without a conflict, so a
+    /// GitOps tool restores what Git says; unlike an apply of an empty configuration, the
+    /// values are not removed from the template in between.
     fn release_template_resources(
         &self,
         key: &WorkloadKey,
     ) -> impl Future<Output = Result<Workload, ClusterError>> + Send;
+
+    /// Server-side apply of an HPA's `spec.metrics` (an atomic list: `metrics` is the
+    /// whole of it) as `field_manager()`, forced: kerf keeps the HPA's absolute target
+    /// when it changes the requests the utilization is measured against.
+    fn apply_hpa_metrics(
+        &self,
+        namespace: &str,
+        name: &str,
+        metrics: &[HpaMetric],
+    ) -> impl Future<Output = Result<Hpa, ClusterError>> + Send;
+
+    /// Gives up this manager's ownership of an HPA's fields (as
+    /// [`Cluster::release_template_resources`]: the values stay).
+    fn release_hpa(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> impl Future<Output = Result<(), ClusterError>> + Send;
+
+    /// The CFS counters of every container on `node`, read from its kubelet's
+    /// `/metrics/cadvisor` (as the agent's identity: RBAC `nodes/metrics` get).
+    fn cpu_counters(
+        &self,
+        node: &Node,
+    ) -> impl Future<Output = Result<Vec<CpuCounters>, ClusterError>> + Send;
 
     /// Evicts the pod through the Eviction API (429 when a PDB refuses).
     fn evict(&self, pod: &PodRef) -> impl Future<Output = Result<(), ClusterError>> + Send;

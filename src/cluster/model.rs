@@ -374,6 +374,10 @@ pub struct Node {
     /// Swap capacity the kubelet reports (`status.nodeInfo.swap.capacity`), bytes.
     pub swap_bytes: u64,
     pub managers: NodeManagers,
+    /// Where its kubelet serves (`host:port`, from the node's InternalIP and
+    /// `status.daemonEndpoints.kubeletEndpoint`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_endpoint: Option<String>,
 }
 
 /// One metric of an HPA that kerf may have to coordinate with.
@@ -396,6 +400,30 @@ pub struct Hpa {
     pub min_replicas: i32,
     pub max_replicas: i32,
     pub metrics: Vec<HpaMetric>,
+    /// Managers that own `spec.metrics` with server-side apply (operation `Apply`).
+    #[serde(default)]
+    pub metric_managers: Vec<String>,
+}
+
+impl HpaMetric {
+    /// A CPU or memory utilization target (the kind kerf coordinates).
+    pub fn utilization(&self) -> Option<(&str, i32)> {
+        let resource = self.resource.as_deref()?;
+        let kind_ok = self.kind == "Resource" || self.kind == "ContainerResource";
+        let target = self.target_utilization?;
+        (kind_ok && matches!(resource, "cpu" | "memory")).then_some((resource, target))
+    }
+}
+
+/// cAdvisor's CFS counters of one container, as its kubelet serves them at
+/// `/metrics/cadvisor` (`container_cpu_cfs_periods_total`,
+/// `container_cpu_cfs_throttled_periods_total`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuCounters {
+    pub pod: PodRef,
+    pub container: String,
+    pub periods: u64,
+    pub throttled_periods: u64,
 }
 
 /// A PodDisruptionBudget.

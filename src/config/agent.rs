@@ -31,6 +31,13 @@ pub struct AgentConfig {
     pub namespaces: Vec<String>,
     /// Seconds a request to the hub may take.
     pub hub_timeout_seconds: u64,
+    /// PEM bundle of the CA(s) that signed the kubelets' serving certificates (CPU
+    /// throttling counters); unset = the cluster's CA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubelet_ca_file: Option<PathBuf>,
+    /// Accept any kubelet serving certificate (kubelets with self-signed ones).
+    #[serde(default)]
+    pub kubelet_insecure_tls: bool,
 }
 
 impl Default for AgentConfig {
@@ -42,6 +49,8 @@ impl Default for AgentConfig {
             hub_ca_file: None,
             namespaces: Vec::new(),
             hub_timeout_seconds: 30,
+            kubelet_ca_file: None,
+            kubelet_insecure_tls: false,
         }
     }
 }
@@ -89,6 +98,20 @@ impl AgentConfig {
             .map(|p| {
                 std::fs::read_to_string(p).map_err(|e| {
                     ConfigError::Invalid(format!("agent.hub_ca_file {}: {e}", p.display()))
+                })
+            })
+            .transpose()
+    }
+}
+
+impl AgentConfig {
+    /// The kubelets' CA bundle, when configured.
+    pub fn kubelet_ca(&self) -> Result<Option<Vec<u8>>, ConfigError> {
+        self.kubelet_ca_file
+            .as_deref()
+            .map(|p| {
+                std::fs::read(p).map_err(|e| {
+                    ConfigError::Invalid(format!("agent.kubelet_ca_file {}: {e}", p.display()))
                 })
             })
             .transpose()

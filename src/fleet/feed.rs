@@ -119,12 +119,17 @@ pub async fn recommendations(
             coverage: summary.coverage,
             data_coverage: DataCoverage {
                 covered_seconds: summary.covered_seconds,
+                covered: summary
+                    .covered_seconds
+                    .map(|s| crate::timestamp::human_duration(s.max(0) as u64)),
                 fraction: summary.coverage,
             },
             data_quality: summary.data_quality,
             notices: summary.notices,
             containers: summary.containers,
             estimated_monthly_cost_delta: r.cost_delta,
+            flags: flags(&w.seen.labels),
+            throttling: summary.throttling,
         });
     }
     let feed = RecommendationFeed {
@@ -135,4 +140,23 @@ pub async fn recommendations(
         next: None,
     };
     Ok((feed, more_after))
+}
+
+/// Workload labels that mark a JVM with a fixed heap (as written, or as
+/// kube-state-metrics spells an allow-listed label).
+const JVM_FIXED_HEAP_LABELS: [&str; 2] = [
+    "kerf.getkerf.dev/jvm-fixed-heap",
+    "kerf_getkerf_dev_jvm_fixed_heap",
+];
+
+/// The hub's flags for a workload whose stored labels (JSON) are `labels`.
+fn flags(labels: &str) -> Vec<String> {
+    let labels: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(labels).unwrap_or_default();
+    let jvm = JVM_FIXED_HEAP_LABELS
+        .iter()
+        .any(|l| labels.get(*l).map(String::as_str) == Some("true"));
+    jvm.then(|| "jvm-fixed-heap".to_string())
+        .into_iter()
+        .collect()
 }

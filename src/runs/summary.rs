@@ -200,6 +200,7 @@ pub fn summarize(
             notices: notices.clone(),
             covered_seconds,
             hpa: None,
+            throttling: Vec::new(),
         },
         has_changes,
         data_quality: worst.as_str(),

@@ -18,7 +18,7 @@ use crate::agent::{Agent, Hub, Options, Outbox};
 use crate::api::in_process::InProcessHub;
 use crate::api::AppState;
 use crate::clock::{Clock, SystemClock};
-use crate::cluster::kube::KubeCluster;
+use crate::cluster::kube::{KubeCluster, KubeletTls};
 use crate::cluster::Cluster;
 use crate::config::Config;
 use crate::jobs::{Board, Jobs};
@@ -41,7 +41,7 @@ pub async fn connect(config: &Config) -> Result<KubeCluster, ServeError> {
             "no Kubernetes cluster to act on (not in a pod, and KUBECONFIG finds none): {e}"
         ))
     })?;
-    let cluster = KubeCluster::connect(kube_config)
+    let cluster = KubeCluster::connect(kube_config, kubelet_tls(config)?)
         .map_err(|e| ServeError::Agent(format!("cannot build the Kubernetes client: {e}")))?;
     cluster.server_version().await.map_err(|e| {
         ServeError::Agent(format!("the Kubernetes API server does not answer: {e}"))
@@ -58,6 +58,32 @@ pub async fn connect(config: &Config) -> Result<KubeCluster, ServeError> {
             "cannot read kerf's records: {e}"
         ))),
     }
+}
+
+/// How the kubelets' serving certificates are trusted (`[agent] kubelet_*`).
+fn kubelet_tls(config: &Config) -> Result<KubeletTls, ServeError> {
+    use rustls::pki_types::pem::PemObject;
+    let bad = |m: String| ServeError::Agent(m);
+    let ca = match config.agent.kubelet_ca().map_err(|e| bad(e.to_string()))? {
+        Some(pem) => {
+            let certs: Vec<Vec<u8>> = rustls::pki_types::CertificateDer::pem_slice_iter(&pem)
+                .map(|c| c.map(|c| c.to_vec()))
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad("agent.kubelet_ca_file is not a PEM bundle".into()))?;
+            if certs.is_empty() {
+                return Err(bad("agent.kubelet_ca_file holds no certificate".into()));
+            }
+            Some(certs)
+        }
+        None => None,
+    };
+    if config.agent.kubelet_insecure_tls {
+        tracing::warn!("agent.kubelet_insecure_tls: kubelet serving certificates are not verified");
+    }
+    Ok(KubeletTls {
+        ca,
+        insecure: config.agent.kubelet_insecure_tls,
+    })
 }
 
 /// Registers `name` in the hub when it is new (all-in-one, `kerf demo`).

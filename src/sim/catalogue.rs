@@ -174,13 +174,16 @@ pub fn labels(spec: &WorkloadSpec) -> [(&'static str, String); 3] {
     ]
 }
 
-/// The workloads of `cluster`, or `None` for a name the demo does not have.
+/// The workloads of `cluster`, or `None` for a name the demo does not have (with the
+/// guardrail workloads of `sim::guarded`).
 pub fn workloads(cluster: &str) -> Option<Vec<WorkloadSpec>> {
-    match cluster {
-        "demo-east" => Some(east()),
-        "demo-west" => Some(west()),
-        _ => None,
-    }
+    let mut w = match cluster {
+        "demo-east" => east(),
+        "demo-west" => west(),
+        _ => return None,
+    };
+    w.extend(super::guarded::workloads(cluster));
+    Some(w)
 }
 
 fn east() -> Vec<WorkloadSpec> {

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::shape::{cpu_at, memory_at, Cpu, Memory, Rng};
+use super::shape::{moment, Cpu, Draws, Limits, Memory};
 use crate::cluster::{
     total_requests, Node, QosClass, ResizePolicy, ResizeState, ResourceField, Resources,
     RestartPolicy, Termination,
@@ -45,6 +45,9 @@ const CFS_PERIOD_MS: i64 = 100;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContainerRun {
     pub name: String,
+    /// Seeds the container's draws ([`Draws::at`]): `namespace/workload/container` in
+    /// the demo (as its datasource draws), anything unique elsewhere.
+    pub draw_key: String,
     pub usage: Usage,
     /// What it runs with now (`status...resources`).
     pub actual: Resources,
@@ -71,6 +74,7 @@ impl ContainerRun {
     ) -> ContainerRun {
         ContainerRun {
             name: name.into(),
+            draw_key: name.into(),
             usage,
             actual: resources,
             resize_policy: policy,
@@ -86,50 +90,49 @@ impl ContainerRun {
         }
     }
 
-    /// Simulates up to `now_ms` in one step (the faces tick often). Returns whether the
-    /// container was OOM-killed (and restarted) in this step.
-    pub fn advance(&mut self, seed: u64, pod_uid: &str, now_ms: i64) -> bool {
+    /// The same container with its draws seeded by `key` (see [`ContainerRun::draw_key`]).
+    pub fn drawn_as(mut self, key: String) -> ContainerRun {
+        self.draw_key = key;
+        self
+    }
+
+    /// Simulates up to `now_ms` in one step (the faces tick often), by
+    /// [`crate::sim::shape::moment`]. Returns whether the container was OOM-killed (and
+    /// restarted) in this step.
+    pub fn advance(&mut self, seed: u64, now_ms: i64) -> bool {
         if now_ms <= self.at_ms {
             return false;
         }
         let dt_ms = now_ms - self.at_ms;
-        let mut rng = Rng::new(seed, &format!("{pod_uid}/{}/{}", self.name, now_ms / 1000));
-        let d = rng.draws(self.usage.memory);
-        let wanted = cpu_at(self.usage.cpu, now_ms, &d) * self.usage.scale;
-        let periods = (dt_ms / CFS_PERIOD_MS).max(1) as u64;
-        let granted = match self.actual.cpu_limit {
-            Some(limit) if wanted > limit as f64 => {
-                // Throttled in the share of periods where the quota ran out.
-                let share = 1.0 - limit as f64 / wanted;
-                self.throttled_periods += ((periods as f64) * share).ceil() as u64;
-                limit as f64
-            }
-            _ => wanted,
+        let d = Draws::at(seed, &self.draw_key, now_ms, self.usage.memory);
+        let limits = Limits {
+            cpu: self.actual.cpu_limit.map(|l| l as f64),
+            memory: self.actual.memory_limit.map(|l| l as f64),
         };
-        if self.actual.cpu_limit.is_some() {
-            self.periods += periods;
-        }
-        self.cpu_seconds += granted / 1000.0 * dt_ms as f64 / 1000.0;
-        let limit = self.actual.memory_limit.map(|l| l as f64);
-        let bytes = memory_at(
+        let m = moment(
+            self.usage.cpu,
             self.usage.memory,
-            now_ms - self.life_start_ms,
-            limit,
             self.usage.scale,
+            now_ms,
+            now_ms - self.life_start_ms,
+            limits,
             &d,
         );
-        self.at_ms = now_ms;
-        match limit {
-            Some(l) if bytes >= l => {
-                self.oom_kills += 1;
-                self.kill("OOMKilled", 137, now_ms);
-                true
-            }
-            _ => {
-                self.memory_bytes = bytes;
-                false
-            }
+        let periods = (dt_ms / CFS_PERIOD_MS).max(1) as u64;
+        if limits.cpu.is_some() {
+            self.periods += periods;
+            // Throttled in the share of periods where the quota ran out.
+            self.throttled_periods += ((periods as f64) * m.throttled).ceil() as u64;
         }
+        self.cpu_seconds += m.cpu / 1000.0 * dt_ms as f64 / 1000.0;
+        self.at_ms = now_ms;
+        if m.oom_killed {
+            self.oom_kills += 1;
+            self.kill("OOMKilled", 137, now_ms);
+            return true;
+        }
+        self.memory_bytes = m.memory;
+        false
     }
 
     /// The container ends and the kubelet starts it again at once.

@@ -1,7 +1,10 @@
 //! Usage shapes of simulated containers and the seeded noise behind them. A shape says
-//! what a container would use at a moment if nothing limited it; the kubelet model
-//! (`sim::kubelet`) and the demo datasource apply the limits in effect (OOM kills,
-//! throttling). Everything is a pure function of the seed, the shape and the time.
+//! what a container would use at a moment if nothing limited it; [`moment`] applies the
+//! limits in effect (CFS throttling above the CPU limit, an OOM kill at the memory
+//! limit). It is the one rule: the sim's kubelet (both faces) and the demo datasource
+//! call it with the same draws ([`Draws::at`]: seeded by the container and the second),
+//! so the demo's history and its in-process cluster agree. Everything is a pure
+//! function of the seed, the shape and the time.
 
 use serde::{Deserialize, Serialize};
 
@@ -104,6 +107,60 @@ pub struct Draws {
     pub burst: bool,
     pub noise: f64,
     pub fine: f64,
+}
+
+impl Draws {
+    /// The draws of container `key` (`namespace/workload/container`) in the second of
+    /// `t_ms`: the same wherever the container is simulated.
+    pub fn at(seed: u64, key: &str, t_ms: i64, memory: Memory) -> Draws {
+        Rng::new(seed, &format!("{key}/{}", t_ms.div_euclid(1000))).draws(memory)
+    }
+}
+
+/// The limits in force on a container (millicores, bytes); `None` = unlimited.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Limits {
+    pub cpu: Option<f64>,
+    pub memory: Option<f64>,
+}
+
+/// What a container does at one moment under its limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Moment {
+    /// CPU it gets (millicores): what it wants, at most its limit.
+    pub cpu: f64,
+    /// The share of CFS periods in which its quota ran out (0 under the limit).
+    pub throttled: f64,
+    /// Memory it uses (bytes), as it would if not killed.
+    pub memory: f64,
+    /// Its memory reached the limit: the kernel OOM-kills it.
+    pub oom_killed: bool,
+}
+
+/// The rule of the simulated kubelet: CPU above the limit is throttled (the container
+/// gets the limit, and the periods in which it wanted more are throttled), memory that
+/// reaches the limit is OOM-killed. `life_ms` is the time since the container (re)started.
+pub fn moment(
+    cpu: Cpu,
+    memory: Memory,
+    scale: f64,
+    t_ms: i64,
+    life_ms: i64,
+    limits: Limits,
+    d: &Draws,
+) -> Moment {
+    let wanted = cpu_at(cpu, t_ms, d) * scale;
+    let (granted, throttled) = match limits.cpu {
+        Some(limit) if wanted > limit => (limit, 1.0 - limit / wanted),
+        _ => (wanted, 0.0),
+    };
+    let bytes = memory_at(memory, life_ms, limits.memory, scale, d);
+    Moment {
+        cpu: granted,
+        throttled,
+        memory: bytes,
+        oom_killed: limits.memory.is_some_and(|l| bytes >= l),
+    }
 }
 
 /// CPU wanted (millicores) at Unix time `t_ms`.
@@ -225,5 +282,51 @@ mod tests {
                 assert!((cpu_exceedance(shape, r) - (1.0 - q)).abs() < 1e-6);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rule_throttles_above_the_cpu_limit_and_kills_at_the_memory_limit() {
+        let d = Draws::at(7, "web/api/app", 1_000, Memory::Flat(1.0));
+        let limits = Limits {
+            cpu: Some(100.0),
+            memory: Some(64.0 * 1024.0 * 1024.0),
+        };
+        let calm = moment(
+            Cpu::Steady(50.0),
+            Memory::Flat(32.0 * 1024.0 * 1024.0),
+            1.0,
+            1_000,
+            0,
+            limits,
+            &d,
+        );
+        assert_eq!(calm.throttled, 0.0);
+        assert!(!calm.oom_killed);
+        let busy = moment(
+            Cpu::Steady(400.0),
+            Memory::Flat(80.0 * 1024.0 * 1024.0),
+            1.0,
+            1_000,
+            0,
+            limits,
+            &d,
+        );
+        assert_eq!(busy.cpu, 100.0);
+        assert!(busy.throttled > 0.7 && busy.throttled < 0.8, "{busy:?}");
+        assert!(busy.oom_killed);
+    }
+
+    #[test]
+    fn draws_depend_on_the_container_and_the_second_only() {
+        let a = Draws::at(7, "web/api/app", 1_000, Memory::Flat(1.0));
+        let b = Draws::at(7, "web/api/app", 1_999, Memory::Flat(1.0));
+        let c = Draws::at(7, "web/api/proxy", 1_000, Memory::Flat(1.0));
+        assert_eq!(a.u, b.u);
+        assert_ne!(a.u, c.u);
     }
 }

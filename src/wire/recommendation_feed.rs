@@ -3,10 +3,13 @@
 //! the settings identity it was made under beside the workload's current effective mode
 //! and policy identity (a mismatch is `RecommendationStale`, served as
 //! `recommendationStale` so no client recomputes the rule), and its pending approval,
-//! if any (applied as `ApprovedOnce` with `details.approvalId`).
+//! if any (applied as `ApprovedOnce` with `details.approvalId`), the hub's flags about
+//! the workload (`jvm-fixed-heap`) and its throttling evidence, when collected. Fields
+//! added after the first release default when absent, so an agent reads an older hub.
 
 use serde::{Deserialize, Serialize};
 
+pub use super::summary::ThrottlingEvidence;
 use super::summary::{ContainerSummary, QualityStatus};
 use crate::policy::EffectiveMode;
 
@@ -42,6 +45,10 @@ pub struct DataCoverage {
     /// recommendations made before kerf recorded it); compare with
     /// `guardrails.learningPeriod`.
     pub covered_seconds: Option<i64>,
+    /// The same as a duration (`8d 2h`), `null` when unknown: `LearningPeriod` holds
+    /// while it is below `guardrails.learningPeriod`.
+    #[serde(default)]
+    pub covered: Option<String>,
     /// The lowest covered fraction (0..=1) of any result.
     pub fraction: Option<f64>,
 }
@@ -90,4 +97,12 @@ pub struct RecommendationItem {
     pub notices: Vec<String>,
     pub containers: Vec<ContainerSummary>,
     pub estimated_monthly_cost_delta: Option<f64>,
+    /// What the hub knows about the workload that the agent may not see: `jvm-fixed-heap`
+    /// (its JVM heap is fixed, so memory is audit-only, `JVMFixedHeap`).
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// CPU throttling the hub's datasource measured per container over the recent
+    /// window (the `Throttled` guardrail reads it beside the agent's own readings).
+    #[serde(default)]
+    pub throttling: Vec<ThrottlingEvidence>,
 }

@@ -50,6 +50,10 @@ pub struct RecommendationSummary {
     /// one, with the utilization target that keeps today's scaling point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hpa: Option<HpaSummary>,
+    /// CPU throttling per container over the recent window, when the datasource
+    /// measured it (the agent's `Throttled` guardrail reads it from the feed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub throttling: Vec<ThrottlingEvidence>,
 }
 
 /// A workload's HPA and how a CPU request change moves it.
@@ -73,6 +77,17 @@ pub struct HpaSummary {
     /// Other metrics it scales on (`memory/utilization`, `<name>/average`, …).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_metrics: Vec<String>,
+}
+
+/// One container's CFS throttling ratio (throttled / all periods) over `window`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ThrottlingEvidence {
+    pub container: String,
+    /// 0..=1.
+    pub ratio: f64,
+    /// How far back the ratio looks, e.g. `1h`.
+    pub window: String,
 }
 
 /// One container's results.

@@ -13,6 +13,7 @@ import { WorkloadHistory } from "./history.js";
 import { ApproveAction, OverrideCard } from "./actions.js";
 import { EffectivePolicy } from "./effective.js";
 import { HpaNote } from "../hpa.js";
+import { Guardrails } from "../guardrails.js";
 import * as fmt from "../format.js";
 
 export function WorkloadPage({ params, query, session }) {
@@ -61,6 +62,7 @@ function Detail({ w, query, session }) {
         ? html`<p class="muted">The stored recommendation has no engine output for this container.</p>`
         : html`<div class="results">${results.filter((r) => r.target?.container === container).map((r) => html`<${ResourceResult} r=${r} />`)}</div>`}
     </section>`}
+    <${Guardrails} w=${w} tick=${tick} />
     <${EffectivePolicy} res=${eff} rec=${rec} />
     <${OverrideCard} w=${w} eff=${eff.data} session=${session} names=${names} onDone=${changed} />
     <${WorkloadHistory} w=${w} tick=${tick} />

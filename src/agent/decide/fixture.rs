@@ -68,6 +68,9 @@ pub(super) struct Fixture {
     pub(super) state: WorkloadState,
     pub(super) situation: Situation,
     pub(super) excluded: Vec<String>,
+    pub(super) hpas: Vec<crate::cluster::Hpa>,
+    pub(super) pdbs: Vec<crate::cluster::Pdb>,
+    pub(super) throttling: BTreeMap<String, f64>,
 }
 
 pub(super) fn fixture() -> Fixture {
@@ -142,6 +145,7 @@ pub(super) fn fixture() -> Fixture {
         coverage: Some(1.0),
         data_coverage: DataCoverage {
             covered_seconds: Some(8 * 86_400),
+            covered: Some("8d".into()),
             fraction: Some(1.0),
         },
         data_quality: QualityStatus::Available,
@@ -155,6 +159,8 @@ pub(super) fn fixture() -> Fixture {
             ),
         }],
         estimated_monthly_cost_delta: None,
+        flags: Vec::new(),
+        throttling: Vec::new(),
     };
     Fixture {
         live,
@@ -171,6 +177,9 @@ pub(super) fn fixture() -> Fixture {
             default_tolerance: 0.05,
         },
         excluded: Vec::new(),
+        hpas: Vec::new(),
+        pdbs: Vec::new(),
+        throttling: BTreeMap::new(),
     }
 }
 
@@ -183,6 +192,7 @@ pub(super) fn node(name: &str) -> Node {
         allocatable_memory: 16 << 30,
         swap_bytes: 0,
         managers: NodeManagers::default(),
+        daemon_endpoint: None,
     }
 }
 
@@ -206,10 +216,15 @@ impl Fixture {
             policy: r.effective,
         };
         let pods: Vec<&Pod> = self.pods.iter().collect();
+        let hpas: Vec<&crate::cluster::Hpa> = self.hpas.iter().collect();
+        let pdbs: Vec<&crate::cluster::Pdb> = self.pdbs.iter().collect();
         let input = WorkloadInput {
             live: &self.live,
             pods: &pods,
             nodes: &self.nodes,
+            hpas: &hpas,
+            pdbs: &pdbs,
+            throttling: &self.throttling,
             config: Some(&config),
             recommendation: Some(&self.rec),
             state: &self.state,
@@ -242,6 +257,7 @@ pub(super) fn reasons(d: &Decision) -> Vec<Reason> {
         Decision::Apply { plan, findings, .. } => std::iter::once(plan.reason)
             .chain(findings.iter().map(|f| f.reason))
             .collect(),
+        Decision::Release { .. } => vec![Reason::ModeChanged],
     }
 }
 
@@ -255,7 +271,7 @@ pub(super) fn plan(d: &Decision) -> &Plan {
 pub(super) fn finding(d: &Decision, reason: Reason) -> &Finding {
     let list = match d {
         Decision::Hold { findings, .. } | Decision::Apply { findings, .. } => findings,
-        Decision::Idle => panic!("idle"),
+        Decision::Idle | Decision::Release { .. } => panic!("no findings in {d:?}"),
     };
     list.iter()
         .find(|f| f.reason == reason)

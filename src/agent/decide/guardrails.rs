@@ -1,13 +1,13 @@
 //! Step 6 (workload guardrails) and step 7 (per-resource guardrails) of the decision
 //! order, as ordered lists of pure checks over [`Ctx`]. A workload guardrail returning a
 //! finding holds the whole change; a per-resource guardrail refuses one resource (its
-//! finding lists it in `resources`) and the change goes on with the other.
+//! finding lists it in `resources`) and the change goes on with the other. The first
+//! per-resource guardrail that refuses a resource is its reason.
 //!
-//! The agent-guardrails issue adds `HPACoupled` and `SingleReplicaUnsafe` to
-//! [`WORKLOAD_GUARDRAILS`] (between `Cooldown` and `UnsupportedNode`, as in the design)
-//! and `Throttled`, `OOMKilled`, `JVMFixedHeap`, `RestartPolicyRequired` to
-//! [`RESOURCE_GUARDRAILS`]; each reads what it needs from `Ctx` (the live workload and
-//! pods, the nodes, the recommendation, the policy).
+//! Workload: `LearningPeriod`, `LowConfidence`, `Cooldown`, `HPACoupled` (`hpa`),
+//! `SingleReplicaUnsafe` (`disruption`), `UnsupportedNode`. Per resource: `Throttled`
+//! and `OOMKilled` (`pressure`), `JVMFixedHeap` and `RestartPolicyRequired`
+//! (`runtime`).
 
 use super::{Ctx, Finding};
 use crate::policy::validate::parse_duration;
@@ -21,31 +21,49 @@ pub type WorkloadGuardrail = fn(&Ctx) -> Option<Finding>;
 pub type ResourceGuardrail = fn(&Ctx, EventResource) -> Option<Finding>;
 
 /// Step 6, in order.
-pub const WORKLOAD_GUARDRAILS: &[WorkloadGuardrail] =
-    &[learning_period, low_confidence, cooldown, unsupported_node];
+pub const WORKLOAD_GUARDRAILS: &[WorkloadGuardrail] = &[
+    learning_period,
+    low_confidence,
+    cooldown,
+    hpa_coupled,
+    single_replica_unsafe,
+    unsupported_node,
+];
 
-/// Step 7, in order (the pressure and runtime guardrails land here).
-pub const RESOURCE_GUARDRAILS: &[ResourceGuardrail] = &[];
+/// Step 7, in order.
+pub const RESOURCE_GUARDRAILS: &[ResourceGuardrail] = &[
+    super::pressure::throttled,
+    super::pressure::oom_killed,
+    super::runtime::jvm_fixed_heap,
+    super::runtime::restart_policy_required,
+];
+
+/// `HPACoupled`: a utilization HPA the change cannot be coordinated with.
+fn hpa_coupled(c: &Ctx) -> Option<Finding> {
+    super::hpa::coordinate(
+        c.input.live,
+        c.input.hpas,
+        &c.proposal.only(c.resources),
+        c.resources,
+        c.policy.hpa_coordination,
+    )
+    .err()
+}
+
+/// `SingleReplicaUnsafe`: the change would leave the workload without a Ready pod.
+fn single_replica_unsafe(c: &Ctx) -> Option<Finding> {
+    super::disruption::check(
+        c.input.live,
+        c.input.pdbs,
+        &c.proposal.only(c.resources),
+        c.resources,
+        c.strategy,
+    )
+}
 
 /// `3d 4h`, `45m`, `20s`: the two largest units of a duration.
 pub fn human(seconds: u64) -> String {
-    let units = [(86_400, "d"), (3_600, "h"), (60, "m"), (1, "s")];
-    let parts: Vec<String> = units
-        .iter()
-        .scan(seconds, |left, (size, unit)| {
-            let n = *left / size;
-            *left %= size;
-            Some((n, *unit))
-        })
-        .filter(|(n, _)| *n > 0)
-        .take(2)
-        .map(|(n, u)| format!("{n}{u}"))
-        .collect();
-    if parts.is_empty() {
-        "0s".into()
-    } else {
-        parts.join(" ")
-    }
+    crate::timestamp::human_duration(seconds)
 }
 
 /// `dataCoverage.covered` < `guardrails.learningPeriod` (unknown coverage counts as

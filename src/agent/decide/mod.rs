@@ -4,16 +4,24 @@
 //! `now`), no async, no logging; the module fence test holds it to that.
 //!
 //! Steps: (1) hub unreachable → `HubUnreachable`; (2) paused → `Paused`, freeze →
-//! `FreezeWindow`; (3) effective mode per resource → `ModeOff` / `ModeAudit`, or
-//! `ApprovedOnce` for an approved recommendation in `audit`; (4) `RecommendationStale`;
+//! `FreezeWindow`; (3) a workload that left `auto-patch` after kerf applied to it →
+//! `released ModeChanged` ([`Decision::Release`]); effective mode per resource →
+//! `ModeOff` / `ModeAudit`, or `ApprovedOnce` for an approved recommendation in `audit`;
+//! (4) `RecommendationStale`;
 //! (5) `NoSignificantChange`; (6) the workload guardrails ([`WORKLOAD_GUARDRAILS`]);
 //! (7) the per-resource guardrails ([`RESOURCE_GUARDRAILS`]); (8) `deferred` outside a
 //! maintenance window → `OutsideMaintenanceWindow`; then a [`Plan`] to apply.
 
+pub mod disruption;
 pub mod emission;
 mod guardrails;
+pub mod hpa;
 pub mod inplace;
+mod pressure;
+mod release;
+pub mod runtime;
 pub mod values;
+pub mod watch;
 pub mod windows;
 
 #[cfg(test)]
@@ -21,14 +29,16 @@ mod emission_tests;
 #[cfg(test)]
 mod fixture;
 #[cfg(test)]
+mod guardrail_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod windows_tests;
 
 use std::collections::BTreeMap;
 
-use crate::cluster::{Node, Pod, Workload};
-use crate::policy::{EffectivePolicy, Mode, Strategy};
+use crate::cluster::{Hpa, Node, Pdb, Pod, Workload};
+use crate::policy::{EffectiveMode, EffectivePolicy, Mode, Strategy};
 use crate::wire::{EventResource, PauseScope, Reason, RecommendationItem, WorkloadConfig};
 
 pub use guardrails::{human, RESOURCE_GUARDRAILS, WORKLOAD_GUARDRAILS};
@@ -64,6 +74,13 @@ pub struct WorkloadInput<'a> {
     pub live: &'a Workload,
     pub pods: &'a [&'a Pod],
     pub nodes: &'a [Node],
+    /// The HPAs that target the workload.
+    pub hpas: &'a [&'a Hpa],
+    /// The PodDisruptionBudgets that select its pods.
+    pub pdbs: &'a [&'a Pdb],
+    /// CFS throttling ratio per container over the recent window, as the agent measured
+    /// it from the kubelets (empty when unknown).
+    pub throttling: &'a BTreeMap<String, f64>,
     pub config: Option<&'a WorkloadConfig>,
     pub recommendation: Option<&'a RecommendationItem>,
     pub state: &'a WorkloadState,
@@ -116,6 +133,10 @@ pub struct Plan {
     pub fallback_after_ms: i64,
     /// The maintenance window a deferred change rolls out in.
     pub window: Option<Span>,
+    /// The HPA target moved with the requests (HPA coordination).
+    pub hpa: Option<hpa::HpaChange>,
+    /// The health watch's thresholds once the change is live.
+    pub watch: crate::policy::EffectiveRollback,
 }
 
 /// The outcome for one workload.
@@ -132,9 +153,17 @@ pub enum Decision {
     },
     /// Apply `plan`; `findings` are per-resource skips or blocks inside the change.
     Apply {
-        plan: Plan,
+        plan: Box<Plan>,
         findings: Vec<Finding>,
         values: Vec<ProposedValue>,
+    },
+    /// The workload left `auto-patch` after kerf applied to it: give up kerf's field
+    /// ownership (`released ModeChanged`).
+    Release {
+        /// The resources that were in `auto-patch`.
+        resources: Vec<EventResource>,
+        previous: EffectiveMode,
+        now: EffectiveMode,
     },
 }
 
@@ -173,14 +202,23 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
     if !s.hub_reachable {
         return unreachable(w.state);
     }
-    let (Some(rec), Some(config)) = (w.recommendation, w.config) else {
+    let Some(config) = w.config else {
         return Decision::Idle;
     };
     let policy = &config.policy;
+    let frozen = paused_or_frozen(s, policy);
+    if frozen.is_none() {
+        if let Some(d) = release::release(w, config) {
+            return d;
+        }
+    }
+    let Some(rec) = w.recommendation else {
+        return Decision::Idle;
+    };
     let current = w.state.current(&w.live.containers);
     let proposal = propose(&current, &rec.containers, &policy.excluded_containers);
     let values = proposal.values();
-    if let Some(f) = paused_or_frozen(s, policy) {
+    if let Some(f) = frozen {
         return hold(vec![f], values);
     }
     let approval = rec.approval.as_ref();
@@ -247,9 +285,10 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
         findings.insert(0, f);
         return hold(findings, values);
     }
+    // The first per-resource guardrail that refuses a resource is its reason.
     let refused: Vec<Finding> = resources
         .iter()
-        .flat_map(|r| RESOURCE_GUARDRAILS.iter().filter_map(|g| g(&ctx, *r)))
+        .filter_map(|r| RESOURCE_GUARDRAILS.iter().find_map(|g| g(&ctx, *r)))
         .collect();
     resources.retain(|r| !refused.iter().any(|f| f.resources.contains(r)));
     findings.extend(refused);
@@ -272,6 +311,20 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
         }
         _ => None,
     };
+    let changes = proposal.only(&resources);
+    let hpa = match hpa::coordinate(
+        w.live,
+        w.hpas,
+        &changes,
+        &resources,
+        policy.hpa_coordination,
+    ) {
+        Ok(h) => h,
+        Err(f) => {
+            findings.insert(0, f);
+            return hold(findings, values);
+        }
+    };
     let via_approval = resources.iter().any(|r| mode_of(policy, *r) == Mode::Audit);
     let plan = Plan {
         strategy,
@@ -285,14 +338,16 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
             id: a.id.clone(),
             approved_by: a.approved_by.clone(),
         }),
-        proposal: proposal.only(&resources),
+        proposal: changes,
         resources,
         fallback_after_ms: crate::policy::validate::parse_duration(&policy.apply.fallback_after)
             .map_or(600_000, |s| s as i64 * 1000),
         window,
+        hpa,
+        watch: policy.guardrails.rollback.clone(),
     };
     Decision::Apply {
-        plan,
+        plan: Box::new(plan),
         findings,
         values,
     }

@@ -397,7 +397,24 @@ pub fn node(n: &core::Node) -> Node {
         .and_then(|i| i.swap.as_ref())
         .and_then(|s| s.capacity)
         .unwrap_or(0);
+    let port = status
+        .and_then(|s| s.daemon_endpoints.as_ref())
+        .and_then(|d| d.kubelet_endpoint.as_ref())
+        .map(|e| e.port)
+        .filter(|p| *p > 0);
+    let address = status.and_then(|s| s.addresses.as_ref()).and_then(|a| {
+        ["InternalIP", "ExternalIP", "Hostname"]
+            .iter()
+            .find_map(|kind| a.iter().find(|x| x.type_ == *kind))
+            .map(|x| x.address.clone())
+    });
+    let kubelet = match (address, port) {
+        (Some(a), Some(p)) if a.contains(':') => Some(format!("[{a}]:{p}")),
+        (Some(a), Some(p)) => Some(format!("{a}:{p}")),
+        _ => None,
+    };
     Node {
+        daemon_endpoint: kubelet,
         name: n.metadata.name.clone().unwrap_or_default(),
         ready: status
             .and_then(|s| s.conditions.as_ref())
@@ -454,6 +471,21 @@ pub fn hpa(h: &HorizontalPodAutoscaler) -> Hpa {
         min_replicas: spec.and_then(|s| s.min_replicas).unwrap_or(1),
         max_replicas: spec.map(|s| s.max_replicas).unwrap_or(0),
         metrics,
+        metric_managers: h
+            .metadata
+            .managed_fields
+            .iter()
+            .flatten()
+            .filter(|e| e.operation.as_deref() == Some("Apply"))
+            .filter(|e| {
+                e.fields_v1
+                    .as_ref()
+                    .and_then(|f| f.0.get("f:spec"))
+                    .and_then(|s| s.get("f:metrics"))
+                    .is_some()
+            })
+            .filter_map(|e| e.manager.clone())
+            .collect(),
     }
 }
 

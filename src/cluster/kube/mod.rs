@@ -2,10 +2,13 @@
 //! server's refusals kept whole in [`ClusterError::Api`]. Nothing here decides anything.
 
 mod convert;
+mod kubelet;
+mod ownership;
 mod records;
 mod watch;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
@@ -20,11 +23,12 @@ use serde_json::{json, Value};
 use super::quantity::{format_cpu, format_memory};
 use super::{
     ApiStatus, ApplyMode, Cause, Cluster, ClusterError, ClusterEvent, ContainerResources,
-    EventType, ObjectRef, Pod, PodRef, RecordedEvent, ResourceField, Snapshot, Workload,
-    WorkloadKey, WorkloadKind, FIELD_MANAGER,
+    CpuCounters, EventType, Hpa, HpaMetric, Node, ObjectRef, Pod, PodRef, RecordedEvent,
+    ResourceField, Snapshot, Workload, WorkloadKey, WorkloadKind, FIELD_MANAGER,
 };
 
 pub use convert::container as container_model;
+pub use kubelet::KubeletTls;
 pub use watch::KubeView;
 
 /// Node label naming the kubelet's CPU Manager policy (`static` disables in-place resize).
@@ -37,6 +41,8 @@ pub const MEMORY_MANAGER_LABEL: &str = "kerf.getkerf.dev/memory-manager-policy";
 pub struct KubeCluster {
     client: Client,
     manager: String,
+    /// Clients of the nodes' kubelets (`None`: built without a config to make them).
+    kubelets: Option<Arc<kubelet::Kubelets>>,
 }
 
 impl KubeCluster {
@@ -44,26 +50,37 @@ impl KubeCluster {
     /// (and 503/504) by default, up to 15 times with backoff, which would turn a
     /// PodDisruptionBudget refusal of an eviction into a wait of many minutes. The agent
     /// decides its own retries.
-    pub fn connect(mut config: kube::Config) -> Result<KubeCluster, ClusterError> {
+    ///
+    /// The kubelets (CPU throttling counters) are reached with the same credentials,
+    /// their serving certificates trusted as `kubelet_tls` says.
+    pub fn connect(
+        mut config: kube::Config,
+        kubelet_tls: KubeletTls,
+    ) -> Result<KubeCluster, ClusterError> {
         config.default_retry = false;
-        let client = Client::try_from(config).map_err(error)?;
-        Ok(KubeCluster::new(client))
+        let client = Client::try_from(config.clone()).map_err(error)?;
+        Ok(KubeCluster {
+            kubelets: Some(Arc::new(kubelet::Kubelets::new(config, kubelet_tls))),
+            ..KubeCluster::new(client)
+        })
     }
 
     /// Writes as field manager `kerf`. Build `client` with `default_retry` off (see
-    /// [`KubeCluster::connect`]) so 429s reach the caller.
+    /// [`KubeCluster::connect`]) so 429s reach the caller. Without the config the
+    /// kubelets cannot be reached (no throttling counters).
     pub fn new(client: Client) -> KubeCluster {
         KubeCluster {
             client,
             manager: FIELD_MANAGER.into(),
+            kubelets: None,
         }
     }
 
     /// The same cluster writing as another field manager (tests play GitOps tools).
     pub fn with_field_manager(&self, manager: &str) -> KubeCluster {
         KubeCluster {
-            client: self.client.clone(),
             manager: manager.into(),
+            ..self.clone()
         }
     }
 
@@ -402,8 +419,53 @@ impl Cluster for KubeCluster {
         &self,
         key: &WorkloadKey,
     ) -> Result<Workload, ClusterError> {
-        self.apply_template(key, Vec::new(), ApplyMode::default())
-            .await
+        let (c, ns, m) = (self.client.clone(), &key.namespace, &self.manager);
+        let unexpected = || ClusterError::Unexpected {
+            object: key.to_string(),
+            problem: "the API server returned a workload without a spec".into(),
+        };
+        match key.kind {
+            WorkloadKind::Deployment => {
+                let api = Api::<Deployment>::namespaced(c, ns);
+                let d = ownership::release(&api, m, &key.name).await?;
+                convert::deployment(&d).ok_or_else(unexpected)
+            }
+            WorkloadKind::StatefulSet => {
+                let api = Api::<StatefulSet>::namespaced(c, ns);
+                let s = ownership::release(&api, m, &key.name).await?;
+                convert::statefulset(&s).ok_or_else(unexpected)
+            }
+            WorkloadKind::DaemonSet => {
+                let api = Api::<DaemonSet>::namespaced(c, ns);
+                let d = ownership::release(&api, m, &key.name).await?;
+                convert::daemonset(&d).ok_or_else(unexpected)
+            }
+        }
+    }
+
+    async fn apply_hpa_metrics(
+        &self,
+        namespace: &str,
+        name: &str,
+        metrics: &[HpaMetric],
+    ) -> Result<Hpa, ClusterError> {
+        ownership::apply_hpa_metrics(&self.client, &self.manager, namespace, name, metrics).await
+    }
+
+    async fn release_hpa(&self, namespace: &str, name: &str) -> Result<(), ClusterError> {
+        let api = Api::<HorizontalPodAutoscaler>::namespaced(self.client.clone(), namespace);
+        ownership::release(&api, &self.manager, name).await?;
+        Ok(())
+    }
+
+    async fn cpu_counters(&self, node: &Node) -> Result<Vec<CpuCounters>, ClusterError> {
+        match &self.kubelets {
+            Some(k) => k.cpu_counters(node).await,
+            None => Err(ClusterError::Unexpected {
+                object: format!("Node {}", node.name),
+                problem: "this client was built without the config to reach kubelets".into(),
+            }),
+        }
     }
 
     async fn evict(&self, pod: &PodRef) -> Result<(), ClusterError> {

@@ -4,8 +4,8 @@
 //! view converts what the stores hold into the cluster model; it makes no API call.
 //!
 //! Memory: pods dominate, so their `managedFields` and annotations are dropped as they
-//! arrive (the agent reads neither); workloads keep `managedFields` (who owns the
-//! resources fields).
+//! arrive (the agent reads neither); workloads and HPAs keep `managedFields` (who owns the
+//! resources fields and the HPA targets).
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -141,7 +141,7 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
     let daemonsets = s.reflect::<DaemonSet>(keep_all);
     let replicasets = s.reflect::<ReplicaSet>(trim_meta);
     let pods = s.reflect::<KPod>(trim_pod);
-    let hpas = s.reflect::<HorizontalPodAutoscaler>(trim_meta);
+    let hpas = s.reflect::<HorizontalPodAutoscaler>(keep_all);
     let pdbs = s.reflect::<PodDisruptionBudget>(trim_meta);
     let nodes = Stores(vec![s.run(Api::<KNode>::all(client), trim_meta)]);
     let view = KubeView {

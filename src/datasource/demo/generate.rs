@@ -9,7 +9,7 @@ use crate::datasource::raw::{
 use crate::datasource::Window;
 
 use crate::sim::catalogue::{ContainerSpec, HpaSpec, Kind, WorkloadSpec};
-use crate::sim::shape::{cpu_at, memory_at, Rng};
+use crate::sim::shape::{moment, Draws, Limits, Rng};
 
 /// Demo workloads that existed before any window were created this long before its end.
 const OLD_AGE_MS: i64 = 30 * 24 * 3_600_000;
@@ -60,7 +60,7 @@ pub fn generate(seed: u64, cluster: &str, specs: &[WorkloadSpec], window: Window
         for pod in pods_of(spec, &mut rng, created_ms, window) {
             pod_metadata(&mut out, spec, &pod, window);
             for c in &spec.containers {
-                usage_of(&mut out, spec, c, &pod, &mut rng, window);
+                usage_of(&mut out, spec, c, &pod, (seed, &mut rng), window);
             }
         }
     }
@@ -77,9 +77,16 @@ fn kind_label(kind: Kind) -> &'static str {
 
 /// A demo workload's labels as kube-state-metrics names them.
 fn ksm_labels(spec: &WorkloadSpec) -> impl Iterator<Item = (String, String)> {
+    let extra = crate::sim::guarded::extras(spec.namespace, &spec.name)
+        .map(|e| e.labels)
+        .unwrap_or_default()
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()));
     crate::sim::catalogue::labels(spec)
         .into_iter()
-        .map(|(k, v)| (format!("label_{k}"), v))
+        .map(|(k, v)| (k.to_string(), v))
+        .chain(extra)
+        .map(|(k, v)| (format!("label_{}", k.replace(['.', '/', '-'], "_")), v))
 }
 
 fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i64, end: i64) {
@@ -411,9 +418,11 @@ fn usage_of(
     spec: &WorkloadSpec,
     c: &ContainerSpec,
     pod: &Pod,
-    rng: &mut Rng,
+    (seed, rng): (u64, &mut Rng),
     window: Window,
 ) {
+    // Drawn as the sim's in-process cluster draws the same container (`Draws::at`).
+    let draw_key = format!("{}/{}/{}", spec.namespace, spec.name, c.name);
     let points: Vec<i64> = grid(window)
         .filter(|t| *t >= pod.start_ms && *t <= pod.end_ms)
         .collect();
@@ -448,14 +457,24 @@ fn usage_of(
         }
     };
     for t in points {
-        let d = rng.draws(spec.memory);
-        let wanted = cpu_at(spec.cpu, t, &d) * c.scale;
+        let d = Draws::at(seed, &draw_key, t, spec.memory);
         let r = c.resources_at(t);
-        // CPU above the limit is throttled: the container gets at most its limit.
-        let millicores = r.cpu_limit.map_or(wanted, |l| wanted.min(l));
-        counter += millicores / 1000.0 * step_s;
-        let bytes = memory_at(spec.memory, t - life_start, r.memory_limit, c.scale, &d);
-        if bytes >= r.memory_limit.unwrap_or(f64::MAX) {
+        let limits = Limits {
+            cpu: r.cpu_limit,
+            memory: r.memory_limit,
+        };
+        let m = moment(
+            spec.cpu,
+            spec.memory,
+            c.scale,
+            t,
+            t - life_start,
+            limits,
+            &d,
+        );
+        counter += m.cpu / 1000.0 * step_s;
+        let bytes = m.memory;
+        if m.oom_killed {
             // OOM-killed: the container restarts with a new cAdvisor series and a fresh counter.
             kills.push(t);
             flush(out, &mut cpu, &mut mem, restart);

@@ -59,6 +59,7 @@ impl DemoFleet {
         for spec in &mut specs {
             self.live.apply(&scope.cluster, spec);
         }
+        crate::sim::guarded::with_past(&mut specs, window.end_ms);
         Ok(specs)
     }
 

@@ -83,7 +83,13 @@ fn demo_has_two_clusters_of_about_sixty_workloads_in_several_namespaces() {
             *namespaces.entry(w.namespace.clone()).or_insert(0) += 1;
         }
     }
-    assert!((55..=65).contains(&total), "{total} workloads");
+    // About sixty, plus the guardrail workloads of demo-east (`sim::guarded`).
+    let guarded = crate::sim::guarded::workloads(crate::sim::guarded::CLUSTER).len();
+    assert!(guarded >= 10, "{guarded} guardrail workloads");
+    assert!(
+        (55 + guarded..=65 + guarded).contains(&total),
+        "{total} workloads"
+    );
     assert!(namespaces.len() >= 5, "{namespaces:?}");
 }
 

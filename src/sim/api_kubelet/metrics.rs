@@ -17,7 +17,7 @@ pub(crate) async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>
         "/metrics/cadvisor",
         get(move || {
             let shared = shared.clone();
-            async move { render(&shared) }
+            async move { render(&shared, None) }
         }),
     );
     if let Err(e) = axum::serve(listener, app).await {
@@ -33,10 +33,12 @@ type Family = (
     fn(&ContainerRun) -> f64,
 );
 
-fn render(shared: &Shared) -> String {
+/// The counters of every pod, or of those on `node` (what that node's kubelet serves).
+pub(crate) fn render(shared: &Shared, node: Option<&str>) -> String {
     let pods = shared.pods.lock().unwrap_or_else(|e| e.into_inner());
     let mut rows: Vec<(String, &super::PodRun, &ContainerRun)> = pods
         .values()
+        .filter(|p| node.is_none_or(|n| n == p.node))
         .flat_map(|p| {
             p.containers
                 .iter()

@@ -4,12 +4,17 @@
 //! (`PodResizePending` Deferred/Infeasible, `PodResizeInProgress`, then the new
 //! resources), OOM-kills and restarts containers whose usage reaches their memory limit,
 //! finishes the deletion of terminating pods, and serves cAdvisor's CPU throttling
-//! counters at `/metrics/cadvisor` (what a Prometheus scrapes from a real kubelet).
+//! counters at `/metrics/cadvisor`: over HTTPS per node, where the node says its kubelet
+//! is and authorized as a real kubelet authorizes (`serving`, what kerf's agent reads),
+//! and on a plain loopback port for all nodes (what a Prometheus would scrape).
 //!
 //! What each container uses comes from the pod annotation [`USAGE_ANNOTATION`].
 
 mod metrics;
+mod serving;
 mod status;
+
+pub use serving::Serving;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
@@ -69,13 +74,60 @@ impl Drop for ApiKubelet {
 
 impl ApiKubelet {
     /// Registers `nodes` and starts playing their kubelet. `client` needs rights on
-    /// nodes, nodes/status, leases, pods and pods/status (the tests use an admin).
+    /// nodes, nodes/status, leases, pods and pods/status (the tests use an admin). The
+    /// nodes name no kubelet endpoint kerf could read (see [`ApiKubelet::start_serving`]).
     pub async fn start(
         client: Client,
         nodes: Vec<Node>,
         seed: u64,
     ) -> Result<ApiKubelet, ClusterError> {
+        ApiKubelet::begin(client, nodes, seed, None).await
+    }
+
+    /// As [`ApiKubelet::start`], and serves each node's kubelet endpoint over HTTPS with
+    /// `serving`'s certificate (`client` also reviews tokens and access: tokenreviews
+    /// and subjectaccessreviews create).
+    pub async fn start_serving(
+        client: Client,
+        nodes: Vec<Node>,
+        seed: u64,
+        serving: Serving,
+    ) -> Result<ApiKubelet, ClusterError> {
+        ApiKubelet::begin(client, nodes, seed, Some(serving)).await
+    }
+
+    async fn begin(
+        client: Client,
+        nodes: Vec<Node>,
+        seed: u64,
+        serving: Option<Serving>,
+    ) -> Result<ApiKubelet, ClusterError> {
         let now = crate::clock::SystemClock.now_ms();
+        let shared = Arc::new(Shared::default());
+        let mut tasks = Vec::new();
+        let mut ports = HashMap::new();
+        if let Some(serving) = &serving {
+            let tls = serving::acceptor(serving)?;
+            for node in &nodes {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .map_err(|e| ClusterError::Transport(format!("kubelet listener: {e}")))?;
+                let port = listener
+                    .local_addr()
+                    .map_err(|e| ClusterError::Transport(e.to_string()))?
+                    .port();
+                ports.insert(node.name.clone(), port);
+                tasks.push(tokio::spawn(serving::serve(
+                    listener,
+                    tls.clone(),
+                    node.name.clone(),
+                    client.clone(),
+                    shared.clone(),
+                )));
+            }
+        }
+        // Without a served endpoint the node names the kubelet's default port.
+        let port_of = move |n: &str| ports.get(n).copied().unwrap_or(10250);
         let node_api: Api<KNode> = Api::all(client.clone());
         for node in &nodes {
             let object: KNode =
@@ -89,23 +141,26 @@ impl ApiKubelet {
                 .patch_status(
                     &node.name,
                     &PatchParams::default(),
-                    &Patch::Merge(status::node_status(node, now)),
+                    &Patch::Merge(status::node_status(node, now, port_of(&node.name))),
                 )
                 .await
                 .map_err(error)?;
         }
-        let shared = Arc::new(Shared::default());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .map_err(|e| ClusterError::Transport(format!("metrics listener: {e}")))?;
         let metrics_addr = listener
             .local_addr()
             .map_err(|e| ClusterError::Transport(e.to_string()))?;
-        let server = tokio::spawn(metrics::serve(listener, shared.clone()));
-        let lease = tokio::spawn(renew_leases(client.clone(), nodes.clone()));
-        let pods = tokio::spawn(run_pods(client, nodes, seed, shared));
+        let with_ports: Vec<(Node, u16)> = nodes
+            .iter()
+            .map(|n| (n.clone(), port_of(&n.name)))
+            .collect();
+        tasks.push(tokio::spawn(metrics::serve(listener, shared.clone())));
+        tasks.push(tokio::spawn(renew_leases(client.clone(), with_ports)));
+        tasks.push(tokio::spawn(run_pods(client, nodes, seed, shared)));
         Ok(ApiKubelet {
-            tasks: vec![server, lease, pods],
+            tasks,
             metrics: metrics_addr,
         })
     }
@@ -126,12 +181,12 @@ fn unexpected(e: serde_json::Error) -> ClusterError {
 /// Renews each node's Lease and Ready heartbeat every 10 s, so the node lifecycle
 /// controller keeps the node Ready (it taints nodes whose Lease is older than its grace
 /// period, and then evicts their pods).
-async fn renew_leases(client: Client, nodes: Vec<Node>) {
+async fn renew_leases(client: Client, nodes: Vec<(Node, u16)>) {
     let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
     let node_api: Api<KNode> = Api::all(client);
     loop {
         let now = crate::clock::SystemClock.now_ms();
-        for node in &nodes {
+        for (node, port) in &nodes {
             let lease = json!({
                 "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                 "metadata": { "name": node.name },
@@ -144,7 +199,7 @@ async fn renew_leases(client: Client, nodes: Vec<Node>) {
             if let Err(e) = leases.patch(&node.name, &pp, &Patch::Apply(&lease)).await {
                 tracing::warn!(node = %node.name, error = %e, "sim kubelet: lease renewal failed");
             }
-            let beat = Patch::Merge(status::node_status(node, now));
+            let beat = Patch::Merge(status::node_status(node, now, *port));
             if let Err(e) = node_api
                 .patch_status(&node.name, &PatchParams::default(), &beat)
                 .await
@@ -269,6 +324,7 @@ async fn reconcile(
                             *policy,
                             now,
                         )
+                        .drawn_as(format!("{uid}/{n}"))
                     })
                     .collect(),
                 images: wanted.iter().map(|w| w.3.clone()).collect(),
@@ -279,7 +335,7 @@ async fn reconcile(
                 last_written: None,
             }
         });
-        step(run, node, seed, uid, &wanted, generation, others, now);
+        step(run, node, seed, &wanted, generation, others, now);
         let statuses = run
             .containers
             .iter()
@@ -332,7 +388,6 @@ fn step(
     run: &mut PodRun,
     node: &Node,
     seed: u64,
-    uid: &str,
     wanted: &[(String, Resources, crate::cluster::ResizePolicy, String)],
     generation: i64,
     others: (u64, u64),
@@ -364,6 +419,6 @@ fn step(
         }
     }
     for c in &mut run.containers {
-        c.advance(seed, uid, now);
+        c.advance(seed, now);
     }
 }

@@ -137,8 +137,9 @@ pub fn node_object(node: &Node) -> Value {
     })
 }
 
-/// The node's status: capacity, Ready, address and system info (with swap).
-pub fn node_status(node: &Node, now_ms: i64) -> Value {
+/// The node's status: capacity, Ready, address, the kubelet's port and system info
+/// (with swap).
+pub fn node_status(node: &Node, now_ms: i64, kubelet_port: u16) -> Value {
     let capacity = json!({
         "cpu": format_cpu(node.allocatable_cpu),
         "memory": format_memory(node.allocatable_memory),
@@ -168,7 +169,7 @@ pub fn node_status(node: &Node, now_ms: i64) -> Value {
               "lastHeartbeatTime": time(now_ms), "lastTransitionTime": time(now_ms) },
         ],
         "addresses": [{ "type": "InternalIP", "address": "127.0.0.1" }, { "type": "Hostname", "address": node.name }],
-        "daemonEndpoints": { "kubeletEndpoint": { "Port": 10250 } },
+        "daemonEndpoints": { "kubeletEndpoint": { "Port": kubelet_port } },
         "nodeInfo": info,
     }})
 }

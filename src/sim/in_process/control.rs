@@ -291,6 +291,7 @@ impl State {
             created_ms: Some(now),
             deleting: false,
         };
+        // Drawn as the demo datasource draws the same container, so both agree.
         let runs = containers
             .iter()
             .map(|c| {
@@ -301,6 +302,7 @@ impl State {
                     c.resize_policy,
                     now,
                 )
+                .drawn_as(format!("{}/{}/{}", key.namespace, key.name, c.name))
             })
             .collect();
         let mut sim = SimPod {
@@ -352,7 +354,7 @@ impl State {
                 p.pod.observed_generation = Some(p.pod.generation);
             }
             for run in &mut p.runs {
-                run.advance(seed, &p.pod.uid, now);
+                run.advance(seed, now);
             }
             p.refresh_statuses();
         }

@@ -1,6 +1,7 @@
 //! The demo's clusters as in-process clusters: the catalogue's workloads (same
 //! namespaces, names, kinds, replicas, containers and usage shapes as the demo
-//! datasource reports), on nodes large enough for all of them, with every resource
+//! datasource reports, and the guardrail workloads' runtimes, strategies, HPAs and
+//! PodDisruptionBudgets), on nodes large enough for all of them, with every resource
 //! change told to `sim::live` so the demo datasource reports it.
 
 use std::sync::Arc;
@@ -8,10 +9,11 @@ use std::sync::Arc;
 use super::{SimCluster, State, WorkloadSpec};
 use crate::clock::Clock;
 use crate::cluster::{
-    ClusterError, Container, Node, NodeManagers, Resources, UpdateStrategy, WorkloadKey,
-    WorkloadKind,
+    ClusterError, Container, EnvVar, HpaMetric, Node, NodeManagers, Resources, RestartPolicy,
+    UpdateStrategy, WorkloadKey, WorkloadKind,
 };
 use crate::sim::catalogue::{self, Kind};
+use crate::sim::guarded::{self, Rollout};
 use crate::sim::kubelet::Usage;
 use crate::sim::live::{Live, LiveKey};
 
@@ -63,61 +65,129 @@ impl SimCluster {
                 allocatable_memory: 512 << 30,
                 swap_bytes: 0,
                 managers: NodeManagers::default(),
+                daemon_endpoint: None,
             })
             .collect();
+        let now = clock.now_ms();
         let sim = SimCluster::new(seed, clock, nodes);
-        let mut all = Vec::new();
-        for spec in specs {
-            let kind = match spec.kind {
-                Kind::Deployment => WorkloadKind::Deployment,
-                Kind::StatefulSet => WorkloadKind::StatefulSet,
-                Kind::DaemonSet => WorkloadKind::DaemonSet,
-            };
-            let labels = catalogue::labels(&spec)
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
-            let containers = spec
-                .containers
-                .iter()
-                .map(|c| Container {
-                    name: c.name.into(),
-                    image: format!("registry.example/{}/{}:1", spec.namespace, spec.name),
-                    resources: model(c.resources),
-                    ..Container::default()
-                })
-                .collect();
-            let usage = spec
-                .containers
-                .iter()
-                .map(|c| {
-                    let u = Usage {
-                        cpu: spec.cpu,
-                        memory: spec.memory,
-                        scale: c.scale,
-                    };
-                    (c.name.to_string(), u)
-                })
-                .collect();
-            all.push(WorkloadSpec {
-                kind,
-                namespace: spec.namespace.into(),
-                name: spec.name.clone(),
-                replicas: spec.replicas as i32,
-                strategy: UpdateStrategy::RollingUpdate {
-                    max_surge: Some("25%".into()),
-                    max_unavailable: Some("25%".into()),
-                },
-                labels,
-                annotations: Default::default(),
-                containers,
-                usage,
-            });
-        }
+        let mut specs = specs;
+        guarded::with_past(&mut specs, now);
+        let all: Vec<WorkloadSpec> = specs.iter().map(|s| workload_spec(s, now)).collect();
         sim.create_workloads(all, "kerf-demo")?;
+        // The guardrail workloads' HPAs and PodDisruptionBudgets.
+        for spec in &specs {
+            let Some(extras) = guarded::extras(spec.namespace, &spec.name) else {
+                continue;
+            };
+            let key = WorkloadKey::new(spec.namespace, kind_of(spec.kind), &spec.name);
+            if !extras.hpa.is_empty() {
+                let metrics = extras
+                    .hpa
+                    .iter()
+                    .map(|(resource, target)| HpaMetric {
+                        kind: "Resource".into(),
+                        resource: Some(resource.to_string()),
+                        container: None,
+                        target_utilization: Some(*target),
+                    })
+                    .collect();
+                sim.create_hpa(&spec.name, &key, metrics);
+            }
+            if let Some(min) = extras.pdb_min_available {
+                sim.create_pdb(spec.namespace, &spec.name, &spec.name, min);
+            }
+        }
         sim.state.lock().unwrap_or_else(|p| p.into_inner()).live =
             Some((cluster.to_string(), live));
         Ok(Some(sim))
+    }
+}
+
+fn kind_of(kind: Kind) -> WorkloadKind {
+    match kind {
+        Kind::Deployment => WorkloadKind::Deployment,
+        Kind::StatefulSet => WorkloadKind::StatefulSet,
+        Kind::DaemonSet => WorkloadKind::DaemonSet,
+    }
+}
+
+/// A catalogue workload as the in-process cluster creates it, at `now_ms` (with the
+/// runtime, resize policy, strategy and annotations of a guardrail workload).
+fn workload_spec(spec: &catalogue::WorkloadSpec, now_ms: i64) -> WorkloadSpec {
+    let extras = guarded::extras(spec.namespace, &spec.name);
+    let mut labels: std::collections::BTreeMap<String, String> = catalogue::labels(spec)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    let mut annotations = std::collections::BTreeMap::new();
+    if let Some(e) = &extras {
+        labels.extend(e.labels.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        annotations.extend(
+            e.annotations
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+    }
+    let containers = spec
+        .containers
+        .iter()
+        .map(|c| {
+            let mut container = Container {
+                name: c.name.into(),
+                image: format!("registry.example/{}/{}:1", spec.namespace, spec.name),
+                resources: model(c.resources_at(now_ms)),
+                ..Container::default()
+            };
+            if let Some(e) = &extras {
+                if !e.image.is_empty() {
+                    container.image = e.image.into();
+                }
+                container.command = e.command.iter().map(|s| s.to_string()).collect();
+                container.env = e
+                    .env
+                    .iter()
+                    .map(|(n, v)| EnvVar {
+                        name: n.to_string(),
+                        value: Some(v.to_string()),
+                    })
+                    .collect();
+                if e.memory_restarts {
+                    container.resize_policy.memory = RestartPolicy::RestartContainer;
+                }
+            }
+            container
+        })
+        .collect();
+    let usage = spec
+        .containers
+        .iter()
+        .map(|c| {
+            let u = Usage {
+                cpu: spec.cpu,
+                memory: spec.memory,
+                scale: c.scale,
+            };
+            (c.name.to_string(), u)
+        })
+        .collect();
+    let strategy = match extras.map(|e| e.rollout) {
+        Some(Rollout::Recreate) => UpdateStrategy::Recreate,
+        Some(Rollout::OnDelete) => UpdateStrategy::OnDelete,
+        _ => UpdateStrategy::RollingUpdate {
+            max_surge: Some("25%".into()),
+            max_unavailable: Some("25%".into()),
+        },
+    };
+    WorkloadSpec {
+        kind: kind_of(spec.kind),
+        namespace: spec.namespace.into(),
+        name: spec.name.clone(),
+        replicas: spec.replicas as i32,
+        strategy,
+        labels,
+        annotations,
+        containers,
+        usage,
     }
 }
 

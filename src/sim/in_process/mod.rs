@@ -16,9 +16,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::clock::Clock;
 use crate::cluster::{
-    Cluster, ClusterError, ClusterEvent, Container, Node, ObjectRef, Pdb, Pod, PodRef, Record,
-    RecordedEvent, Resources, Snapshot, UpdateStrategy, View, Workload, WorkloadKey, WorkloadKind,
-    FIELD_MANAGER,
+    Cluster, ClusterError, ClusterEvent, Container, CpuCounters, Hpa, HpaMetric, Node, ObjectRef,
+    Pdb, Pod, PodRef, Record, RecordedEvent, Resources, Snapshot, UpdateStrategy, View, Workload,
+    WorkloadKey, WorkloadKind, FIELD_MANAGER,
 };
 use crate::sim::kubelet::{ContainerRun, Usage};
 
@@ -92,6 +92,7 @@ struct State {
     workloads: BTreeMap<WorkloadKey, SimWorkload>,
     pods: BTreeMap<PodRef, SimPod>,
     pdbs: Vec<Pdb>,
+    hpas: Vec<Hpa>,
     events: Vec<RecordedEvent>,
     records: BTreeMap<(String, String), Record>,
     /// Where resource changes are told (the demo datasource reads them), as which cluster.
@@ -121,6 +122,7 @@ impl SimCluster {
                 workloads: BTreeMap::new(),
                 pods: BTreeMap::new(),
                 pdbs: Vec::new(),
+                hpas: Vec::new(),
                 events: Vec::new(),
                 records: BTreeMap::new(),
                 live: None,
@@ -240,6 +242,21 @@ impl SimCluster {
         w.step();
     }
 
+    /// Creates a HorizontalPodAutoscaler of `target` (a plain create: its metrics are
+    /// owned by no server-side-apply manager).
+    pub fn create_hpa(&self, name: &str, target: &WorkloadKey, metrics: Vec<HpaMetric>) {
+        let mut w = self.world();
+        w.hpas.push(Hpa {
+            namespace: target.namespace.clone(),
+            name: name.into(),
+            target: Some(target.clone()),
+            min_replicas: 1,
+            max_replicas: 10,
+            metrics,
+            metric_managers: Vec::new(),
+        });
+    }
+
     /// Brings the world to the clock's now (controllers and kubelet run).
     pub fn step(&self) {
         drop(self.world());
@@ -278,7 +295,12 @@ impl SimCluster {
                 .map(|p| p.pod.clone())
                 .collect(),
             nodes: w.nodes.clone(),
-            hpas: Vec::new(),
+            hpas: w
+                .hpas
+                .iter()
+                .filter(|h| inside(&h.namespace))
+                .cloned()
+                .collect(),
             pdbs: w
                 .pdbs
                 .iter()
@@ -354,12 +376,62 @@ impl Cluster for SimCluster {
         &self,
         key: &WorkloadKey,
     ) -> Result<Workload, ClusterError> {
-        self.world().apply(
-            key,
-            &self.manager,
-            &[],
-            crate::cluster::ApplyMode::default(),
-        )
+        self.world().release(key, &self.manager)
+    }
+
+    async fn apply_hpa_metrics(
+        &self,
+        namespace: &str,
+        name: &str,
+        metrics: &[HpaMetric],
+    ) -> Result<Hpa, ClusterError> {
+        let mut w = self.world();
+        let h = w
+            .hpas
+            .iter_mut()
+            .find(|h| h.namespace == namespace && h.name == name)
+            .ok_or_else(|| {
+                ClusterError::api(
+                    404,
+                    "NotFound",
+                    format!("horizontalpodautoscalers.autoscaling \"{name}\" not found"),
+                )
+            })?;
+        h.metrics = metrics.to_vec();
+        // Forced: the list is atomic, and now this manager's alone.
+        h.metric_managers = vec![self.manager.clone()];
+        Ok(h.clone())
+    }
+
+    async fn release_hpa(&self, namespace: &str, name: &str) -> Result<(), ClusterError> {
+        let mut w = self.world();
+        if let Some(h) = w
+            .hpas
+            .iter_mut()
+            .find(|h| h.namespace == namespace && h.name == name)
+        {
+            h.metric_managers.retain(|m| m != &self.manager);
+        }
+        Ok(())
+    }
+
+    async fn cpu_counters(&self, node: &Node) -> Result<Vec<CpuCounters>, ClusterError> {
+        let w = self.world();
+        Ok(w.pods
+            .values()
+            .filter(|p| p.pod.node.as_deref() == Some(node.name.as_str()))
+            .flat_map(|p| {
+                p.runs
+                    .iter()
+                    .filter(|r| r.actual.cpu_limit.is_some())
+                    .map(|r| CpuCounters {
+                        pod: p.pod.pod.clone(),
+                        container: r.name.clone(),
+                        periods: r.periods,
+                        throttled_periods: r.throttled_periods,
+                    })
+            })
+            .collect())
     }
 
     async fn evict(&self, pod: &PodRef) -> Result<(), ClusterError> {

@@ -2,7 +2,8 @@
 //! field ownership rules: a field another manager owns and this apply would change is a
 //! 409 `FieldManagerConflict` unless forced (force moves ownership); an equal value is
 //! co-owned; a field this manager applied before and now leaves out loses its
-//! ownership, and is removed when nobody else owns it.
+//! ownership, and is removed when nobody else owns it. A release removes this manager's
+//! `Apply` entry and keeps the values (as kerf does on a real API server).
 
 use super::State;
 use crate::cluster::{
@@ -169,5 +170,20 @@ impl State {
             self.step();
         }
         Ok(w)
+    }
+
+    pub(super) fn release(
+        &mut self,
+        key: &WorkloadKey,
+        manager: &str,
+    ) -> Result<Workload, ClusterError> {
+        let sim = self
+            .workloads
+            .get_mut(key)
+            .ok_or_else(|| ClusterError::api(404, "NotFound", format!("{key} not found")))?;
+        sim.workload
+            .resource_owners
+            .retain(|o| !(o.manager == manager && o.operation == "Apply"));
+        Ok(sim.workload.clone())
     }
 }

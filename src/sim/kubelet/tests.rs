@@ -12,6 +12,7 @@ fn node() -> Node {
         allocatable_memory: 8192 * MIB,
         swap_bytes: 0,
         managers: NodeManagers::default(),
+        daemon_endpoint: None,
     }
 }
 
@@ -41,10 +42,7 @@ fn memory_above_the_limit_is_oom_killed_and_restarts() {
         ResizePolicy::default(),
         0,
     );
-    assert!(
-        c.advance(7, "uid", 1_000),
-        "300 MiB in a 128 MiB limit is killed"
-    );
+    assert!(c.advance(7, 1_000), "300 MiB in a 128 MiB limit is killed");
     assert_eq!(c.restarts, 1);
     assert_eq!(
         c.last_termination.as_ref().map(|t| t.reason.as_str()),
@@ -57,7 +55,7 @@ fn memory_above_the_limit_is_oom_killed_and_restarts() {
         ResizePolicy::default(),
         0,
     );
-    assert!(!roomy.advance(7, "uid", 1_000));
+    assert!(!roomy.advance(7, 1_000));
     assert_eq!(roomy.restarts, 0);
 }
 
@@ -71,7 +69,7 @@ fn cpu_above_the_limit_is_throttled_and_counted() {
         0,
     );
     for s in 1..=10 {
-        c.advance(7, "uid", s * 1_000);
+        c.advance(7, s * 1_000);
     }
     assert_eq!(c.periods, 100, "ten seconds of 100 ms periods");
     assert!(
@@ -91,7 +89,7 @@ fn cpu_above_the_limit_is_throttled_and_counted() {
         ResizePolicy::default(),
         0,
     );
-    free.advance(7, "uid", 1_000);
+    free.advance(7, 1_000);
     assert_eq!(free.throttled_periods, 0);
 }
 

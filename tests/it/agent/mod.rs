@@ -4,8 +4,10 @@
 mod apply;
 mod bad_feed;
 mod delivery;
+mod demo_guardrails;
 mod demo_world;
 mod failures;
+mod guardrails;
 mod holds;
 mod memory;
 mod on_delete;

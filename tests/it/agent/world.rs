@@ -21,7 +21,7 @@ use kube::api::{Api, PostParams};
 use serde_json::{json, Value};
 
 use crate::kube::objects::{node, POOL_LABEL};
-use crate::support::hub::{hub, Hub};
+use crate::support::hub::Hub;
 use crate::support::kube::{control_plane, namespace, TestNamespace};
 
 pub const MIB: u64 = 1 << 20;
@@ -45,6 +45,12 @@ pub struct Spec {
     pub replicas: i32,
     pub resources: Resources,
     pub on_delete: bool,
+    /// What the container uses (the sim kubelet's shapes).
+    pub usage: Usage,
+    /// Merged over the object (e.g. `spec.strategy`, `metadata.annotations`).
+    pub patch: Value,
+    /// Merged over the `app` container (image, env, command, resizePolicy).
+    pub container: Value,
 }
 
 pub fn deployment(name: &'static str, replicas: i32, resources: Resources) -> Spec {
@@ -54,6 +60,31 @@ pub fn deployment(name: &'static str, replicas: i32, resources: Resources) -> Sp
         replicas,
         resources,
         on_delete: false,
+        usage: Usage::default(),
+        patch: Value::Null,
+        container: Value::Null,
+    }
+}
+
+impl Spec {
+    /// Its container uses `cpu` millicores steadily and `memory_mib` flat.
+    pub fn using(mut self, cpu: f64, memory_mib: f64) -> Spec {
+        self.usage = Usage {
+            cpu: kerf::sim::shape::Cpu::Steady(cpu),
+            memory: kerf::sim::shape::Memory::Flat(memory_mib * MIB as f64),
+            scale: 1.0,
+        };
+        self
+    }
+
+    pub fn patch(mut self, patch: Value) -> Spec {
+        merge(&mut self.patch, patch);
+        self
+    }
+
+    pub fn container(mut self, patch: Value) -> Spec {
+        merge(&mut self.container, patch);
+        self
     }
 }
 
@@ -101,15 +132,32 @@ impl World {
     }
 
     pub async fn with_node(tag: &str, make: impl FnOnce(&str) -> Node) -> World {
+        World::build(tag, make, crate::support::hub::T0).await
+    }
+
+    /// As [`World::new`], with the hub's (manual) clock starting at the real now: what
+    /// the sim kubelet and the API server stamp (OOM kills, pod creation) is then on
+    /// the agent's time line, as in a real cluster.
+    pub async fn now(tag: &str, cpu: u64, memory_mib: u64) -> World {
+        let t0 = kerf::clock::Clock::now_ms(&kerf::clock::SystemClock);
+        World::build(tag, |ns| node(ns, cpu, memory_mib), t0).await
+    }
+
+    async fn build(tag: &str, make: impl FnOnce(&str) -> Node, t0: i64) -> World {
         let plane = control_plane();
         let admin = plane.admin().await;
         let ns = namespace(&admin, tag).await;
-        let kubelet = ApiKubelet::start(admin.clone(), vec![make(&ns.name)], 7)
-            .await
-            .expect("sim kubelet");
+        let kubelet = ApiKubelet::start_serving(
+            admin.clone(),
+            vec![make(&ns.name)],
+            7,
+            plane.kubelet_serving(),
+        )
+        .await
+        .expect("sim kubelet");
         let cluster = ns.name.clone();
         World {
-            hub: hub(&cluster, false).await,
+            hub: crate::support::hub::hub_at(&cluster, false, t0, |_| {}).await,
             cluster,
             admin,
             ns,
@@ -123,7 +171,7 @@ impl World {
 
     /// Creates the workload as an admin (a plain create, like `kubectl create`).
     pub async fn create(&self, s: &Spec) -> WorkloadKey {
-        let usage: BTreeMap<&str, Usage> = [("app", Usage::default())].into_iter().collect();
+        let usage: BTreeMap<&str, Usage> = [("app", s.usage)].into_iter().collect();
         let mut body = json!({
             "metadata": { "name": s.name, "namespace": self.ns.name },
             "spec": {
@@ -144,6 +192,15 @@ impl World {
                 },
             },
         });
+        if !s.container.is_null() {
+            merge(
+                &mut body["spec"]["template"]["spec"]["containers"][0],
+                s.container.clone(),
+            );
+        }
+        if !s.patch.is_null() {
+            merge(&mut body, s.patch.clone());
+        }
         let pp = PostParams {
             field_manager: Some("kubectl-create".into()),
             ..PostParams::default()
@@ -280,13 +337,18 @@ impl World {
 
     /// The agent, started as the agent's identity, reporting to the hub in process.
     pub async fn agent(&self) -> TestAgent {
-        let kube = KubeCluster::new(control_plane().agent().await);
+        let hub = Arc::new(InProcessHub::new(self.hub.state.clone(), &self.cluster));
+        self.agent_with(hub).await
+    }
+
+    /// The agent reporting to `hub`.
+    pub async fn agent_with<H: kerf::agent::Hub>(&self, hub: Arc<H>) -> Agent<KubeCluster, H> {
+        let kube = control_plane().agent_cluster().await;
         let options = Options {
             cluster: self.cluster.clone(),
             namespaces: vec![self.ns.name.clone()],
             agent_version: "test".into(),
         };
-        let hub = Arc::new(InProcessHub::new(self.hub.state.clone(), &self.cluster));
         Agent::start(
             kube,
             hub,
@@ -468,11 +530,29 @@ pub async fn ready(w: &World, key: &WorkloadKey, n: usize) -> Vec<Pod> {
 }
 
 /// Passes and advances the agent until `done` holds; fails naming `what` after 90 s.
-pub async fn drive(agent: &mut TestAgent, what: &str, done: impl Fn(&TestAgent) -> bool) {
+pub async fn drive<H: kerf::agent::Hub>(
+    agent: &mut Agent<KubeCluster, H>,
+    what: &str,
+    done: impl Fn(&Agent<KubeCluster, H>) -> bool,
+) {
     let deadline = Instant::now() + Duration::from_secs(90);
     agent.pass().await;
     while !done(agent) {
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        if Instant::now() >= deadline {
+            for (k, s) in agent.states() {
+                eprintln!(
+                    "{k}: {:?} {:?} {} op={:?} watch={:?}",
+                    s.phase,
+                    s.last_reason,
+                    s.last_message,
+                    s.operation.as_ref().map(|o| (&o.step, o.attempts)),
+                    s.watch
+                        .as_ref()
+                        .map(|w| (w.oom_kills, w.restarts, w.periods, w.throttled))
+                );
+            }
+            panic!("timed out waiting for: {what}");
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
         if agent.busy() {
             agent.advance_all().await;

@@ -1,9 +1,15 @@
 //! The sim kubelet's cAdvisor endpoint: a container that wants more CPU than its limit
-//! shows throttled CFS periods; one under its limit shows none.
+//! shows throttled CFS periods; one under its limit shows none. And the path kerf's
+//! agent reads them by: the node's kubelet endpoint (its InternalIP and
+//! `daemonEndpoints` port) over HTTPS, as the agent's identity, authorized by the real
+//! API server (TokenReview, SubjectAccessReview of `nodes/metrics` against the shipped
+//! ClusterRole); a user without that right is refused.
 
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
+use kerf::cluster::kube::KubeCluster;
+use kerf::cluster::{Cluster, ClusterError};
 use kerf::sim::api_kubelet::ApiKubelet;
 use kerf::sim::kubelet::USAGE_ANNOTATION;
 use kube::api::{Api, PostParams};
@@ -25,9 +31,14 @@ async fn cpu_above_the_limit_shows_in_the_cadvisor_throttling_counters() {
     let plane = control_plane();
     let admin = plane.admin().await;
     let ns = namespace(&admin, "throttle").await;
-    let kubelet = ApiKubelet::start(admin.clone(), vec![node(&ns.name, 4000, 8192)], 3)
-        .await
-        .expect("sim kubelet");
+    let kubelet = ApiKubelet::start_serving(
+        admin.clone(),
+        vec![node(&ns.name, 4000, 8192)],
+        3,
+        plane.kubelet_serving(),
+    )
+    .await
+    .expect("sim kubelet");
     let api = Api::<Deployment>::namespaced(admin.clone(), &ns.name);
     for (name, wants) in [("busy", 800.0), ("calm", 50.0)] {
         let mut d = deployment(&ns.name, name, 1, 100, 64);
@@ -88,5 +99,65 @@ async fn cpu_above_the_limit_shows_in_the_cadvisor_throttling_counters() {
     assert_eq!(
         value(&text, "container_cpu_cfs_throttled_periods_total", "calm"),
         Some(0.0)
+    );
+    // The agent's path: the node as the agent's watches see it, its kubelet read as the
+    // agent (RBAC nodes/metrics), TLS checked against the cluster's CA.
+    let agent = plane.agent_cluster().await;
+    let snap = agent
+        .snapshot(std::slice::from_ref(&ns.name))
+        .await
+        .expect("snapshot");
+    let n = snap
+        .nodes
+        .iter()
+        .find(|n| n.name == format!("{}-node", ns.name))
+        .expect("the test's node");
+    assert!(
+        n.daemon_endpoint
+            .as_deref()
+            .is_some_and(|k| k.starts_with("127.0.0.1:") && !k.ends_with(":10250")),
+        "the node names its kubelet endpoint: {:?}",
+        n.daemon_endpoint
+    );
+    let counters = poll(
+        "the agent reads the throttling counters",
+        Duration::from_secs(30),
+        || async {
+            let c = agent.cpu_counters(n).await.ok()?;
+            let busy = c
+                .iter()
+                .find(|c| c.pod.name.starts_with("busy-") && c.throttled_periods > 0)?;
+            Some((busy.clone(), c))
+        },
+    )
+    .await;
+    let (busy, all) = counters;
+    assert!(
+        busy.throttled_periods as f64 / busy.periods as f64 > 0.5,
+        "{busy:?}"
+    );
+    let calm = all
+        .iter()
+        .find(|c| c.pod.name.starts_with("calm-"))
+        .expect("calm counted");
+    assert_eq!(calm.throttled_periods, 0);
+    // Someone without nodes/metrics is refused by the kubelet (403 from its
+    // SubjectAccessReview), and a client built without a config cannot look.
+    let jane = KubeCluster::connect(
+        plane
+            .config_for("jane", &plane.pki.tokens.unprivileged.token)
+            .await,
+        Default::default(),
+    )
+    .expect("jane");
+    let refused = jane
+        .cpu_counters(n)
+        .await
+        .expect_err("jane may not read the kubelet");
+    assert_eq!(refused.code(), Some(403), "{refused}");
+    let blind = KubeCluster::new(plane.admin().await).cpu_counters(n).await;
+    assert!(
+        matches!(blind, Err(ClusterError::Unexpected { .. })),
+        "{blind:?}"
     );
 }

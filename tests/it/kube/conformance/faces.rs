@@ -64,6 +64,8 @@ pub trait Face {
     fn observer(&self) -> Self::C;
     async fn deploy(&self, d: &Deploy) -> WorkloadKey;
     async fn pdb(&self, name: &str, app: &str, min_available: i32);
+    /// A CPU-utilization HPA of Deployment `target` (a plain create).
+    async fn hpa(&self, target: &str, utilization: i32);
     /// Lets the world move on a little; false once the face's deadline has passed.
     async fn tick(&self) -> bool;
 }
@@ -102,11 +104,12 @@ impl Real {
         let ns = namespace(&admin, tag).await;
         node.name = format!("{}-node", ns.name);
         node.labels.insert(POOL_LABEL.into(), ns.name.clone());
-        let kubelet = ApiKubelet::start(admin.clone(), vec![node], 5)
-            .await
-            .expect("sim kubelet");
+        let kubelet =
+            ApiKubelet::start_serving(admin.clone(), vec![node], 5, plane.kubelet_serving())
+                .await
+                .expect("sim kubelet");
         Real {
-            agent: KubeCluster::new(plane.agent().await),
+            agent: plane.agent_cluster().await,
             admin,
             ns,
             deadline: Instant::now() + Duration::from_secs(90),
@@ -223,6 +226,28 @@ impl Face for Real {
             .expect("create pdb");
     }
 
+    async fn hpa(&self, target: &str, utilization: i32) {
+        use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+        let body: HorizontalPodAutoscaler = serde_json::from_value(serde_json::json!({
+            "metadata": { "name": target, "namespace": self.ns.name },
+            "spec": {
+                "scaleTargetRef": { "apiVersion": "apps/v1", "kind": "Deployment", "name": target },
+                "minReplicas": 1, "maxReplicas": 4,
+                "metrics": [{ "type": "Resource", "resource": { "name": "cpu",
+                    "target": { "type": "Utilization", "averageUtilization": utilization } } }],
+            },
+        }))
+        .expect("hpa object");
+        let pp = PostParams {
+            field_manager: Some(CREATOR.into()),
+            ..PostParams::default()
+        };
+        Api::<HorizontalPodAutoscaler>::namespaced(self.admin.clone(), &self.ns.name)
+            .create(&pp, &body)
+            .await
+            .expect("create hpa");
+    }
+
     async fn tick(&self) -> bool {
         tokio::time::sleep(Duration::from_millis(100)).await;
         Instant::now() < self.deadline
@@ -298,6 +323,17 @@ impl Face for Sim {
 
     async fn pdb(&self, name: &str, app: &str, min_available: i32) {
         self.cluster.create_pdb(&self.ns, name, app, min_available);
+    }
+
+    async fn hpa(&self, target: &str, utilization: i32) {
+        let key = WorkloadKey::new(&self.ns, WorkloadKind::Deployment, target);
+        let metric = kerf::cluster::HpaMetric {
+            kind: "Resource".into(),
+            resource: Some("cpu".into()),
+            container: None,
+            target_utilization: Some(utilization),
+        };
+        self.cluster.create_hpa(target, &key, vec![metric]);
     }
 
     async fn tick(&self) -> bool {

@@ -471,5 +471,6 @@ async fn oom_after_too_small_limit<F: Face>(face: &F) {
 }
 both_faces!(oom_after_too_small_limit, plain_node());
 
-// After `both_faces!`, which it uses.
+// After `both_faces!`, which they use.
+mod guardrails;
 mod records;

@@ -401,8 +401,8 @@ impl ControlPlane {
         }
     }
 
-    /// A kube client as one of the static identities.
-    pub async fn client_for(&self, name: &str, token: &str) -> Client {
+    /// The kube config of one of the static identities.
+    pub async fn config_for(&self, name: &str, token: &str) -> Config {
         let text = self.pki.kubeconfig_text(name, &self.server, token);
         let kc = Kubeconfig::from_yaml(&text).expect("parse kubeconfig");
         let mut config = Config::from_custom_kubeconfig(kc, &KubeConfigOptions::default())
@@ -413,7 +413,28 @@ impl ControlPlane {
         config.read_timeout = Some(Duration::from_secs(30));
         // 429s (PDB refusals) reach the test at once, as they reach the agent.
         config.default_retry = false;
-        Client::try_from(config).expect("kube client")
+        config
+    }
+
+    /// A kube client as one of the static identities.
+    pub async fn client_for(&self, name: &str, token: &str) -> Client {
+        Client::try_from(self.config_for(name, token).await).expect("kube client")
+    }
+
+    /// The agent's identity as `KubeCluster::connect` builds it (it also reaches the
+    /// sim kubelets, trusting the cluster's CA).
+    pub async fn agent_cluster(&self) -> kerf::cluster::kube::KubeCluster {
+        let config = self.config_for("agent", &self.pki.tokens.agent.token).await;
+        kerf::cluster::kube::KubeCluster::connect(config, Default::default())
+            .expect("agent cluster")
+    }
+
+    /// The sim kubelets' serving certificate.
+    pub fn kubelet_serving(&self) -> kerf::sim::api_kubelet::Serving {
+        kerf::sim::api_kubelet::Serving {
+            cert_pem: self.pki.kubelet_cert_pem.clone(),
+            key_pem: self.pki.kubelet_key_pem.clone(),
+        }
     }
 
     pub async fn admin(&self) -> Client {

@@ -102,6 +102,10 @@ pub struct Pki {
     pub sa_pub: PathBuf,
     pub token_file: PathBuf,
     pub tokens: Tokens,
+    /// The sim kubelets' serving certificate and key (PEM), signed by the cluster CA
+    /// for 127.0.0.1, as a kubelet's with `serverTLSBootstrap`.
+    pub kubelet_cert_pem: String,
+    pub kubelet_key_pem: String,
 }
 
 fn ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
@@ -165,6 +169,12 @@ impl Pki {
             vec![],
             ExtendedKeyUsagePurpose::ClientAuth,
         );
+        let (kubelet_cert_pem, kubelet_key_pem) = leaf(
+            &cluster_ca,
+            "system:node:sim",
+            vec!["127.0.0.1".into(), "localhost".into()],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        );
         let sa = KeyPair::generate().expect("service-account key");
         let tokens = Tokens::new();
         let ca_pem = cluster_ca.pem();
@@ -181,6 +191,8 @@ impl Pki {
             sa_pub: write(dir, "sa.pub", &sa.public_key_pem()),
             token_file: write(dir, "tokens.csv", &tokens.csv()),
             tokens,
+            kubelet_cert_pem,
+            kubelet_key_pem,
         }
     }
 

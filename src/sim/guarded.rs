@@ -1,0 +1,262 @@
+//! The demo's guardrail workloads: a namespace `guardrails` on demo-east whose
+//! workloads are each built to meet one of the agent's guardrails once its policy
+//! (`demo-guardrails`, auto-patch in place) lets the agent act, so an evaluator sees
+//! them within minutes of `kerf demo` starting, without a cluster:
+//!
+//! | workload | what it is | what the agent does |
+//! | --- | --- | --- |
+//! | `solo-cache` | one replica, memory resized with `RestartContainer` | `blocked SingleReplicaUnsafe` |
+//! | `legacy-report` | Guaranteed, one replica, `Recreate` | `blocked SingleReplicaUnsafe` (`fallbackReason`) |
+//! | `checkout-api` | an HPA on CPU and memory | `blocked HPACoupled` |
+//! | `search-worker` | wants more CPU than its limit | `blocked Throttled`, memory applied |
+//! | `orders-java` | a JVM with `-Xmx` | `blocked JVMFixedHeap`, CPU applied |
+//! | `ml-scoring` | Python, memory `NotRequired` | `blocked RestartPolicyRequired`, CPU applied |
+//! | `quota-service` | Guaranteed, two replicas | `fallback ResizeInfeasible`, then a rollout |
+//! | `ledger-db` | `OnDelete` StatefulSet under a PodDisruptionBudget | `applied`, then `blocked PodDisruptionBudget` |
+//! | `session-store` | OOM-killed until five days ago, its limit raised since | `blocked OOMKilled`, CPU applied |
+//! | `leaky-worker` | memory climbs to any limit and is OOM-killed | `applied`, then `rolled_back OOMKills` |
+//!
+//! The entries are new catalogue rows (the catalogue appends them); what the catalogue
+//! cannot say (runtime, resize policy, strategy, HPA, PDB, annotations, a change in the
+//! past) is in [`Extras`], read by the in-process cluster and the demo datasource.
+
+use super::catalogue::{ContainerSpec, Cpu, Kind, Memory, Resources, WorkloadSpec};
+
+const MIB: f64 = 1024.0 * 1024.0;
+const DAY_MS: i64 = 86_400_000;
+
+/// The namespace of the guardrail workloads.
+pub const NAMESPACE: &str = "guardrails";
+
+/// The cluster they run in.
+pub const CLUSTER: &str = "demo-east";
+
+/// How a guardrail workload replaces its pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rollout {
+    /// RollingUpdate with the defaults (25 % surge).
+    Rolling,
+    Recreate,
+    /// StatefulSets: pods keep their template until evicted.
+    OnDelete,
+}
+
+/// What the catalogue cannot say about a guardrail workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extras {
+    pub image: &'static str,
+    pub command: &'static [&'static str],
+    pub env: &'static [(&'static str, &'static str)],
+    /// `resizePolicy: RestartContainer` for memory.
+    pub memory_restarts: bool,
+    pub rollout: Rollout,
+    pub annotations: &'static [(&'static str, &'static str)],
+    /// Extra workload labels (the datasource reports them too).
+    pub labels: &'static [(&'static str, &'static str)],
+    /// An HPA's utilization targets, `(resource, percent)`.
+    pub hpa: &'static [(&'static str, i32)],
+    /// A PodDisruptionBudget keeping this many pods.
+    pub pdb_min_available: Option<i32>,
+    /// The values in force before `days_ago` days (then changed to the catalogue's).
+    pub before: Option<(i64, Resources)>,
+}
+
+const PLAIN: Extras = Extras {
+    image: "",
+    command: &[],
+    env: &[],
+    memory_restarts: false,
+    rollout: Rollout::Rolling,
+    annotations: &[],
+    labels: &[],
+    hpa: &[],
+    pdb_min_available: None,
+    before: None,
+};
+
+fn res(cpu_req: f64, cpu_lim: Option<f64>, mem_req: f64, mem_lim: Option<f64>) -> Resources {
+    Resources {
+        cpu_request: Some(cpu_req),
+        cpu_limit: cpu_lim,
+        memory_request: Some(mem_req * MIB),
+        memory_limit: mem_lim.map(|m| m * MIB),
+    }
+}
+
+fn spec(
+    name: &str,
+    kind: Kind,
+    replicas: u32,
+    r: Resources,
+    cpu: Cpu,
+    memory: Memory,
+) -> WorkloadSpec {
+    WorkloadSpec {
+        namespace: NAMESPACE,
+        name: name.to_string(),
+        kind,
+        replicas,
+        containers: vec![ContainerSpec {
+            name: "app",
+            resources: r,
+            scale: 1.0,
+            changes: Vec::new(),
+        }],
+        cpu,
+        memory,
+        age_minutes: None,
+        rollout_minutes_ago: None,
+        pods_replaced_minutes_ago: None,
+    }
+}
+
+/// The guardrail workloads of `cluster` (none outside demo-east).
+pub fn workloads(cluster: &str) -> Vec<WorkloadSpec> {
+    if cluster != CLUSTER {
+        return Vec::new();
+    }
+    use Kind::{Deployment as D, StatefulSet as S};
+    vec![
+        spec(
+            "solo-cache",
+            D,
+            1,
+            res(300.0, None, 1024.0, Some(1024.0)),
+            Cpu::Steady(60.0),
+            Memory::Flat(180.0 * MIB),
+        ),
+        spec(
+            "legacy-report",
+            D,
+            1,
+            res(800.0, Some(800.0), 1024.0, Some(1024.0)),
+            Cpu::Steady(90.0),
+            Memory::Flat(260.0 * MIB),
+        ),
+        spec(
+            "checkout-api",
+            D,
+            3,
+            res(1000.0, None, 768.0, Some(1024.0)),
+            Cpu::Diurnal(140.0, 90.0),
+            Memory::Flat(280.0 * MIB),
+        ),
+        spec(
+            "search-worker",
+            D,
+            2,
+            res(1200.0, Some(300.0), 1024.0, Some(1536.0)),
+            Cpu::Steady(520.0),
+            Memory::Flat(240.0 * MIB),
+        ),
+        spec(
+            "orders-java",
+            D,
+            2,
+            res(1000.0, None, 2048.0, Some(2048.0)),
+            Cpu::Steady(120.0),
+            Memory::Flat(640.0 * MIB),
+        ),
+        spec(
+            "ml-scoring",
+            D,
+            2,
+            res(900.0, None, 1536.0, Some(2048.0)),
+            Cpu::Diurnal(120.0, 60.0),
+            Memory::Flat(420.0 * MIB),
+        ),
+        spec(
+            "quota-service",
+            D,
+            2,
+            res(700.0, Some(700.0), 768.0, Some(768.0)),
+            Cpu::Steady(80.0),
+            Memory::Flat(200.0 * MIB),
+        ),
+        spec(
+            "ledger-db",
+            S,
+            2,
+            res(1500.0, None, 3072.0, Some(3072.0)),
+            Cpu::Steady(160.0),
+            Memory::Flat(900.0 * MIB),
+        ),
+        spec(
+            "session-store",
+            D,
+            2,
+            res(600.0, None, 2048.0, Some(2048.0)),
+            Cpu::Steady(70.0),
+            Memory::Flat(300.0 * MIB),
+        ),
+        spec(
+            "leaky-worker",
+            D,
+            2,
+            res(200.0, None, 256.0, Some(256.0)),
+            Cpu::Steady(60.0),
+            Memory::OomCycle(150.0 * MIB, 0.05),
+        ),
+    ]
+}
+
+/// The extras of a guardrail workload.
+pub fn extras(namespace: &str, name: &str) -> Option<Extras> {
+    if namespace != NAMESPACE {
+        return None;
+    }
+    Some(match name {
+        "solo-cache" => Extras {
+            memory_restarts: true,
+            ..PLAIN
+        },
+        "legacy-report" => Extras {
+            rollout: Rollout::Recreate,
+            ..PLAIN
+        },
+        "checkout-api" => Extras {
+            hpa: &[("cpu", 70), ("memory", 80)],
+            ..PLAIN
+        },
+        "orders-java" => Extras {
+            image: "eclipse-temurin:21-jre",
+            command: &["java", "-jar", "/app/orders.jar"],
+            env: &[("JAVA_OPTS", "-Xms1g -Xmx1536m -XX:+UseG1GC")],
+            // The hub's jvm-fixed-heap flag reads it (kube-state-metrics allow-lists it).
+            labels: &[("kerf.getkerf.dev/jvm-fixed-heap", "true")],
+            ..PLAIN
+        },
+        "ml-scoring" => Extras {
+            image: "python:3.12-slim",
+            command: &["gunicorn", "--workers", "4", "scoring:app"],
+            ..PLAIN
+        },
+        "ledger-db" => Extras {
+            rollout: Rollout::OnDelete,
+            annotations: &[("kerf.getkerf.dev/allow-disruption", "true")],
+            pdb_min_available: Some(2),
+            ..PLAIN
+        },
+        // OOM-killed under 256 Mi until five days ago, when the team raised it to 2 Gi.
+        "session-store" => Extras {
+            before: Some((5, res(600.0, None, 256.0, Some(256.0)))),
+            ..PLAIN
+        },
+        _ => PLAIN,
+    })
+}
+
+/// Gives the guardrail workloads among `specs` their past (a change `before` says of),
+/// relative to `now_ms`.
+pub fn with_past(specs: &mut [WorkloadSpec], now_ms: i64) {
+    for spec in specs.iter_mut() {
+        let Some((days, before)) = extras(spec.namespace, &spec.name).and_then(|e| e.before) else {
+            continue;
+        };
+        for c in &mut spec.containers {
+            let current = c.resources;
+            c.resources = before;
+            c.changes.insert(0, (now_ms - days * DAY_MS, current));
+        }
+    }
+}

@@ -1,0 +1,94 @@
+// `kerf demo` shows the agent's guardrails (issue 13, done means 5): within 10 minutes of
+// the start, the audit trail holds at least 6 distinct blocked/fallback reasons and a
+// rolled_back, and each of those workloads' pages says, in words, what holds it back
+// (and, for the rolled-back one, what was restored and why).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startHub } from "./lib/hub.js";
+import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+
+let hub, browser, tab, page;
+const started = Date.now();
+
+before(async () => {
+  hub = await startHub();
+  browser = await launch();
+  tab = await newPage(browser, hub.url);
+  page = tab.page;
+  await signIn(page, hub.url, hub.login);
+});
+
+after(async () => {
+  await browser?.close();
+  await hub?.stop();
+});
+
+async function until(what, ms, check) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(ms / 1000)} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 3000));
+  }
+}
+
+// The plain words the workload page must use for each reason.
+const WORDS = {
+  SingleReplicaUnsafe: /no Ready pod to spare/,
+  HPACoupled: /HorizontalPodAutoscaler scales this workload/,
+  Throttled: /CPU-throttled above the policy's threshold/,
+  OOMKilled: /OOM-killed recently/,
+  JVMFixedHeap: /fixed maximum heap/,
+  RestartPolicyRequired: /needs resizePolicy RestartContainer/,
+  PodDisruptionBudget: /PodDisruptionBudget refuses the eviction/,
+  ResizeInfeasible: /could not be resized in place/,
+};
+
+test("within 10 minutes the demo shows 6 guardrails and a rollback, each explained on its page", async () => {
+  const events = await until("6 blocked/fallback reasons and a rollback", 10 * 60_000 - (Date.now() - started), async () => {
+    const r = await hub.api("GET", "/v1/audit?cluster=demo-east&limit=500");
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const held = new Set(r.body.items.filter((e) => e.type === "blocked" || e.type === "fallback").map((e) => e.reason));
+    const rolled = r.body.items.some((e) => e.type === "rolled_back");
+    return held.size >= 6 && rolled ? r.body.items : null;
+  });
+  const seconds = Math.round((Date.now() - started) / 1000);
+  const held = [...new Set(events.filter((e) => e.type === "blocked" || e.type === "fallback").map((e) => e.reason))];
+  console.log(`${held.length} blocked/fallback reasons and a rollback ${seconds} s after the demo started: ${held.join(", ")}`);
+
+  // Each guardrail workload's page says what holds it back, in words.
+  const guarded = events.filter((e) => e.workload.namespace === "guardrails" && WORDS[e.reason]);
+  const byReason = new Map();
+  for (const e of guarded) if (!byReason.has(e.reason)) byReason.set(e.reason, e);
+  assert.ok(byReason.size >= 6, `guardrail reasons on the guardrails namespace: ${[...byReason.keys()]}`);
+  for (const [reason, e] of byReason) {
+    const list = await hub.api("GET", `/v1/workloads?cluster=demo-east&q=${encodeURIComponent(e.workload.name)}&limit=20`);
+    const w = list.body.items.find((x) => x.namespace === "guardrails" && x.name === e.workload.name);
+    assert.ok(w, `workload ${e.workload.name} in the list`);
+    await go(page, `/workloads/${w.id}`);
+    await page.locator("h1", { hasText: e.workload.name }).waitFor({ timeout: 15000 });
+    const card = page.locator("section.card.guardrails");
+    await card.waitFor({ timeout: 15000 });
+    await settled(page);
+    const text = await card.textContent();
+    assert.match(text, WORDS[reason], `${e.workload.name}'s page explains ${reason}: ${text}`);
+    if (reason === "SingleReplicaUnsafe") await screenshot(page, "guardrails-single-replica");
+  }
+
+  // The rolled-back workload's page: the rollback history with what was restored.
+  const rb = events.find((e) => e.type === "rolled_back");
+  const list = await hub.api("GET", `/v1/workloads?cluster=demo-east&q=${encodeURIComponent(rb.workload.name)}&limit=20`);
+  const w = list.body.items.find((x) => x.namespace === rb.workload.namespace && x.name === rb.workload.name);
+  await go(page, `/workloads/${w.id}`);
+  await page.locator("h1", { hasText: rb.workload.name }).waitFor({ timeout: 15000 });
+  const rollbacks = page.locator("section.card.guardrails .rollbacks li");
+  await rollbacks.first().waitFor({ timeout: 15000 });
+  const text = await rollbacks.first().textContent();
+  assert.match(text, /rolled back/);
+  assert.match(text, /OOM kills after the change crossed the policy's threshold/);
+  assert.match(text, /→/, `the restored values: ${text}`);
+  await settled(page);
+  await screenshot(page, "guardrails-rollback");
+  tab.assertClean("guardrail pages");
+});

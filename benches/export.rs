@@ -40,9 +40,8 @@ fn token_for(store: &Store, name: &str, role: &str, team: Option<i64>) -> String
     let value = token::generate(token::API_TOKEN_PREFIX);
     let digest = token::hash(&value);
     store
-        .write_blocking(|c| {
-            store::insert_token(
-                c,
+        .writing_blocking(|tx| {
+            tx.insert_token(
                 &NewApiToken {
                     name,
                     role,
@@ -68,13 +67,13 @@ async fn run() {
     for (i, name) in DemoFleet::clusters().iter().enumerate() {
         let digest = format!("bench-{i}");
         store
-            .write_blocking(|c| {
-                store::insert_cluster(
-                    c,
+            .writing_blocking(|tx| {
+                tx.insert_cluster(
                     &store::NewCluster {
                         name,
                         token_sha256: &digest,
                     },
+                    &Default::default(),
                     0,
                 )
             })
@@ -87,7 +86,7 @@ async fn run() {
             .expect("run");
     }
     let started = Instant::now();
-    let (written, _, templates) = seed::seed(dir.path(), WORKLOADS).expect("seed");
+    let (written, _, templates) = seed::seed(dir.path(), WORKLOADS).await.expect("seed");
     println!(
         "seeded {written} workloads from {templates} analysed demo workloads in {:.1} s",
         started.elapsed().as_secs_f64()
@@ -95,12 +94,12 @@ async fn run() {
 
     let admin = token_for(&store, "bench-admin", "admin", None);
     let team = store
-        .write_blocking(|c| {
+        .writing_blocking(|tx| {
             let shop = store::NamespacePattern {
                 cluster: "*".into(),
                 namespace: "shop".into(),
             };
-            store::teams::insert_team(c, "bench-shop", "", &[shop], 0).map(|t| t.id)
+            tx.insert_team("bench-shop", "", &[shop], 0).map(|t| t.id)
         })
         .expect("team");
     let scoped = token_for(&store, "bench-team", "team-viewer", Some(team));

@@ -22,10 +22,10 @@ fn main() -> anyhow::Result<()> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?
-        .block_on(seed())
+        .block_on(seed_from_args())
 }
 
-async fn seed() -> anyhow::Result<()> {
+async fn seed_from_args() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let dir = PathBuf::from(
         args.next()
@@ -35,13 +35,13 @@ async fn seed() -> anyhow::Result<()> {
         Some(n) => n.parse().context("COUNT must be a number")?,
         None => 10_000,
     };
-    let (written, have, templates) = seed(&dir, count)?;
+    let (written, have, templates) = seed(&dir, count).await?;
     println!("seeded {written} workloads ({have} were there, {templates} templates)");
     Ok(())
 }
 
 /// Fills the data dir `dir` up to `count` workloads: (written, there before, templates).
-pub fn seed(dir: &Path, count: usize) -> anyhow::Result<(usize, usize, usize)> {
+pub async fn seed(dir: &Path, count: usize) -> anyhow::Result<(usize, usize, usize)> {
     let opts = StoreOptions {
         readers: 1,
         busy_timeout_ms: 5000,

@@ -285,6 +285,8 @@ impl Command {
             Command::Users { .. } => "users",
             Command::Clusters { .. } => "clusters",
             Command::Analyze { .. } => "analyze",
+            Command::Scan(_) => "scan",
+            Command::Backtest(_) => "backtest",
         }
     }
 
@@ -313,7 +315,10 @@ impl Command {
                 data_dir: None,
                 listen: Some(at.listen),
             },
-            Command::Version | Command::Analyze { .. } => Taken {
+            Command::Version
+            | Command::Analyze { .. }
+            | Command::Scan(_)
+            | Command::Backtest(_) => Taken {
                 config: None,
                 data_dir: None,
                 listen: None,

@@ -51,7 +51,7 @@
 //!   and savings, and the backtest of a policy on recorded usage. Uses `analysis`,
 //!   `datasource`, `policy`, `readiness`, `store`, `events`, `operation`, `wire`,
 //!   `metrics`, `clock`, `jobs` (a run's task is watched like a job: a panic is recorded
-//!   as a failed run), `timestamp`; `sim` (tests: the backtest's ground truth).
+//!   as a failed run), `timestamp`, `sim` (in tests only: the backtest's ground truth).
 //! - `notify`: notification channels and rules, the audit-cursor dispatcher and
 //!   per-channel senders (Slack, Teams, webhook with HMAC), payloads and the weekly
 //!   digest; its dispatcher and digest are jobs. Uses `auth`, `clock`, `config`,
@@ -81,8 +81,8 @@
 //!   backup and restore carry the datasource secret key; `kerf scan` collects and
 //!   analyzes with `datasource` and `runs` as a hub run does and prints with `api`'s
 //!   export plan; `kerf backtest` asks a hub). Uses `analysis`, `api`, `auth`, `clock`,
-//!   `config`, `datasource`, `events`, `fleet`, `operation`, `runs`, `server`, `store`,
-//!   `timestamp`, `tls`.
+//!   `config`, `datasource`, `events`, `fleet`, `operation`, `policy`, `runs`, `server`,
+//!   `store`, `timestamp`, `tls`, `wire`.
 //! - `demo`: wires the demo fleet into `server`, with one in-process agent per demo
 //!   cluster acting on the sim's in-process cluster, and the demo's policies. Uses
 //!   `agent`, `api`, `auth`, `clock`, `commands`, `config`, `datasource`, `fleet`,

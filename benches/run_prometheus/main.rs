@@ -74,7 +74,13 @@ fn main() {
             };
             warm_page_cache(&data);
             let server = vm::Victoria::serve_cached(&data);
-            measure(&server.url, &server.pid(), protocol, budget, "victoria-metrics");
+            measure(
+                &server.url,
+                &server.pid(),
+                protocol,
+                budget,
+                "victoria-metrics",
+            );
         } else {
             warm_page_cache(&tsdb);
             // 24 h blocks stay as backfilled: no compaction competes with the run.
@@ -82,9 +88,15 @@ fn main() {
                 &tsdb,
                 &["--storage.tsdb.max-block-duration=24h"],
             );
-            measure(&prom.url, &prom.pid().to_string(), protocol, budget, "prometheus");
+            measure(
+                &prom.url,
+                &prom.pid().to_string(),
+                protocol,
+                budget,
+                "prometheus",
+            );
             if *protocol == "auto" {
-                Runtime::new().block_on(bytes_by_metric(&prom.url));
+                runtime().block_on(bytes_by_metric(&prom.url));
                 on_disk(&tsdb);
             }
         }
@@ -207,15 +219,11 @@ fn measure(url: &str, pid: &str, protocol: &str, budget: serve::Budget, server: 
     println!("load average after the run: {}", load_average());
 }
 
-struct Runtime;
-
-impl Runtime {
-    fn new() -> tokio::runtime::Runtime {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .expect("runtime")
-    }
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
 }
 
 /// Where remote-read bytes go, per usage metric (whole cluster, one request each): the
@@ -281,7 +289,11 @@ fn on_disk(tsdb: &Path) {
         samples += meta["stats"]["numSamples"].as_u64().unwrap_or(0);
         series += meta["stats"]["numSeries"].as_u64().unwrap_or(0);
         chunks += meta["stats"]["numChunks"].as_u64().unwrap_or(0);
-        for file in std::fs::read_dir(entry.path().join("chunks")).into_iter().flatten().flatten() {
+        for file in std::fs::read_dir(entry.path().join("chunks"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             bytes += file.metadata().map(|m| m.len()).unwrap_or(0);
         }
     }

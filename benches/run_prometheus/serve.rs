@@ -125,7 +125,13 @@ fn start(data_dir: &std::path::Path, now_s: i64) -> Serve {
     }
 }
 
-async fn call(http: &reqwest::Client, method: &str, url: String, token: &str, body: Value) -> (u16, Value) {
+async fn call(
+    http: &reqwest::Client,
+    method: &str,
+    url: String,
+    token: &str,
+    body: Value,
+) -> (u16, Value) {
     let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
     let mut req = http.request(m, url).bearer_auth(token);
     if !body.is_null() {
@@ -141,9 +147,9 @@ async fn call(http: &reqwest::Client, method: &str, url: String, token: &str, bo
 pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64) -> Served {
     let dir = tempfile::tempdir().expect("tempdir");
     one_line(kerf(dir.path(), now_s).args(["clusters", "create", cluster]));
-    let token = one_line(kerf(dir.path(), now_s).args([
-        "token", "create", "--name", "bench", "--role", "admin",
-    ]));
+    let token = one_line(
+        kerf(dir.path(), now_s).args(["token", "create", "--name", "bench", "--role", "admin"]),
+    );
     let serve = start(dir.path(), now_s);
     let pid = serve.child.id().to_string();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -164,7 +170,14 @@ pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64)
                 body[key] = json!(v);
             }
         }
-        let (s, ds) = call(&http, "POST", format!("{base}/v1/datasources"), &token, body).await;
+        let (s, ds) = call(
+            &http,
+            "POST",
+            format!("{base}/v1/datasources"),
+            &token,
+            body,
+        )
+        .await;
         assert_eq!(s, 201, "{ds}");
         let link = json!({"datasourceId": ds["id"]});
         let path = format!("{base}/v1/clusters/{cluster}/datasource");
@@ -177,7 +190,10 @@ pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64)
         let (s, run) = call(&http, "POST", path, &token, Value::Null).await;
         let id = match s {
             202 => run["id"].as_str().expect("run id").to_string(),
-            409 => run["error"]["details"]["runId"].as_str().expect("running run").to_string(),
+            409 => run["error"]["details"]["runId"]
+                .as_str()
+                .expect("running run")
+                .to_string(),
             _ => panic!("run not started: {s} {run}"),
         };
         loop {

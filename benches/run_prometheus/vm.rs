@@ -135,7 +135,11 @@ pub fn ensure(cache: &Path, prom_url: &str) -> PathBuf {
             let query = ReadQuery {
                 start_ms: (dataset::START_S - 86_400) * 1000,
                 end_ms: (dataset::END_S + 60) * 1000,
-                matchers: vec![Matcher::new(MatchType::Eq, "namespace", &format!("team-{ns:02}"))],
+                matchers: vec![Matcher::new(
+                    MatchType::Eq,
+                    "namespace",
+                    &format!("team-{ns:02}"),
+                )],
             };
             let mut stream = source
                 .client()

@@ -20,7 +20,7 @@
 //! cannot say (runtime, resize policy, strategy, HPA, PDB, annotations, a change in the
 //! past) is in [`Extras`], read by the in-process cluster and the demo datasource.
 
-use super::catalogue::{ContainerSpec, Cpu, Kind, Memory, Resources, WorkloadSpec};
+use super::catalogue::{ContainerSpec, Cpu, HpaSpec, Kind, Memory, Resources, WorkloadSpec};
 
 const MIB: f64 = 1024.0 * 1024.0;
 const DAY_MS: i64 = 86_400_000;
@@ -107,6 +107,18 @@ fn spec(
         age_minutes: None,
         rollout_minutes_ago: None,
         pods_replaced_minutes_ago: None,
+        pods_replaced_every_minutes: None,
+        // kube-state-metrics reports the HPA's CPU target, as the in-process cluster has it.
+        hpa: extras(NAMESPACE, name).and_then(|e| {
+            e.hpa
+                .iter()
+                .find(|(resource, _)| *resource == "cpu")
+                .map(|(_, target)| HpaSpec {
+                    min_replicas: replicas,
+                    max_replicas: replicas * 4,
+                    cpu_utilization: f64::from(*target),
+                })
+        }),
     }
 }
 

@@ -283,11 +283,6 @@ mod tests {
             }
         }
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
 
     #[test]
     fn the_rule_throttles_above_the_cpu_limit_and_kills_at_the_memory_limit() {

@@ -88,6 +88,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "metrics",
             "clock",
             "jobs",
+            "timestamp",
         ],
     ),
     (

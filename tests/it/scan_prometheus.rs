@@ -50,13 +50,13 @@ fn hub_run(url: &str) -> BTreeMap<String, Value> {
     };
     let store = Store::open_and_migrate(&dir.path().join("kerf.db"), &opts, 0).expect("store");
     store
-        .write_blocking(|c| {
-            store::insert_cluster(
-                c,
+        .writing_blocking(|tx| {
+            tx.insert_cluster(
                 &store::NewCluster {
                     name: "scan",
                     token_sha256: "scan",
                 },
+                &Default::default(),
                 0,
             )
         })

@@ -97,10 +97,7 @@ pub fn runtime(c: &Container) -> Runtime {
     let python_program = |t: &&str| {
         let p = program(t);
         p.starts_with("python")
-            || matches!(
-                p,
-                "gunicorn" | "uvicorn" | "celery" | "uwsgi" | "daphne"
-            )
+            || matches!(p, "gunicorn" | "uvicorn" | "celery" | "uwsgi" | "daphne")
     };
     let python = tokens.iter().any(python_program)
         || image.iter().any(|w| w == "python" || w == "pypy")

@@ -76,10 +76,20 @@ impl SimCluster {
         sim.create_workloads(all, "kerf-demo")?;
         // The guardrail workloads' HPAs and PodDisruptionBudgets.
         for spec in &specs {
+            let key = WorkloadKey::new(spec.namespace, kind_of(spec.kind), &spec.name);
             let Some(extras) = guarded::extras(spec.namespace, &spec.name) else {
+                // The catalogue's HPAs on CPU, as the demo's kube-state-metrics shows them.
+                if let Some(h) = spec.hpa {
+                    let cpu = HpaMetric {
+                        kind: "Resource".into(),
+                        resource: Some("cpu".into()),
+                        container: None,
+                        target_utilization: Some(h.cpu_utilization.round() as i32),
+                    };
+                    sim.create_hpa(&spec.name, &key, vec![cpu]);
+                }
                 continue;
             };
-            let key = WorkloadKey::new(spec.namespace, kind_of(spec.kind), &spec.name);
             if !extras.hpa.is_empty() {
                 let metrics = extras
                     .hpa

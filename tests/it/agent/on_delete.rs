@@ -10,7 +10,7 @@ use kerf::agent::state::{Phase, Step};
 use kerf::cluster::WorkloadKind;
 use serde_json::{json, Value};
 
-use super::world::{drive, pods, ready, res, Spec, TestAgent, World};
+use super::world::{deployment, drive, pods, ready, res, Spec, TestAgent, World};
 
 fn evicting(a: &TestAgent, key: &kerf::cluster::WorkloadKey) -> bool {
     a.state(key)
@@ -26,10 +26,8 @@ async fn an_on_delete_statefulset_gets_its_pods_evicted_one_at_a_time_across_a_r
     let key = w
         .create(&Spec {
             kind: WorkloadKind::StatefulSet,
-            name: "db",
-            replicas: 3,
-            resources: old,
             on_delete: true,
+            ..deployment("db", 3, old)
         })
         .await;
     let before = ready(&w, &key, 3).await;

@@ -159,6 +159,12 @@ pub fn demo_policies() -> Vec<PolicySpec> {
     let doc = |v: serde_json::Value| -> PolicySpec {
         serde_json::from_value(v).expect("the demo's policies are valid documents")
     };
+    let engine_default = serde_json::to_value(
+        crate::policy::presets::get("engine-default")
+            .expect("engine-default is a preset")
+            .analysis,
+    )
+    .expect("a policy serializes");
     let guardrails =
         serde_json::json!({ "learningPeriod": "3d", "minConfidence": 50, "cooldown": "6h" });
     vec![
@@ -186,6 +192,9 @@ pub fn demo_policies() -> Vec<PolicySpec> {
             "priority": 10,
             "selector": { "clusters": ["demo-east"], "namespaces": [crate::sim::guarded::NAMESPACE] },
             "mode": { "cpu": "auto-patch", "memory": "auto-patch" },
+            // The engine's own defaults, which change CPU limits too: each workload's
+            // guardrail is met by the change its shape asks for (sim::guarded's table).
+            "analysis": engine_default,
             "guardrails": {
                 "learningPeriod": "3d", "minConfidence": 50, "cooldown": "6h",
                 "rollback": { "oomKills": 1, "restarts": 3, "throttlingRatio": 0.25, "watchDuration": "15m" },

@@ -107,17 +107,23 @@ fn cpu_above_the_request_and_throttling_match_the_shapes_true_distribution() {
             (request / truth - 1.0).abs() < 0.03,
             "{shape:?}: {request} vs {truth}"
         );
-        for (mode, score) in [("in", &row.in_sample), ("out", &row.out_of_sample)] {
+        // Out of sample the values were recommended on the first half alone: their own
+        // sampling error (about ±0.015 at P90 over two days of minutes) adds to the
+        // scoring's, so the bound there is twice as wide.
+        for (mode, score, bound) in [
+            ("in", &row.in_sample, 0.015),
+            ("out", &row.out_of_sample, 0.03),
+        ] {
             let above = score.cpu_above_request_share.expect("samples");
             let throttled = score.cpu_throttled_share.expect("samples");
             let (want_above, want_throttled) =
                 (cpu_exceedance(shape, request), cpu_exceedance(shape, limit));
             assert!(
-                (above - want_above).abs() < 0.015,
+                (above - want_above).abs() < bound,
                 "{shape:?} {mode}: {above} vs {want_above}"
             );
             assert!(
-                (throttled - want_throttled).abs() < 0.015,
+                (throttled - want_throttled).abs() < bound,
                 "{shape:?} {mode}: {throttled} vs {want_throttled}"
             );
         }

@@ -82,7 +82,7 @@ async fn presets_and_backtests_over_http() {
             "analysis",
         ),
         (json!({ "selector": { "nodes": ["a"] } }), "selector"),
-        (json!({ "surprise": true }), "$"),
+        (json!({ "surprise": true }), "surprise"),
         (json!([1, 2]), "$"),
     ] {
         let (s, v) = h

@@ -63,13 +63,19 @@ pub async fn apply_hpa_metrics(
 }
 
 /// Removes `manager`'s `Apply` entry from the object's `managedFields`, retrying when
-/// the object moved meanwhile (409 on the resourceVersion). Returns the object.
+/// the object moved meanwhile (409 on the resourceVersion: a controller writing status
+/// during a rollout does that several times in a row), with a growing pause between
+/// tries (at most about 3 s in all). Returns the object.
 pub async fn release<K>(api: &Api<K>, manager: &str, name: &str) -> Result<K, ClusterError>
 where
     K: Resource + Clone + DeserializeOwned + serde::Serialize + Debug,
 {
+    const TRIES: u64 = 8;
     let mut last = None;
-    for _ in 0..3 {
+    for attempt in 0..TRIES {
+        if attempt > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(100 * attempt)).await;
+        }
         let object = api.get(name).await.map_err(error)?;
         let meta = object.meta();
         let entries = meta.managed_fields.clone().unwrap_or_default();

@@ -209,7 +209,19 @@ fn demo_workloads_carry_labels_from_their_own_metric_or_else_their_pods() {
         labels("node-agent"),
         ["app=node-agent", "team=platform", "tier=platform"]
     );
-    assert!(collection.workloads.iter().all(|w| w.labels.len() == 3));
+    // Three each, and the guardrail workloads' extra labels (e.g. the JVM's fixed heap).
+    for w in &collection.workloads {
+        let extra =
+            crate::sim::guarded::extras(&w.namespace, &w.name).map_or(0, |e| e.labels.len());
+        assert_eq!(
+            w.labels.len(),
+            3 + extra,
+            "{}/{}: {:?}",
+            w.namespace,
+            w.name,
+            w.labels
+        );
+    }
 }
 
 #[test]

@@ -208,7 +208,8 @@ fn east() -> Vec<WorkloadSpec> {
         // A slow leak: the lower baseline rises 16 MiB an hour through each pod's life.
         // Restarted every night it peaks near 640 MiB, close to its 768 MiB limit.
         WorkloadSpec {
-            containers: one("worker", res(500.0, None, 512.0, Some(768.0))),
+            // A CPU limit of 2 cores it never nears (the chart names it above its scale).
+            containers: one("worker", res(500.0, Some(2000.0), 512.0, Some(768.0))),
             memory: Memory::Leak(256.0 * MIB, 16.0 * MIB),
             pods_replaced_minutes_ago: Some(20 * 60),
             pods_replaced_every_minutes: Some(24 * 60),

@@ -89,8 +89,14 @@ async fn an_oom_after_a_memory_decrease_is_rolled_back_and_the_cooldown_holds() 
     }
     w.deliver(&agent).await;
     let events = w.audit().await;
+    // (A pass may find the applied values live before the kill is seen: skipped
+    // NoSignificantChange in between, as the contract says after every change.)
+    let got: Vec<_> = kinds(&of(&events, "web"))
+        .into_iter()
+        .filter(|k| *k != pair("skipped", "NoSignificantChange"))
+        .collect();
     assert_eq!(
-        kinds(&of(&events, "web")),
+        got,
         [
             pair("applied", "RecommendationApplied"),
             pair("rolled_back", "OOMKills"),

@@ -74,36 +74,34 @@ impl SimCluster {
         guarded::with_past(&mut specs, now);
         let all: Vec<WorkloadSpec> = specs.iter().map(|s| workload_spec(s, now)).collect();
         sim.create_workloads(all, "kerf-demo")?;
-        // The guardrail workloads' HPAs and PodDisruptionBudgets.
+        // HPAs (a guardrail row's own metrics, else the catalogue's CPU target, as the
+        // demo's kube-state-metrics shows it) and the guardrail rows' PodDisruptionBudgets.
         for spec in &specs {
             let key = WorkloadKey::new(spec.namespace, kind_of(spec.kind), &spec.name);
-            let Some(extras) = guarded::extras(spec.namespace, &spec.name) else {
-                // The catalogue's HPAs on CPU, as the demo's kube-state-metrics shows them.
-                if let Some(h) = spec.hpa {
-                    let cpu = HpaMetric {
-                        kind: "Resource".into(),
-                        resource: Some("cpu".into()),
-                        container: None,
-                        target_utilization: Some(h.cpu_utilization.round() as i32),
-                    };
-                    sim.create_hpa(&spec.name, &key, vec![cpu]);
+            let extras = guarded::extras(spec.namespace, &spec.name);
+            let targets: Vec<(String, i32)> = match &extras {
+                Some(e) if !e.hpa.is_empty() => {
+                    e.hpa.iter().map(|(r, t)| (r.to_string(), *t)).collect()
                 }
-                continue;
-            };
-            if !extras.hpa.is_empty() {
-                let metrics = extras
+                _ => spec
                     .hpa
                     .iter()
+                    .map(|h| ("cpu".to_string(), h.cpu_utilization.round() as i32))
+                    .collect(),
+            };
+            if !targets.is_empty() {
+                let metrics = targets
+                    .into_iter()
                     .map(|(resource, target)| HpaMetric {
                         kind: "Resource".into(),
-                        resource: Some(resource.to_string()),
+                        resource: Some(resource),
                         container: None,
-                        target_utilization: Some(*target),
+                        target_utilization: Some(target),
                     })
                     .collect();
                 sim.create_hpa(&spec.name, &key, metrics);
             }
-            if let Some(min) = extras.pdb_min_available {
+            if let Some(min) = extras.and_then(|e| e.pdb_min_available) {
                 sim.create_pdb(spec.namespace, &spec.name, &spec.name, min);
             }
         }

@@ -5,7 +5,7 @@
 // after the next run, its new values in force beside its usage.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startHub } from "./lib/hub.js";
+import { startHub, until } from "./lib/hub.js";
 import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
 
 let hub, browser, tab, page;
@@ -24,16 +24,6 @@ after(async () => {
   await hub?.stop();
 });
 
-/** Polls `check` every 2 s until it returns a value, at most `ms`. */
-async function until(what, ms, check) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms / 1000} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2000));
-  }
-}
 
 test("the demo's agents apply changes within 5 minutes, and the UI shows them", async () => {
   const applied = await until("applied events in the audit", 5 * 60_000 - (Date.now() - started), async () => {

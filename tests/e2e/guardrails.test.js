@@ -4,7 +4,7 @@
 // (and, for the rolled-back one, what was restored and why).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startHub } from "./lib/hub.js";
+import { startHub, until } from "./lib/hub.js";
 import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
 
 let hub, browser, tab, page;
@@ -23,15 +23,6 @@ after(async () => {
   await hub?.stop();
 });
 
-async function until(what, ms, check) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(ms / 1000)} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 3000));
-  }
-}
 
 // The plain words the workload page must use for each reason.
 const WORDS = {

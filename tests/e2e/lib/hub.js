@@ -130,3 +130,14 @@ export async function routes(url) {
   }
   return set;
 }
+
+/** Polls `check` every 2 s until it returns a value, at most `ms`; then fails naming `what`. */
+export async function until(what, ms, check) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(ms / 1000)} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}

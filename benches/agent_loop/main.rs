@@ -11,6 +11,19 @@ mod hub;
 mod real;
 mod sim;
 
+/// Every allocation of the benchmark is counted, so the agent's own live heap can be
+/// told from the in-process sim's (both share this process).
+#[global_allocator]
+static HEAP: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
+
+/// Bytes allocated and not yet freed, in MiB.
+pub fn live_heap_mib() -> f64 {
+    let s = HEAP.stats();
+    let live =
+        s.bytes_allocated as i128 - s.bytes_deallocated as i128 + s.bytes_reallocated as i128;
+    live as f64 / (1024.0 * 1024.0)
+}
+
 fn main() {
     let which: Vec<String> = std::env::args()
         .skip(1)

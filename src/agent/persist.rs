@@ -69,6 +69,9 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             }
             match self.cluster.apply_record_status(&record).await {
                 Ok(()) => {
+                    // The status is written afresh from the state each time: keeping
+                    // its JSON would hold every workload's memory twice.
+                    record.status = serde_json::Value::Null;
                     t.record = Some(record);
                     t.dirty = false;
                     return true;

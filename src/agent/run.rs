@@ -44,7 +44,7 @@ pub enum StartError {
 #[derive(Debug, Default)]
 pub(super) struct Tracked {
     pub state: WorkloadState,
-    /// The record as last applied (spec), once it exists.
+    /// The record as last applied (spec; its status is not kept), once it exists.
     pub record: Option<Record>,
     /// The status needs writing.
     pub dirty: bool,

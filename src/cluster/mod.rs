@@ -18,6 +18,8 @@ pub mod kube;
 pub mod model;
 pub mod quantity;
 pub mod record;
+#[cfg(test)]
+mod snapshot_tests;
 
 use std::future::Future;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! to the facts its decisions read. CPU is in millicores and memory in bytes, both whole
 //! numbers (Kubernetes quantities of CPU/memory are exact at that resolution).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -448,12 +448,47 @@ pub struct Snapshot {
     pub nodes: Vec<Node>,
     pub hpas: Vec<Hpa>,
     pub pdbs: Vec<Pdb>,
+    /// Each owner's pods (indexes into `pods`), built by the first [`Snapshot::pods_of`]:
+    /// a pass asks for every workload's pods several times, and scanning all pods each
+    /// time is quadratic in the cluster's size.
+    #[serde(skip)]
+    pub owners: PodsByOwner,
 }
 
+/// The index behind [`Snapshot::pods_of`], for the `pods` it was built over. A cache:
+/// two snapshots are equal whether or not either built it.
+#[derive(Debug, Clone, Default)]
+pub struct PodsByOwner(std::sync::OnceLock<(usize, HashMap<WorkloadKey, Vec<usize>>)>);
+
+impl PartialEq for PodsByOwner {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for PodsByOwner {}
+
 impl Snapshot {
+    /// The pods `key` owns, in `pods` order.
     pub fn pods_of<'a>(&'a self, key: &'a WorkloadKey) -> impl Iterator<Item = &'a Pod> + 'a {
-        self.pods
-            .iter()
+        let (built_over, index) = self.owners.0.get_or_init(|| {
+            let mut index: HashMap<WorkloadKey, Vec<usize>> = HashMap::new();
+            for (i, p) in self.pods.iter().enumerate() {
+                if let Some(owner) = &p.owner {
+                    index.entry(owner.clone()).or_default().push(i);
+                }
+            }
+            (self.pods.len(), index)
+        });
+        // Pods pushed after the index was built: answer by scanning, never wrongly.
+        let indexed = (*built_over == self.pods.len()).then(|| index.get(key));
+        let (hits, scan) = match indexed {
+            Some(hits) => (hits.map(Vec::as_slice).unwrap_or_default(), None),
+            None => (&[][..], Some(self.pods.iter())),
+        };
+        hits.iter()
+            .map(|&i| &self.pods[i])
+            .chain(scan.into_iter().flatten())
             .filter(move |p| p.owner.as_ref() == Some(key))
     }
 }

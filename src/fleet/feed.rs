@@ -51,7 +51,7 @@ pub async fn config(
                 name: w.workload.seen.name,
                 mode: w.effective.mode.clone(),
                 policy_identity: w.identity,
-                policy: w.effective,
+                policy: std::sync::Arc::new(w.effective),
             })
             .collect(),
         unreadable: Vec::new(),

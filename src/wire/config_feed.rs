@@ -3,6 +3,9 @@
 //! server time, and per workload its effective mode, effective policy and the policy's
 //! identity (a recommendation made under another identity is `RecommendationStale`).
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -50,11 +53,20 @@ impl ConfigFeed {
             _ => Vec::new(),
         };
         let mut feed: ConfigFeed = serde_json::from_value(v)?;
+        // Most workloads share a handful of policies: each distinct one is kept once.
+        let mut distinct: HashMap<String, Vec<Arc<EffectivePolicy>>> = HashMap::new();
         for item in items {
             let part = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
             let name = (part("namespace"), part("kind"), part("name"));
             match serde_json::from_value::<WorkloadConfig>(item) {
-                Ok(w) => feed.workloads.push(w),
+                Ok(mut w) => {
+                    let same = distinct.entry(w.policy_identity.clone()).or_default();
+                    match same.iter().find(|p| **p == w.policy) {
+                        Some(p) => w.policy = p.clone(),
+                        None => same.push(w.policy.clone()),
+                    }
+                    feed.workloads.push(w)
+                }
                 Err(e) => match name {
                     (Some(namespace), Some(kind), Some(name)) => {
                         feed.unreadable.push(UnreadableWorkload {
@@ -191,7 +203,9 @@ pub struct WorkloadConfig {
     pub mode: EffectiveMode,
     /// The identity of `policy`; recommendations made under another are stale.
     pub policy_identity: String,
-    pub policy: EffectivePolicy,
+    // Shared among the workloads of a feed that have the same one (the agent side).
+    #[schema(value_type = EffectivePolicy)]
+    pub policy: Arc<EffectivePolicy>,
 }
 
 #[cfg(test)]
@@ -234,7 +248,7 @@ mod tests {
                 name: w.name,
                 mode: r.effective.mode.clone(),
                 policy_identity: r.identity,
-                policy: r.effective,
+                policy: Arc::new(r.effective),
             }
         };
         let feed = ConfigFeed {
@@ -252,6 +266,24 @@ mod tests {
             unreadable: Vec::new(),
         };
         serde_json::to_value(feed).unwrap()
+    }
+
+    #[test]
+    fn workloads_with_the_same_policy_share_one_copy_and_a_different_one_stays_apart() {
+        let mut v = feed();
+        let mut third = v["workloads"][1].clone();
+        third["name"] = json!("api");
+        // Same identity, different policy: equality, not the identity, decides sharing.
+        third["policy"]["guardrails"]["minConfidence"] = json!(99);
+        v["workloads"].as_array_mut().unwrap().push(third);
+        let read = ConfigFeed::read(v).expect("reads");
+        let [cart, web, api] = &read.workloads[..] else {
+            panic!("three workloads: {:?}", read.unreadable)
+        };
+        assert!(Arc::ptr_eq(&cart.policy, &web.policy));
+        assert!(!Arc::ptr_eq(&web.policy, &api.policy));
+        assert_eq!(api.policy.guardrails.min_confidence, 99);
+        assert_eq!(web.policy_identity, api.policy_identity);
     }
 
     #[test]

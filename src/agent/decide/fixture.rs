@@ -213,7 +213,7 @@ impl Fixture {
             name: "web".into(),
             mode: r.effective.mode.clone(),
             policy_identity: "id-1".into(),
-            policy: r.effective,
+            policy: std::sync::Arc::new(r.effective),
         };
         let pods: Vec<&Pod> = self.pods.iter().collect();
         let hpas: Vec<&crate::cluster::Hpa> = self.hpas.iter().collect();

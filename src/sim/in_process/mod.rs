@@ -307,6 +307,7 @@ impl SimCluster {
                 .filter(|p| inside(&p.namespace))
                 .cloned()
                 .collect(),
+            owners: Default::default(),
         }
     }
 }

@@ -12,7 +12,7 @@ use kerf::cluster::{Cluster, Record};
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{json, Value};
 
-use super::world::{deployment, drive, pods, ready, res, Rec, World};
+use super::world::{deployment, drive, ready, res, Rec, World};
 
 fn count(events: &[Value]) -> BTreeMap<String, usize> {
     let mut out = BTreeMap::new();
@@ -202,7 +202,10 @@ async fn in_place_values_outlive_pod_churn_until_the_template_moves() {
             .is_some_and(|s| s.phase == Phase::Applied && s.operation.is_none())
     })
     .await;
-    // Scale up and lose a pod: two pods start from the template's old values.
+    // Scale up and lose a pod: two pods start from the template's old values. The
+    // victim is one of the pods resized in place, chosen before the scale-up can add a
+    // pod it might pick instead (which would leave one later pod, not two).
+    let victim = ready(&w, &key, 2).await.remove(0);
     let api = Api::<Deployment>::namespaced(w.admin.clone(), &w.ns.name);
     api.patch(
         "web",
@@ -211,7 +214,6 @@ async fn in_place_values_outlive_pod_churn_until_the_template_moves() {
     )
     .await
     .expect("scale");
-    let victim = pods(&w, &key).await.remove(0);
     kube::Api::<k8s_openapi::api::core::v1::Pod>::namespaced(w.admin.clone(), &w.ns.name)
         .delete(&victim.pod.name, &DeleteParams::default())
         .await

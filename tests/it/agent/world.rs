@@ -144,6 +144,13 @@ impl World {
     }
 
     async fn build(tag: &str, make: impl FnOnce(&str) -> Node, t0: i64) -> World {
+        // `IT_LOG=kerf=info`: the agent's and sim's logs in a failing test's output.
+        if let Ok(filter) = std::env::var("IT_LOG") {
+            let _ = tracing_subscriber::fmt()
+                .with_env_filter(filter)
+                .with_test_writer()
+                .try_init();
+        }
         let plane = control_plane();
         let admin = plane.admin().await;
         let ns = namespace(&admin, tag).await;

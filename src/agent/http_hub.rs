@@ -8,7 +8,7 @@ use std::time::Duration;
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
-use super::hub::{refusal, FeedItem, FeedPage, Hub, HubError};
+use super::hub::{refusal, FeedPage, Hub, HubError};
 use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
 
 /// A remote hub.
@@ -66,6 +66,23 @@ impl HttpHub {
         path: &str,
         body: Option<&Value>,
     ) -> Result<Value, HubError> {
+        let text = self.call_text(method, path, body).await?;
+        match serde_json::from_str::<Value>(&text) {
+            Ok(v) if !v.is_null() => Ok(v),
+            _ => Err(HubError::Unreachable(format!(
+                "{path}: the answer is not JSON"
+            ))),
+        }
+    }
+
+    /// The body of a 200 answer, unparsed (the feeds are read straight into their
+    /// types); any other status is the hub's refusal.
+    async fn call_text(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<String, HubError> {
         let mut req = self
             .http
             .request(method, format!("{}{path}", self.base))
@@ -82,15 +99,10 @@ impl HttpHub {
             .text()
             .await
             .map_err(|e| HubError::Unreachable(e.without_url().to_string()))?;
-        let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         if status == StatusCode::OK {
-            if value.is_null() {
-                return Err(HubError::Unreachable(format!(
-                    "{path}: the answer is not JSON"
-                )));
-            }
-            return Ok(value);
+            return Ok(text);
         }
+        let value: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
         Err(refusal(status.as_u16(), &value))
     }
 }
@@ -101,8 +113,8 @@ fn unreadable(what: &str, e: serde_json::Error) -> HubError {
 
 impl Hub for HttpHub {
     async fn config(&self) -> Result<ConfigFeed, HubError> {
-        let v = self.call(Method::GET, "/config", None).await?;
-        ConfigFeed::read(v).map_err(|e| unreadable("config feed", e))
+        let text = self.call_text(Method::GET, "/config", None).await?;
+        ConfigFeed::read(&text).map_err(|e| unreadable("config feed", e))
     }
 
     async fn recommendations(&self, next: Option<String>) -> Result<FeedPage, HubError> {
@@ -110,18 +122,8 @@ impl Hub for HttpHub {
             Some(n) => format!("/recommendations?next={}", form_urlencoded_component(n)),
             None => "/recommendations".to_string(),
         };
-        let mut v = self.call(Method::GET, &path, None).await?;
-        let Some(items) = v.get_mut("items").and_then(|i| i.as_array_mut()) else {
-            return Err(HubError::Unreachable(
-                "the recommendation feed has no items".into(),
-            ));
-        };
-        let items = std::mem::take(items)
-            .into_iter()
-            .map(FeedItem::read)
-            .collect();
-        let next = v.get("next").and_then(|n| n.as_str()).map(str::to_string);
-        Ok(FeedPage { items, next })
+        let text = self.call_text(Method::GET, &path, None).await?;
+        FeedPage::read(&text).map_err(|e| unreadable("recommendation feed", e))
     }
 
     async fn heartbeat(&self, heartbeat: &Heartbeat) -> Result<Readiness, HubError> {

@@ -9,6 +9,8 @@
 
 use std::future::Future;
 
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness, RecommendationItem};
@@ -47,19 +49,22 @@ pub enum FeedItem {
 
 impl FeedItem {
     /// Reads one item, keeping what names its workload when the rest does not parse.
-    pub fn read(v: Value) -> FeedItem {
-        let name = |v: &Value| -> Option<(String, String, String)> {
-            let w = v.get("workload")?;
-            let part = |k: &str| w.get(k)?.as_str().map(str::to_string);
-            Some((part("namespace")?, part("kind")?, part("name")?))
-        };
-        let workload = name(&v);
-        match serde_json::from_value::<RecommendationItem>(v) {
+    pub fn read(raw: &RawValue) -> FeedItem {
+        match serde_json::from_str::<RecommendationItem>(raw.get()) {
             Ok(item) => FeedItem::Ok(Box::new(item)),
-            Err(e) => FeedItem::Bad {
-                workload,
-                error: e.to_string(),
-            },
+            Err(e) => {
+                #[derive(Deserialize)]
+                struct Named {
+                    workload: crate::wire::NamedWorkload,
+                }
+                let workload = serde_json::from_str::<Named>(raw.get())
+                    .ok()
+                    .and_then(|n| n.workload.name());
+                FeedItem::Bad {
+                    workload,
+                    error: e.to_string(),
+                }
+            }
         }
     }
 }
@@ -70,6 +75,25 @@ pub struct FeedPage {
     pub items: Vec<FeedItem>,
     /// The cursor of the next page, if any.
     pub next: Option<String>,
+}
+
+impl FeedPage {
+    /// Reads a page straight from the hub's answer, item by item (no intermediate JSON
+    /// tree: at thousands of workloads, building one costs more than the decisions).
+    pub fn read(text: &str) -> Result<FeedPage, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Page<'a> {
+            #[serde(borrow)]
+            items: Vec<&'a RawValue>,
+            #[serde(default)]
+            next: Option<String>,
+        }
+        let page: Page = serde_json::from_str(text)?;
+        Ok(FeedPage {
+            items: page.items.into_iter().map(FeedItem::read).collect(),
+            next: page.next,
+        })
+    }
 }
 
 /// The hub as the agent uses it.
@@ -117,5 +141,44 @@ pub fn refusal(status: u16, body: &Value) -> HubError {
             code,
             message,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_item_that_does_not_parse_keeps_its_name_and_a_page_without_items_is_an_error() {
+        let page = FeedPage::read(
+            r#"{"items": [
+                {"workload": {"namespace": "shop", "kind": "Deployment", "name": "web"}, "recommendationId": 7},
+                {"workload": {"namespace": "shop", "name": "cart"}},
+                42
+            ], "next": "abc", "newerField": true}"#,
+        )
+        .expect("the page reads");
+        assert_eq!(page.next.as_deref(), Some("abc"));
+        let names: Vec<_> = page
+            .items
+            .iter()
+            .map(|i| match i {
+                FeedItem::Bad { workload, error } => {
+                    assert!(!error.is_empty());
+                    workload.clone()
+                }
+                FeedItem::Ok(i) => panic!("not an item: {i:?}"),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                Some(("shop".into(), "Deployment".into(), "web".into())),
+                None,
+                None
+            ]
+        );
+        assert!(FeedPage::read(r#"{"next": null}"#).is_err());
+        assert!(FeedPage::read("not json").is_err());
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::actor::Actor;
 use crate::policy::{EffectiveMode, EffectivePolicy};
@@ -47,18 +47,36 @@ impl ConfigFeed {
     /// workload entry that does not parse is set aside in `unreadable` (that workload is
     /// reported `failed`; the others go on). Anything else that does not parse fails the
     /// whole feed (the hub counts as unreachable).
-    pub fn read(mut v: Value) -> Result<ConfigFeed, serde_json::Error> {
-        let items = match v.get_mut("workloads") {
-            Some(Value::Array(items)) => std::mem::take(items),
-            _ => Vec::new(),
+    pub fn read(text: &str) -> Result<ConfigFeed, serde_json::Error> {
+        /// The feed with its workload entries left unparsed, to be read one by one
+        /// (straight into their type: no intermediate JSON tree).
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Envelope<'a> {
+            cluster: String,
+            server_time: String,
+            flags: FeedFlags,
+            pause: Option<Pause>,
+            freeze: Freeze,
+            agent: AgentSettings,
+            #[serde(borrow)]
+            workloads: Vec<&'a RawValue>,
+        }
+        let e: Envelope = serde_json::from_str(text)?;
+        let mut feed = ConfigFeed {
+            cluster: e.cluster,
+            server_time: e.server_time,
+            flags: e.flags,
+            pause: e.pause,
+            freeze: e.freeze,
+            agent: e.agent,
+            workloads: Vec::with_capacity(e.workloads.len()),
+            unreadable: Vec::new(),
         };
-        let mut feed: ConfigFeed = serde_json::from_value(v)?;
         // Most workloads share a handful of policies: each distinct one is kept once.
         let mut distinct: HashMap<String, Vec<Arc<EffectivePolicy>>> = HashMap::new();
-        for item in items {
-            let part = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
-            let name = (part("namespace"), part("kind"), part("name"));
-            match serde_json::from_value::<WorkloadConfig>(item) {
+        for item in e.workloads {
+            match serde_json::from_str::<WorkloadConfig>(item.get()) {
                 Ok(mut w) => {
                     let same = distinct.entry(w.policy_identity.clone()).or_default();
                     match same.iter().find(|p| **p == w.policy) {
@@ -67,22 +85,39 @@ impl ConfigFeed {
                     }
                     feed.workloads.push(w)
                 }
-                Err(e) => match name {
-                    (Some(namespace), Some(kind), Some(name)) => {
-                        feed.unreadable.push(UnreadableWorkload {
+                Err(error) => {
+                    let named = serde_json::from_str::<NamedWorkload>(item.get()).ok();
+                    match named.and_then(NamedWorkload::name) {
+                        Some((namespace, kind, name)) => feed.unreadable.push(UnreadableWorkload {
                             namespace,
                             kind,
                             name,
-                            error: e.to_string(),
-                        })
+                            error: error.to_string(),
+                        }),
+                        None => {
+                            tracing::warn!(%error, "a config feed entry without a workload name was ignored")
+                        }
                     }
-                    _ => {
-                        tracing::warn!(error = %e, "a config feed entry without a workload name was ignored")
-                    }
-                },
+                }
             }
         }
         Ok(feed)
+    }
+}
+
+/// What names a workload in a feed entry, read on its own when the rest of the entry
+/// does not parse (so that workload can be reported).
+#[derive(Debug, Default, Deserialize)]
+pub struct NamedWorkload {
+    namespace: Option<String>,
+    kind: Option<String>,
+    name: Option<String>,
+}
+
+impl NamedWorkload {
+    /// `(namespace, kind, name)` when all three are there.
+    pub fn name(self) -> Option<(String, String, String)> {
+        Some((self.namespace?, self.kind?, self.name?))
     }
 }
 
@@ -276,7 +311,7 @@ mod tests {
         // Same identity, different policy: equality, not the identity, decides sharing.
         third["policy"]["guardrails"]["minConfidence"] = json!(99);
         v["workloads"].as_array_mut().unwrap().push(third);
-        let read = ConfigFeed::read(v).expect("reads");
+        let read = ConfigFeed::read(&v.to_string()).expect("reads");
         let [cart, web, api] = &read.workloads[..] else {
             panic!("three workloads: {:?}", read.unreadable)
         };
@@ -297,7 +332,7 @@ mod tests {
         apply["freezeWindows"][0]["label"] = json!("holidays");
         apply["canary"] = json!({"steps": 2});
         v["workloads"][1]["priorityClass"] = json!("high");
-        let read = ConfigFeed::read(v).expect("a newer hub's feed reads");
+        let read = ConfigFeed::read(&v.to_string()).expect("a newer hub's feed reads");
         assert_eq!(read.workloads.len(), 2, "{:?}", read.unreadable);
         assert!(read.unreadable.is_empty());
         let apply = &read.workloads[0].policy.apply;
@@ -313,7 +348,7 @@ mod tests {
         let _: &FreezeWindow = &apply.freeze_windows[0];
         // And the feed reads back as the hub wrote it.
         assert_eq!(
-            ConfigFeed::read(feed()).unwrap(),
+            ConfigFeed::read(&feed().to_string()).unwrap(),
             serde_json::from_value(feed()).unwrap()
         );
     }
@@ -322,7 +357,7 @@ mod tests {
     fn one_workload_entry_that_does_not_parse_is_set_aside_and_the_others_are_read() {
         let mut v = feed();
         v["workloads"][0]["mode"]["cpu"] = json!("turbo");
-        let read = ConfigFeed::read(v).expect("the feed reads");
+        let read = ConfigFeed::read(&v.to_string()).expect("the feed reads");
         assert_eq!(read.workloads.len(), 1);
         assert_eq!(read.workloads[0].name, "web");
         let bad = &read.unreadable;
@@ -341,7 +376,7 @@ mod tests {
             v["flags"] = json!("paused");
             v
         }] {
-            assert!(ConfigFeed::read(broken).is_err());
+            assert!(ConfigFeed::read(&broken.to_string()).is_err());
         }
     }
 

@@ -22,7 +22,7 @@ pub mod summary;
 
 pub use actor::{Actor, ActorKind, ActorTeam};
 pub use config_feed::{
-    AgentSettings, ConfigFeed, FeedFlags, Freeze, Pause, PauseScope, WorkloadConfig,
+    AgentSettings, ConfigFeed, FeedFlags, Freeze, NamedWorkload, Pause, PauseScope, WorkloadConfig,
 };
 pub use event::{AgentEvent, ContainerChange, EventResource, EventType, Reason, WorkloadKey};
 pub use heartbeat::{Heartbeat, Readiness};

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use kerf::agent::{Agent, Options, Outbox};
+use kerf::agent::{Agent, Hub, Options, Outbox};
 use kerf::clock::{Clock, ManualClock, SystemClock};
 use kerf::cluster::{Container, Node, NodeManagers, Resources};
 use kerf::sim::in_process::{DeploymentSpec, SimCluster};
@@ -86,9 +86,10 @@ pub async fn run() {
         .await
         .expect("agent");
     println!("{WORKLOADS} workloads (sim in-process), hub in its own process over HTTP");
-    println!("pass  ms      workloads  started  events  records  rss_mib  heap_mib");
+    println!("pass  ms      feeds_ms  workloads  started  events  records  rss_mib  heap_mib");
     for pass in 1..=PASSES {
         clock.advance(1_000);
+        let feeds_ms = fetch_ms(client.as_ref()).await;
         let started = Instant::now();
         let report = agent.pass().await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -100,7 +101,7 @@ pub async fn run() {
         agent.outbox().flush(client.as_ref()).await;
         let (now, _) = rss();
         println!(
-            "{pass:<4}  {ms:<6.0}  {:<9}  {:<7}  {:<6}  {:<7}  {now:<7.1}  {:.1}",
+            "{pass:<4}  {ms:<6.0}  {feeds_ms:<8.0}  {:<9}  {:<7}  {:<6}  {:<7}  {now:<7.1}  {:.1}",
             report.workloads,
             report.started,
             report.events,
@@ -125,4 +126,20 @@ pub async fn run() {
         heap_with_agent - heap_without,
         heap_without - heap_before
     );
+}
+
+/// What fetching both feeds alone takes (the hub's share of a pass and the decoding),
+/// measured just before the pass that fetches them again.
+async fn fetch_ms(hub: &impl Hub) -> f64 {
+    let started = Instant::now();
+    hub.config().await.expect("config feed");
+    let mut next = None;
+    loop {
+        let page = hub.recommendations(next).await.expect("recommendation feed");
+        next = page.next;
+        if next.is_none() {
+            break;
+        }
+    }
+    started.elapsed().as_secs_f64() * 1000.0
 }

@@ -135,7 +135,10 @@ async fn fetch_ms(hub: &impl Hub) -> f64 {
     hub.config().await.expect("config feed");
     let mut next = None;
     loop {
-        let page = hub.recommendations(next).await.expect("recommendation feed");
+        let page = hub
+            .recommendations(next)
+            .await
+            .expect("recommendation feed");
         next = page.next;
         if next.is_none() {
             break;

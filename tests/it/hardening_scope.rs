@@ -2,7 +2,7 @@
 //! tell another team's workload from a missing one (defect 8), a team-admin cannot walk
 //! user ids to learn usernames, cluster labels refuse control characters, a hostile
 //! event batch gets a bounded answer (defect 3), and authentication never waits for the
-//! database writer to note that a token was used.
+//! database writer to note that a token or a session was used.
 
 use std::time::Duration;
 
@@ -205,19 +205,7 @@ async fn authentication_never_waits_for_the_writer_to_note_a_token_was_used() {
     let h = hub_after_run(CLUSTER).await;
     // The token's "last used" mark is due again.
     h.clock.advance(5 * 60 * 1000);
-    let (release, held) = std::sync::mpsc::channel::<()>();
-    let (entered_tx, entered) = tokio::sync::oneshot::channel();
-    let store = h.store.clone();
-    let writer = tokio::spawn(async move {
-        store
-            .writing(move |_tx| {
-                let _ = entered_tx.send(());
-                let _ = held.recv_timeout(Duration::from_secs(30));
-                Ok(())
-            })
-            .await
-    });
-    entered.await.expect("the writer is held");
+    let (release, writer) = hold_the_writer(&h).await;
     let me = tokio::time::timeout(
         Duration::from_secs(5),
         h.call("GET", "/v1/me", &h.admin, json!(null)),
@@ -226,7 +214,7 @@ async fn authentication_never_waits_for_the_writer_to_note_a_token_was_used() {
     let _ = release.send(());
     let (s, body) = me.expect("answered while the writer was busy");
     assert_eq!(s, 200, "{body}");
-    writer.await.expect("join").expect("writer");
+    writer.await.expect("join");
     // The mark still lands once the writer is free.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
@@ -242,4 +230,91 @@ async fn authentication_never_waits_for_the_writer_to_note_a_token_was_used() {
         assert!(std::time::Instant::now() < deadline, "{tokens}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Holds the store's one writer until the returned sender is used or dropped.
+async fn hold_the_writer(h: &Hub) -> (std::sync::mpsc::Sender<()>, tokio::task::JoinHandle<()>) {
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let (entered_tx, entered) = tokio::sync::oneshot::channel();
+    let store = h.store.clone();
+    let writer = tokio::spawn(async move {
+        store
+            .writing(move |_tx| {
+                let _ = entered_tx.send(());
+                let _ = held.recv_timeout(Duration::from_secs(30));
+                Ok(())
+            })
+            .await
+            .expect("writer");
+    });
+    entered.await.expect("the writer is held");
+    (release, writer)
+}
+
+#[tokio::test]
+async fn authentication_never_waits_for_the_writer_to_note_a_session_was_used() {
+    let h = hub_after_run(CLUSTER).await;
+    let password = "seven quiet rivers bend twice";
+    let (s, user) = h
+        .call(
+            "POST",
+            "/v1/admin/users",
+            &h.admin,
+            json!({"username": "sam.session", "role": "viewer", "password": password}),
+        )
+        .await;
+    assert_eq!(s, 201, "{user}");
+    let login = h
+        .http
+        .post(format!("{}/v1/auth/login", h.base))
+        .json(&json!({"username": "sam.session", "password": password}))
+        .send()
+        .await
+        .expect("login");
+    assert_eq!(login.status(), 200);
+    let cookie = login.headers()["set-cookie"].to_str().expect("ascii");
+    let value = cookie
+        .split(';')
+        .next()
+        .and_then(|c| c.strip_prefix("kerf_session="))
+        .expect("the session cookie")
+        .to_string();
+    let digest = kerf::auth::token::hash(&value);
+    let seen = |h: &Hub| {
+        let (store, digest) = (h.store.clone(), digest.clone());
+        async move {
+            store
+                .session_by_hash(digest)
+                .await
+                .expect("read")
+                .expect("the session")
+                .last_seen_at
+        }
+    };
+    let first = seen(&h).await;
+    // The session's "last seen" mark is due again, and the writer is busy.
+    h.clock.advance(5 * 60 * 1000);
+    let (release, writer) = hold_the_writer(&h).await;
+    let me = tokio::time::timeout(
+        Duration::from_secs(5),
+        h.http
+            .get(format!("{}/v1/me", h.base))
+            .header("cookie", format!("kerf_session={value}"))
+            .send(),
+    )
+    .await;
+    let _ = release.send(());
+    let me = me.expect("answered while the writer was busy").expect("me");
+    assert_eq!(me.status(), 200);
+    writer.await.expect("join");
+    // The mark still lands once the writer is free.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while seen(&h).await != h.clock.now_ms() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "last seen stays at {first}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(first < h.clock.now_ms());
 }

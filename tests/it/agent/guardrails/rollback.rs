@@ -3,8 +3,10 @@
 //! again, the cooldown holds off the next attempt, `kerf_actions_total` counts it);
 //! restarts and CPU throttling (the kubelet's counters) cross their thresholds too, the
 //! throttling rollback restoring the HPA's target with the values; a rollback the API
-//! refuses is `failed RollbackError`; and with the hub unreachable during the watch the
-//! rollback still happens and its event arrives once the hub is back.
+//! refuses is `failed RollbackError`; with the hub unreachable during the watch the
+//! rollback still happens and its event arrives once the hub is back; and a cluster
+//! paused and frozen during the watch is rolled back all the same (a pause or a freeze
+//! holds new changes, never the undoing of a harmful one).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -397,4 +399,72 @@ async fn with_the_hub_away_during_the_watch_the_rollback_still_happens() {
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), mine.len(), "each stored once");
+}
+
+#[tokio::test]
+async fn a_cluster_paused_and_frozen_during_the_watch_is_still_rolled_back() {
+    let w = World::now("guard-rollback-paused", 4000, 8192).await;
+    let base = res(500, 1000, 512, 512);
+    let key = w
+        .create(&deployment("web", 2, base).using(50.0, 300.0))
+        .await;
+    ready(&w, &key, 2).await;
+    w.policy("auto", json!({})).await;
+    w.recommend(&key, res(500, 1000, 256, 256)).await;
+    let mut agent = w.agent().await;
+    drive(&mut agent, "applied", |a| {
+        a.state(&key).is_some_and(|s| s.watch.is_some())
+    })
+    .await;
+    // The change is live and watched; the operator pauses and freezes the cluster.
+    let admin = w.hub.admin.clone();
+    let path = |what: &str| format!("/v1/clusters/{}/{what}", w.cluster);
+    let (s, v) = w
+        .hub
+        .call(
+            "POST",
+            &path("pause"),
+            &admin,
+            json!({ "reason": "incident" }),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = w
+        .hub
+        .call(
+            "PUT",
+            &path("freeze"),
+            &admin,
+            json!({ "enabled": true, "reason": "release week" }),
+        )
+        .await;
+    assert_eq!(s, 200, "{v}");
+    oom_killed(&w, &key).await;
+    drive(&mut agent, "rolled back while paused and frozen", |a| {
+        rolled_back(a, &key)
+    })
+    .await;
+    live_again(&w, &key, 2, base).await;
+    w.deliver(&agent).await;
+    let events = w.audit().await;
+    let got = kinds(&of(&events, "web"));
+    let n = |k: (String, String)| got.iter().filter(|g| **g == k).count();
+    assert_eq!(n(pair("applied", "RecommendationApplied")), 1, "{got:?}");
+    assert_eq!(n(pair("rolled_back", "OOMKills")), 1, "{got:?}");
+    // Nothing but the change, its undoing, and the holds the pause reports.
+    assert!(
+        got.iter().all(|k| [
+            pair("applied", "RecommendationApplied"),
+            pair("rolled_back", "OOMKills"),
+            pair("skipped", "NoSignificantChange"),
+            pair("blocked", "Paused"),
+        ]
+        .contains(k)),
+        "{got:?}"
+    );
+    let e = one(&events, "web", "OOMKills");
+    assert_eq!(
+        e["containers"][0]["to"]["requests"]["memory"], "512Mi",
+        "{e}"
+    );
 }

@@ -1,5 +1,6 @@
 //! Collection against a real Prometheus filled by `promtool` backfill: counter resets,
-//! container restarts (new series), a rollout with its previous release as fallback, an
+//! container restarts (new series), a rollout with its previous release as fallback (its
+//! start the new ReplicaSet's creation, from kube_replicaset_created), an
 //! OOM kill, two clusters behind one backend, missing kube-state-metrics, and basic auth.
 
 use kerf::analysis::{analyze, default_policy, Reason, Resource, Setting};
@@ -170,6 +171,21 @@ pub(crate) fn fixture() -> OpenMetrics {
     // east shop/api: release api-old until 40 minutes ago, then api-new. Its own labels
     // are exported (the other workloads' are not: their pods' labels stand in).
     ksm_deployment(&mut om, "east", "shop", "api", 2.0, &["api-old", "api-new"]);
+    // The new ReplicaSet was created two minutes before its pods: its creation, not its
+    // first pod's, is the release start.
+    let rs_new = [
+        ("cluster", "east"),
+        ("namespace", "shop"),
+        ("replicaset", "api-new"),
+    ];
+    for t in each(rollout - 2 * MIN, END + 1) {
+        om.sample(
+            "kube_replicaset_created",
+            &rs_new,
+            ((rollout - 2 * MIN) / 1000) as f64,
+            t,
+        );
+    }
     let api_labels = [
         ("cluster", "east"),
         ("namespace", "shop"),
@@ -392,6 +408,11 @@ async fn prometheus_collection_maps_resets_restarts_rollouts_ooms_clusters_and_m
     let api = find("api");
     assert_eq!(api.target.release, "api-new");
     assert!(api.identity.available && !api.identity.ambiguous);
+    assert_eq!(
+        api.identity.release_started_at,
+        END - 42 * MIN,
+        "kube_replicaset_created, not the first pod's creation"
+    );
     assert_eq!(api.previous_releases.len(), 1);
     assert_eq!(api.previous_releases[0].release, "api-old");
     assert_eq!((api.inventory.eligible, api.inventory.observed), (2, 2));

@@ -44,19 +44,9 @@ async fn pause_freeze_and_a_closed_window_change_nothing() {
     }
     let before = w.workload_objects().await;
     let mut agent = w.agent().await;
-    let admin = w.hub.admin.clone();
-    let path = |what: &str| format!("/v1/clusters/{}/{what}", w.cluster);
 
-    let (s, v) = w
-        .hub
-        .call(
-            "POST",
-            &path("pause"),
-            &admin,
-            json!({ "reason": "incident" }),
-        )
+    w.cluster_action("POST", "pause", json!({ "reason": "incident" }))
         .await;
-    assert_eq!(s, 200, "{v}");
     for _ in 0..3 {
         agent.pass().await;
     }
@@ -66,18 +56,13 @@ async fn pause_freeze_and_a_closed_window_change_nothing() {
         "paused: nothing changed"
     );
 
-    let (s, v) = w.hub.call("POST", &path("resume"), &admin, json!({})).await;
-    assert_eq!(s, 200, "{v}");
-    let (s, v) = w
-        .hub
-        .call(
-            "PUT",
-            &path("freeze"),
-            &admin,
-            json!({ "enabled": true, "reason": "release week" }),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
+    w.cluster_action("POST", "resume", json!({})).await;
+    w.cluster_action(
+        "PUT",
+        "freeze",
+        json!({ "enabled": true, "reason": "release week" }),
+    )
+    .await;
     for _ in 0..3 {
         agent.pass().await;
     }
@@ -89,11 +74,8 @@ async fn pause_freeze_and_a_closed_window_change_nothing() {
 
     // Unfrozen, `web` gets a freeze window of its own policy; `batch` waits for its
     // maintenance window.
-    let (s, v) = w
-        .hub
-        .call("PUT", &path("freeze"), &admin, json!({ "enabled": false }))
+    w.cluster_action("PUT", "freeze", json!({ "enabled": false }))
         .await;
-    assert_eq!(s, 200, "{v}");
     let now = kerf::clock::Clock::now_ms(w.hub.clock.as_ref());
     w.policy(
         "code-freeze",

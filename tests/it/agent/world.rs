@@ -259,6 +259,14 @@ impl World {
         body["id"].as_i64().expect("policy id")
     }
 
+    /// `POST`s or `PUT`s `body` to this cluster's `what` (`pause`, `resume`, `freeze`) on
+    /// the hub as its admin, as an operator would.
+    pub async fn cluster_action(&self, method: &str, what: &str, body: Value) {
+        let path = format!("/v1/clusters/{}/{what}", self.cluster);
+        let (s, v) = self.hub.call(method, &path, &self.hub.admin, body).await;
+        assert_eq!(s, 200, "{method} {path}: {v}");
+    }
+
     /// Replaces policy `id` with `patch` merged over it (its current version read first).
     pub async fn update_policy(&self, id: i64, patch: Value) {
         let (s, current) = self

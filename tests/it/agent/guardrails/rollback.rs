@@ -75,18 +75,24 @@ fn kinds_around_the_watch(events: &[Value], name: &str) -> Vec<(String, String)>
         .collect()
 }
 
-#[tokio::test]
-async fn an_oom_after_a_memory_decrease_is_rolled_back_and_the_cooldown_holds() {
-    let w = World::now("guard-rollback-oom", 4000, 8192).await;
-    // Uses 300 Mi: fine under 512 Mi, OOM-killed under 256 Mi.
+/// A 2-replica `web` using 300 Mi under 512 Mi, in `auto-patch`, recommended down to
+/// 256 Mi (which the sim OOM-kills): the world, the workload, the values before and the
+/// recommendation's id.
+async fn a_memory_decrease_that_will_oom(tag: &str) -> (World, WorkloadKey, Resources, String) {
+    let w = World::now(tag, 4000, 8192).await;
     let base = res(500, 1000, 512, 512);
     let key = w
         .create(&deployment("web", 2, base).using(50.0, 300.0))
         .await;
     ready(&w, &key, 2).await;
     w.policy("auto", json!({})).await;
-    let smaller = res(500, 1000, 256, 256);
-    let rec = w.recommend(&key, smaller).await;
+    let rec = w.recommend(&key, res(500, 1000, 256, 256)).await;
+    (w, key, base, rec)
+}
+
+#[tokio::test]
+async fn an_oom_after_a_memory_decrease_is_rolled_back_and_the_cooldown_holds() {
+    let (w, key, base, rec) = a_memory_decrease_that_will_oom("guard-rollback-oom").await;
     let mut agent = w.agent().await;
     drive(&mut agent, "applied", |a| {
         a.state(&key).is_some_and(|s| s.watch.is_some())
@@ -308,14 +314,7 @@ impl Drop for Gate {
 
 #[tokio::test]
 async fn with_the_hub_away_during_the_watch_the_rollback_still_happens() {
-    let w = World::now("guard-rollback-away", 4000, 8192).await;
-    let base = res(500, 1000, 512, 512);
-    let key = w
-        .create(&deployment("web", 2, base).using(50.0, 300.0))
-        .await;
-    ready(&w, &key, 2).await;
-    w.policy("auto", json!({})).await;
-    w.recommend(&key, res(500, 1000, 256, 256)).await;
+    let (w, key, base, _) = a_memory_decrease_that_will_oom("guard-rollback-away").await;
     let gate = Gate::start(&w.hub.base).await;
     let hub = HttpHub::new(
         &gate.url,
@@ -403,42 +402,21 @@ async fn with_the_hub_away_during_the_watch_the_rollback_still_happens() {
 
 #[tokio::test]
 async fn a_cluster_paused_and_frozen_during_the_watch_is_still_rolled_back() {
-    let w = World::now("guard-rollback-paused", 4000, 8192).await;
-    let base = res(500, 1000, 512, 512);
-    let key = w
-        .create(&deployment("web", 2, base).using(50.0, 300.0))
-        .await;
-    ready(&w, &key, 2).await;
-    w.policy("auto", json!({})).await;
-    w.recommend(&key, res(500, 1000, 256, 256)).await;
+    let (w, key, base, _) = a_memory_decrease_that_will_oom("guard-rollback-paused").await;
     let mut agent = w.agent().await;
     drive(&mut agent, "applied", |a| {
         a.state(&key).is_some_and(|s| s.watch.is_some())
     })
     .await;
     // The change is live and watched; the operator pauses and freezes the cluster.
-    let admin = w.hub.admin.clone();
-    let path = |what: &str| format!("/v1/clusters/{}/{what}", w.cluster);
-    let (s, v) = w
-        .hub
-        .call(
-            "POST",
-            &path("pause"),
-            &admin,
-            json!({ "reason": "incident" }),
-        )
+    w.cluster_action("POST", "pause", json!({ "reason": "incident" }))
         .await;
-    assert_eq!(s, 200, "{v}");
-    let (s, v) = w
-        .hub
-        .call(
-            "PUT",
-            &path("freeze"),
-            &admin,
-            json!({ "enabled": true, "reason": "release week" }),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
+    w.cluster_action(
+        "PUT",
+        "freeze",
+        json!({ "enabled": true, "reason": "release week" }),
+    )
+    .await;
     oom_killed(&w, &key).await;
     drive(&mut agent, "rolled back while paused and frozen", |a| {
         rolled_back(a, &key)

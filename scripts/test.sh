@@ -33,7 +33,9 @@ scripts/e2e.sh
 if [ "$quick" = 0 ]; then
   echo "test.sh: building the static binary and re-running the black-box tests against it" >&2
   static_bin=$(packaging/build-static.sh | tail -n 1)
-  KERF_TEST_BIN="$PWD/$static_bin" cargo test --locked --test it -- \
+  # Relative to here, or absolute when CARGO_TARGET_DIR is.
+  case "$static_bin" in /*) ;; *) static_bin="$PWD/$static_bin" ;; esac
+  KERF_TEST_BIN="$static_bin" cargo test --locked --test it -- \
     appliance:: audit_pagination:: bad_input:: events_fault:: events_ingest:: ui_shell:: \
     identity:: identity_audit:: notify_delivery:: edge::
 

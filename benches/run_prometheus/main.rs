@@ -40,6 +40,8 @@ fn target_dir() -> PathBuf {
 }
 
 fn main() {
+    // The bench's HTTP clients need the process's TLS provider, as kerf installs it.
+    kerf::tls::install_crypto_provider();
     prometheus::ensure_installed();
     serve::ensure_faketime();
     let (tsdb, generation_s) = dataset::ensure(&dataset::BENCH, &target_dir());

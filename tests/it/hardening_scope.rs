@@ -316,5 +316,4 @@ async fn authentication_never_waits_for_the_writer_to_note_a_session_was_used() 
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(first < h.clock.now_ms());
 }

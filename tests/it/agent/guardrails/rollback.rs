@@ -423,12 +423,16 @@ async fn a_cluster_paused_and_frozen_during_the_watch_is_still_rolled_back() {
     })
     .await;
     live_again(&w, &key, 2, base).await;
+    // The next pass finds the cluster still paused and says so.
+    agent.pass().await;
     w.deliver(&agent).await;
     let events = w.audit().await;
     let got = kinds(&of(&events, "web"));
     let n = |k: (String, String)| got.iter().filter(|g| **g == k).count();
     assert_eq!(n(pair("applied", "RecommendationApplied")), 1, "{got:?}");
     assert_eq!(n(pair("rolled_back", "OOMKills")), 1, "{got:?}");
+    // The agent saw the pause (the rollback ran despite it, not before it).
+    assert!(n(pair("blocked", "Paused")) >= 1, "{got:?}");
     // Nothing but the change, its undoing, and the holds the pause reports.
     assert!(
         got.iter().all(|k| [

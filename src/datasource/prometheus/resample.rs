@@ -54,30 +54,50 @@ impl Grid {
     }
 }
 
-/// The points of `raw` (time order) on `grid`, as `query_range` computes them.
-pub fn at_steps(raw: &[Sample], grid: Grid, lookback: Lookback) -> Vec<Sample> {
-    let points = ((grid.end_ms - grid.first_ms) / grid.step_ms + 1).max(0) as usize;
-    let mut out = Vec::with_capacity(points.min(raw.len() + 1));
+/// The points of `raw` (time order) on `grid`, as `query_range` computes them, written
+/// over `raw`'s own buffer: a point only ever goes into a slot whose raw sample has
+/// been read already, so a series costs one buffer, not two. A grid finer than the
+/// scrapes has more points than samples; the points that would overtake the reading
+/// go to a second buffer, appended at the end.
+pub fn at_steps(mut raw: Vec<Sample>, grid: Grid, lookback: Lookback) -> Vec<Sample> {
+    let (mut written, mut overtaking) = (0, Vec::new());
     let mut next = 0; // first raw sample after the current step
+    let mut latest: Option<Sample> = None;
     let mut t = grid.first_ms;
     while t <= grid.end_ms {
         while next < raw.len() && raw[next].timestamp <= t {
+            latest = Some(raw[next]);
             next += 1;
         }
-        if let Some(latest) = next.checked_sub(1).map(|i| raw[i]) {
+        if let Some(latest) = latest {
             let age = t - latest.timestamp;
             let fresh = age < lookback.ms || (lookback.inclusive && age == lookback.ms);
             if fresh && latest.value.to_bits() != STALE_NAN_BITS {
-                out.push(Sample {
+                let point = Sample {
                     timestamp: t,
                     value: latest.value,
-                });
+                };
+                if overtaking.is_empty() && written < next {
+                    raw[written] = point;
+                    written += 1;
+                } else {
+                    overtaking.push(point);
+                }
             }
         }
         t += grid.step_ms;
     }
-    out.shrink_to_fit();
-    out
+    raw.truncate(written);
+    raw.extend(overtaking);
+    trim(&mut raw);
+    raw
+}
+
+/// Gives a series' spare capacity back when it is worth a reallocation (over 1/8).
+pub fn trim(samples: &mut Vec<Sample>) {
+    if samples.capacity() - samples.len() > samples.len() / 8 {
+        samples.shrink_to_fit();
+    }
 }
 
 #[cfg(test)]
@@ -103,7 +123,7 @@ mod tests {
             s(200_000, stale),
             s(500_000, 4.0),
         ];
-        let got = at_steps(&raw, grid, Lookback::default());
+        let got = at_steps(raw.to_vec(), grid, Lookback::default());
         let pairs: Vec<(i64, f64)> = got.iter().map(|x| (x.timestamp / 1000, x.value)).collect();
         // 180 s: 125 s is the latest; 240 s: the stale marker hides it; 540 and 600: 500 s.
         assert_eq!(
@@ -120,16 +140,69 @@ mod tests {
         // A sample exactly one lookback old counts in 2.x, not in 3.x.
         let edge = [s(0, 1.0)];
         let grid = Grid::new(240_000, 300_000, 60);
-        assert_eq!(at_steps(&edge, grid, Lookback::default()).len(), 2);
+        assert_eq!(at_steps(edge.to_vec(), grid, Lookback::default()).len(), 2);
         let open = Lookback {
             ms: 300_000,
             inclusive: false,
         };
-        assert_eq!(at_steps(&edge, grid, open).len(), 1);
+        assert_eq!(at_steps(edge.to_vec(), grid, open).len(), 1);
         // A NaN that is not the stale marker is a value like any other.
-        let nan = at_steps(&[s(0, f64::NAN)], Grid::new(0, 0, 60), Lookback::default());
+        let nan = at_steps(
+            vec![s(0, f64::NAN)],
+            Grid::new(0, 0, 60),
+            Lookback::default(),
+        );
         assert!(nan[0].value.is_nan());
-        assert!(at_steps(&[], grid, Lookback::default()).is_empty());
+        assert!(at_steps(Vec::new(), grid, Lookback::default()).is_empty());
+    }
+
+    /// The grid as `query_range` evaluates it, in a second buffer: what the in-place
+    /// form must equal.
+    fn reference(raw: &[Sample], grid: Grid, lookback: Lookback) -> Vec<Sample> {
+        let mut out = Vec::new();
+        let mut t = grid.first_ms;
+        while t <= grid.end_ms {
+            if let Some(latest) = raw.iter().rev().find(|s| s.timestamp <= t) {
+                let age = t - latest.timestamp;
+                let fresh = age < lookback.ms || (lookback.inclusive && age == lookback.ms);
+                if fresh && latest.value.to_bits() != STALE_NAN_BITS {
+                    out.push(s(t, latest.value));
+                }
+            }
+            t += grid.step_ms;
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn in_place_points_equal_a_second_buffers_whatever_the_scrapes_and_step(
+            gaps in proptest::collection::vec((1i64..400, 0u8..20), 0..120),
+            step_s in 1u32..200,
+            span_steps in 0i64..150,
+            inclusive in proptest::bool::ANY,
+        ) {
+            // Scrapes 1–400 s apart (finer and coarser than the step), 1 in 20 a stale
+            // marker; the grid starts somewhere inside them.
+            let stale = f64::from_bits(STALE_NAN_BITS);
+            let mut t = 0;
+            let raw: Vec<Sample> = gaps
+                .iter()
+                .map(|&(gap, kind)| {
+                    t += gap * 1000;
+                    s(t, if kind == 0 { stale } else { f64::from(kind) })
+                })
+                .collect();
+            let step_ms = i64::from(step_s) * 1000;
+            let grid = Grid::new(90_000, 90_000 + span_steps * step_ms, step_s);
+            let lookback = Lookback { ms: 300_000, inclusive };
+            let want = reference(&raw, grid, lookback);
+            let got = at_steps(raw, grid, lookback);
+            proptest::prop_assert_eq!(
+                got.iter().map(|x| (x.timestamp, x.value.to_bits())).collect::<Vec<_>>(),
+                want.iter().map(|x| (x.timestamp, x.value.to_bits())).collect::<Vec<_>>()
+            );
+        }
     }
 
     #[test]

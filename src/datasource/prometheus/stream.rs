@@ -50,10 +50,10 @@ impl Reader {
     }
 
     /// The points of `raw` on `grid`, as the server's `query_range` gives them.
-    fn points(self, raw: &[Sample], grid: Grid) -> Vec<Sample> {
+    fn points(self, raw: Vec<Sample>, grid: Grid) -> Vec<Sample> {
         match self {
             Reader::RemoteRead(lookback) => at_steps(raw, grid, lookback),
-            Reader::VmExport(rule) => rollup::at_steps(raw, grid, rule),
+            Reader::VmExport(rule) => rollup::at_steps(&raw, grid, rule),
         }
     }
 }
@@ -158,7 +158,7 @@ async fn emit(
 ) -> Result<Tally, DatasourceError> {
     let (mut cpu, mut memory) = (Merged::default(), Merged::default());
     for s in raw {
-        let points = ctx.reader.points(&s.samples, ctx.grid);
+        let points = ctx.reader.points(s.samples, ctx.grid);
         if points.is_empty() {
             continue;
         }
@@ -352,10 +352,15 @@ pub(super) async fn stream_group(
         .ok_or_else(|| DatasourceError::Invalid(format!("the plan has no group {index}")))?;
     let before = src.counters();
     let started = Instant::now();
-    let settings = src
+    let mut settings = src
         .group_settings(&plan.scope, group, window, window_s)
         .await?;
     let settings_ms = ms(started);
+    let ooms = std::mem::take(&mut settings.oom_terminations);
+    let index = SettingsIndex::build(&settings);
+    // The raw series (a label map each, thousands per group) are not needed once
+    // indexed: freed now rather than held while the group's usage streams.
+    drop(settings);
     let grid = Grid::new(window.start_ms, window.end_ms, window.step_seconds);
     let members = members(plan, group, grid, reader);
     let points = ((grid.end_ms - reader.read_from(grid)) / grid.step_ms + 1) as u64;
@@ -364,8 +369,8 @@ pub(super) async fn stream_group(
         grid,
         reader,
         pods: &plan.pods,
-        settings: SettingsIndex::build(&settings),
-        ooms: settings.oom_terminations,
+        settings: index,
+        ooms,
         sink,
     };
     let started = Instant::now();

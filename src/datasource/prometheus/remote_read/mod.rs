@@ -14,6 +14,7 @@ use std::collections::VecDeque;
 
 use prost::Message as _;
 
+use super::resample::trim;
 use crate::analysis::Sample;
 use crate::datasource::raw::Labels;
 use crate::datasource::DatasourceError;
@@ -120,6 +121,26 @@ pub struct ReadStream<B: Body> {
     pub counts: ReadCounts,
 }
 
+/// The most samples reserved for a series before its chunks show them (16 MiB: a week
+/// at one sample a second fits); past it the buffer grows as samples arrive.
+const MAX_RESERVED: usize = 1 << 20;
+
+/// How many samples a series whose first chunk in range is `first` will hold in
+/// `[from, to]`, from that chunk's sample spacing, so its buffer is sized once
+/// instead of doubled and copied on the way (10,000 samples a week at 60 s).
+fn expected_samples(first: &proto::Chunk, from: i64, to: i64) -> usize {
+    let n = xor::sample_count(&first.data).unwrap_or(0);
+    let span = first.max_time_ms - first.min_time_ms;
+    if n < 2 || span <= 0 {
+        return n;
+    }
+    let spacing = (span / (n as i64 - 1)).max(1);
+    let ahead = (to - first.min_time_ms.max(from)).max(0) / spacing + 2;
+    usize::try_from(ahead)
+        .unwrap_or(MAX_RESERVED)
+        .clamp(n, MAX_RESERVED)
+}
+
 fn decode_err(e: impl std::fmt::Display) -> DatasourceError {
     DatasourceError::Decode(format!("remote read: {e}"))
 }
@@ -200,6 +221,11 @@ impl<B: Body> ReadStream<B> {
             return Ok(());
         };
         let (from, to) = self.ranges[series.query];
+        if series.samples.capacity() == 0 {
+            if let Some(first) = chunks.iter().find(|c| c.max_time_ms >= from) {
+                series.samples.reserve(expected_samples(first, from, to));
+            }
+        }
         for chunk in chunks {
             self.counts.chunk_bytes += chunk.data.len() as u64;
             if chunk.max_time_ms < from || chunk.min_time_ms > to {
@@ -226,7 +252,7 @@ impl<B: Body> ReadStream<B> {
             series.samples.sort_by_key(|s| s.timestamp);
         }
         series.samples.dedup_by_key(|s| s.timestamp);
-        series.samples.shrink_to_fit();
+        trim(&mut series.samples);
         series
     }
 }

@@ -140,3 +140,30 @@ async fn a_truncated_answer_an_unasked_query_and_histograms_are_errors() {
         .await;
     assert_eq!(empty.expect("empty answer"), None);
 }
+
+#[tokio::test]
+async fn a_series_buffer_is_sized_once_from_its_first_chunk_and_the_estimate_is_capped() {
+    // A week at 60 s in chunks of 120 samples, as Prometheus stores it, over 3 frames.
+    let week: Vec<(i64, f64)> = (0..10_081).map(|i| (i * 60_000, i as f64)).collect();
+    let chunks: Vec<Chunk> = week.chunks(120).map(chunk).collect();
+    let mut wire = Vec::new();
+    for part in chunks.chunks(30) {
+        wire.extend(frame(0, vec![series("a", part.to_vec())]));
+    }
+    let queries = [query(0, 10_080 * 60_000)];
+    let pieces = wire.chunks(4096).map(Bytes::copy_from_slice).collect();
+    let mut stream = ReadStream::new(Pieces(pieces), &queries);
+    let s = stream.next().await.expect("series").expect("one series");
+    assert_eq!(s.samples.len(), 10_081);
+    // Reserved from the first chunk's spacing (plus one spare slot), never doubled.
+    assert!(s.samples.capacity() <= 10_082, "{}", s.samples.capacity());
+    assert_eq!(stream.next().await.expect("end"), None);
+
+    // A chunk claiming two samples a millisecond apart cannot make kerf reserve more
+    // than the cap, and one sample alone reserves one.
+    let mut tight = chunk(&[(0, 1.0), (1, 2.0)]);
+    assert_eq!(expected_samples(&tight, 0, i64::MAX / 2), MAX_RESERVED);
+    tight.max_time_ms = 0;
+    assert_eq!(expected_samples(&tight, 0, 1_000), 2);
+    assert_eq!(expected_samples(&chunk(&[(0, 1.0)]), 0, 1_000_000), 1);
+}

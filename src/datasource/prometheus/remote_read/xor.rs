@@ -116,6 +116,14 @@ fn delta_of_delta(bits: &mut Bits) -> Result<i64, XorError> {
 
 /// Appends the samples of `chunk` with `from_ms <= t <= to_ms` to `out`, in time order.
 /// Values are kept bit for bit (Prometheus's stale marker is a NaN with its own bits).
+/// The number of samples a chunk holds (its header), if it has one.
+pub fn sample_count(chunk: &[u8]) -> Option<usize> {
+    match chunk {
+        [hi, lo, ..] => Some(usize::from(u16::from_be_bytes([*hi, *lo]))),
+        _ => None,
+    }
+}
+
 pub fn decode(
     chunk: &[u8],
     from_ms: i64,

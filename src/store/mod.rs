@@ -252,6 +252,14 @@ fn lock_writer(
     Ok(conn)
 }
 
+/// The writer's page cache in KiB (readers keep SQLite's 2 MiB). It lives in kerf's
+/// heap and stays full once filled: a run writes tens of MiB of recommendations, so a
+/// larger cache is that much more resident memory for as long as the hub runs (32 MiB
+/// put a 1,000-workload run's hub at 94 MiB). A page missing from it is read from the
+/// OS page cache, which the kernel can reclaim; the `ingest` benchmark measures what
+/// random-key inserts pay for that (docs/contracts/datasource.md, "Measured").
+const WRITER_CACHE_KIB: i64 = 4096;
+
 /// Opens one connection with kerf's pragmas: busy_timeout first, then WAL,
 /// synchronous=NORMAL and foreign keys.
 pub fn open_connection(
@@ -277,8 +285,7 @@ pub fn open_connection(
     if !read_only {
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(wrap)?;
-        // Random UUID keys touch index pages all over; a larger cache keeps them hot.
-        conn.pragma_update(None, "cache_size", -32768)
+        conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)
             .map_err(wrap)?;
         // Checkpoint every ~16 MiB of WAL instead of 4 MiB: hot index pages are copied
         // back once per checkpoint, so fewer checkpoints mean fewer writes under ingest.

@@ -6,54 +6,19 @@
 //!
 //! `cargo bench --bench scan_prometheus`.
 
+#[path = "support/child.rs"]
+mod child;
 #[path = "../tests/it/support/fleet_tsdb.rs"]
 mod dataset;
 #[path = "../tests/it/support/prometheus.rs"]
 mod prometheus;
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::path::{Path, PathBuf};
 
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
-}
-
-/// Runs `kerf scan` with `args`; returns its wall seconds, peak RSS in MiB and stdout.
-// The child is reaped with `wait4`, which also gives its peak RSS.
-#[allow(clippy::zombie_processes)]
-fn measured(args: &[String]) -> (f64, f64, Vec<u8>) {
-    let started = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_kerf"))
-        .arg("scan")
-        .args(args)
-        .env_clear()
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start kerf scan");
-    let pid = child.id() as libc::pid_t;
-    let mut stdout = child.stdout.expect("stdout");
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = std::io::Read::read_to_end(&mut stdout, &mut buf);
-        buf
-    });
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid out-parameter for wait4.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waits for our own child, whose pid we hold.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4");
-    let out = reader.join().expect("stdout reader");
-    let seconds = started.elapsed().as_secs_f64();
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "kerf scan failed"
-    );
-    (seconds, usage.ru_maxrss as f64 / 1024.0, out)
 }
 
 fn main() {
@@ -98,8 +63,10 @@ fn main() {
             if subset {
                 args.extend(six.iter().cloned());
             }
-            let (seconds, rss, out) = measured(&args);
-            let doc: serde_json::Value = serde_json::from_slice(&out).expect("json");
+            let scan: Vec<String> = std::iter::once("scan".to_string()).chain(args).collect();
+            let run = child::measured(Path::new(env!("CARGO_BIN_EXE_kerf")), &scan);
+            let (seconds, rss) = (run.seconds, run.peak_mib);
+            let doc: serde_json::Value = serde_json::from_slice(&run.stdout).expect("json");
             println!(
                 "{:<12} {:>10} {:>10.1} {:>10.0} {:>12} {:>8} {:>10}",
                 doc["collect"]["protocol"].as_str().unwrap_or(protocol),

@@ -16,6 +16,8 @@
 //! load average is printed with the figures (it is shared with other builds). Figures
 //! are printed, never asserted.
 
+#[path = "../support/child.rs"]
+mod child;
 #[path = "../../tests/it/support/fleet_tsdb.rs"]
 mod dataset;
 #[path = "../../tests/it/support/prometheus.rs"]
@@ -100,8 +102,48 @@ fn main() {
             if *protocol == "auto" {
                 runtime().block_on(bytes_by_metric(&prom.url));
                 on_disk(&tsdb);
+                scan_per_build(&prom.url);
             }
         }
+    }
+}
+
+/// The same collection and analysis as a run, as `kerf scan` of the whole cluster, by
+/// the release binary and, with `KERF_BENCH_STATIC` (the path `packaging/build-static.sh`
+/// prints), by the static binary a pod runs: its libc's allocator is not the release
+/// build's, and the hub itself cannot be run at the data's time (libfaketime needs a
+/// dynamic binary). Both must print the same recommendations.
+fn scan_per_build(url: &str) {
+    let mut builds = vec![("release", PathBuf::from(env!("CARGO_BIN_EXE_kerf")))];
+    if let Some(path) = std::env::var_os("KERF_BENCH_STATIC") {
+        builds.push(("static", PathBuf::from(path)));
+    }
+    let end = kerf::timestamp::format_ms(dataset::END_S * 1000);
+    let args: Vec<String> = ["scan", "--prometheus", url, "--end", &end]
+        .into_iter()
+        .chain(["--format", "json", "--quiet"])
+        .map(String::from)
+        .collect();
+    let mut first: Option<serde_json::Value> = None;
+    for (name, bin) in builds {
+        wait_for_quiet();
+        let run = child::measured(&bin, &args);
+        let mut doc: serde_json::Value = serde_json::from_slice(&run.stdout).expect("json");
+        let recommendations = doc["workloads"].take();
+        let same = first.get_or_insert_with(|| recommendations.clone()) == &recommendations;
+        println!(
+            "kerf scan, {name} build ({}): {:.1} s wall, peak RSS {:.1} MiB, CPU {:.1} s user + \
+             {:.1} s system, {} minor page faults; {} workloads; same recommendations as the \
+             release build: {}",
+            bin.display(),
+            run.seconds,
+            run.peak_mib,
+            run.user_s,
+            run.system_s,
+            run.minor_faults,
+            doc["totals"]["workloads"],
+            if same { "yes" } else { "NO" }
+        );
     }
 }
 
@@ -148,6 +190,22 @@ pub fn cpu_seconds(pid: &str) -> f64 {
     (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
 }
 
+/// Waits (3 minutes at most) for the 1-minute load average to fall below 0.5: on a
+/// 2-core machine a build still running beside the benchmark inflates both kerf's and
+/// the server's CPU seconds (the two cores are shared), so figures are taken quiet.
+fn wait_for_quiet() {
+    let one_minute = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let started = Instant::now();
+    while one_minute() >= 0.5 && started.elapsed() < Duration::from_secs(180) {
+        std::thread::sleep(Duration::from_secs(5));
+    }
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .unwrap_or_default()
@@ -159,6 +217,7 @@ fn load_average() -> String {
 
 /// One run in a fresh `kerf serve` against the server at `url` (process `pid`).
 fn measure(url: &str, pid: &str, protocol: &str, budget: serve::Budget, server: &str) {
+    wait_for_quiet();
     let rss_before = status_mib(pid, "VmRSS:");
     let cpu_before = cpu_seconds(pid);
     println!("load average before the run: {}", load_average());
@@ -206,8 +265,13 @@ fn measure(url: &str, pid: &str, protocol: &str, budget: serve::Budget, server: 
     );
     println!(
         "kerf serve peak RSS (VmHWM, whole process): {:.1} MiB (RSS {:.1} MiB before the run); \
+         sampled peaks: {:.1} MiB anonymous, {:.1} MiB file pages (the binary); \
          kerf CPU during the run {:.1} s",
-        served.hwm_mib, served.rss_before_mib, served.cpu_s
+        served.hwm_mib,
+        served.rss_before_mib,
+        served.anon_peak_mib,
+        served.file_peak_mib,
+        served.cpu_s
     );
     println!(
         "{server} peak RSS (VmHWM): {:.0} MiB (after the run: {:.0} MiB, of which {:.0} MiB \

@@ -42,6 +42,11 @@ pub struct Served {
     pub run: Value,
     pub wall_s: f64,
     pub hwm_mib: f64,
+    /// Peaks of the two parts of RSS, sampled every 100 ms during the run: anonymous
+    /// memory (heap, stacks: what a pod's memory limit cannot take back) and file
+    /// pages (the binary's own code and data: clean, reclaimable under pressure).
+    pub anon_peak_mib: f64,
+    pub file_peak_mib: f64,
     pub rss_before_mib: f64,
     pub cpu_s: f64,
 }
@@ -158,6 +163,7 @@ pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64)
         .expect("runtime");
     let http = reqwest::Client::new();
     let base = serve.base.clone();
+    let (mut anon_peak_mib, mut file_peak_mib) = (0f64, 0f64);
     let (run, wall_s, rss_before_mib, cpu_s) = runtime.block_on(async {
         let mut body = json!({"name": "bench", "type": "prometheus", "url": url,
             "protocol": protocol, "timeoutSeconds": 600});
@@ -197,6 +203,8 @@ pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64)
             _ => panic!("run not started: {s} {run}"),
         };
         loop {
+            anon_peak_mib = anon_peak_mib.max(status_mib(&pid, "RssAnon:"));
+            file_peak_mib = file_peak_mib.max(status_mib(&pid, "RssFile:"));
             let path = format!("{base}/v1/runs/{id}");
             let (_, r) = call(&http, "GET", path, &token, Value::Null).await;
             if r["status"] != "running" {
@@ -210,6 +218,8 @@ pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64)
         run,
         wall_s,
         hwm_mib: status_mib(&pid, "VmHWM:"),
+        anon_peak_mib,
+        file_peak_mib,
         rss_before_mib,
         cpu_s,
     }

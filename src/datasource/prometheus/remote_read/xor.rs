@@ -114,8 +114,6 @@ fn delta_of_delta(bits: &mut Bits) -> Result<i64, XorError> {
     })
 }
 
-/// Appends the samples of `chunk` with `from_ms <= t <= to_ms` to `out`, in time order.
-/// Values are kept bit for bit (Prometheus's stale marker is a NaN with its own bits).
 /// The number of samples a chunk holds (its header), if it has one.
 pub fn sample_count(chunk: &[u8]) -> Option<usize> {
     match chunk {
@@ -124,6 +122,8 @@ pub fn sample_count(chunk: &[u8]) -> Option<usize> {
     }
 }
 
+/// Appends the samples of `chunk` with `from_ms <= t <= to_ms` to `out`, in time order.
+/// Values are kept bit for bit (Prometheus's stale marker is a NaN with its own bits).
 pub fn decode(
     chunk: &[u8],
     from_ms: i64,

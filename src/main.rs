@@ -5,27 +5,26 @@ use clap::Parser;
 /// The static x86_64 build's allocator. musl's own maps every buffer above 128 KiB
 /// afresh and unmaps it when freed, and a run decodes one such buffer per series: a
 /// 1,000-workload scan page-faulted 2.2 M times and spent 9 s in the kernel, 13.4 s
-/// against 5.5 s for the glibc build (docs/contracts/datasource.md, "Measured").
+/// against 5.4–7.2 s for the glibc build (docs/contracts/datasource.md, "Measured").
 /// jemalloc keeps freed pages for the next buffer. The aarch64 static build keeps
 /// musl's allocator: jemalloc's configure is not proven under its cross compiler.
 #[cfg(all(target_env = "musl", target_arch = "x86_64"))]
-#[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+mod static_allocator {
+    #[global_allocator]
+    static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// jemalloc's options, read at its first allocation: two arenas, as glibc's are capped
-/// below (8 per core otherwise, each keeping what it freed).
-#[cfg(all(target_env = "musl", target_arch = "x86_64"))]
-#[export_name = "_rjem_malloc_conf"]
-static MALLOC_CONF: ConfString = ConfString(b"narenas:2\0".as_ptr());
+    /// jemalloc's options, read at its first allocation: two arenas, as glibc's are
+    /// capped (8 per core otherwise, each keeping what it freed).
+    #[export_name = "_rjem_malloc_conf"]
+    static MALLOC_CONF: ConfString = ConfString(b"narenas:2\0".as_ptr());
 
-/// A C string pointer in a static, as jemalloc reads `malloc_conf`.
-#[cfg(all(target_env = "musl", target_arch = "x86_64"))]
-#[repr(transparent)]
-struct ConfString(*const u8);
+    /// A C string pointer in a static, as jemalloc reads `malloc_conf`.
+    #[repr(transparent)]
+    struct ConfString(*const u8);
 
-// SAFETY: the pointer is to a static, immutable byte string.
-#[cfg(all(target_env = "musl", target_arch = "x86_64"))]
-unsafe impl Sync for ConfString {}
+    // SAFETY: the pointer is to a static, immutable byte string.
+    unsafe impl Sync for ConfString {}
+}
 
 fn main() {
     cap_malloc_arenas();

@@ -109,7 +109,7 @@ fn main() {
                 let valid = kerf::events::validate_batch(&body).expect("valid events");
                 let cluster = format!("cluster-{}", i % CLUSTERS);
                 let out = runtime
-                    .block_on(store.insert_events(cluster, valid, at))
+                    .block_on(store.writing(move |tx| tx.insert_events(&cluster, &valid, at)))
                     .expect("insert");
                 stored += out.inserted.len() as u64;
                 batch.clear();
@@ -145,7 +145,7 @@ fn prune_a_month(runtime: &tokio::runtime::Runtime, store: &Store) {
                 let valid = kerf::events::validate_batch(&body).expect("valid");
                 let t = Instant::now();
                 store
-                    .insert_events("cluster-0".into(), valid, T0 + 400 * DAY)
+                    .writing(move |tx| tx.insert_events("cluster-0", &valid, T0 + 400 * DAY))
                     .await
                     .expect("insert");
                 latencies.push(t.elapsed().as_secs_f64() * 1000.0);
@@ -160,7 +160,7 @@ fn prune_a_month(runtime: &tokio::runtime::Runtime, store: &Store) {
         loop {
             let b = Instant::now();
             let n = store
-                .prune_audit_batch(AuditRows::Events, cutoff, AUDIT_BATCH)
+                .writing(move |tx| tx.prune_audit_batch(AuditRows::Events, cutoff, AUDIT_BATCH))
                 .await
                 .expect("prune");
             holds.push(b.elapsed().as_secs_f64() * 1000.0);

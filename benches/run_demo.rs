@@ -46,8 +46,8 @@ fn main() {
                 .block_on(runs.run_to_end(cluster, Trigger::Manual))
                 .expect("run");
             let total = started.elapsed().as_millis();
-            let phase: serde_json::Value = serde_json::from_str(&run.phase_ms).expect("json");
-            let stats: serde_json::Value = serde_json::from_str(&run.collect_stats).expect("json");
+            let phase: serde_json::Value = serde_json::to_value(&run.phase_ms).expect("json");
+            let stats: serde_json::Value = serde_json::to_value(&run.collect_stats).expect("json");
             println!(
                 "{cluster:<11} {:>9}  {:>4}  {:>10}  {:>10}  {:>8}  {total:>8}  {}{}",
                 run.workloads_total,

@@ -6,12 +6,9 @@
 //!
 //! `cargo bench --bench scan_prometheus`.
 
-#[path = "support/child.rs"]
-mod child;
-#[path = "../tests/it/support/fleet_tsdb.rs"]
-mod dataset;
-#[path = "../tests/it/support/prometheus.rs"]
-mod prometheus;
+mod support;
+
+use support::{child, fleet_tsdb as dataset, prometheus};
 
 use std::path::{Path, PathBuf};
 

@@ -68,7 +68,7 @@ pub async fn seed(dir: &Path, count: usize) -> anyhow::Result<(usize, usize, usi
             chunk.analyzed.push(copy(w, rec, i, now));
         }
         written += chunk.analyzed.len();
-        db.write_chunk(chunk).await?;
+        db.writing(move |tx| tx.write_chunk(&chunk)).await?;
     }
     db.checkpoint()?;
     Ok((written, have, templates.len()))
@@ -78,30 +78,31 @@ pub async fn seed(dir: &Path, count: usize) -> anyhow::Result<(usize, usize, usi
 async fn templates(
     db: &Store,
 ) -> Result<Vec<(WorkloadRow, store::RecommendationRow)>, store::StoreError> {
-    let (rows, _) = db.list_workloads(filter(500)).await?;
-    let mut out = Vec::new();
-    for w in rows {
-        let Some(rec_id) = w.latest_rec_id.clone() else {
-            continue;
-        };
-        if let Some(rec) = db.recommendation(rec_id).await? {
-            out.push((w, rec));
+    db.reading(|r| {
+        let mut out = Vec::new();
+        for w in r.list_workloads(&filter(500))?.items {
+            let Some(rec_id) = w.latest_rec_id.clone() else {
+                continue;
+            };
+            if let Some(rec) = r.recommendation(&rec_id)? {
+                out.push((w, rec));
+            }
         }
-    }
-    Ok(out)
+        Ok(out)
+    })
+    .await
 }
 
 async fn count_workloads(db: &Store) -> Result<usize, store::StoreError> {
     let mut n = 0;
     let mut f = filter(500);
     loop {
-        let (rows, more) = db.list_workloads(f.clone()).await?;
-        n += rows.len();
-        match rows.last() {
-            Some(last) if more => {
-                f.after = Some(store::Position::by_name(&last.seen.name, &last.seen.id))
-            }
-            _ => return Ok(n),
+        let wanted = f.clone();
+        let page = db.reading(move |r| r.list_workloads(&wanted)).await?;
+        n += page.items.len();
+        match page.next {
+            Some(next) => f.after = Some(next),
+            None => return Ok(n),
         }
     }
 }

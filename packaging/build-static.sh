@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds a fully static release binary of kerf and proves it is static.
+# Builds a fully static binary of kerf in the dist profile (Cargo.toml: release with
+# whole-program LTO and one codegen unit, the binary kerf ships) and proves it is static.
 #
 #   packaging/build-static.sh [--arch x86_64|aarch64] [extra cargo args]
 #
@@ -83,8 +84,8 @@ else
 fi
 if ready_musl; then
   log "building for $musl"
-  if cargo build --release --locked --target "$musl" "$@" >&2; then
-    out=$target_dir/$musl/release/kerf
+  if cargo build --profile dist --locked --target "$musl" "$@" >&2; then
+    out=$target_dir/$musl/dist/kerf
     method=musl
   fi
 fi
@@ -92,8 +93,8 @@ if [ -z "$out" ]; then
   log "musl unavailable; building glibc with crt-static for $gnu"
   [ "$arch" = aarch64 ] && ensure_target "$gnu"
   RUSTFLAGS="-C target-feature=+crt-static" \
-    cargo build --release --locked --target "$gnu" "$@" >&2
-  out=$target_dir/$gnu/release/kerf
+    cargo build --profile dist --locked --target "$gnu" "$@" >&2
+  out=$target_dir/$gnu/dist/kerf
   method=glibc-crt-static
 fi
 

@@ -4,7 +4,8 @@
 # pinned npm packages (playwright-core, and axe-core that the accessibility test injects)
 # when missing. Builds kerf and the 10,000-workload seeder
 # (examples/seed_workloads.rs) in the cargo target dir (CARGO_TARGET_DIR honoured).
-# Screenshots go to tests/e2e/artifacts/ (git-ignored). Extra arguments go to `node --test`.
+# Screenshots go to tests/e2e/artifacts/ (git-ignored). Extra arguments go to `node --test`;
+# E2E_CONCURRENCY sets how many test files run at once (default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,4 +34,13 @@ export CHROMIUM="${CHROMIUM:-$(command -v chromium)}"
 
 rm -rf tests/e2e/artifacts
 cd tests/e2e
-exec node --test --test-concurrency=1 "$@" .
+# Each file runs its own hub (`kerf demo` on port 0, its own data dir) and browser, so
+# files run side by side (E2E_CONCURRENCY, default 2: one per core; at 3 the debug
+# build served the first pages too slowly for the page loads' 30 s). The two
+# that wait minutes for the demo's agents start first; the rest fill the other slots.
+first=(guardrails.test.js agent.test.js)
+files=("${first[@]}")
+for f in *.test.js; do
+  case " ${first[*]} " in *" $f "*) ;; *) files+=("$f") ;; esac
+done
+exec node --test --test-concurrency="${E2E_CONCURRENCY:-2}" "$@" "${files[@]}"

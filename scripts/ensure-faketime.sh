@@ -7,5 +7,5 @@ if [ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 ]; then
 fi
 echo "ensure-faketime: installing Debian's faketime package" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-apt-get install -y -qq faketime >&2
+apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq faketime >&2

@@ -7,7 +7,7 @@ if command -v prometheus >/dev/null && command -v promtool >/dev/null; then
 fi
 echo "ensure-prometheus: installing Debian's prometheus package" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-apt-get install -y -qq prometheus >&2
+apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq prometheus >&2
 # The package starts a system service on 9090; the tests start their own on free ports.
 (systemctl stop prometheus 2>/dev/null || service prometheus stop 2>/dev/null || true) >&2

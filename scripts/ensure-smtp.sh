@@ -8,5 +8,5 @@ if /usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null; then
 fi
 echo "ensure-smtp: installing Debian's python3-aiosmtpd package" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-apt-get install -y -qq python3-aiosmtpd >&2
+apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq python3-aiosmtpd >&2

@@ -7,7 +7,7 @@ if command -v victoria-metrics >/dev/null; then
 fi
 echo "ensure-victoria-metrics: installing Debian's victoria-metrics package" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >&2
-apt-get install -y -qq victoria-metrics >&2
+apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq victoria-metrics >&2
 # The package may start a system service on 8428; the tests start their own.
 (systemctl stop victoria-metrics 2>/dev/null || service victoria-metrics stop 2>/dev/null || true) >&2

@@ -30,6 +30,8 @@ pub struct GlobalArgs {
     pub data_dir: Option<PathBuf>,
     #[arg(long, value_name = "ADDR", hide = true)]
     pub listen: Option<SocketAddr>,
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub ready_file: Option<PathBuf>,
 }
 
 /// The flags of a command that works on the data dir.
@@ -68,6 +70,15 @@ pub struct ServeArgs {
     pub listen: Option<SocketAddr>,
 }
 
+/// The flag of a command that says when it is ready to serve.
+#[derive(Debug, Args, Default, Clone)]
+pub struct ReadyArgs {
+    /// Once listening, write {"addr":"IP:PORT","pid":N} (demo: also "url") to FILE,
+    /// atomically, for probes and scripts; a stale FILE is removed at start. No secrets.
+    #[arg(long, value_name = "FILE", help_heading = "Config and data")]
+    pub ready_file: Option<PathBuf>,
+}
+
 /// The flags of `kerf healthcheck`: where the server listens, no data dir.
 #[derive(Debug, Args, Default, Clone)]
 pub struct ProbeArgs {
@@ -85,12 +96,16 @@ pub enum Command {
     Serve {
         #[command(flatten)]
         at: ServeArgs,
+        #[command(flatten)]
+        ready: ReadyArgs,
     },
     /// The whole appliance on a built-in demo fleet: no cluster, no Prometheus.
     /// Uses a temporary data dir unless --data-dir is given.
     Demo {
         #[command(flatten)]
         at: ServeArgs,
+        #[command(flatten)]
+        ready: ReadyArgs,
     },
     /// Apply pending database migrations (a copy is taken first).
     Migrate {
@@ -265,6 +280,7 @@ struct Taken {
     config: Option<Option<PathBuf>>,
     data_dir: Option<Option<PathBuf>>,
     listen: Option<Option<SocketAddr>>,
+    ready_file: Option<Option<PathBuf>>,
 }
 
 impl Command {
@@ -295,13 +311,18 @@ impl Command {
             config: Some(d.config.clone()),
             data_dir: Some(d.data_dir.clone()),
             listen: None,
+            ready_file: None,
         };
         let serve = |s: &ServeArgs| Taken {
             listen: Some(s.listen),
             ..data(&s.data)
         };
         match self {
-            Command::Serve { at } | Command::Demo { at } | Command::Config { at, .. } => serve(at),
+            Command::Serve { at, ready } | Command::Demo { at, ready } => Taken {
+                ready_file: Some(ready.ready_file.clone()),
+                ..serve(at)
+            },
+            Command::Config { at, .. } => serve(at),
             Command::Migrate { at, .. }
             | Command::Backup { at, .. }
             | Command::Restore { at, .. }
@@ -314,6 +335,7 @@ impl Command {
                 config: Some(at.config.clone()),
                 data_dir: None,
                 listen: Some(at.listen),
+                ready_file: None,
             },
             Command::Version
             | Command::Analyze { .. }
@@ -322,6 +344,7 @@ impl Command {
                 config: None,
                 data_dir: None,
                 listen: None,
+                ready_file: None,
             },
         }
     }
@@ -344,19 +367,26 @@ fn pick<T>(
     }
 }
 
-/// The overrides the command line gives, checked against what the command takes.
-fn overrides(cli: &Cli) -> Result<Overrides, Exit> {
+/// The overrides the command line gives and its `--ready-file` (not config: it names
+/// this process's signal, not a setting), checked against what the command takes.
+fn overrides(cli: &Cli) -> Result<(Overrides, Option<PathBuf>), Exit> {
     let (taken, cmd, g) = (cli.command.taken(), cli.command.name(), &cli.global);
-    Ok(Overrides {
+    let overrides = Overrides {
         config_file: pick(taken.config, g.config.clone(), "config", cmd)?,
         data_dir: pick(taken.data_dir, g.data_dir.clone(), "data-dir", cmd)?,
         listen: pick(taken.listen, g.listen, "listen", cmd)?,
-    })
+    };
+    let ready_file = pick(taken.ready_file, g.ready_file.clone(), "ready-file", cmd)?;
+    Ok((overrides, ready_file))
 }
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<(), Exit> {
-    let overrides = overrides(&cli)?;
+    let (overrides, ready_file) = overrides(&cli)?;
+    // Before anything can fail: a file left by an earlier process must not say ready.
+    if let Some(path) = &ready_file {
+        crate::server::ready_file::clear(path).map_err(Exit::usage)?;
+    }
     if let Command::Analyze {
         policy,
         pretty,
@@ -379,8 +409,10 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
     let config = Config::load(&overrides, std::env::vars()).map_err(Exit::usage)?;
     crate::telemetry::init(&config.log);
     match cli.command {
-        Command::Serve { .. } => serve(config),
-        Command::Demo { .. } => crate::demo::run(config, explicit_data_dir),
+        Command::Serve { .. } => until_exit(ready_file, |r| serve(config, r)),
+        Command::Demo { .. } => until_exit(ready_file, |r| {
+            crate::demo::run(config, explicit_data_dir, r)
+        }),
         Command::Migrate { status, .. } => commands::migrate(&config, status),
         Command::Backup { to, .. } => commands::backup(&config, &to),
         Command::Restore { from, .. } => commands::restore(&config, &from),
@@ -449,12 +481,27 @@ fn features() -> &'static str {
     }
 }
 
-fn serve(config: Config) -> Result<(), Exit> {
+/// Serves with `ready_file`, and removes it once serving has ended: a stopped process
+/// is not ready.
+fn until_exit(
+    ready_file: Option<PathBuf>,
+    serve: impl FnOnce(Option<PathBuf>) -> Result<(), Exit>,
+) -> Result<(), Exit> {
+    let result = serve(ready_file.clone());
+    if let Some(path) = &ready_file {
+        if let Err(e) = crate::server::ready_file::clear(path) {
+            tracing::warn!(error = %e, "the ready file outlives the server");
+        }
+    }
+    result
+}
+
+fn serve(config: Config, ready_file: Option<PathBuf>) -> Result<(), Exit> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(Exit::runtime)?;
     runtime
-        .block_on(crate::server::run(config))
+        .block_on(crate::server::run(config, ready_file))
         .map_err(serve_exit)
 }

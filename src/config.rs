@@ -384,8 +384,9 @@ impl Config {
         self.data_dir.join("kerf.db")
     }
 
-    /// The effective configuration as TOML. Holds no secrets today; secret keys will be
-    /// printed as `***` by their `Secret` type.
+    /// The effective configuration as TOML. It holds no secret (secrets are named by
+    /// file or variable); one that did would be a `crate::secret::Secret`, which
+    /// prints as `***`.
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).unwrap_or_else(|e| format!("# cannot render: {e}\n"))
     }

@@ -31,8 +31,13 @@ use crate::store::StoreError;
 /// The demo fleet's seed: every demo shows the same fleet.
 pub const DEMO_SEED: u64 = 42;
 
-/// Runs the demo. `explicit_data_dir`: the user named the data dir (kept on exit).
-pub fn run(mut config: Config, explicit_data_dir: bool) -> Result<(), Exit> {
+/// Runs the demo. `explicit_data_dir`: the user named the data dir (kept on exit);
+/// `ready_file`: where to say it is ready, after the banner.
+pub fn run(
+    mut config: Config,
+    explicit_data_dir: bool,
+    ready_file: Option<PathBuf>,
+) -> Result<(), Exit> {
     let ephemeral: Option<PathBuf> = if explicit_data_dir {
         None
     } else {
@@ -53,7 +58,7 @@ pub fn run(mut config: Config, explicit_data_dir: bool) -> Result<(), Exit> {
         config,
         Some(source),
         move |state, jobs| agents(state, jobs, &live),
-        move |s| ready(s, credentials, data_dir, explicit_data_dir),
+        move |s| ready(s, credentials, data_dir, explicit_data_dir, ready_file),
     ));
     drop(runtime);
     if let Some(dir) = ephemeral {
@@ -78,7 +83,7 @@ async fn prepare(config: &Config) -> Result<Credentials, Exit> {
         }
     }
     if store
-        .setting(RECOMMENDER_KEY)
+        .reading(|r| r.setting(RECOMMENDER_KEY))
         .await
         .map_err(Exit::runtime)?
         .is_none()
@@ -238,7 +243,13 @@ struct Credentials {
     login: Option<String>,
 }
 
-async fn ready(s: Started, credentials: Credentials, data_dir: PathBuf, kept: bool) {
+async fn ready(
+    s: Started,
+    credentials: Credentials,
+    data_dir: PathBuf,
+    kept: bool,
+    ready_file: Option<PathBuf>,
+) {
     // Runs are recorded before the banner, so whoever reads it sees them in /v1/runs.
     for cluster in DemoFleet::clusters() {
         match s.state.runs.start(cluster, Trigger::Manual).await {
@@ -248,7 +259,8 @@ async fn ready(s: Started, credentials: Credentials, data_dir: PathBuf, kept: bo
     }
     let lifetime = if kept { "kept" } else { "removed on exit" };
     println!("kerf demo is running on the built-in demo fleet");
-    println!("url: http://{}/", s.addr);
+    let url = format!("http://{}/", s.addr);
+    println!("url: {url}");
     match &credentials.login {
         Some(password) => println!("ui login: {DEMO_USER} / {password}"),
         None => println!("ui login: {DEMO_USER} (password from the earlier demo in this data dir)"),
@@ -256,4 +268,6 @@ async fn ready(s: Started, credentials: Credentials, data_dir: PathBuf, kept: bo
     println!("admin token: {}", credentials.token);
     println!("data dir: {} ({lifetime})", data_dir.display());
     println!("the first recommendation run has started; press Ctrl-C to stop");
+    // After the banner, so a script that waits for the file can read the token too.
+    crate::server::ready_file::announce(ready_file.as_deref(), s.addr, Some(&url));
 }

@@ -35,7 +35,7 @@ pub struct NotifyLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct CollectLabels {
     pub cluster: String,
-    /// `remote-read` or `query-range` (`demo` for the built-in fleet).
+    /// `remote-read`, `vm-export` or `range-selector` (`demo` for the built-in fleet).
     pub protocol: String,
 }
 

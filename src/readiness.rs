@@ -1,6 +1,6 @@
 //! Cluster readiness: the pure rule ([`decide`]) and the evaluation that applies it
 //! (after heartbeats, runs and datasource checks, and on the fleet ticker). The state
-//! changes only through `store::readiness::evaluate_in_transaction`, which records
+//! changes only through `Tx::evaluate_readiness` (in `store::readiness`), which records
 //! exactly one `ReadinessChanged` (actor `system`) per change. docs/contracts/readiness.md
 //! describes the rule for users. Uses `store`, `events`, `wire`; runs and the fleet
 //! both call it, so it sits below them.
@@ -141,8 +141,9 @@ pub async fn evaluate(
     now: i64,
     cluster: &str,
 ) -> Result<(ReadinessRecord, bool), StoreError> {
+    let (name, ctx) = (cluster.to_string(), actor());
     let changed = store
-        .evaluate_readiness(cluster.to_string(), now, actor(), move |i| decide(i, now))
+        .writing(move |tx| tx.evaluate_readiness(&name, now, &ctx, move |i| decide(i, now)))
         .await?;
     if changed.1 {
         tracing::info!(cluster, state = %changed.0.state, reasons = ?changed.0.reasons, "readiness changed");

@@ -3,8 +3,6 @@
 //! through kerf's own operations and store (as a run writes them), reached over HTTP as
 //! a remote agent reaches it.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,18 +10,14 @@ use kerf::agent::http_hub::HttpHub;
 use kerf::store::{ChunkWrite, NewRecommendation, Store, StoreOptions, WorkloadSeen};
 use serde_json::json;
 
+use crate::support::Kerf;
+
 pub struct HubProcess {
-    child: Child,
+    /// Stopped (killed) before the data dir goes.
+    _kerf: Kerf,
     pub url: String,
     pub token: String,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for HubProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl HubProcess {
@@ -102,7 +96,10 @@ async fn write(store: &Store, cluster: &str, items: &[Seeded], identity: &str, n
             },
         ));
     }
-    store.write_chunk(chunk).await.expect("recommendations");
+    store
+        .writing(move |tx| tx.write_chunk(&chunk))
+        .await
+        .expect("recommendations");
 }
 
 /// Starts a hub for `cluster` whose policy puts namespaces matching `auto` in
@@ -130,33 +127,12 @@ pub async fn start(cluster: &str, auto: &str, items: &[Seeded]) -> HubProcess {
         .await
         .expect("policy");
     write(&store, cluster, items, "pending", now).await;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("port")
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kerf"))
-        .arg("--data-dir")
-        .arg(dir.path())
-        .args(["--listen", &format!("127.0.0.1:{port}"), "serve"])
+    let kerf = Kerf::builder(dir.path())
         .env("KERF_LOG", "warn,kerf::server=info")
-        .env_remove("KERF_CONFIG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start the hub");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = BufReader::new(stderr).lines();
-    loop {
-        let line = lines.next().expect("the hub starts").expect("log line");
-        if line.contains("listening addr=") {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
+        .start();
     let hub = HubProcess {
-        child,
-        url: format!("http://127.0.0.1:{port}"),
+        url: kerf.url(""),
+        _kerf: kerf,
         token,
         _dir: dir,
     };

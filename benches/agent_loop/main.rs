@@ -10,6 +10,8 @@
 mod hub;
 mod real;
 mod sim;
+#[path = "../support/mod.rs"]
+mod support;
 
 /// Every allocation of the benchmark is counted, so the agent's own live heap can be
 /// told from the in-process sim's (both share this process).

@@ -2,8 +2,10 @@
 //! × 2 containers, 7 days at 60 s) inside a real hub: the release `kerf serve` (its
 //! clock at the data's window end, `serve.rs`), a datasource linked and one run
 //! triggered over the API. Once per protocol: the default (`auto`: streamed remote read
-//! on Prometheus), `query_range` on the same Prometheus, and VictoriaMetrics's export
-//! API (`vmExport`, the same data imported into a real VictoriaMetrics, `vm.rs`).
+//! on Prometheus), range selectors over the query API on the same Prometheus (setting
+//! `queryRange`), and VictoriaMetrics's export API (`vmExport`, the same data imported
+//! into a real VictoriaMetrics, `vm.rs`). Every protocol reads the raw samples, so each
+//! run's bytes are set against the TSDB's own chunk bytes of those samples.
 //!
 //! `cargo bench --bench run_prometheus [-- auto|queryRange|vmExport]`;
 //! `KERF_BENCH_MAX_CONCURRENT`, `KERF_BENCH_MAX_SAMPLES` and `KERF_BENCH_MAX_SERIES` set
@@ -16,14 +18,12 @@
 //! load average is printed with the figures (it is shared with other builds). Figures
 //! are printed, never asserted.
 
-#[path = "../support/child.rs"]
-mod child;
-#[path = "../../tests/it/support/fleet_tsdb.rs"]
-mod dataset;
-#[path = "../../tests/it/support/prometheus.rs"]
-mod prometheus;
 mod serve;
+#[path = "../support/mod.rs"]
+mod support;
 mod vm;
+
+use support::{child, fleet_tsdb as dataset, prometheus};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -62,6 +62,14 @@ fn main() {
         series: env("KERF_BENCH_MAX_SERIES"),
     };
     println!("load budget: {budget:?} (None: the product's default)");
+    let chunks = {
+        warm_page_cache(&tsdb);
+        let prom = prometheus::Prometheus::serve_existing_with(
+            &tsdb,
+            &["--storage.tsdb.max-block-duration=24h"],
+        );
+        runtime().block_on(bytes_by_metric(&prom.url))
+    };
     for protocol in PROTOCOLS
         .iter()
         .filter(|p| chosen.is_empty() || chosen.iter().any(|c| c == *p))
@@ -81,8 +89,7 @@ fn main() {
             measure(
                 &server.url,
                 &server.pid(),
-                protocol,
-                budget,
+                (protocol, budget, chunks),
                 "victoria-metrics",
             );
         } else {
@@ -95,12 +102,10 @@ fn main() {
             measure(
                 &prom.url,
                 &prom.pid().to_string(),
-                protocol,
-                budget,
+                (protocol, budget, chunks),
                 "prometheus",
             );
             if *protocol == "auto" {
-                runtime().block_on(bytes_by_metric(&prom.url));
                 on_disk(&tsdb);
                 scan_per_build(&prom.url);
             }
@@ -215,8 +220,14 @@ fn load_average() -> String {
         .join(" ")
 }
 
-/// One run in a fresh `kerf serve` against the server at `url` (process `pid`).
-fn measure(url: &str, pid: &str, protocol: &str, budget: serve::Budget, server: &str) {
+/// One run in a fresh `kerf serve` against the server at `url` (process `pid`);
+/// `chunks` is what the TSDB stores of the window's usage (bytes, samples).
+fn measure(
+    url: &str,
+    pid: &str,
+    (protocol, budget, chunks): (&str, serve::Budget, (u64, u64)),
+    server: &str,
+) {
     wait_for_quiet();
     let rss_before = status_mib(pid, "VmRSS:");
     let cpu_before = cpu_seconds(pid);
@@ -259,9 +270,13 @@ fn measure(url: &str, pid: &str, protocol: &str, budget: serve::Budget, server: 
         stats["queries"], stats["series"], stats["samples"], stats["samplesDecoded"]
     );
     println!(
-        "bytes received: {:.1} MB ({:.2} bytes per sample)",
+        "bytes received: {:.1} MB ({:.2} bytes per sample) = {:.3} × the TSDB's chunk bytes \
+         of the window's usage ({:.1} MB, {:.2} B/sample)",
         bytes / 1e6,
-        bytes / samples.max(1.0)
+        bytes / samples.max(1.0),
+        bytes / (chunks.0 as f64).max(1.0),
+        chunks.0 as f64 / 1e6,
+        chunks.0 as f64 / (chunks.1 as f64).max(1.0)
     );
     println!(
         "kerf serve peak RSS (VmHWM, whole process): {:.1} MiB (RSS {:.1} MiB before the run); \
@@ -294,10 +309,11 @@ fn runtime() -> tokio::runtime::Runtime {
 
 /// Where remote-read bytes go, per usage metric (whole cluster, one request each): the
 /// wire bytes, the XOR chunk bytes inside them (what Prometheus stores), and the rest
-/// (labels, protobuf, frames).
-async fn bytes_by_metric(url: &str) {
+/// (labels, protobuf, frames). Returns the chunk bytes and samples of both metrics.
+async fn bytes_by_metric(url: &str) -> (u64, u64) {
     use kerf::datasource::prometheus::remote_read::{MatchType, Matcher, ReadQuery};
-    println!("where remote-read bytes go (whole window + lookback, one request per metric):");
+    println!("where remote-read bytes go (the whole window, one request per metric):");
+    let mut total = (0, 0);
     for metric in [
         "container_cpu_usage_seconds_total",
         "container_memory_working_set_bytes",
@@ -313,7 +329,7 @@ async fn bytes_by_metric(url: &str) {
         })
         .expect("client");
         let query = ReadQuery {
-            start_ms: dataset::START_S * 1000 - 300_000,
+            start_ms: dataset::START_S * 1000,
             end_ms: dataset::END_S * 1000,
             matchers: vec![Matcher::new(MatchType::Eq, "__name__", metric)],
         };
@@ -340,7 +356,9 @@ async fn bytes_by_metric(url: &str) {
             per(c.bytes - c.chunk_bytes),
             started.elapsed().as_secs_f64()
         );
+        total = (total.0 + c.chunk_bytes, total.1 + c.samples);
     }
+    total
 }
 
 /// What the TSDB stores on disk: chunk file bytes per sample over all series (usage and

@@ -4,13 +4,12 @@
 //! the API, one run triggered over the API and polled to its end. kerf's peak RSS is
 //! the serve process's `VmHWM`: HTTP API, store, scheduler, jobs and the run together.
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::support::Kerf;
 use crate::{cpu_seconds, status_mib};
 
 /// Where Debian's `libfaketime` puts the preload library.
@@ -51,17 +50,36 @@ pub struct Served {
     pub cpu_s: f64,
 }
 
-/// `kerf` run with the clock at `now_s` (Unix seconds), nothing else from this
-/// process's environment (kerf refuses unknown `KERF_*` variables).
+/// The environment that sets kerf's clock to `now_s` (Unix seconds).
+fn clock_env(now_s: i64) -> Vec<(&'static str, String)> {
+    vec![
+        ("LD_PRELOAD", FAKETIME_LIB.to_string()),
+        ("FAKETIME", format!("@{}", clock_text(now_s))),
+        ("FAKETIME_DONT_FAKE_MONOTONIC", "1".to_string()),
+    ]
+}
+
+/// `kerf` run with the clock at `now_s`, nothing else from this process's environment
+/// (kerf refuses unknown `KERF_*` variables).
 fn kerf(data_dir: &std::path::Path, now_s: i64) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kerf"));
     cmd.env_clear()
-        .env("LD_PRELOAD", FAKETIME_LIB)
-        .env("FAKETIME", format!("@{}", clock_text(now_s)))
-        .env("FAKETIME_DONT_FAKE_MONOTONIC", "1")
+        .envs(clock_env(now_s))
         .arg("--data-dir")
         .arg(data_dir);
     cmd
+}
+
+/// `kerf serve` on `data_dir` with the clock at `now_s`, ready (its ready file).
+fn start(data_dir: &std::path::Path, now_s: i64) -> Kerf {
+    let clock = clock_env(now_s);
+    let env: Vec<(&str, &str)> = clock.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    Kerf::builder(data_dir)
+        .bin(std::path::Path::new(env!("CARGO_BIN_EXE_kerf")))
+        .clear_env()
+        .envs(&env)
+        .env("TZ", "UTC")
+        .start()
 }
 
 /// `YYYY-MM-DD hh:mm:ss` (UTC) of `s`, as `FAKETIME` takes it.
@@ -84,69 +102,6 @@ fn one_line(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-struct Serve {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(data_dir: &std::path::Path, now_s: i64) -> Serve {
-    let mut child = kerf(data_dir, now_s)
-        .env("TZ", "UTC")
-        .env("KERF_LOG", "info")
-        .env("KERF_LOG__FORMAT", "text")
-        .args(["--listen", "127.0.0.1:0", "serve"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kerf serve");
-    let (tx, rx) = mpsc::channel();
-    let stderr = child.stderr.take().expect("stderr");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("listening addr=").nth(1) {
-                let _ = tx.send(rest.split_whitespace().next().unwrap_or("").to_string());
-            }
-            if line.contains("ERROR") {
-                eprintln!("kerf: {line}");
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(60))
-        .expect("kerf serve listens");
-    Serve {
-        child,
-        base: format!("http://{addr}"),
-    }
-}
-
-async fn call(
-    http: &reqwest::Client,
-    method: &str,
-    url: String,
-    token: &str,
-    body: Value,
-) -> (u16, Value) {
-    let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-    let mut req = http.request(m, url).bearer_auth(token);
-    if !body.is_null() {
-        req = req.json(&body);
-    }
-    let resp = req.send().await.expect("request");
-    let status = resp.status().as_u16();
-    (status, resp.json().await.unwrap_or(Value::Null))
-}
-
 /// One run of cluster `cluster` read from `url` with `protocol` and `budget`, in a
 /// fresh `kerf serve` whose clock starts at `now_s`.
 pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64) -> Served {
@@ -156,13 +111,12 @@ pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64)
         kerf(dir.path(), now_s).args(["token", "create", "--name", "bench", "--role", "admin"]),
     );
     let serve = start(dir.path(), now_s);
-    let pid = serve.child.id().to_string();
+    let pid = serve.pid().to_string();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let http = reqwest::Client::new();
-    let base = serve.base.clone();
+    let api = serve.api(&token);
     let (mut anon_peak_mib, mut file_peak_mib) = (0f64, 0f64);
     let (run, wall_s, rss_before_mib, cpu_s) = runtime.block_on(async {
         let mut body = json!({"name": "bench", "type": "prometheus", "url": url,
@@ -176,24 +130,17 @@ pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64)
                 body[key] = json!(v);
             }
         }
-        let (s, ds) = call(
-            &http,
-            "POST",
-            format!("{base}/v1/datasources"),
-            &token,
-            body,
-        )
-        .await;
+        let (s, ds) = api.post("/v1/datasources", body).await;
         assert_eq!(s, 201, "{ds}");
         let link = json!({"datasourceId": ds["id"]});
-        let path = format!("{base}/v1/clusters/{cluster}/datasource");
-        let (s, body) = call(&http, "PUT", path, &token, link).await;
+        let path = format!("/v1/clusters/{cluster}/datasource");
+        let (s, body) = api.put(&path, link).await;
         assert_eq!(s, 200, "{body}");
         let rss_before = status_mib(&pid, "VmRSS:");
         let cpu_before = cpu_seconds(&pid);
         let started = Instant::now();
-        let path = format!("{base}/v1/clusters/{cluster}/runs");
-        let (s, run) = call(&http, "POST", path, &token, Value::Null).await;
+        let path = format!("/v1/clusters/{cluster}/runs");
+        let (s, run) = api.call("POST", &path, None).await;
         let id = match s {
             202 => run["id"].as_str().expect("run id").to_string(),
             409 => run["error"]["details"]["runId"]
@@ -205,8 +152,7 @@ pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64)
         loop {
             anon_peak_mib = anon_peak_mib.max(status_mib(&pid, "RssAnon:"));
             file_peak_mib = file_peak_mib.max(status_mib(&pid, "RssFile:"));
-            let path = format!("{base}/v1/runs/{id}");
-            let (_, r) = call(&http, "GET", path, &token, Value::Null).await;
+            let (_, r) = api.get(&format!("/v1/runs/{id}")).await;
             if r["status"] != "running" {
                 let wall = started.elapsed().as_secs_f64();
                 return (r, wall, rss_before, cpu_seconds(&pid) - cpu_before);
@@ -214,6 +160,10 @@ pub fn run(url: &str, protocol: &str, budget: Budget, cluster: &str, now_s: i64)
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     });
+    // What went wrong in the hub, if anything, beside the figures.
+    for line in serve.log_text().lines().filter(|l| l.contains("ERROR")) {
+        eprintln!("kerf: {line}");
+    }
     Served {
         run,
         wall_s,

@@ -47,11 +47,9 @@ impl Victoria {
             url: format!("http://127.0.0.1:{port}"),
             _copy: copy,
         };
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while !get_ok(&format!("{}/health", vm.url)) {
-            assert!(Instant::now() < deadline, "victoria-metrics did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let health = format!("{}/health", vm.url);
+        let what = "victoria-metrics to start";
+        crate::support::wait::eventually_sync(what, Duration::from_secs(120), || get_ok(&health));
         vm
     }
 

@@ -11,9 +11,9 @@
 
 mod load;
 mod stats;
+#[path = "../support/mod.rs"]
+mod support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,45 +27,22 @@ pub struct Hub {
     pub base: String,
     pub addr: std::net::SocketAddr,
     pub admin: String,
-    pub child: Child,
-    pub data: tempfile::TempDir,
+    pub demo: support::Demo,
+    pub data: support::DataDir,
 }
 
 fn start_demo() -> Hub {
-    let data = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kerf"))
-        .arg("--data-dir")
-        .arg(data.path())
-        .args(["--listen", "127.0.0.1:0", "demo"])
+    let data = support::DataDir::new();
+    let demo = support::Demo::builder(Some(data.path()))
         .env("KERF_LOG", "warn")
-        .env_remove("KERF_CONFIG")
         // The bench's own setting would read as an unknown kerf config key.
         .env_remove("KERF_SOAK_SECONDS")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn kerf demo");
-    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let (mut base, mut admin) = (None, None);
-    for line in stdout.lines().map_while(Result::ok) {
-        if let Some(u) = line.strip_prefix("url: ") {
-            base = Some(u.trim_end_matches('/').to_string());
-        }
-        if let Some(t) = line.strip_prefix("admin token: ") {
-            admin = Some(t.to_string());
-        }
-        if line.contains("Ctrl-C") {
-            break;
-        }
-    }
-    let base = base.expect("the demo printed its url");
-    let addr = base.trim_start_matches("http://").parse().expect("address");
+        .demo();
     Hub {
-        base,
-        addr,
-        admin: admin.expect("the demo printed an admin token"),
-        child,
+        base: demo.kerf.url(""),
+        addr: demo.kerf.addr,
+        admin: demo.token.clone(),
+        demo,
         data,
     }
 }
@@ -85,15 +62,17 @@ fn fds(pid: u32) -> usize {
 }
 
 fn raise_own_fd_limit() {
-    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
-    let l = getrlimit(Resource::Nofile);
-    let _ = setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: l.maximum,
-            maximum: l.maximum,
-        },
-    );
+    let mut l = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only touch the struct they are given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 {
+            l.rlim_cur = l.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        }
+    }
 }
 
 fn main() {
@@ -106,8 +85,8 @@ fn main() {
     raise_own_fd_limit();
     kerf::tls::install_crypto_provider();
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
-    let mut hub = start_demo();
-    let pid = hub.child.id();
+    let hub = start_demo();
+    let pid = hub.demo.kerf.pid();
     let clock = Clock::new();
     let stats = Arc::new(Stats::default());
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -134,11 +113,9 @@ fn main() {
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let acked = runtime.block_on(load::finish(load));
-    let _ = Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status();
-    let _ = hub.child.wait();
-    let stored = load::stored_events(hub.data.path());
+    let Hub { demo, data, .. } = hub;
+    demo.kerf.stop();
+    let stored = load::stored_events(data.path());
     report(&clock, &stats, &samples, measured, acked, stored);
 }
 

@@ -32,11 +32,7 @@ pub fn new_id() -> String {
 }
 
 fn workload(key: &WorkloadKey) -> wire::WorkloadKey {
-    wire::WorkloadKey {
-        namespace: key.namespace.clone(),
-        kind: key.kind.as_str().into(),
-        name: key.name.clone(),
-    }
+    key.into()
 }
 
 fn base(id: String, now_ms: i64, key: &WorkloadKey, reason: Reason) -> AgentEvent {

@@ -1,7 +1,7 @@
 //! The agent's one interface to the hub: the two feeds, the heartbeat and event batches.
 //! A remote agent talks to it over HTTPS ([`super::http_hub::HttpHub`]); the in-process
 //! agent of `mode = "all-in-one"` gets the same calls served by the hub's own operations
-//! (`server::in_process_hub`), with the same types, validation and idempotency.
+//! (`server::in_process`), with the same types, validation and idempotency.
 //!
 //! Recommendation items are read one by one: an item that does not parse is a
 //! [`FeedItem::Bad`] (the agent reports that workload `failed` and goes on); a feed that
@@ -42,7 +42,7 @@ pub enum FeedItem {
     Ok(Box<RecommendationItem>),
     /// An item that does not parse; `workload` is what could be read of its name.
     Bad {
-        workload: Option<(String, String, String)>,
+        workload: Option<crate::workload::WorkloadKey>,
         error: String,
     },
 }
@@ -173,7 +173,11 @@ mod tests {
         assert_eq!(
             names,
             [
-                Some(("shop".into(), "Deployment".into(), "web".into())),
+                Some(crate::workload::WorkloadKey::new(
+                    "shop",
+                    "Deployment".into(),
+                    "web"
+                )),
                 None,
                 None
             ]

@@ -3,19 +3,28 @@
 //! cluster interface (in place or by rollout) and reports every decision as a contract
 //! event. The same code runs in-process (`mode = "all-in-one"`, `kerf demo`) and alone
 //! (`mode = "agent"`); only the hub client differs.
+//!
+//! Its files, each naming only those below it (`tests/it/source_fence.rs` refuses a
+//! cycle): `run` (the agent: its life and its passes) owns `link` (the hub: feeds,
+//! settings, heartbeat), `memory` (what it keeps per workload), `reports` (events on
+//! their way: outbox, acknowledgements, Kubernetes Events) and `counters` (the kubelets'
+//! CPU counters), and lends them to `actions` (deciding and acting on the cluster,
+//! carrying changes forward, releasing, the health watch, writing the records). Below
+//! them: `apply` (one step of a change), `decide` (pure), `state`, `record`, `event`,
+//! `outbox`, `hub` and its HTTP client `http_hub`.
 
+mod actions;
 pub mod apply;
+mod counters;
 pub mod decide;
 pub mod event;
-mod health;
 pub mod http_hub;
 pub mod hub;
+mod link;
+mod memory;
 pub mod outbox;
-mod pass;
-mod persist;
-mod progress;
 pub mod record;
-mod release;
+mod reports;
 pub mod run;
 pub mod state;
 

@@ -3,29 +3,33 @@
 //! changes in flight advanced as the watches see the cluster move, a heartbeat every
 //! `heartbeatIntervalSeconds` — while a delivery task sends events to the hub. Stops
 //! when asked (the job's `Stop`).
+//!
+//! The agent owns its parts and lends them to its actions: the link to the hub
+//! (`link`), what it keeps per workload (`memory`), the events on their way
+//! (`reports`), the kubelets' counters (`counters`); `actions` acts on the cluster.
+//!
+//! One pass over every workload it sees: read both feeds (or note the hub away), look
+//! at the health watches (rollbacks start whatever the hub says), match hub workloads
+//! to live ones by namespace, kind and name, advance the changes in flight, decide for
+//! the others, report on change, start the changes the decisions allow, release what
+//! kerf owned of workloads that left `auto-patch`, keep in-place values on pods created
+//! since, and write the records that changed.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
-
-use super::hub::{FeedItem, Hub, HubError};
+use super::actions::Actions;
+use super::counters::Counters;
+use super::hub::Hub;
+pub use super::link::Options;
+use super::link::{name_of, situation, Feeds, HubLink};
+use super::memory::Memory;
 use super::outbox::{Flushed, Outbox};
+use super::reports::Reports;
 use super::state::WorkloadState;
+use crate::backoff::Backoff;
 use crate::clock::Clock;
-use crate::cluster::{Cluster, ClusterError, Record, View, WorkloadKey};
-use crate::wire::{AgentSettings, ConfigFeed, Heartbeat};
-
-/// How the agent is set up.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Options {
-    /// The cluster's name in the hub.
-    pub cluster: String,
-    /// Namespaces in scope; empty = all.
-    pub namespaces: Vec<String>,
-    pub agent_version: String,
-}
+use crate::cluster::{Cluster, ClusterError, View, WorkloadKey};
 
 /// Why the agent cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -40,20 +44,6 @@ pub enum StartError {
     Records(ClusterError),
 }
 
-/// What the agent keeps about one workload.
-#[derive(Debug, Default)]
-pub(super) struct Tracked {
-    pub state: WorkloadState,
-    /// The record as last applied (spec; its status is not kept), once it exists.
-    pub record: Option<Record>,
-    /// The status needs writing.
-    pub dirty: bool,
-    /// The spec (or labels) need applying first.
-    pub spec_dirty: bool,
-    /// Pods kerf resized since an in-place change (not counted twice).
-    pub patched: BTreeSet<String>,
-}
-
 /// What one pass saw and did (for logs, tests and the benchmark).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PassReport {
@@ -66,26 +56,13 @@ pub struct PassReport {
 
 /// The agent.
 pub struct Agent<C: Cluster, H: Hub> {
-    pub(super) cluster: C,
-    pub(super) hub: Arc<H>,
-    pub(super) clock: Arc<dyn Clock>,
-    pub(super) options: Options,
-    pub(super) view: C::View,
-    pub(super) tracked: BTreeMap<WorkloadKey, Tracked>,
-    /// Unacknowledged event id → its workload.
-    pub(super) unsent: HashMap<String, WorkloadKey>,
-    pub(super) outbox: Outbox,
-    pub(super) settings: AgentSettings,
-    /// The last config feed the hub gave.
-    pub(super) last_config: Option<ConfigFeed>,
-    /// Kubernetes Events to record once their record exists.
-    pub(super) kube_events: Vec<(WorkloadKey, crate::wire::AgentEvent)>,
-    /// Events of this pass, handed to the outbox once its records are written.
-    pub(super) staged: Vec<crate::wire::AgentEvent>,
-    /// The kubelets' CPU counters as last read (health watch, `Throttled`).
-    pub(super) counters: super::health::Counters,
-    kubernetes_version: String,
-    next_heartbeat_ms: i64,
+    cluster: C,
+    view: C::View,
+    clock: Arc<dyn Clock>,
+    link: HubLink<H>,
+    memory: Memory,
+    reports: Reports,
+    counters: Counters,
 }
 
 impl<C: Cluster, H: Hub> Agent<C, H> {
@@ -111,126 +88,163 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             .watch(&options.namespaces)
             .await
             .map_err(StartError::Watch)?;
-        let mut agent = Agent {
-            cluster,
-            hub,
-            clock,
-            options,
-            view,
-            tracked: BTreeMap::new(),
-            unsent: HashMap::new(),
-            outbox,
-            settings: AgentSettings::default(),
-            last_config: None,
-            kube_events: Vec::new(),
-            staged: Vec::new(),
-            counters: Default::default(),
-            kubernetes_version,
-            next_heartbeat_ms: 0,
-        };
+        let mut memory = Memory::default();
+        let mut reports = Reports::new(outbox);
         for record in records {
             let Some(key) = super::record::workload_of(&record) else {
                 continue;
             };
             let state = super::record::state_of(&record).unwrap_or_default();
-            for e in &state.unsent {
-                agent.unsent.insert(e.id.clone(), key.clone());
-                agent.outbox.push(e.clone());
-            }
-            agent.tracked.insert(
-                key,
-                Tracked {
-                    state,
-                    record: Some(record),
-                    ..Tracked::default()
-                },
-            );
+            reports.resend(&key, &state.unsent);
+            memory.recall(key, state, record);
         }
+        let link = HubLink::new(hub, options, kubernetes_version);
         tracing::info!(
-            cluster = %agent.options.cluster,
-            kubernetes = %agent.kubernetes_version,
-            records = agent.tracked.len(),
-            resent = agent.outbox.len(),
+            cluster = %link.options().cluster,
+            kubernetes = %link.kubernetes_version(),
+            records = memory.len(),
+            resent = reports.outbox().len(),
             "agent started"
         );
-        Ok(agent)
+        Ok(Agent {
+            cluster,
+            view,
+            clock,
+            link,
+            memory,
+            reports,
+            counters: Counters::default(),
+        })
     }
 
     /// The memory of one workload (tests, benchmarks).
     pub fn state(&self, key: &WorkloadKey) -> Option<&WorkloadState> {
-        self.tracked.get(key).map(|t| &t.state)
+        self.memory.get(key).map(|t| &t.state)
     }
 
     /// Every workload's memory (tests, benchmarks, diagnostics).
     pub fn states(&self) -> impl Iterator<Item = (&WorkloadKey, &WorkloadState)> {
-        self.tracked.iter().map(|(k, t)| (k, &t.state))
+        self.memory.states()
     }
 
     /// The shared event buffer.
     pub fn outbox(&self) -> &Outbox {
-        &self.outbox
+        self.reports.outbox()
     }
 
     /// True while some change is in flight.
     pub fn busy(&self) -> bool {
-        self.tracked.values().any(|t| t.state.operation.is_some())
+        self.memory.busy()
     }
 
-    /// Both feeds at once (the recommendation feed paged through), or why not.
-    pub(super) async fn fetch(&self) -> Result<(ConfigFeed, Vec<FeedItem>), HubError> {
-        let config = self.hub.config().await?;
-        let mut items = Vec::new();
-        let mut next = None;
-        loop {
-            let page = self.hub.recommendations(next).await?;
-            items.extend(page.items);
-            match page.next {
-                Some(n) => next = Some(n),
-                None => break,
-            }
-        }
-        Ok((config, items))
+    /// True while some change is watched.
+    pub fn watching(&self) -> bool {
+        self.memory.watching()
     }
 
     /// Sends a heartbeat when one is due.
     pub async fn heartbeat(&mut self) {
         let now = self.clock.now_ms();
-        if now < self.next_heartbeat_ms {
-            return;
-        }
-        self.next_heartbeat_ms =
-            now + self.settings.heartbeat_interval_seconds.max(1) as i64 * 1000;
-        let capabilities = json!({
-            "inPlaceResize": true,
-            "rollout": true,
-            "deferred": true,
-            "evictOnDelete": true,
-            "hpaCoordination": true,
-            "healthWatch": true,
-            "release": true,
-            "records": crate::cluster::record::API_VERSION,
-            "namespaces": self.options.namespaces,
-        });
-        let hb = Heartbeat {
-            agent_version: self.options.agent_version.clone(),
-            kubernetes_version: self.kubernetes_version.clone(),
-            capabilities: capabilities.as_object().cloned().unwrap_or_default(),
+        self.link.heartbeat(now).await;
+    }
+
+    /// The parts the actions need, lent for one round.
+    fn actions(&mut self) -> Actions<'_, C> {
+        Actions::new(
+            &self.cluster,
+            self.clock.as_ref(),
+            &mut self.memory,
+            &mut self.reports,
+            &mut self.counters,
+        )
+    }
+
+    /// One pass over every workload.
+    pub async fn pass(&mut self) -> PassReport {
+        self.reports.settle(&mut self.memory);
+        let fetched = self.link.fetch().await;
+        let now = self.clock.now_ms();
+        let (config, items) = match fetched {
+            Ok((c, i)) => {
+                self.link.adopt(c.agent.clone());
+                self.reports
+                    .outbox()
+                    .set_capacity(c.agent.event_buffer_size as usize);
+                (Some(c), i)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the hub cannot be reached; nothing new is applied");
+                (None, Vec::new())
+            }
         };
-        if let Err(e) = self.hub.heartbeat(&hb).await {
-            tracing::warn!(error = %e, "heartbeat not delivered");
+        let snap = self.view.snapshot();
+        let s = situation(now, config.as_ref());
+        let feeds = Feeds::index(config.as_ref(), &items);
+        let mut report = PassReport {
+            hub_reachable: s.hub_reachable,
+            workloads: snap.workloads.len(),
+            ..PassReport::default()
+        };
+        let mut act = self.actions();
+        let before = act.queued_events();
+        let rolled = act.watch_all(&snap, now).await;
+        for w in &snap.workloads {
+            let name = name_of(&w.key);
+            // Rolled back just now: the snapshot still shows the values before.
+            if rolled.contains(&w.key) {
+                continue;
+            }
+            if act.changing(&w.key) {
+                act.advance(&w.key, &snap, now).await;
+                continue;
+            }
+            if let Some((what, error)) = feeds.bad.get(&name) {
+                act.unreadable(&w.key, what, error, now);
+                continue;
+            }
+            let started = act
+                .decide_one(
+                    &s,
+                    w,
+                    &snap,
+                    feeds.config.get(&name).copied(),
+                    feeds.items.get(&name).copied(),
+                )
+                .await;
+            report.started += usize::from(started);
         }
+        report.events = act.queued_events() - before;
+        report.records_written = act.persist().await;
+        report
+    }
+
+    /// Advances every change in flight (between passes, as the watches see pods move).
+    pub async fn advance_all(&mut self) {
+        self.reports.settle(&mut self.memory);
+        let snap = self.view.snapshot();
+        let now = self.clock.now_ms();
+        let mut act = self.actions();
+        act.watch_all(&snap, now).await;
+        // After the watches: a rollback they started is advanced too.
+        for key in act.in_flight() {
+            act.advance(&key, &snap, now).await;
+        }
+        act.persist().await;
     }
 
     /// Runs until `stop`: passes, changes in flight, heartbeats; events are delivered by
     /// a task of their own.
     pub async fn run(mut self, stop: crate::jobs::Stop) {
-        let mut delivery = tokio::spawn(deliver(self.outbox.clone(), self.hub.clone()));
+        let mut delivery = tokio::spawn(deliver(
+            self.reports.outbox().clone(),
+            self.link.hub().clone(),
+        ));
         let mut stop = std::pin::pin!(stop);
         loop {
             let report = self.pass().await;
             tracing::debug!(?report, "agent pass");
             self.heartbeat().await;
-            let interval = self.settings.loop_interval_seconds.clamp(1, 3600) as i64 * 1000;
+            let interval = self.link.settings().loop_interval_seconds.clamp(1, 3600) as i64 * 1000;
             let next_pass = self.clock.now_ms() + interval;
             while self.clock.now_ms() < next_pass {
                 let left = (next_pass - self.clock.now_ms()).max(1) as u64;
@@ -239,7 +253,11 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 tokio::select! {
                     _ = &mut stop => {
                         delivery.abort();
-                        let _ = self.outbox.flush(self.hub.as_ref()).await;
+                        let _ = self
+                            .reports
+                            .outbox()
+                            .flush(self.link.hub().as_ref())
+                            .await;
                         tracing::info!("agent stopped");
                         return;
                     }
@@ -268,7 +286,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
 /// The delivery task: flushes when woken and retries with backoff (1 s doubling to 60 s)
 /// while the hub is away; the first failure of a streak is logged, not every retry.
 async fn deliver<H: Hub>(outbox: Outbox, hub: Arc<H>) {
-    let mut backoff = Duration::from_secs(1);
+    let mut backoff = Backoff::doubling(Duration::from_secs(1), Duration::from_secs(60)).streak();
     let mut failing = false;
     loop {
         match outbox.flush(hub.as_ref()).await {
@@ -277,7 +295,7 @@ async fn deliver<H: Hub>(outbox: Outbox, hub: Arc<H>) {
                     tracing::info!(delivered, "the hub is back; buffered events delivered");
                 }
                 failing = false;
-                backoff = Duration::from_secs(1);
+                backoff.reset();
                 outbox.woken().await;
             }
             Flushed::Stopped(e) => {
@@ -285,8 +303,7 @@ async fn deliver<H: Hub>(outbox: Outbox, hub: Arc<H>) {
                     tracing::warn!(error = %e, buffered = outbox.len(), "events not delivered; retrying with backoff");
                 }
                 failing = true;
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_secs(60));
+                tokio::time::sleep(backoff.next_delay()).await;
             }
         }
     }

@@ -14,16 +14,68 @@
 //! - `watch`: the health watch after a change (the values before and after, the
 //!   deadline, the thresholds, what was counted so far), so a restarted agent keeps
 //!   watching and still rolls back.
+//!
+//! The decisions (`decide`) read and write this data; it names nothing of them.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::decide::emission::Reported;
-pub use super::decide::hpa::HpaChange;
-use crate::cluster::Resources;
+use crate::cluster::{HpaMetric, ResourceField, Resources};
 use crate::policy::{EffectiveMode, EffectiveRollback, Strategy};
-use crate::wire::{AgentEvent, Reason};
+use crate::wire::{AgentEvent, EventResource, Reason};
+
+/// One proposed value, as remembered by the emission state.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProposedValue {
+    pub container: String,
+    pub field: ResourceField,
+    pub value: u64,
+}
+
+/// A finding as it was last reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reported {
+    pub reason: Reason,
+    /// Empty: the whole workload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<EventResource>,
+    /// The proposed values when it was reported (of `resources` only, when given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<ProposedValue>,
+    /// The effective-policy identity when it was reported.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub policy_identity: String,
+}
+
+/// An HPA's metrics before and after a change (the list is atomic: kerf applies it
+/// whole, and a rollback applies `from` again).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HpaChange {
+    pub namespace: String,
+    pub name: String,
+    /// `cpu` or `memory`.
+    pub resource: String,
+    pub target_from: i32,
+    pub target_to: i32,
+    pub from: Vec<HpaMetric>,
+    pub to: Vec<HpaMetric>,
+}
+
+impl HpaChange {
+    /// The same change the other way round (a rollback).
+    pub fn reversed(&self) -> HpaChange {
+        HpaChange {
+            target_from: self.target_to,
+            target_to: self.target_from,
+            from: self.to.clone(),
+            to: self.from.clone(),
+            ..self.clone()
+        }
+    }
+}
 
 /// Where a workload stands (`status.phase` of its RightsizingRecommendation).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,6 +235,16 @@ pub struct Failure {
     pub at_ms: i64,
 }
 
+impl Failure {
+    /// `op` failed at `now`.
+    pub fn of(op: &Operation, now: i64) -> Failure {
+        Failure {
+            recommendation_id: op.recommendation_id.clone(),
+            at_ms: now,
+        }
+    }
+}
+
 /// The last change that became live.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -279,6 +341,16 @@ pub struct WorkloadState {
 }
 
 impl WorkloadState {
+    /// Sets the phase and the latest reason, noting when either changed.
+    pub fn set_phase(&mut self, phase: Phase, reason: Reason, message: &str, now: i64) {
+        if self.phase != phase || self.last_reason != Some(reason) {
+            self.phase_since_ms = now;
+        }
+        self.phase = phase;
+        self.last_reason = Some(reason);
+        self.last_message = message.to_string();
+    }
+
     /// The template's containers with the values an in-place change keeps on the pods.
     pub fn current(
         &self,

@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 use crate::auth::{
     resolve_bearer, session, Caller, CallerKind, FleetRole, Principal, TeamGrant, TeamRole,
 };

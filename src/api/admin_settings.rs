@@ -3,15 +3,17 @@
 //! database; a PUT wakes the scheduler so a new schedule applies at once.
 
 use axum::body::Body;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::Json;
 use serde::de::DeserializeOwned;
 
 use super::access::Access;
 use super::body::{parse_json, read_limited};
-use super::config_audit::{context, reason_query};
+use super::config_audit::context;
 use super::error::ApiError;
-use super::AppState;
+use super::query::params::ReasonQuery;
+use super::query::Query;
+use super::state::AppState;
 use crate::runs::saved_settings::{save_pricing, save_recommender};
 use crate::runs::{Pricing, RecommenderSettings};
 
@@ -58,10 +60,10 @@ pub async fn get_recommender(
 pub async fn put_recommender(
     State(state): State<AppState>,
     access: Access,
-    RawQuery(query): RawQuery,
+    Query(q): Query<ReasonQuery>,
     body: Body,
 ) -> Result<Json<RecommenderSettings>, ApiError> {
-    let ctx = context(&access, reason_query(query.as_deref())?)?;
+    let ctx = context(&access, q.reason)?;
     let s = save_recommender(&state.store, state.now(), ctx, parse(body).await?).await?;
     state.runs.settings_changed();
     Ok(Json(s))
@@ -97,10 +99,10 @@ pub async fn get_pricing(State(state): State<AppState>) -> Result<Json<Pricing>,
 pub async fn put_pricing(
     State(state): State<AppState>,
     access: Access,
-    RawQuery(query): RawQuery,
+    Query(q): Query<ReasonQuery>,
     body: Body,
 ) -> Result<Json<Pricing>, ApiError> {
-    let ctx = context(&access, reason_query(query.as_deref())?)?;
+    let ctx = context(&access, q.reason)?;
     let p = save_pricing(&state.store, state.now(), ctx, parse(body).await?).await?;
     Ok(Json(p))
 }

@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 
 use super::body::{read_json, read_limited};
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 use crate::events::BatchError;
 use crate::fleet::{feed, ingest};
 use crate::metrics::ActionLabels;

@@ -15,7 +15,7 @@ use super::access::Access;
 use super::body::read_json;
 use super::effective::{scoped_workload, workload_context, Scope};
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 use crate::fleet::workloads::{self, ApprovalView};
 
 #[derive(Deserialize, Serialize, utoipa::ToSchema)]

@@ -3,17 +3,19 @@
 //! writing: new events land above the first page, never inside a walk. Callers with only
 //! team roles see their teams' namespaces.
 
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::Json;
-use serde::Serialize;
+use serde::de::{Deserializer, Error as _};
+use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::{KnownFormat, RefOr, SchemaFormat};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::error::ApiError;
 use super::lists::Page;
-use super::query;
-use super::AppState;
+use super::query::params::LogWindow;
+use super::query::{self, Query};
+use super::state::AppState;
 use crate::store::AuditFilter;
 use crate::wire::event::{AgentEvent, EventType, Reason};
 
@@ -92,11 +94,11 @@ const DEFAULT_LIMIT: usize = 100;
 pub async fn get_audit(
     State(state): State<AppState>,
     access: super::access::Access,
-    RawQuery(query): RawQuery,
+    Query(query): Query<(AuditQuery, LogWindow)>,
 ) -> Result<Json<Page<AuditEvent>>, ApiError> {
-    let mut filter = parse_filter(query.as_deref().unwrap_or(""))?;
+    let mut filter = filter(query);
     filter.scopes = access.namespace_scope();
-    let page = state.store.query_audit(filter).await?;
+    let page = state.store.reading(move |r| r.query_audit(&filter)).await?;
     let mut items = Vec::with_capacity(page.items.len());
     for e in page.items {
         items.push(AuditEvent {
@@ -111,43 +113,61 @@ pub async fn get_audit(
     }))
 }
 
-fn parse_filter(raw: &str) -> Result<AuditFilter, ApiError> {
-    let mut f = AuditFilter::default();
-    let mut w = query::LogWindow::new(DEFAULT_LIMIT);
-    for (key, value) in query::pairs(Some(raw))? {
-        if w.take(&key, &value)? {
-            continue;
-        }
-        let slot = match key.as_str() {
-            "cluster" => &mut f.cluster,
-            "namespace" => &mut f.namespace,
-            "kind" => &mut f.kind,
-            "name" => &mut f.name,
-            "type" if value == crate::events::wellknown::CONFIG_CHANGED => {
-                return Err(query::bad(
-                    &key,
-                    "config_changed records are served by GET /v1/audit/config",
-                ))
-            }
-            "type" if EventType::parse(&value).is_none() => {
-                return Err(query::bad(
-                    &key,
-                    "is not an event type of the events contract",
-                ))
-            }
-            "type" => &mut f.event_type,
-            "reason" if Reason::parse(&value).is_none() => {
-                return Err(query::bad(&key, "is not a reason of the events contract"))
-            }
-            "reason" => &mut f.reason,
-            "recommendationID" => &mut f.recommendation_id,
-            _ => return Err(query::bad(&key, "unknown parameter")),
-        };
-        *slot = Some(value);
+/// The audit's filters, beside its [`LogWindow`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuditQuery {
+    cluster: Option<String>,
+    namespace: Option<String>,
+    kind: Option<String>,
+    name: Option<String>,
+    #[serde(rename = "type", deserialize_with = "event_type")]
+    event_type: Option<String>,
+    #[serde(deserialize_with = "reason")]
+    reason: Option<String>,
+    #[serde(rename = "recommendationID")]
+    recommendation_id: Option<String>,
+}
+
+/// An event type of the events contract, but not `config_changed` (served elsewhere).
+fn event_type<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let value = String::deserialize(d)?;
+    if value == crate::events::wellknown::CONFIG_CHANGED {
+        return Err(D::Error::custom(
+            "config_changed records are served by GET /v1/audit/config",
+        ));
     }
-    (f.since_ms, f.until_ms, f.before_seq, f.limit) =
-        (w.since_ms, w.until_ms, w.before_seq, w.limit);
-    Ok(f)
+    if EventType::parse(&value).is_none() {
+        return Err(D::Error::custom(
+            "is not an event type of the events contract",
+        ));
+    }
+    Ok(Some(value))
+}
+
+fn reason<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let value = String::deserialize(d)?;
+    if Reason::parse(&value).is_none() {
+        return Err(D::Error::custom("is not a reason of the events contract"));
+    }
+    Ok(Some(value))
+}
+
+fn filter((q, w): (AuditQuery, LogWindow)) -> AuditFilter {
+    AuditFilter {
+        cluster: q.cluster,
+        namespace: q.namespace,
+        kind: q.kind,
+        name: q.name,
+        event_type: q.event_type,
+        reason: q.reason,
+        recommendation_id: q.recommendation_id,
+        since_ms: w.since_ms,
+        until_ms: w.until_ms,
+        before_seq: w.before_seq,
+        limit: w.limit.unwrap_or(DEFAULT_LIMIT),
+        ..AuditFilter::default()
+    }
 }
 
 #[cfg(test)]
@@ -161,6 +181,10 @@ mod tests {
             Some(42)
         );
         assert!(query::decode_seq("next", "nope").is_err());
+    }
+
+    fn parse_filter(raw: &str) -> Result<AuditFilter, ApiError> {
+        query::parse(Some(raw)).map(filter)
     }
 
     #[test]

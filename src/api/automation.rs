@@ -14,7 +14,7 @@ use super::config_audit::context;
 use super::error::ApiError;
 use super::lists::Items;
 use super::query::parse_time;
-use super::AppState;
+use super::state::AppState;
 use crate::fleet::pause;
 use crate::store::automation::FLEET_SCOPE;
 use crate::wire::Pause;

@@ -14,7 +14,7 @@ use super::body::{read_limited, MAX_JSON_BYTES};
 use super::error::ApiError;
 use super::lists::Items;
 use super::runs::run_error;
-use super::AppState;
+use super::state::AppState;
 use crate::analysis::{self, Policy};
 use crate::policy::presets::{self, Preset};
 use crate::policy::{PolicySpec, Selector};

@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 /// Largest JSON body of the admin endpoints, in bytes.
 pub const MAX_JSON_BYTES: usize = 64 * 1024;
@@ -303,13 +303,21 @@ fn quoted_field(message: &str) -> Option<String> {
     rest.split('`').next().map(str::to_string)
 }
 
+/// Reads `Option<Option<T>>` so a JSON `null` (clear) differs from an absent field (keep).
+pub fn double_option<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[derive(serde::Deserialize, serde::Serialize, Debug)]
     #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
     struct T {
         name: String,
         n: Option<u8>,
@@ -327,7 +335,7 @@ mod tests {
     #[test]
     fn whole_numbers_written_with_a_fraction_are_integers() {
         let t: T = parse_json(br#"{"name": "a", "n": 7.0}"#).unwrap();
-        assert_eq!(t.n, Some(7));
+        assert_eq!((t.name.as_str(), t.n), ("a", Some(7)));
         let err = parse_json::<T>(br#"{"name": "a", "n": 7.5}"#).unwrap_err();
         assert_eq!(err.details["field"], "n");
         let mut v = serde_json::json!({"big": 6611747123.0, "list": [1e3, 0.25]});

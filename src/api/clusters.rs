@@ -5,18 +5,20 @@
 use std::collections::BTreeMap;
 
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::access::Access;
 use super::body::read_json;
-use super::config_audit::{context, reason_query};
+use super::config_audit::context;
 use super::error::ApiError;
 use super::lists::Items;
+use super::query::params::ReasonQuery;
 use super::query::parse_time;
-use super::AppState;
+use super::query::Query;
+use super::state::AppState;
 use crate::fleet::clusters::{
     self, ClusterMetaInput, ClusterView, ClusterWithReadiness, FreezeInput, Registered,
 };
@@ -223,9 +225,9 @@ pub async fn retire(
     State(state): State<AppState>,
     access: Access,
     Path(name): Path<String>,
-    RawQuery(q): RawQuery,
+    Query(q): Query<ReasonQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let ctx = context(&access, reason_query(q.as_deref())?)?;
+    let ctx = context(&access, q.reason)?;
     guard_cluster(&state.config.fleet, &name, ClusterPart::Existence)?;
     clusters::retire(&state.store, state.now(), ctx, name).await?;
     Ok(StatusCode::NO_CONTENT)

@@ -2,7 +2,7 @@
 //! pagination) and [`context`], which every changing handler uses to turn its request
 //! (caller + optional `reason`) into the `AuditContext` its store transaction records.
 
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -11,10 +11,12 @@ use utoipa::ToSchema;
 use super::access::Access;
 use super::error::ApiError;
 use super::lists::Page;
-use super::query;
-use super::AppState;
+use super::query::params::{LogWindow, ReasonQuery};
+use super::query::{self, Query};
+use super::state::AppState;
 use crate::events::config_change::{Actor, AuditContext, Target, MAX_REASON_CHARS};
 use crate::store::ConfigAuditFilter;
+use crate::wire::actor::ActorKind;
 
 const DEFAULT_LIMIT: usize = 100;
 
@@ -61,17 +63,21 @@ pub fn context(access: &Access, reason: Option<String>) -> Result<AuditContext, 
     })
 }
 
-/// Parses `?reason=`; other parameters are refused.
+/// Parses `?reason=`; other parameters are refused (for handlers that read it after
+/// finding what they change).
 pub fn reason_query(query: Option<&str>) -> Result<Option<String>, ApiError> {
-    let mut reason = None;
-    for (key, value) in query::pairs(query)? {
-        match key.as_str() {
-            "reason" if reason.is_none() => reason = Some(value),
-            "reason" => return Err(query::bad(&key, "is given twice")),
-            _ => return Err(query::bad(&key, "unknown parameter")),
-        }
-    }
-    Ok(reason)
+    Ok(query::parse::<ReasonQuery>(query)?.reason)
+}
+
+/// The configuration audit's filters, beside its [`LogWindow`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConfigAuditQuery {
+    action: Option<String>,
+    target_type: Option<String>,
+    target_id: Option<String>,
+    actor: Option<String>,
+    actor_type: Option<ActorKind>,
 }
 
 /// `GET /v1/audit/config`.
@@ -96,10 +102,13 @@ pub fn reason_query(query: Option<&str>) -> Result<Option<String>, ApiError> {
 )]
 pub async fn get_config_audit(
     State(state): State<AppState>,
-    RawQuery(query): RawQuery,
+    Query(query): Query<(ConfigAuditQuery, LogWindow)>,
 ) -> Result<Json<Page<ConfigChangeRecord>>, ApiError> {
-    let filter = parse_filter(query.as_deref().unwrap_or(""))?;
-    let page = state.store.query_config_audit(filter).await?;
+    let filter = filter(query);
+    let page = state
+        .store
+        .reading(move |r| r.query_config_audit(&filter))
+        .await?;
     let items = page
         .items
         .into_iter()
@@ -112,36 +121,27 @@ pub async fn get_config_audit(
     }))
 }
 
-fn parse_filter(raw: &str) -> Result<ConfigAuditFilter, ApiError> {
-    let mut f = ConfigAuditFilter::default();
-    let mut w = query::LogWindow::new(DEFAULT_LIMIT);
-    for (key, value) in query::pairs(Some(raw))? {
-        if w.take(&key, &value)? {
-            continue;
-        }
-        let slot = match key.as_str() {
-            "action" => &mut f.action,
-            "targetType" => &mut f.target_type,
-            "targetId" => &mut f.target_id,
-            "actor" => &mut f.actor,
-            "actorType" => {
-                if !matches!(value.as_str(), "user" | "token" | "system") {
-                    return Err(query::bad(&key, "must be user, token or system"));
-                }
-                &mut f.actor_type
-            }
-            _ => return Err(query::bad(&key, "unknown parameter")),
-        };
-        *slot = Some(value);
+fn filter((q, w): (ConfigAuditQuery, LogWindow)) -> ConfigAuditFilter {
+    ConfigAuditFilter {
+        action: q.action,
+        target_type: q.target_type,
+        target_id: q.target_id,
+        actor: q.actor,
+        actor_type: q.actor_type.map(|k| k.as_str().to_string()),
+        since_ms: w.since_ms,
+        until_ms: w.until_ms,
+        before_seq: w.before_seq,
+        limit: w.limit.unwrap_or(DEFAULT_LIMIT),
     }
-    (f.since_ms, f.until_ms, f.before_seq, f.limit) =
-        (w.since_ms, w.until_ms, w.before_seq, w.limit);
-    Ok(f)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse_filter(raw: &str) -> Result<ConfigAuditFilter, ApiError> {
+        query::parse(Some(raw)).map(filter)
+    }
 
     #[test]
     fn config_audit_filters_are_parsed_strictly() {

@@ -3,7 +3,7 @@
 //! are write-only: sealed at rest, answered only as `…Set` flags, never logged.
 
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -11,14 +11,19 @@ use serde_json::{json, Value};
 
 use super::access::Access;
 use super::body::read_limited;
-use super::config_audit::{context, reason_query};
+use super::config_audit::context;
 use super::error::ApiError;
+use super::ids::{self, Id};
 use super::lists::Items;
-use super::AppState;
+use super::query::params::ReasonQuery;
+use super::query::Query;
+use super::state::AppState;
 use crate::datasource::view::{DatasourceInput, DatasourceView};
-use crate::datasource::{SecretKey, TestReport};
+use crate::datasource::TestReport;
+use crate::events::config_change::AuditContext;
 use crate::fleet::datasources;
 use crate::fleet::declared::{guard_cluster, guard_datasource, ClusterPart};
+use crate::secret::SecretKey;
 
 /// The datasource a cluster reads usage from.
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
@@ -32,19 +37,40 @@ pub struct ClusterDatasource {
 /// mistyped id is reported with its JSON path).
 #[derive(serde::Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-#[allow(dead_code)]
 pub struct ClusterDatasourceBody {
     pub datasource_id: i64,
     pub reason: Option<String>,
 }
 
-fn key(state: &AppState) -> Result<SecretKey, ApiError> {
-    SecretKey::load_or_create(&state.config.data_dir).map_err(ApiError::internal)
+impl ClusterDatasourceBody {
+    /// Reads the body and the audit context of its `reason`, checked in that order:
+    /// the reason, the id, then any other field.
+    async fn read(body: Body, access: &Access) -> Result<(AuditContext, Self), ApiError> {
+        let mut body = body_json(body).await?;
+        let mut read = ClusterDatasourceBody {
+            datasource_id: 0,
+            reason: take_reason(&mut body)?,
+        };
+        let ctx = context(access, read.reason.clone())?;
+        read.datasource_id = body
+            .get("datasourceId")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| {
+                ApiError::bad_request("invalid_body", "$.datasourceId: required integer")
+                    .with_details(json!({ "errors": [{ "path": "$.datasourceId", "message": "required integer" }] }))
+            })?;
+        if let Some(key) = body
+            .as_object()
+            .and_then(|o| o.keys().find(|k| *k != "datasourceId"))
+        {
+            return Err(ApiError::invalid_field(key, "unknown field"));
+        }
+        Ok((ctx, read))
+    }
 }
 
-fn parse_id(raw: &str) -> Result<i64, ApiError> {
-    raw.parse()
-        .map_err(|_| ApiError::not_found(format!("no datasource {raw:?}")))
+fn key(state: &AppState) -> Result<SecretKey, ApiError> {
+    SecretKey::load_or_create(&state.config.data_dir).map_err(ApiError::internal)
 }
 
 /// Largest datasource document, in bytes (a CA bundle can be a few hundred KiB).
@@ -121,9 +147,8 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Items<Datasource
 )]
 pub async fn get(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Datasource>,
 ) -> Result<Json<DatasourceView>, ApiError> {
-    let id = parse_id(&id)?;
     Ok(Json(
         datasources::get(&state.store, &key(&state)?, id).await?,
     ))
@@ -145,10 +170,9 @@ pub async fn get(
 pub async fn replace(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Datasource>,
     body: Body,
 ) -> Result<Json<DatasourceView>, ApiError> {
-    let id = parse_id(&id)?;
     let key = key(&state)?;
     let mut body = body_json(body).await?;
     let ctx = context(&access, take_reason(&mut body)?)?;
@@ -176,11 +200,10 @@ pub async fn replace(
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
-    RawQuery(query): RawQuery,
+    Id(id, _): Id<ids::Datasource>,
+    Query(q): Query<ReasonQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let id = parse_id(&id)?;
-    let ctx = context(&access, reason_query(query.as_deref())?)?;
+    let ctx = context(&access, q.reason)?;
     guard_datasource(&state.store, &state.config.fleet, id).await?;
     datasources::delete(&state.store, &key(&state)?, state.now(), ctx, id).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -191,7 +214,7 @@ pub async fn delete(
     post,
     path = "/v1/datasources/{id}/test",
     summary = "Check reachability, credentials and the metrics kerf needs.",
-    description = "Answers {reachable, authenticated, missingMetrics, remoteRead (whether the server streams remote read), protocol (what runs will read usage with: remote-read, vm-export or query-range), message (ends \"remote read: yes|no; usage read with …\")}; remoteRead and protocol are absent when the server is unreachable or refuses the credentials; 502 when the backend fails otherwise.",
+    description = "Answers {reachable, authenticated, missingMetrics, remoteRead (whether the server streams remote read), protocol (what runs will read usage with: remote-read, vm-export or range-selector), message (ends \"remote read: yes|no; usage read with …\")}; remoteRead and protocol are absent when the server is unreachable or refuses the credentials; 502 when the backend fails otherwise.",
     params(
         ("id" = i64, Path),
     ),
@@ -202,9 +225,8 @@ pub async fn delete(
 )]
 pub async fn test(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Datasource>,
 ) -> Result<Json<TestReport>, ApiError> {
-    let id = parse_id(&id)?;
     let key = key(&state)?;
     Ok(Json(
         datasources::test(&state.store, &state.runs, &key, id).await?,
@@ -232,22 +254,8 @@ pub async fn set_for_cluster(
     Path(cluster): Path<String>,
     body: Body,
 ) -> Result<Json<ClusterDatasource>, ApiError> {
-    let mut body = body_json(body).await?;
-    let ctx = context(&access, take_reason(&mut body)?)?;
-    let id = body
-        .get("datasourceId")
-        .and_then(Value::as_i64)
-        .ok_or_else(|| {
-            ApiError::bad_request("invalid_body", "$.datasourceId: required integer").with_details(
-                json!({ "errors": [{ "path": "$.datasourceId", "message": "required integer" }] }),
-            )
-        })?;
-    if let Some(key) = body
-        .as_object()
-        .and_then(|o| o.keys().find(|k| *k != "datasourceId"))
-    {
-        return Err(ApiError::invalid_field(key, "unknown field"));
-    }
+    let (ctx, read) = ClusterDatasourceBody::read(body, &access).await?;
+    let id = read.datasource_id;
     guard_cluster(&state.config.fleet, &cluster, ClusterPart::Datasource)?;
     let (store, runs, now) = (&state.store, &state.runs, state.now());
     let key = key(&state)?;

@@ -84,7 +84,7 @@ pub fn yaml() -> &'static str {
 }
 
 fn build_raw() -> OpenApi {
-    let table = super::route_table();
+    let table = super::routes::route_table();
     let (operations, schemas) = table.operations();
     let mut paths = Paths::new();
     for (permission, documented) in operations {

@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 
 use super::access::{Access, Via};
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 use crate::events::config_change::{ActorTeam, AuditContext};
 use crate::fleet::workloads::{self, MatchedPolicy};
 use crate::policy::{EffectivePolicy, Origin, OverrideSpec};
@@ -36,9 +36,10 @@ pub async fn scoped_workload(
     scope: Scope,
 ) -> Result<WorkloadRow, ApiError> {
     let missing = || ApiError::not_found(format!("no workload {id}"));
+    let wanted = id.to_string();
     let w = state
         .store
-        .workload(id.to_string())
+        .reading(move |r| r.workload(&wanted))
         .await?
         .ok_or_else(missing)?;
     let (cluster, ns) = (&w.seen.cluster, &w.seen.namespace);
@@ -134,17 +135,23 @@ pub async fn get_policy(
             priority: p.spec.priority,
         })
         .collect();
-    let ov = state.store.workload_override(w.seen.id.clone()).await?;
+    let (workload_id, latest_id) = (w.seen.id.clone(), w.latest_rec_id.clone());
+    let (ov, latest) = state
+        .store
+        .reading(move |db| {
+            let latest = match &latest_id {
+                Some(id) => db.recommendation(id)?,
+                None => None,
+            };
+            Ok((db.workload_override(&workload_id)?, latest))
+        })
+        .await?;
     let override_now = ov.map(|o| OverrideNow {
         active: o.expires_at.is_none_or(|e| e > now),
         spec: o.spec,
     });
     // The agent feed's rule, served so no client recomputes it: the latest
     // recommendation was made under another effective policy than the one in force.
-    let latest = match &w.latest_rec_id {
-        Some(id) => state.store.recommendation(id.clone()).await?,
-        None => None,
-    };
     let stale = latest.is_some_and(|rec| rec.settings_identity != r.identity);
     Ok(Json(WorkloadPolicy {
         workload_id: w.seen.id,

@@ -1,14 +1,26 @@
 //! `GET /v1/clusters/{cluster}/recommendations`: the agent's recommendation feed
 //! (`wire::RecommendationFeed`, built by `fleet::feed`), cursor-paginated.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::Json;
+use serde::Deserialize;
 use serde_json::json;
 
 use super::error::ApiError;
-use super::query::{self, bad, decode_cursor, encode_cursor};
-use super::AppState;
+use super::query::{encode_cursor, params, Query};
+use super::state::AppState;
 use crate::wire::RecommendationFeed;
+
+/// The feed's paging.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FeedQuery {
+    #[serde(deserialize_with = "params::limit")]
+    limit: Option<usize>,
+    /// The last workload id of the page before.
+    #[serde(deserialize_with = "params::text_cursor")]
+    next: Option<String>,
+}
 
 #[utoipa::path(
     get,
@@ -27,21 +39,9 @@ use crate::wire::RecommendationFeed;
 pub async fn cluster_recommendations(
     State(state): State<AppState>,
     Path(cluster): Path<String>,
-    RawQuery(raw): RawQuery,
+    Query(q): Query<FeedQuery>,
 ) -> Result<Json<RecommendationFeed>, ApiError> {
-    let (mut limit, mut after) = (500, String::new());
-    for (key, value) in query::pairs(raw.as_deref())? {
-        match key.as_str() {
-            "limit" => limit = query::limit(&key, &value)?,
-            "next" => {
-                after = decode_cursor(&key, &value)?
-                    .as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| bad(&key, "is not a cursor returned by this API"))?
-            }
-            _ => return Err(bad(&key, "unknown parameter")),
-        }
-    }
+    let (limit, after) = (q.limit.unwrap_or(500), q.next.unwrap_or_default());
     Ok(Json(page(&state, &cluster, after, limit).await?))
 }
 

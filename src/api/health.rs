@@ -7,7 +7,7 @@ use axum::Json;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::AppState;
+use super::state::AppState;
 use crate::jobs::JobStatus;
 
 /// `GET /healthz`.

@@ -2,17 +2,18 @@
 //! events, its recommendations (summaries with ids) and `configChanges` (its override,
 //! its approvals, and the policies that apply to it now), cursor-paginated.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::Json;
-use serde::Serialize;
+use serde::de::{Deserializer, Error as _};
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
 use super::access::Access;
 use super::effective::{scoped_workload, Scope};
 use super::error::ApiError;
-use super::query::{self, bad, decode_cursor, encode_cursor, stored_json};
-use super::AppState;
+use super::query::{encode_cursor, params, stored_json, Query};
+use super::state::AppState;
 use crate::store::{HistoryCursor, HistoryItem, HistoryQuery};
 use crate::timestamp::format_ms;
 
@@ -64,9 +65,13 @@ fn cursor_of(c: HistoryCursor) -> String {
     encode_cursor(&json!([c.time_ms, c.source, c.seq]))
 }
 
-fn parse_cursor(key: &str, raw: &str) -> Result<HistoryCursor, ApiError> {
-    let v = decode_cursor(key, raw)?;
-    let a = v.as_array().filter(|a| a.len() == 3);
+/// A timeline position made by [`cursor_of`].
+fn position<'de, D: Deserializer<'de>>(d: D) -> Result<Option<HistoryCursor>, D::Error> {
+    let v = params::cursor(d)?;
+    let a = v
+        .as_ref()
+        .and_then(Value::as_array)
+        .filter(|a| a.len() == 3);
     let parsed = a.and_then(|a| {
         Some(HistoryCursor {
             time_ms: a[0].as_i64()?,
@@ -74,7 +79,19 @@ fn parse_cursor(key: &str, raw: &str) -> Result<HistoryCursor, ApiError> {
             seq: a[2].as_i64()?,
         })
     });
-    parsed.ok_or_else(|| bad(key, "is not a cursor returned by this API"))
+    parsed
+        .map(Some)
+        .ok_or_else(|| D::Error::custom(params::NOT_A_CURSOR))
+}
+
+/// The timeline's paging.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HistoryPaging {
+    #[serde(deserialize_with = "params::limit")]
+    limit: Option<usize>,
+    #[serde(deserialize_with = "position")]
+    next: Option<HistoryCursor>,
 }
 
 #[utoipa::path(
@@ -94,16 +111,9 @@ pub async fn get_history(
     State(state): State<AppState>,
     access: Access,
     Path(id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Query(q): Query<HistoryPaging>,
 ) -> Result<Json<WorkloadHistory>, ApiError> {
-    let (mut limit, mut before) = (50, None);
-    for (key, value) in query::pairs(raw.as_deref())? {
-        match key.as_str() {
-            "limit" => limit = query::limit(&key, &value)?,
-            "next" => before = Some(parse_cursor(&key, &value)?),
-            _ => return Err(bad(&key, "unknown parameter")),
-        }
-    }
+    let (limit, before) = (q.limit.unwrap_or(50), q.next);
     let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
     let (r, _) = crate::fleet::workloads::resolve(&state.runs, state.now(), &w).await?;
     let s = &w.seen;
@@ -117,7 +127,7 @@ pub async fn get_history(
         before,
         limit,
     };
-    let page = state.store.workload_history(q).await?;
+    let page = state.store.reading(move |r| r.workload_history(&q)).await?;
     let mut items = Vec::with_capacity(page.items.len());
     let mut changes = Vec::new();
     for e in &page.items {

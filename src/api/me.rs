@@ -19,7 +19,7 @@ use utoipa::ToSchema;
 use super::access::Access;
 use super::body::read_json;
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 
 /// `Sec-Fetch-Site`: where the browser says a request comes from.
 const SEC_FETCH_SITE: &str = "sec-fetch-site";
@@ -87,7 +87,11 @@ pub async fn login(
     let secure = state.config.tls_enabled();
     let max_age = state.auth.lifetimes.absolute_ms / 1000;
     let cookie = session::cookie(&done.session_value, max_age, secure);
-    let teams = state.store.grants_for_user(done.user.id).await?;
+    let user_id = done.user.id;
+    let teams = state
+        .store
+        .reading(move |r| r.grants_for_user(user_id))
+        .await?;
     let caller = Caller {
         kind: CallerKind::User,
         id: done.user.id,
@@ -188,7 +192,11 @@ fn login_error(e: LoginError) -> ApiError {
 )]
 pub async fn logout(State(state): State<AppState>, access: Access) -> Result<Response, ApiError> {
     if let Some(s) = access.caller().and_then(|c| c.session.as_ref()) {
-        state.store.delete_session(s.id_sha256.clone()).await?;
+        let digest = s.id_sha256.clone();
+        state
+            .store
+            .writing(move |tx| tx.delete_session(&digest))
+            .await?;
     }
     let mut resp = StatusCode::NO_CONTENT.into_response();
     let clear = session::clear_cookie(state.config.tls_enabled());

@@ -15,8 +15,17 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
 use super::error::ApiError;
-use super::{access, body, AppState, CSP, HSTS};
+use super::state::AppState;
+use super::{access, body};
 use crate::metrics::HttpLabels;
+
+/// HSTS value sent when TLS is on.
+pub const HSTS: &str = "max-age=31536000; includeSubDomains";
+
+/// The strict Content-Security-Policy: no inline script or style, same-origin only.
+pub const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+img-src 'self' data:; connect-src 'self'; font-src 'self'; object-src 'none'; \
+base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
 
 /// Wraps a router from a route table with the fallbacks and the middleware stack.
 pub fn with_middleware(router: Router<AppState>, state: AppState) -> Router {

@@ -5,36 +5,29 @@
 //! members see their teams' channels and team editors change them.
 
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Serialize;
+use serde::de::{Deserializer, Error as _};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::access::Access;
 use super::body::{read_json, read_json_nullable};
-use super::config_audit::{context, reason_query};
+use super::config_audit::context;
 use super::error::ApiError;
+use super::ids::{self, Id};
 use super::lists::Items;
-use super::query;
-use super::routes::parse_id;
-use super::AppState;
+use super::query::params::ReasonQuery;
+use super::query::Query;
+use super::state::AppState;
 use crate::auth::{FleetRole, TeamRole};
 use crate::notify::channel::ChannelInput;
 use crate::notify::digest::schedule::DigestInput;
 use crate::notify::ops::{DigestPreview, TestResult};
 use crate::notify::rule::RuleInput;
-use crate::notify::views::{ChannelView, DeliveryView, DigestView, RuleView, TeamRef};
+use crate::notify::views::{ChannelView, DigestView, RuleView, TeamRef};
 use crate::notify::{Caller, NotifyError};
-use crate::store::notify_deliveries::DeliveryFilter;
-
-/// A page of the delivery log.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct DeliveryPage {
-    pub items: Vec<DeliveryView>,
-    /// Pass back as `next` for the following (older) page.
-    pub next: Option<String>,
-}
 
 /// One channel's digest schedule in `GET /v1/notifications/digest`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -77,7 +70,11 @@ impl From<NotifyError> for ApiError {
 
 /// The caller as the notification operations take it: audit context (with `reason`),
 /// team scopes — `None` = every channel (fleet roles) — and now.
-fn caller(s: &AppState, access: &Access, reason: Option<String>) -> Result<Caller, ApiError> {
+pub(super) fn caller(
+    s: &AppState,
+    access: &Access,
+    reason: Option<String>,
+) -> Result<Caller, ApiError> {
     let ctx = context(access, reason)?;
     let (read, write) = match access.caller() {
         None => (Some(Vec::new()), Some(Vec::new())),
@@ -100,10 +97,6 @@ fn caller(s: &AppState, access: &Access, reason: Option<String>) -> Result<Calle
         write,
         now: s.now(),
     })
-}
-
-fn channel_id(raw: &str) -> Result<i64, ApiError> {
-    parse_id("notification channel", raw)
 }
 
 #[utoipa::path(
@@ -137,12 +130,10 @@ pub async fn list_channels(
 pub async fn get_channel(
     State(s): State<AppState>,
     access: Access,
-    Path(raw): Path<String>,
+    Id(id, _): Id<ids::Channel>,
 ) -> Result<Json<ChannelView>, ApiError> {
     Ok(Json(
-        s.notify
-            .channel(&caller(&s, &access, None)?, channel_id(&raw)?)
-            .await?,
+        s.notify.channel(&caller(&s, &access, None)?, id).await?,
     ))
 }
 
@@ -186,10 +177,9 @@ pub async fn create_channel(
 pub async fn replace_channel(
     State(s): State<AppState>,
     access: Access,
-    Path(raw): Path<String>,
+    Id(id, _): Id<ids::Channel>,
     body: Body,
 ) -> Result<Json<ChannelView>, ApiError> {
-    let id = channel_id(&raw)?;
     let input: ChannelInput = read_json_nullable(body, &["teamId"]).await?;
     let c = caller(&s, &access, input.reason.clone())?;
     Ok(Json(s.notify.replace_channel(c, id, input).await?))
@@ -210,11 +200,10 @@ pub async fn replace_channel(
 pub async fn delete_channel(
     State(s): State<AppState>,
     access: Access,
-    Path(raw): Path<String>,
-    RawQuery(q): RawQuery,
+    Id(id, _): Id<ids::Channel>,
+    Query(q): Query<ReasonQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let id = channel_id(&raw)?;
-    let c = caller(&s, &access, reason_query(q.as_deref())?)?;
+    let c = caller(&s, &access, q.reason)?;
     s.notify.delete_channel(c, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -235,11 +224,11 @@ pub async fn delete_channel(
 pub async fn test_channel(
     State(s): State<AppState>,
     access: Access,
-    Path(raw): Path<String>,
+    Id(id, _): Id<ids::Channel>,
 ) -> Result<Json<TestResult>, ApiError> {
     Ok(Json(
         s.notify
-            .test_channel(&caller(&s, &access, None)?, channel_id(&raw)?)
+            .test_channel(&caller(&s, &access, None)?, id)
             .await?,
     ))
 }
@@ -259,11 +248,11 @@ pub async fn test_channel(
 pub async fn get_digest(
     State(s): State<AppState>,
     access: Access,
-    Path(raw): Path<String>,
+    Id(id, _): Id<ids::Channel>,
 ) -> Result<Json<DigestPreview>, ApiError> {
     Ok(Json(
         s.notify
-            .digest_preview(&caller(&s, &access, None)?, channel_id(&raw)?)
+            .digest_preview(&caller(&s, &access, None)?, id)
             .await?,
     ))
 }
@@ -283,10 +272,9 @@ pub async fn get_digest(
 pub async fn put_digest(
     State(s): State<AppState>,
     access: Access,
-    Path(raw): Path<String>,
+    Id(id, _): Id<ids::Channel>,
     body: Body,
 ) -> Result<Json<ChannelView>, ApiError> {
-    let id = channel_id(&raw)?;
     let input: DigestInput = read_json(body).await?;
     let c = caller(&s, &access, input.reason.clone())?;
     Ok(Json(s.notify.set_digest(c, id, input).await?))
@@ -323,6 +311,21 @@ pub async fn list_digests(
     }))
 }
 
+/// `GET /v1/notifications/rules`' query.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
+pub struct RulesQuery {
+    #[serde(deserialize_with = "channel_of")]
+    channel_id: Option<i64>,
+}
+
+pub(super) fn channel_of<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    String::deserialize(d)?
+        .parse()
+        .map(Some)
+        .map_err(|_| D::Error::custom("must be a channel id"))
+}
+
 #[utoipa::path(
     get,
     path = "/v1/notifications/rules",
@@ -335,27 +338,11 @@ pub async fn list_digests(
 pub async fn list_rules(
     State(s): State<AppState>,
     access: Access,
-    RawQuery(q): RawQuery,
+    Query(q): Query<RulesQuery>,
 ) -> Result<Json<Items<RuleView>>, ApiError> {
-    let mut channel = None;
-    for (key, value) in query::pairs(q.as_deref())? {
-        match key.as_str() {
-            "channelId" => {
-                channel = Some(
-                    value
-                        .parse()
-                        .map_err(|_| query::bad(&key, "must be a channel id"))?,
-                )
-            }
-            _ => return Err(query::bad(&key, "unknown parameter")),
-        }
-    }
+    let channel = q.channel_id;
     let items = s.notify.rules(&caller(&s, &access, None)?, channel).await?;
     Ok(Json(Items { items }))
-}
-
-fn rule_id(raw: &str) -> Result<i64, ApiError> {
-    parse_id("notification rule", raw)
 }
 
 #[utoipa::path(
@@ -372,13 +359,9 @@ fn rule_id(raw: &str) -> Result<i64, ApiError> {
 pub async fn get_rule(
     State(s): State<AppState>,
     access: Access,
-    Path(raw): Path<String>,
+    Id(id, _): Id<ids::Rule>,
 ) -> Result<Json<RuleView>, ApiError> {
-    Ok(Json(
-        s.notify
-            .rule(&caller(&s, &access, None)?, rule_id(&raw)?)
-            .await?,
-    ))
+    Ok(Json(s.notify.rule(&caller(&s, &access, None)?, id).await?))
 }
 
 #[utoipa::path(
@@ -419,10 +402,9 @@ pub async fn create_rule(
 pub async fn replace_rule(
     State(s): State<AppState>,
     access: Access,
-    Path(raw): Path<String>,
+    Id(id, _): Id<ids::Rule>,
     body: Body,
 ) -> Result<Json<RuleView>, ApiError> {
-    let id = rule_id(&raw)?;
     let input: RuleInput = read_json_nullable(body, &["teamId"]).await?;
     let c = caller(&s, &access, input.reason.clone())?;
     Ok(Json(s.notify.replace_rule(c, id, input).await?))
@@ -443,146 +425,10 @@ pub async fn replace_rule(
 pub async fn delete_rule(
     State(s): State<AppState>,
     access: Access,
-    Path(raw): Path<String>,
-    RawQuery(q): RawQuery,
+    Id(id, _): Id<ids::Rule>,
+    Query(q): Query<ReasonQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let id = rule_id(&raw)?;
-    let c = caller(&s, &access, reason_query(q.as_deref())?)?;
+    let c = caller(&s, &access, q.reason)?;
     s.notify.delete_rule(c, id).await?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-fn delivery_filter(q: Option<&str>) -> Result<DeliveryFilter, ApiError> {
-    let mut f = DeliveryFilter {
-        limit: 100,
-        ..DeliveryFilter::default()
-    };
-    for (key, value) in query::pairs(q)? {
-        match key.as_str() {
-            "channelId" => {
-                f.channel_id = Some(
-                    value
-                        .parse()
-                        .map_err(|_| query::bad(&key, "must be a channel id"))?,
-                )
-            }
-            "status" if ["pending", "delivered", "failed"].contains(&value.as_str()) => {
-                f.status = Some(value)
-            }
-            "status" => return Err(query::bad(&key, "must be pending, delivered or failed")),
-            "kind" if ["events", "notice", "digest", "test"].contains(&value.as_str()) => {
-                f.kind = Some(value)
-            }
-            "kind" => return Err(query::bad(&key, "must be events, notice, digest or test")),
-            "limit" => f.limit = query::limit(&key, &value)?,
-            "next" => f.before_seq = Some(query::decode_seq(&key, &value)?),
-            _ => return Err(query::bad(&key, "unknown parameter")),
-        }
-    }
-    Ok(f)
-}
-
-/// Delivery states and kinds, as documented.
-#[allow(dead_code)] // read only by the OpenAPI document
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-enum DeliveryStatusParam {
-    Pending,
-    Delivered,
-    Failed,
-}
-
-#[allow(dead_code)] // read only by the OpenAPI document
-#[derive(utoipa::ToSchema)]
-#[serde(rename_all = "lowercase")]
-enum DeliveryKindParam {
-    Events,
-    Notice,
-    Digest,
-    Test,
-}
-
-/// `GET /v1/notifications/deliveries`: newest first; filters `channelId`, `status`,
-/// `kind`; `limit` 1–500; `next` continues.
-#[utoipa::path(
-    get,
-    path = "/v1/notifications/deliveries",
-    summary = "The delivery log, newest first, failures included.",
-    description = "Filters channelId, status (pending|delivered|failed), kind (events|notice|digest|test); limit 1-500 (100); next continues. Items {id (the X-Kerf-Delivery id), channelId, channelName, channelType, kind, title, status, attempts, eventIds, lastStatus, lastError, createdAt, updatedAt, deliveredAt, nextAttemptAt}.",
-    params(
-        ("channelId" = Option<i64>, Query),
-        ("status" = inline(Option<DeliveryStatusParam>), Query),
-        ("kind" = inline(Option<DeliveryKindParam>), Query),
-        ("limit" = Option<i64>, Query, minimum = 1, maximum = 500, description = "Default 100."),
-        ("next" = Option<String>, Query, description = "Cursor from the previous page"),
-    ),
-    responses(
-        (status = 200, description = "{items, next}", body = DeliveryPage),
-    )
-)]
-pub async fn list_deliveries(
-    State(s): State<AppState>,
-    access: Access,
-    RawQuery(q): RawQuery,
-) -> Result<Json<DeliveryPage>, ApiError> {
-    let filter = delivery_filter(q.as_deref())?;
-    let (items, next) = s
-        .notify
-        .deliveries(&caller(&s, &access, None)?, filter)
-        .await?;
-    Ok(Json(DeliveryPage {
-        items,
-        next: next.map(query::encode_seq),
-    }))
-}
-
-#[utoipa::path(
-    get,
-    path = "/v1/notifications/deliveries/{id}",
-    summary = "One delivery.",
-    params(
-        ("id" = String, Path),
-    ),
-    responses(
-        (status = 200, description = "The delivery.", body = DeliveryView),
-    )
-)]
-pub async fn get_delivery(
-    State(s): State<AppState>,
-    access: Access,
-    Path(raw): Path<String>,
-) -> Result<Json<DeliveryView>, ApiError> {
-    Ok(Json(
-        s.notify.delivery(&caller(&s, &access, None)?, raw).await?,
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn delivery_filters_are_strict() {
-        let f =
-            delivery_filter(Some("channelId=3&status=failed&kind=digest&limit=5")).expect("valid");
-        assert_eq!(
-            (
-                f.channel_id,
-                f.status.as_deref(),
-                f.kind.as_deref(),
-                f.limit
-            ),
-            (Some(3), Some("failed"), Some("digest"), 5)
-        );
-        for bad in [
-            "status=lost",
-            "kind=spam",
-            "limit=0",
-            "channelId=x",
-            "next=zz",
-            "who=me",
-        ] {
-            assert!(delivery_filter(Some(bad)).is_err(), "{bad}");
-        }
-    }
 }

@@ -13,7 +13,7 @@ use super::body::{parse_json, read_limited, MAX_JSON_BYTES};
 use super::config_audit::reason_query;
 use super::effective::{scoped_workload, workload_context, Scope};
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 use crate::fleet::workloads::{self, OverrideView};
 use crate::policy::OverrideSpec;
 

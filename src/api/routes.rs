@@ -1,7 +1,8 @@
 //! The route table: each route is added with its permission and its handler's
 //! `#[utoipa::path]` annotation (method, path, parameters, bodies, answers), so the
 //! router, the guard and the OpenAPI document (`api::document`) come from one list and
-//! cannot disagree. The table is kept so tests can walk every route.
+//! cannot disagree. The table is kept so tests can walk every route; [`route_table`]
+//! is every route of the API.
 
 use axum::http::Method;
 use axum::routing::MethodRouter;
@@ -10,9 +11,15 @@ use utoipa::openapi::path::Paths;
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa_axum::router::UtoipaMethodRouter;
+use utoipa_axum::routes;
 
 use super::access::{guard, Permission};
-use super::AppState;
+use super::state::AppState;
+use super::{
+    admin_settings, agent, approvals, audit, automation, backtest, clusters, config_audit,
+    datasources, deliveries, effective, export, feed, health, history, me, notifications,
+    overrides, policies, runs, savings, teams, tokens, usage, users, workload_totals, workloads,
+};
 
 /// One registered route.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,19 +137,101 @@ fn methods_of(item: &utoipa::openapi::path::PathItem) -> Vec<Method> {
     .collect()
 }
 
-/// A numeric `{id}` path segment; anything else is a 404 (no such resource).
-pub fn parse_id(kind: &str, raw: &str) -> Result<i64, super::error::ApiError> {
-    raw.parse::<i64>()
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| super::error::ApiError::not_found(format!("{kind} {raw} does not exist")))
-}
-
-/// Reads `Option<Option<T>>` so a JSON `null` (clear) differs from an absent field (keep).
-pub fn double_option<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::Deserialize<'de>,
-{
-    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+/// Every route of the API, with its permission.
+pub fn route_table() -> RouteTable {
+    use Permission::*;
+    RouteTable::new()
+        .add(Public, routes!(health::healthz))
+        .add(Public, routes!(health::readyz))
+        .add(Metrics, routes!(health::metrics))
+        .add(Public, routes!(health::openapi))
+        .add(ClusterAgent, routes!(agent::post_events))
+        .add(WorkloadRead, routes!(audit::get_audit))
+        .add(Admin, routes!(config_audit::get_config_audit))
+        .add(Public, routes!(me::login))
+        .add(Authenticated, routes!(me::logout))
+        .add(Authenticated, routes!(me::get_me))
+        .add(Admin, routes!(users::list))
+        .add(Admin, routes!(users::create))
+        .add(Admin, routes!(users::get))
+        .add(Admin, routes!(users::update))
+        .add(Admin, routes!(users::delete))
+        .add(Admin, routes!(users::password_reset))
+        .add(Admin, routes!(tokens::list))
+        .add(Admin, routes!(tokens::create))
+        .add(Admin, routes!(tokens::revoke))
+        .add(Admin, routes!(teams::list))
+        .add(Admin, routes!(teams::create))
+        .add(TeamAdmin, routes!(teams::get))
+        .add(Admin, routes!(teams::update))
+        .add(Admin, routes!(teams::delete))
+        .add(TeamAdmin, routes!(teams::set_members))
+        .add(Viewer, routes!(runs::list_runs))
+        .add(Viewer, routes!(runs::get_run))
+        .add(Editor, routes!(runs::post_run))
+        .add(ClusterAgent, routes!(feed::cluster_recommendations))
+        .add(WorkloadRead, routes!(workloads::list_workloads))
+        .add(WorkloadRead, routes!(workload_totals::get_summary))
+        .add(WorkloadRead, routes!(export::get_recommendations))
+        .add(WorkloadRead, routes!(workloads::get_workload))
+        .add(WorkloadRead, routes!(workloads::list_recommendations))
+        .add(WorkloadRead, routes!(usage::get_usage))
+        .add(WorkloadRead, routes!(effective::get_policy))
+        .add(WorkloadWrite, routes!(overrides::put_override))
+        .add(WorkloadWrite, routes!(overrides::delete_override))
+        .add(WorkloadWrite, routes!(approvals::approve))
+        .add(WorkloadRead, routes!(history::get_history))
+        .add(Viewer, routes!(backtest::list_presets))
+        .add(Viewer, routes!(backtest::post_backtest))
+        .add(Viewer, routes!(policies::list))
+        .add(Editor, routes!(policies::create))
+        .add(Viewer, routes!(policies::get))
+        .add(Editor, routes!(policies::replace))
+        .add(Editor, routes!(policies::delete))
+        .add(Viewer, routes!(policies::versions))
+        .add(Viewer, routes!(policies::version))
+        .add(Editor, routes!(policies::revert))
+        .add(Viewer, routes!(savings::get_savings))
+        .add(Admin, routes!(admin_settings::get_recommender))
+        .add(Admin, routes!(admin_settings::put_recommender))
+        .add(Admin, routes!(admin_settings::get_pricing))
+        .add(Admin, routes!(admin_settings::put_pricing))
+        .add(Admin, routes!(datasources::create))
+        .add(Admin, routes!(datasources::list))
+        .add(Admin, routes!(datasources::get))
+        .add(Admin, routes!(datasources::replace))
+        .add(Admin, routes!(datasources::delete))
+        .add(Admin, routes!(datasources::test))
+        .add(Admin, routes!(datasources::set_for_cluster))
+        .add(Viewer, routes!(clusters::list))
+        .add(Admin, routes!(clusters::create))
+        .add(Viewer, routes!(clusters::get))
+        .add(Admin, routes!(clusters::update))
+        .add(Admin, routes!(clusters::retire))
+        .add(Admin, routes!(clusters::rotate_token))
+        .add(Editor, routes!(clusters::put_freeze))
+        .add(Viewer, routes!(clusters::readiness))
+        .add(Editor, routes!(automation::pause_cluster))
+        .add(Editor, routes!(automation::resume_cluster))
+        .add(Editor, routes!(automation::pause_fleet))
+        .add(Editor, routes!(automation::resume_fleet))
+        .add(Viewer, routes!(automation::list_pauses))
+        .add(WorkloadRead, routes!(notifications::list_channels))
+        .add(WorkloadWrite, routes!(notifications::create_channel))
+        .add(WorkloadRead, routes!(notifications::get_channel))
+        .add(WorkloadWrite, routes!(notifications::replace_channel))
+        .add(WorkloadWrite, routes!(notifications::delete_channel))
+        .add(WorkloadWrite, routes!(notifications::test_channel))
+        .add(WorkloadRead, routes!(notifications::get_digest))
+        .add(WorkloadWrite, routes!(notifications::put_digest))
+        .add(WorkloadRead, routes!(notifications::list_digests))
+        .add(WorkloadRead, routes!(notifications::list_rules))
+        .add(WorkloadWrite, routes!(notifications::create_rule))
+        .add(WorkloadRead, routes!(notifications::get_rule))
+        .add(WorkloadWrite, routes!(notifications::replace_rule))
+        .add(WorkloadWrite, routes!(notifications::delete_rule))
+        .add(WorkloadRead, routes!(deliveries::list_deliveries))
+        .add(WorkloadRead, routes!(deliveries::get_delivery))
+        .add(ClusterAgent, routes!(agent::config))
+        .add(ClusterAgent, routes!(agent::heartbeat))
 }

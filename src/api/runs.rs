@@ -2,39 +2,73 @@
 //! (with live progress while it runs) and `POST /v1/clusters/{cluster}/runs` (manual
 //! trigger; 409 while the cluster has a run in progress).
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
 use super::error::ApiError;
 use super::lists::Page;
-use super::query::{self, bad, decode_cursor, encode_cursor, stored_json};
-use super::AppState;
+use super::query::{encode_cursor, params, Query};
+use super::state::AppState;
+
+use crate::runs::{RunError, RunStatus, Trigger};
+use crate::store::{RunFilter, RunRecord};
+use crate::timestamp::format_ms;
 
 /// Run states and triggers, as documented.
-#[allow(dead_code)] // read only by the OpenAPI document
-#[derive(ToSchema)]
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-enum StatusParam {
+pub enum StatusParam {
     Running,
     Succeeded,
     Partial,
     Failed,
 }
 
-#[allow(dead_code)] // read only by the OpenAPI document
-#[derive(ToSchema)]
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-enum TriggerParam {
+pub enum TriggerParam {
     Scheduled,
     Manual,
 }
-use crate::runs::{RunError, Trigger};
-use crate::store::{RunFilter, RunRecord};
-use crate::timestamp::format_ms;
+
+/// `GET /v1/runs`' query.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunsQuery {
+    cluster: Option<String>,
+    status: Option<StatusParam>,
+    trigger: Option<TriggerParam>,
+    #[serde(deserialize_with = "params::limit")]
+    limit: Option<usize>,
+    #[serde(deserialize_with = "params::seq")]
+    next: Option<i64>,
+}
+
+impl RunsQuery {
+    fn filter(self) -> RunFilter {
+        let status = self.status.map(|s| match s {
+            StatusParam::Running => RunStatus::Running,
+            StatusParam::Succeeded => RunStatus::Succeeded,
+            StatusParam::Partial => RunStatus::Partial,
+            StatusParam::Failed => RunStatus::Failed,
+        });
+        let trigger = self.trigger.map(|t| match t {
+            TriggerParam::Scheduled => Trigger::Scheduled,
+            TriggerParam::Manual => Trigger::Manual,
+        });
+        RunFilter {
+            cluster: self.cluster,
+            status,
+            trigger,
+            limit: self.limit.unwrap_or(50),
+            before_seq: self.next,
+        }
+    }
+}
 
 #[utoipa::path(
     get,
@@ -53,44 +87,18 @@ use crate::timestamp::format_ms;
 )]
 pub async fn list_runs(
     State(state): State<AppState>,
-    RawQuery(raw): RawQuery,
+    Query(q): Query<RunsQuery>,
 ) -> Result<Json<Page<RunView>>, ApiError> {
-    let mut f = RunFilter {
-        limit: 50,
-        ..Default::default()
-    };
-    for (key, value) in query::pairs(raw.as_deref())? {
-        match key.as_str() {
-            "cluster" => f.cluster = Some(value),
-            "status" => {
-                if !["running", "succeeded", "partial", "failed"].contains(&value.as_str()) {
-                    return Err(bad(&key, "must be running, succeeded, partial or failed"));
-                }
-                f.status = Some(value)
-            }
-            "trigger" => {
-                if !["scheduled", "manual"].contains(&value.as_str()) {
-                    return Err(bad(&key, "must be scheduled or manual"));
-                }
-                f.trigger = Some(value)
-            }
-            "limit" => f.limit = query::limit(&key, &value)?,
-            "next" => {
-                let seq = decode_cursor(&key, &value)?.as_i64().filter(|n| *n > 0);
-                f.before_seq =
-                    Some(seq.ok_or_else(|| bad(&key, "is not a cursor returned by this API"))?);
-            }
-            _ => return Err(bad(&key, "unknown parameter")),
-        }
-    }
-    let (items, next) = state.store.list_runs(f).await?;
-    let items = items
+    let f = q.filter();
+    let page = state.store.reading(move |r| r.list_runs(&f)).await?;
+    let items = page
+        .items
         .iter()
         .map(|r| run_json(&state, r))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Json(Page {
         items,
-        next: next.map(|seq| encode_cursor(&json!(seq))),
+        next: page.next.map(|seq| encode_cursor(&json!(seq))),
     }))
 }
 
@@ -109,9 +117,10 @@ pub async fn get_run(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<RunView>, ApiError> {
+    let wanted = id.clone();
     let run = state
         .store
-        .run(id.clone())
+        .reading(move |r| r.run(&wanted))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
     Ok(Json(run_json(&state, &run)?))
@@ -202,9 +211,9 @@ pub fn run_json(state: &AppState, r: &RunRecord) -> Result<RunView, ApiError> {
     let mut v = RunView {
         id: r.id.clone(),
         cluster: r.cluster.clone(),
-        trigger: r.trigger.clone(),
-        status: r.status.clone(),
-        phase: r.phase.clone(),
+        trigger: r.trigger.to_string(),
+        status: r.status.to_string(),
+        phase: r.phase.to_string(),
         started_at: format_ms(r.started_at),
         finished_at: r.finished_at.map(format_ms),
         window: RunWindow {
@@ -219,11 +228,15 @@ pub fn run_json(state: &AppState, r: &RunRecord) -> Result<RunView, ApiError> {
             stale: r.workloads_stale,
         },
         recommendations: r.recommendations,
-        phase_ms: stored_json(&r.phase_ms)?,
-        collect: stored_json(&r.collect_stats)?,
-        errors: stored_json(&r.errors)?,
+        phase_ms: tree(&r.phase_ms)?,
+        // `{}` until the plan is in.
+        collect: match &r.collect_stats {
+            Some(c) => tree(c)?,
+            None => json!({}),
+        },
+        errors: tree(&r.errors)?,
     };
-    if r.status == "running" {
+    if r.status == RunStatus::Running {
         if let Some(p) = state.runs.active().of_run(&r.id) {
             v.phase = p.phase.to_string();
             v.workloads.total = p.workloads_total;
@@ -231,4 +244,9 @@ pub fn run_json(state: &AppState, r: &RunRecord) -> Result<RunView, ApiError> {
         }
     }
     Ok(v)
+}
+
+/// A typed column of the record as the JSON the API has always served for it.
+fn tree<T: Serialize>(value: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(value).map_err(ApiError::internal)
 }

@@ -7,7 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::error::ApiError;
-use super::AppState;
+use super::state::AppState;
 use crate::runs::summary::HOURS_PER_MONTH;
 
 /// `GET /v1/savings`.
@@ -68,7 +68,7 @@ fn round2(v: f64) -> f64 {
 )]
 pub async fn get_savings(State(state): State<AppState>) -> Result<Json<Savings>, ApiError> {
     let pricing = state.runs.pricing().await.map_err(ApiError::internal)?;
-    let per_cluster = state.store.savings_by_cluster().await?;
+    let per_cluster = state.store.reading(|r| r.savings_by_cluster()).await?;
     let (mut s, mut x, mut n, mut u) = (0.0, 0.0, 0, 0);
     let clusters = per_cluster
         .iter()

@@ -3,7 +3,7 @@
 //! it and manage its members (recorded with the team in `actor.teams`).
 
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -11,11 +11,13 @@ use serde::{Deserialize, Serialize};
 
 use super::access::{Access, Via};
 use super::body::read_json;
-use super::config_audit::{context, reason_query};
+use super::config_audit::context;
 use super::error::ApiError;
+use super::ids::{self, Id};
 use super::lists::Items;
-use super::routes::parse_id;
-use super::AppState;
+use super::query::params::ReasonQuery;
+use super::query::Query;
+use super::state::AppState;
 use crate::auth::teams::{
     self, MemberBody, MemberNaming, NewTeam, PatternBody, TeamChanges, TeamView,
 };
@@ -76,9 +78,8 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Items<TeamView>>
 )]
 pub async fn get(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Team>,
 ) -> Result<Json<TeamView>, ApiError> {
-    let id = parse_id("team", &id)?;
     Ok(Json(teams::get(&state.store, id).await?))
 }
 
@@ -127,10 +128,9 @@ pub async fn create(
 pub async fn update(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Team>,
     body: Body,
 ) -> Result<Json<TeamView>, ApiError> {
-    let id = parse_id("team", &id)?;
     let req: UpdateTeam = read_json(body).await?;
     let ctx = context(&access, req.reason)?;
     let changes = TeamChanges {
@@ -159,10 +159,9 @@ pub async fn update(
 pub async fn set_members(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Team>,
     body: Body,
 ) -> Result<Json<TeamView>, ApiError> {
-    let id = parse_id("team", &id)?;
     let req: SetMembers = read_json(body).await?;
     let naming = match access.via {
         Via::Teams(_) => MemberNaming::NewByUsername,
@@ -191,11 +190,10 @@ pub async fn set_members(
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
-    RawQuery(query): RawQuery,
+    Id(id, _): Id<ids::Team>,
+    Query(q): Query<ReasonQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let id = parse_id("team", &id)?;
-    let ctx = context(&access, reason_query(query.as_deref())?)?;
+    let ctx = context(&access, q.reason)?;
     teams::delete(&state.store, state.now(), ctx, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

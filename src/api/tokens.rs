@@ -2,7 +2,7 @@
 //! once, at creation; only its SHA-256 is kept. Revocation is immediate.
 
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::State;
 use axum::http::header::CACHE_CONTROL;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -11,11 +11,13 @@ use serde::{Deserialize, Serialize};
 
 use super::access::Access;
 use super::body::read_json;
-use super::config_audit::{context, reason_query};
+use super::config_audit::context;
 use super::error::ApiError;
+use super::ids::{self, Id};
 use super::lists::Items;
-use super::routes::parse_id;
-use super::AppState;
+use super::query::params::ReasonQuery;
+use super::query::Query;
+use super::state::AppState;
 pub use crate::auth::accounts::TokenView;
 use crate::auth::accounts::{self, CreatedToken, NewTokenInput};
 
@@ -95,11 +97,10 @@ pub async fn create(
 pub async fn revoke(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
-    RawQuery(query): RawQuery,
+    Id(id, _): Id<ids::Token>,
+    Query(q): Query<ReasonQuery>,
 ) -> Result<Json<TokenView>, ApiError> {
-    let id = parse_id("token", &id)?;
-    let ctx = context(&access, reason_query(query.as_deref())?)?;
+    let ctx = context(&access, q.reason)?;
     Ok(Json(
         accounts::revoke_token(&state.store, state.now(), ctx, id).await?,
     ))

@@ -4,27 +4,39 @@
 //! maximum of every series of a container per bucket, at most 500 points. The
 //! recommendation itself never sees downsampled data.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::error::ApiError;
-use super::query::{self, bad};
-use super::AppState;
+use super::query::{bad, params, Query};
+use super::state::AppState;
 
-/// The resources, as documented.
-#[allow(dead_code)] // read only by the OpenAPI document
-#[derive(ToSchema)]
-#[serde(rename_all = "lowercase")]
-enum ResourceParam {
-    Cpu,
-    Memory,
-}
 use crate::analysis::{normalize_samples, Sample, Series};
 use crate::datasource::{Source, UsageResource, Window};
 use crate::timestamp::format_ms;
+
+/// The resources, as documented.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ResourceParam {
+    Cpu,
+    Memory,
+}
+
+/// The chart's query (`resource` is required; the handler says so).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UsageQuery {
+    resource: Option<ResourceParam>,
+    #[serde(deserialize_with = "params::time_ms")]
+    from: Option<i64>,
+    #[serde(deserialize_with = "params::time_ms")]
+    to: Option<i64>,
+    container: Option<String>,
+}
 
 /// `GET /v1/workloads/{id}/usage`: chart series per container.
 #[derive(Debug, Serialize, ToSchema)]
@@ -83,25 +95,14 @@ pub async fn get_usage(
     State(state): State<AppState>,
     access: super::access::Access,
     Path(id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Query(q): Query<UsageQuery>,
 ) -> Result<Json<Usage>, ApiError> {
-    let (mut resource, mut from, mut to, mut container) = (None, None, None, None);
-    for (key, value) in query::pairs(raw.as_deref())? {
-        match key.as_str() {
-            "resource" => {
-                resource = Some(match value.as_str() {
-                    "cpu" => UsageResource::Cpu,
-                    "memory" => UsageResource::Memory,
-                    _ => return Err(bad(&key, "must be cpu or memory")),
-                })
-            }
-            "from" => from = Some(query::time_ms(&key, &value)?),
-            "to" => to = Some(query::time_ms(&key, &value)?),
-            "container" => container = Some(value),
-            _ => return Err(bad(&key, "unknown parameter")),
-        }
-    }
-    let resource = resource.ok_or_else(|| bad("resource", "is required (cpu or memory)"))?;
+    let resource = match q.resource {
+        Some(ResourceParam::Cpu) => UsageResource::Cpu,
+        Some(ResourceParam::Memory) => UsageResource::Memory,
+        None => return Err(bad("resource", "is required (cpu or memory)")),
+    };
+    let (from, to, container) = (q.from, q.to, q.container);
     let w = super::effective::scoped_workload(&state, &access, &id, super::effective::Scope::Read)
         .await?;
     let settings = state.runs.recommender().await.map_err(ApiError::internal)?;
@@ -125,25 +126,24 @@ pub async fn get_usage(
         }
         names = vec![c];
     }
-    let (source, scope) = state
-        .runs
-        .source_for(&w.seen.cluster)
-        .await
-        .map_err(|m| ApiError::new(axum::http::StatusCode::CONFLICT, "no_datasource", m))?;
+    let (source, scope) = state.runs.source_for(&w.seen.cluster).await.map_err(|e| {
+        ApiError::new(
+            axum::http::StatusCode::CONFLICT,
+            "no_datasource",
+            e.to_string(),
+        )
+    })?;
     let window = Window {
         start_ms: from,
         end_ms: to,
         step_seconds: settings.step_seconds,
     };
-    let workload = (
-        w.seen.namespace.as_str(),
-        w.seen.kind.as_str(),
-        w.seen.name.as_str(),
-    );
+    let s = &w.seen;
+    let workload = crate::workload::WorkloadKey::new(&s.namespace, s.kind.clone(), &s.name);
     let mut containers = Vec::with_capacity(names.len());
     for name in names {
         let series = source
-            .usage(&scope, workload, &name, resource, window)
+            .usage(&scope, &workload, &name, resource, window)
             .await
             .map_err(|e| {
                 ApiError::new(

@@ -3,7 +3,7 @@
 //! never carry a password or hash.
 
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::State;
 use axum::http::header::CACHE_CONTROL;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -11,12 +11,15 @@ use axum::Json;
 use serde::{Deserialize, Serialize};
 
 use super::access::Access;
+use super::body::double_option;
 use super::body::{read_json, read_json_nullable};
-use super::config_audit::{context, reason_query};
+use super::config_audit::context;
 use super::error::ApiError;
+use super::ids::{self, Id};
 use super::lists::Items;
-use super::routes::{double_option, parse_id};
-use super::AppState;
+use super::query::params::ReasonQuery;
+use super::query::Query;
+use super::state::AppState;
 pub use crate::auth::accounts::UserView;
 use crate::auth::accounts::{self, NewUserInput, UserChanges, WithPassword};
 
@@ -83,9 +86,8 @@ pub async fn list(State(state): State<AppState>) -> Result<Json<Items<UserView>>
 )]
 pub async fn get(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::User>,
 ) -> Result<Json<UserView>, ApiError> {
-    let id = parse_id("user", &id)?;
     Ok(Json(accounts::get_user(&state.store, id).await?))
 }
 
@@ -135,10 +137,9 @@ pub async fn create(
 pub async fn update(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::User>,
     body: Body,
 ) -> Result<Json<UserView>, ApiError> {
-    let id = parse_id("user", &id)?;
     // `role: null` is documented: clears the fleet role.
     let req: UpdateUser = read_json_nullable(body, &["role"]).await?;
     let ctx = context(&access, req.reason)?;
@@ -168,11 +169,10 @@ pub async fn update(
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
-    RawQuery(query): RawQuery,
+    Id(id, _): Id<ids::User>,
+    Query(q): Query<ReasonQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let id = parse_id("user", &id)?;
-    let ctx = context(&access, reason_query(query.as_deref())?)?;
+    let ctx = context(&access, q.reason)?;
     accounts::delete_user(&state.store, state.now(), ctx, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -193,10 +193,9 @@ pub async fn delete(
 pub async fn password_reset(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::User>,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let id = parse_id("user", &id)?;
     let req: ResetPassword = read_json(body).await?;
     let ctx = context(&access, req.reason)?;
     let now = state.now();

@@ -2,27 +2,27 @@
 //! recommendations export): the query parameters, their validation, the sort orders and
 //! their cursors, and the caller's team scope.
 
+use serde::de::{Deserializer, Error as _};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use utoipa::IntoParams;
 
 use super::access::Access;
 use super::error::ApiError;
-use super::query::{self, bad, decode_cursor, encode_cursor};
-use crate::store::{ListedWorkload, NameMatch, Position, SortValue, WorkloadFilter, WorkloadSort};
+use super::query::{bad, encode_cursor, params};
+use crate::store::{NameMatch, Position, SortValue, WorkloadFilter, WorkloadSort};
 
-/// The sort orders: query value, store order, cursor tag and default direction.
-const SORTS: &[(&str, WorkloadSort, &str, bool)] = &[
-    ("name", WorkloadSort::Name, "n", false),
-    ("savings", WorkloadSort::Savings, "s", true),
-    ("impact", WorkloadSort::Impact, "i", true),
-    ("risk", WorkloadSort::Risk, "r", true),
-    ("confidence", WorkloadSort::Confidence, "c", true),
+/// The sort orders: store order, cursor tag and default direction.
+const SORTS: &[(WorkloadSort, &str, bool)] = &[
+    (WorkloadSort::Name, "n", false),
+    (WorkloadSort::Savings, "s", true),
+    (WorkloadSort::Impact, "i", true),
+    (WorkloadSort::Risk, "r", true),
+    (WorkloadSort::Confidence, "c", true),
 ];
 
 /// The sort orders, as documented.
-#[allow(dead_code)] // read only by the OpenAPI document
-#[derive(utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SortParam {
     Name,
@@ -32,17 +32,27 @@ pub enum SortParam {
     Confidence,
 }
 
+impl SortParam {
+    fn store(self) -> WorkloadSort {
+        match self {
+            SortParam::Name => WorkloadSort::Name,
+            SortParam::Savings => WorkloadSort::Savings,
+            SortParam::Impact => WorkloadSort::Impact,
+            SortParam::Risk => WorkloadSort::Risk,
+            SortParam::Confidence => WorkloadSort::Confidence,
+        }
+    }
+}
+
 /// The directions, as documented.
-#[allow(dead_code)] // read only by the OpenAPI document
-#[derive(utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum OrderParam {
     Asc,
     Desc,
 }
 
-#[allow(dead_code)] // read only by the OpenAPI document
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DataQualityParam {
     Available,
@@ -50,19 +60,29 @@ pub enum DataQualityParam {
     Unavailable,
 }
 
-/// The filter's query parameters, as documented (the handlers read them with
-/// [`take_filter`], which refuses unknown ones).
-#[allow(dead_code)] // read only by the OpenAPI document
-#[derive(Debug, Deserialize, IntoParams)]
+impl DataQualityParam {
+    fn as_str(self) -> &'static str {
+        match self {
+            DataQualityParam::Available => "available",
+            DataQualityParam::Partial => "partial",
+            DataQualityParam::Unavailable => "unavailable",
+        }
+    }
+}
+
+/// The filter's query parameters, as documented and as read.
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-#[serde(rename_all = "camelCase")]
+#[serde(default, rename_all = "camelCase", deny_unknown_fields)]
 pub struct WorkloadQuery {
     cluster: Option<String>,
     /// A prefix (`sho` finds `shop`), or a glob with `*` and `?` (`shop-*`).
     #[param(min_length = 1, max_length = 253)]
+    #[serde(deserialize_with = "name_pattern")]
     namespace: Option<String>,
     /// A prefix, or a glob with `*` and `?`.
     #[param(min_length = 1, max_length = 253)]
+    #[serde(deserialize_with = "name_pattern")]
     name: Option<String>,
     kind: Option<String>,
     /// Name contains (case-insensitive).
@@ -79,97 +99,81 @@ pub struct WorkloadQuery {
     risk: Option<bool>,
 }
 
-/// What the query asked for beyond the filter itself.
-#[derive(Debug, Default)]
-pub struct Paging {
-    pub order: Option<bool>,
-    pub cursor: Option<Value>,
-}
-
-/// Applies one filter parameter to `f`; `Ok(false)` when `key` is not a filter.
-pub fn take_filter(f: &mut WorkloadFilter, key: &str, value: String) -> Result<bool, ApiError> {
-    match key {
-        "cluster" => f.cluster = Some(value),
-        "namespace" => f.namespace = Some(name_match(key, &value)?),
-        "name" => f.name = Some(name_match(key, &value)?),
-        "kind" => f.kind = Some(value),
-        "q" => f.search = Some(value),
-        "notice" => f.notice = Some(value),
-        "dataQuality" => {
-            if !["available", "partial", "unavailable"].contains(&value.as_str()) {
-                return Err(bad(key, "must be available, partial or unavailable"));
-            }
-            f.data_quality = Some(value)
-        }
-        "hasRecommendation" => f.has_recommendation = Some(query::boolean(key, &value)?),
-        "stale" => f.stale = Some(query::boolean(key, &value)?),
-        "risk" => f.risky = Some(query::boolean(key, &value)?),
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-/// A namespace or name filter: a glob when it has `*` or `?`, else a prefix.
-fn name_match(key: &str, value: &str) -> Result<NameMatch, ApiError> {
+/// A namespace or name filter: 1 to 253 characters.
+fn name_pattern<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let value = String::deserialize(d)?;
     if value.is_empty() || value.len() > 253 {
-        return Err(bad(key, "must be 1 to 253 characters"));
+        return Err(D::Error::custom("must be 1 to 253 characters"));
     }
-    Ok(NameMatch::typed(value))
+    Ok(Some(value))
 }
 
-/// Applies one sort or paging parameter; `Ok(false)` when `key` is not one.
-pub fn take_paging(
-    f: &mut WorkloadFilter,
-    p: &mut Paging,
-    key: &str,
-    value: &str,
-) -> Result<bool, ApiError> {
-    match key {
-        "sort" => {
-            f.sort = SORTS
-                .iter()
-                .find(|s| s.0 == value)
-                .map(|s| s.1)
-                .ok_or_else(|| bad(key, "must be name, savings, impact, risk or confidence"))?
-        }
-        "order" => {
-            p.order = Some(match value {
-                "asc" => false,
-                "desc" => true,
-                _ => return Err(bad(key, "must be asc or desc")),
-            })
-        }
-        "limit" => f.limit = query::limit(key, value)?,
-        "next" => p.cursor = Some(decode_cursor(key, value)?),
-        _ => return Ok(false),
-    }
-    Ok(true)
+/// How the matching workloads are sorted (the list and the export).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkloadOrder {
+    sort: Option<SortParam>,
+    order: Option<OrderParam>,
 }
 
-/// The caller's scope, the default direction of the sort and the cursor, once every
-/// parameter is read.
-pub fn finish(f: &mut WorkloadFilter, p: Paging, access: &Access) -> Result<(), ApiError> {
-    f.scopes = access.namespace_scope();
-    let (_, _, tag, descending) = sort_entry(f.sort);
-    f.descending = p.order.unwrap_or(descending);
-    if let Some(c) = p.cursor {
-        f.after = Some(
+/// The list's page: its size and where the page before ended.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkloadPaging {
+    #[serde(deserialize_with = "params::limit")]
+    limit: Option<usize>,
+    #[serde(deserialize_with = "params::cursor")]
+    next: Option<Value>,
+}
+
+/// The store's filter for `q` in `order`, after `paging`, in the caller's scope (a
+/// glob when a namespace or name has `*` or `?`, else a prefix).
+pub fn filter(
+    q: WorkloadQuery,
+    order: WorkloadOrder,
+    paging: WorkloadPaging,
+    access: &Access,
+) -> Result<WorkloadFilter, ApiError> {
+    let sort = order.sort.map_or(WorkloadSort::Name, SortParam::store);
+    let (_, tag, descending) = sort_entry(sort);
+    let after = match paging.next {
+        Some(c) => Some(
             position(tag, &c).ok_or_else(|| bad("next", "is not a cursor of this sort order"))?,
-        );
-    }
-    Ok(())
+        ),
+        None => None,
+    };
+    let defaults = WorkloadFilter::default();
+    Ok(WorkloadFilter {
+        cluster: q.cluster,
+        namespace: q.namespace.as_deref().map(NameMatch::typed),
+        name: q.name.as_deref().map(NameMatch::typed),
+        kind: q.kind,
+        search: q.q,
+        has_recommendation: q.has_recommendation,
+        data_quality: q.data_quality.map(|d| d.as_str().to_string()),
+        notice: q.notice,
+        stale: q.stale,
+        risky: q.risk,
+        sort,
+        descending: order
+            .order
+            .map_or(descending, |o| matches!(o, OrderParam::Desc)),
+        after,
+        limit: paging.limit.unwrap_or(defaults.limit),
+        scopes: access.namespace_scope(),
+    })
 }
 
-fn sort_entry(sort: WorkloadSort) -> (&'static str, WorkloadSort, &'static str, bool) {
+fn sort_entry(sort: WorkloadSort) -> (WorkloadSort, &'static str, bool) {
     *SORTS
         .iter()
-        .find(|s| s.1 == sort)
+        .find(|s| s.0 == sort)
         .expect("every sort is listed")
 }
 
-/// The cursor after `last` in `sort` order.
-pub fn cursor_after(sort: WorkloadSort, last: &ListedWorkload) -> String {
-    let keys: Vec<Value> = last
+/// The cursor of the page after `after` in `sort` order.
+pub fn cursor_after(sort: WorkloadSort, after: &Position) -> String {
+    let keys: Vec<Value> = after
         .keys
         .iter()
         .map(|k| match k {
@@ -178,7 +182,7 @@ pub fn cursor_after(sort: WorkloadSort, last: &ListedWorkload) -> String {
             SortValue::Integer(v) => json!(v),
         })
         .collect();
-    encode_cursor(&json!([sort_entry(sort).2, keys, last.row.seen.id]))
+    encode_cursor(&json!([sort_entry(sort).1, keys, after.id]))
 }
 
 fn position(tag: &str, c: &Value) -> Option<Position> {

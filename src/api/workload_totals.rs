@@ -2,32 +2,52 @@
 //! (counts, data quality, notices, savings, extra spend and net), for everything or
 //! grouped by cluster, namespace, team or a label. The overview's counts are one call.
 
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::Json;
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::Access;
 use super::error::ApiError;
-use super::query::{self, bad};
-use super::workload_query::{finish, take_filter, Paging, WorkloadQuery};
-use super::AppState;
+use super::query::{bad, Query};
+use super::state::AppState;
+use super::workload_query::{filter, WorkloadOrder, WorkloadPaging, WorkloadQuery};
+
+use crate::runs::summary::HOURS_PER_MONTH;
+use crate::store::{GroupBy, WorkloadTotals, COUNTED_NOTICES};
 
 /// The groupings, as documented.
-#[allow(dead_code)] // read only by the OpenAPI document
-#[derive(ToSchema)]
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
-enum GroupByParam {
+pub enum GroupByParam {
     None,
     Cluster,
     Namespace,
     Team,
     Label,
 }
-use crate::runs::summary::HOURS_PER_MONTH;
-use crate::store::{GroupBy, WorkloadFilter, WorkloadTotals, COUNTED_NOTICES};
+
+impl GroupByParam {
+    fn as_str(self) -> &'static str {
+        match self {
+            GroupByParam::None => "none",
+            GroupByParam::Cluster => "cluster",
+            GroupByParam::Namespace => "namespace",
+            GroupByParam::Team => "team",
+            GroupByParam::Label => "label",
+        }
+    }
+}
+
+/// How the totals are grouped (`label` names the label, with `by=label` only).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Grouping {
+    by: Option<GroupByParam>,
+    label: Option<String>,
+}
 
 fn round2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
@@ -115,52 +135,51 @@ pub struct SummaryView {
 pub async fn get_summary(
     State(state): State<AppState>,
     access: Access,
-    RawQuery(raw): RawQuery,
+    Query((q, grouping)): Query<(WorkloadQuery, Grouping)>,
 ) -> Result<Json<SummaryView>, ApiError> {
-    let mut f = WorkloadFilter::default();
-    let (mut by, mut label) = (String::from("none"), None::<String>);
-    for (key, value) in query::pairs(raw.as_deref())? {
-        match key.as_str() {
-            "by" => by = value,
-            "label" => label = Some(value),
-            _ => {
-                if !take_filter(&mut f, &key, value)? {
-                    return Err(bad(&key, "unknown parameter"));
-                }
-            }
-        }
-    }
-    finish(&mut f, Paging::default(), &access)?;
-    let group = match (by.as_str(), label) {
-        ("none", None) => GroupBy::Nothing,
-        ("cluster", None) => GroupBy::Cluster,
-        ("namespace", None) => GroupBy::Namespace,
-        ("team", None) => GroupBy::Team(
+    let f = filter(
+        q,
+        WorkloadOrder::default(),
+        WorkloadPaging::default(),
+        &access,
+    )?;
+    let by = grouping.by.unwrap_or(GroupByParam::None);
+    let group = match (by, grouping.label) {
+        (GroupByParam::None, None) => GroupBy::Nothing,
+        (GroupByParam::Cluster, None) => GroupBy::Cluster,
+        (GroupByParam::Namespace, None) => GroupBy::Namespace,
+        (GroupByParam::Team, None) => GroupBy::Team(
             state
                 .store
-                .list_teams()
+                .reading(|r| r.list_teams())
                 .await?
                 .into_iter()
                 .map(|t| (t.name, t.namespaces))
                 .collect(),
         ),
-        ("label", Some(key)) if !key.is_empty() && key.len() <= 317 => GroupBy::Label(key),
-        ("label", _) => return Err(bad("label", "names the label to group by (by=label)")),
+        (GroupByParam::Label, Some(key)) if !key.is_empty() && key.len() <= 317 => {
+            GroupBy::Label(key)
+        }
+        (GroupByParam::Label, _) => {
+            return Err(bad("label", "names the label to group by (by=label)"))
+        }
         (_, Some(_)) => return Err(bad("label", "goes with by=label only")),
-        _ => return Err(bad("by", "must be none, cluster, namespace, team or label")),
     };
     let pricing = state.runs.pricing().await.map_err(ApiError::internal)?;
-    let total = state
+    let (total, groups) = state
         .store
-        .workload_totals(f.clone(), GroupBy::Nothing)
+        .reading(move |r| {
+            let total = r.workload_totals(&f, &GroupBy::Nothing)?;
+            let groups = match group {
+                GroupBy::Nothing => Vec::new(),
+                g => r.workload_totals(&f, &g)?,
+            };
+            Ok((total, groups))
+        })
         .await?;
-    let groups = match group {
-        GroupBy::Nothing => Vec::new(),
-        g => state.store.workload_totals(f, g).await?,
-    };
     let empty = WorkloadTotals::default();
     Ok(Json(SummaryView {
-        by,
+        by: by.as_str().to_string(),
         currency: pricing.currency,
         basis: "requests",
         hours_per_month: HOURS_PER_MONTH,

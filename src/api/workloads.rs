@@ -2,24 +2,24 @@
 //! its settings in force and latest recommendation (evidence included), and its
 //! recommendation history.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::Json;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
 use super::access::Access;
 use super::effective::{scoped_workload, Scope};
 use super::error::ApiError;
-use super::export::plan::{plan, ContainerPlan};
 use super::export::{apply_view, ApplyView};
 use super::lists::Page;
-use super::query::{self, bad, decode_cursor, encode_cursor, stored_json};
+use super::query::{encode_cursor, params, stored_json, Query};
+use super::state::AppState;
 use super::workload_query::{
-    cursor_after, finish, take_filter, take_paging, OrderParam, Paging, SortParam, WorkloadQuery,
+    cursor_after, filter, OrderParam, SortParam, WorkloadOrder, WorkloadPaging, WorkloadQuery,
 };
-use super::AppState;
-use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow};
+use crate::export::plan::{plan, ContainerPlan};
+use crate::store::{RecommendationRow, WorkloadRow};
 use crate::timestamp::format_ms;
 use crate::wire::RecommendationSummary;
 
@@ -41,23 +41,17 @@ use crate::wire::RecommendationSummary;
 pub async fn list_workloads(
     State(state): State<AppState>,
     access: Access,
-    RawQuery(raw): RawQuery,
+    Query((q, order, paging)): Query<(WorkloadQuery, WorkloadOrder, WorkloadPaging)>,
 ) -> Result<Json<Page<WorkloadItem>>, ApiError> {
-    let mut f = WorkloadFilter::default();
-    let mut paging = Paging::default();
-    for (key, value) in query::pairs(raw.as_deref())? {
-        if !take_paging(&mut f, &mut paging, &key, &value)? && !take_filter(&mut f, &key, value)? {
-            return Err(bad(&key, "unknown parameter"));
-        }
-    }
-    finish(&mut f, paging, &access)?;
+    let f = filter(q, order, paging, &access)?;
     let sort = f.sort;
-    let (items, more) = state.store.list_workload_page(f).await?;
-    let next = match (more, items.last()) {
-        (true, Some(last)) => Some(cursor_after(sort, last)),
-        _ => None,
-    };
-    let items = items
+    let page = state
+        .store
+        .reading(move |r| r.list_workload_page(&f))
+        .await?;
+    let next = page.next.map(|after| cursor_after(sort, &after));
+    let items = page
+        .items
         .iter()
         .map(|i| workload_json(&i.row, i.summary.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
@@ -217,7 +211,10 @@ pub async fn get_workload(
 ) -> Result<Json<WorkloadDetail>, ApiError> {
     let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
     let rec = match &w.latest_rec_id {
-        Some(rec) => state.store.recommendation(rec.clone()).await?,
+        Some(rec) => {
+            let rec = rec.clone();
+            state.store.reading(move |r| r.recommendation(&rec)).await?
+        }
         None => None,
     };
     Ok(Json(WorkloadDetail {
@@ -229,6 +226,17 @@ pub async fn get_workload(
             None => None,
         },
     }))
+}
+
+/// The recommendation history's query.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RecommendationsQuery {
+    analysis: Option<bool>,
+    #[serde(deserialize_with = "params::limit")]
+    limit: Option<usize>,
+    #[serde(deserialize_with = "params::seq")]
+    next: Option<i64>,
 }
 
 #[utoipa::path(
@@ -249,31 +257,17 @@ pub async fn list_recommendations(
     State(state): State<AppState>,
     access: Access,
     Path(id): Path<String>,
-    RawQuery(raw): RawQuery,
+    Query(q): Query<RecommendationsQuery>,
 ) -> Result<Json<Page<RecommendationView>>, ApiError> {
-    let (mut limit, mut before, mut analysis) = (20, None, false);
-    for (key, value) in query::pairs(raw.as_deref())? {
-        match key.as_str() {
-            "limit" => limit = query::limit(&key, &value)?,
-            "analysis" => analysis = query::boolean(&key, &value)?,
-            "next" => {
-                let seq = decode_cursor(&key, &value)?.as_i64().filter(|n| *n > 0);
-                before =
-                    Some(seq.ok_or_else(|| bad(&key, "is not a cursor returned by this API"))?);
-            }
-            _ => return Err(bad(&key, "unknown parameter")),
-        }
-    }
+    let (limit, before, analysis) = (q.limit.unwrap_or(20), q.next, q.analysis.unwrap_or(false));
     scoped_workload(&state, &access, &id, Scope::Read).await?;
-    let (items, more) = state
+    let page = state
         .store
-        .list_recommendations(id, before, limit, analysis)
+        .reading(move |r| r.list_recommendations(&id, before, limit, analysis))
         .await?;
-    let next = match (more, items.last()) {
-        (true, Some(last)) => Some(encode_cursor(&json!(last.seq))),
-        _ => None,
-    };
-    let items = items
+    let next = page.next.map(|seq| encode_cursor(&json!(seq)));
+    let items = page
+        .items
         .iter()
         .map(recommendation_json)
         .collect::<Result<Vec<_>, _>>()?;

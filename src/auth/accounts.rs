@@ -178,7 +178,7 @@ fn keep_an_admin(before: i64, after: i64) -> Result<(), StoreError> {
 /// Every user.
 pub async fn list_users(store: &Store) -> Result<Vec<UserView>, OpError> {
     Ok(store
-        .list_users()
+        .reading(|r| r.list_users())
         .await?
         .iter()
         .map(UserView::from)
@@ -188,7 +188,7 @@ pub async fn list_users(store: &Store) -> Result<Vec<UserView>, OpError> {
 /// User `id`.
 pub async fn get_user(store: &Store, id: i64) -> Result<UserView, OpError> {
     store
-        .get_user(id)
+        .reading(move |r| r.get_user(id))
         .await?
         .map(|u| UserView::from(&u))
         .ok_or_else(|| OpError::NotFound(format!("user {id} does not exist")))
@@ -312,7 +312,7 @@ pub async fn reset_password(
 /// Every token (never their values).
 pub async fn list_tokens(store: &Store) -> Result<Vec<TokenView>, OpError> {
     Ok(store
-        .list_tokens()
+        .reading(|r| r.list_tokens())
         .await?
         .iter()
         .map(TokenView::from)

@@ -140,7 +140,8 @@ impl Authenticator {
             .limiter
             .begin(username, addr)
             .map_err(LoginError::Locked)?;
-        let found = store.user_for_login(username.to_string()).await?;
+        let name = username.to_string();
+        let found = store.reading(move |r| r.user_for_login(&name)).await?;
         let (user, phc) = match found {
             Some((u, phc)) => (Some(u), Some(phc)),
             None => (None, None),
@@ -205,16 +206,21 @@ impl Authenticator {
                 address: l.address.to_string(),
                 until_ms: l.until_ms,
             })
-            .collect();
-        if let Err(e) = store.save_login_locks(records, self.clock.now_ms()).await {
+            .collect::<Vec<_>>();
+        let now = self.clock.now_ms();
+        if let Err(e) = store
+            .writing(move |tx| tx.save_login_locks(&records, now))
+            .await
+        {
             tracing::error!(error = %e, "cannot keep a login lock across restarts");
         }
     }
 
     /// Re-applies the login locks kept by an earlier run (at start).
     pub async fn restore_locks(&self, store: &Store) -> Result<usize, StoreError> {
+        let now = self.clock.now_ms();
         let locks: Vec<NewLock> = store
-            .login_locks(self.clock.now_ms())
+            .reading(move |r| r.login_locks(now))
             .await?
             .into_iter()
             .filter_map(|r| {
@@ -236,14 +242,15 @@ impl Authenticator {
         value: &str,
     ) -> Result<Principal, AuthError> {
         let digest = token::hash(value);
+        let key = digest.clone();
         let s = store
-            .session_by_hash(digest.clone())
+            .reading(move |r| r.session_by_hash(&key))
             .await?
             .ok_or(AuthError::SessionExpired)?;
         let now = self.clock.now_ms();
         match session::freshness(&s, now, &self.lifetimes) {
             session::Freshness::Expired => {
-                store.delete_session(digest).await?;
+                store.writing(move |tx| tx.delete_session(&digest)).await?;
                 return Err(AuthError::SessionExpired);
             }
             session::Freshness::Valid { touch } => {
@@ -252,14 +259,15 @@ impl Authenticator {
                 }
             }
         }
-        let user = store
-            .get_user(s.user_id)
-            .await?
-            .ok_or(AuthError::SessionExpired)?;
+        let user_id = s.user_id;
+        let (user, records) = store
+            .reading(move |r| Ok((r.get_user(user_id)?, r.grants_for_user(user_id)?)))
+            .await?;
+        let user = user.ok_or(AuthError::SessionExpired)?;
         if user.disabled {
             return Err(AuthError::Disabled);
         }
-        let teams = grants(store.grants_for_user(user.id).await?);
+        let teams = grants(records);
         Ok(Principal::Caller(Caller {
             kind: CallerKind::User,
             id: user.id,
@@ -290,14 +298,17 @@ pub async fn resolve_bearer(
 ) -> Result<Principal, AuthError> {
     let digest = token::hash(value);
     if value.starts_with(token::CLUSTER_TOKEN_PREFIX) {
-        return match store.cluster_by_token(digest.clone()).await? {
+        let wanted = digest.clone();
+        let holder = store.reading(move |r| r.cluster_by_token(&wanted)).await?;
+        return match holder {
             Some((cluster, stored)) if token::digests_equal(&stored, &digest) => {
                 Ok(Principal::Cluster { name: cluster.name })
             }
             _ => Err(AuthError::Unknown),
         };
     }
-    let Some((t, stored)) = store.token_by_hash(digest.clone()).await? else {
+    let key = digest.clone();
+    let Some((t, stored)) = store.reading(move |r| r.token_by_hash(&key)).await? else {
         return Err(AuthError::Unknown);
     };
     let live = t.revoked_at.is_none() && t.expires_at.is_none_or(|e| e > now_ms);
@@ -310,7 +321,10 @@ pub async fn resolve_bearer(
     let (fleet_role, teams) = match (FleetRole::parse(&t.role), t.team_id) {
         (Some(r), None) => (Some(r), Vec::new()),
         (None, Some(team)) => {
-            let g = store.grant_for_team(team, t.role.clone()).await?;
+            let role = t.role.clone();
+            let g = store
+                .reading(move |r| r.grant_for_team(team, &role))
+                .await?;
             (None, grants(g.into_iter().collect()))
         }
         _ => (None, Vec::new()),

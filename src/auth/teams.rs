@@ -163,11 +163,14 @@ async fn members(
                 }
                 id
             }
-            (None, Some(name)) => store
-                .user_by_name(name.clone())
-                .await?
-                .map(|u| u.id)
-                .ok_or_else(|| OpError::invalid(&at("username"), "no user has this name"))?,
+            (None, Some(name)) => {
+                let name = name.clone();
+                store
+                    .reading(move |r| r.user_by_name(&name))
+                    .await?
+                    .map(|u| u.id)
+                    .ok_or_else(|| OpError::invalid(&at("username"), "no user has this name"))?
+            }
             _ => {
                 return Err(OpError::invalid(
                     &format!("members[{i}]"),
@@ -189,7 +192,7 @@ fn updated(before: &TeamRecord, after: &TeamRecord) -> Change {
 /// Every team.
 pub async fn list(store: &Store) -> Result<Vec<TeamView>, OpError> {
     Ok(store
-        .list_teams()
+        .reading(|r| r.list_teams())
         .await?
         .iter()
         .map(TeamView::from)
@@ -199,7 +202,7 @@ pub async fn list(store: &Store) -> Result<Vec<TeamView>, OpError> {
 /// Team `id`.
 pub async fn get(store: &Store, id: i64) -> Result<TeamView, OpError> {
     store
-        .get_team(id)
+        .reading(move |r| r.get_team(id))
         .await?
         .map(|t| TeamView::from(&t))
         .ok_or_else(|| OpError::NotFound(format!("team {id} does not exist")))
@@ -266,7 +269,7 @@ pub async fn set_members(
     naming: MemberNaming,
 ) -> Result<TeamView, OpError> {
     let team = store
-        .get_team(id)
+        .reading(move |r| r.get_team(id))
         .await?
         .ok_or_else(|| OpError::NotFound(format!("team {id} does not exist")))?;
     let current: Vec<i64> = team.members.iter().map(|m| m.user_id).collect();

@@ -24,17 +24,18 @@ impl Touches {
     /// Notes at `now` that API token `id` was used.
     pub fn token(&self, store: &Store, id: i64, now: i64) {
         let store = store.clone();
-        self.spawn(
-            Mark::Token(id),
-            async move { store.touch_token(id, now).await },
-        );
+        self.spawn(Mark::Token(id), async move {
+            store.writing(move |tx| tx.touch_token(id, now)).await
+        });
     }
 
     /// Notes at `now` activity on the session whose id hashes to `digest`.
     pub fn session(&self, store: &Store, digest: String, now: i64) {
         let (store, key) = (store.clone(), digest.clone());
         self.spawn(Mark::Session(key), async move {
-            store.touch_session(digest, now).await
+            store
+                .writing(move |tx| tx.touch_session(&digest, now))
+                .await
         });
     }
 

@@ -6,56 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-/// The controllers kerf rightsizes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum WorkloadKind {
-    Deployment,
-    StatefulSet,
-    DaemonSet,
-}
-
-impl WorkloadKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WorkloadKind::Deployment => "Deployment",
-            WorkloadKind::StatefulSet => "StatefulSet",
-            WorkloadKind::DaemonSet => "DaemonSet",
-        }
-    }
-
-    pub fn parse(kind: &str) -> Option<WorkloadKind> {
-        match kind {
-            "Deployment" => Some(WorkloadKind::Deployment),
-            "StatefulSet" => Some(WorkloadKind::StatefulSet),
-            "DaemonSet" => Some(WorkloadKind::DaemonSet),
-            _ => None,
-        }
-    }
-}
-
-/// Names one workload: namespace, kind, name (how hub and cluster match).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct WorkloadKey {
-    pub namespace: String,
-    pub kind: WorkloadKind,
-    pub name: String,
-}
-
-impl WorkloadKey {
-    pub fn new(namespace: &str, kind: WorkloadKind, name: &str) -> WorkloadKey {
-        WorkloadKey {
-            namespace: namespace.into(),
-            kind,
-            name: name.into(),
-        }
-    }
-}
-
-impl std::fmt::Display for WorkloadKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}/{}", self.namespace, self.kind.as_str(), self.name)
-    }
-}
+/// The one workload identity (`crate::workload`), with the kind one the agent changes.
+pub type WorkloadKey = crate::workload::WorkloadKey<WorkloadKind>;
+pub use crate::workload::WorkloadKind;
 
 /// Names one pod.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

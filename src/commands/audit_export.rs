@@ -66,7 +66,8 @@ pub fn export(config: &Config, until: &str, to: Option<&Path>) -> Result<(), Exi
     let write_err = |e: std::io::Error| Exit::runtime(format!("cannot write the export: {e}"));
     let (mut after, mut rows) = (None, 0u64);
     loop {
-        let page = block_on(store.audit_export_page(until_ms, after, PAGE))?.map_err(store_exit)?;
+        let page = block_on(store.reading(move |r| r.audit_export_page(until_ms, after, PAGE)))?
+            .map_err(store_exit)?;
         for row in &page {
             writeln!(out, "{}", line(row)).map_err(write_err)?;
         }

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::{block_on, open_store, store_exit, Exit};
 use crate::config::Config;
-use crate::datasource::secret::{write_private, KEY_FILE};
-use crate::datasource::SecretKey;
+use crate::secret::{write_private, SecretKey, KEY_FILE};
 use crate::store;
 
 /// Where a backup `FILE` keeps its key.
@@ -153,7 +152,7 @@ fn check_secrets(config: &Config, from: &Path, key: Option<&SecretKey>) -> Resul
         // re-seals them at its next start.
         let opened: Result<crate::datasource::Secrets, _> =
             if SecretKey::is_bound(&rec.secrets_sealed) {
-                let binding = crate::datasource::secret::datasource_binding(&rec.settings_json);
+                let binding = crate::datasource::datasource_binding(&rec.settings_json);
                 key.open_for(&rec.secrets_sealed, &binding)
             } else {
                 key.open_unbound(&rec.secrets_sealed)

@@ -14,8 +14,7 @@ use std::path::Path;
 use super::{block_on, open_store, store_exit, Exit};
 use crate::clock::{Clock, SystemClock};
 use crate::config::Config;
-use crate::datasource::secret::KEY_FILE;
-use crate::datasource::SecretKey;
+use crate::secret::{SecretKey, KEY_FILE};
 use crate::server::reseal::{all_open_with, rekey};
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> Exit + '_ {

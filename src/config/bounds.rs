@@ -68,7 +68,7 @@ impl Config {
 
     pub(super) fn validate_notifications(&self) -> Result<(), ConfigError> {
         let n = &self.notifications;
-        if n.time_zone.parse::<chrono_tz::Tz>().is_err() {
+        if crate::cron::Zone::parse(&n.time_zone).is_none() {
             return Err(ConfigError::Invalid(format!(
                 "notifications.time_zone {:?} is not an IANA time zone (e.g. Europe/Berlin)",
                 n.time_zone

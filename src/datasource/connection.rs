@@ -7,7 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::secret::Secrets;
+use super::credentials::Secrets;
+use crate::secret::Secret;
 
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
 pub const DEFAULT_MAX_CONCURRENT_QUERIES: u64 = 4;
@@ -54,8 +55,8 @@ pub struct DatasourceSettings {
     #[serde(default = "default_series")]
     pub max_series_per_query: u64,
     /// How usage is read: `auto` (remote read when the server streams it, else
-    /// VictoriaMetrics's export API when it answers it, else `query_range`),
-    /// `remoteRead`, `vmExport` or `queryRange`.
+    /// VictoriaMetrics's export API when it answers it, else range selectors over the
+    /// query API), `remoteRead`, `vmExport` or `queryRange` (range selectors).
     #[serde(default = "default_protocol")]
     pub protocol: String,
     pub step_seconds: u64,
@@ -337,8 +338,9 @@ fn auth(
                 errors.push(err("$.auth.username", "required for basic auth"));
             }
             out.password = string(obj, "password", "$.auth.password", errors)
+                .map(Secret::from)
                 .or_else(|| prev.password.clone());
-            if out.password.as_deref().unwrap_or("").is_empty() {
+            if out.password.as_ref().is_none_or(Secret::is_empty) {
                 errors.push(err(
                     "$.auth.password",
                     "required for basic auth (write-only)",
@@ -347,8 +349,10 @@ fn auth(
             ("basic".into(), Some(user))
         }
         "bearer" => {
-            out.token = string(obj, "token", "$.auth.token", errors).or_else(|| prev.token.clone());
-            if out.token.as_deref().unwrap_or("").is_empty() {
+            out.token = string(obj, "token", "$.auth.token", errors)
+                .map(Secret::from)
+                .or_else(|| prev.token.clone());
+            if out.token.as_ref().is_none_or(Secret::is_empty) {
                 errors.push(err("$.auth.token", "required for bearer auth (write-only)"));
             }
             ("bearer".into(), None)
@@ -419,7 +423,10 @@ fn headers(
             ));
         }
         if secret {
-            match value.or_else(|| prev.headers.get(&name).cloned()) {
+            match value
+                .map(Secret::from)
+                .or_else(|| prev.headers.get(&name).cloned())
+            {
                 Some(v) => {
                     out.headers.insert(name.clone(), v);
                 }

@@ -11,6 +11,7 @@
 //! [`Source::usage`] for charts and [`Source::test`].
 
 use crate::analysis::{Input, Series};
+use crate::workload::WorkloadKey;
 
 /// Which slice of a (possibly multi-cluster) backend belongs to one kerf cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +52,9 @@ pub struct WorkloadInfo {
     pub labels: std::collections::BTreeMap<String, String>,
     /// The HorizontalPodAutoscaler scaling it, when kube-state-metrics shows one.
     pub hpa: Option<Hpa>,
+    /// Why its usage could not be read (the datasource's answer was faulty, named): the
+    /// run records this as the workload's error; the other workloads are unaffected.
+    pub unreadable: Option<String>,
 }
 
 /// A HorizontalPodAutoscaler as kube-state-metrics exports it.
@@ -94,13 +98,14 @@ pub struct CollectStats {
     pub queries: u64,
     /// Series received.
     pub series: u64,
-    /// Samples handed to the engine (on the step grid).
+    /// Samples handed to the engine (raw, staleness markers dropped).
     pub samples: u64,
     /// Answer bytes received from the datasource.
     pub bytes: u64,
-    /// Samples decoded from answers (JSON pairs, or raw samples of XOR chunks).
+    /// Samples decoded from answers (JSON pairs, export values, or XOR-chunk samples).
     pub samples_decoded: u64,
-    /// How usage was read: `remote-read`, `query-range` (empty for the demo).
+    /// How usage was read: `remote-read`, `vm-export`, `range-selector` (empty for the
+    /// demo).
     pub protocol: String,
     /// Milliseconds per named phase (e.g. `inventory`, `usage`, `settings`, `map`).
     pub phase_ms: Vec<(String, u64)>,
@@ -128,7 +133,7 @@ pub struct TestReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_read: Option<bool>,
     /// The protocol runs will read usage with (`remote-read`, `vm-export` or
-    /// `query-range`).
+    /// `range-selector`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// A human-readable summary (never contains a secret).
@@ -222,7 +227,7 @@ pub trait Source: Send + Sync {
     fn usage(
         &self,
         scope: &ClusterScope,
-        workload: (&str, &str, &str),
+        workload: &WorkloadKey,
         container: &str,
         resource: UsageResource,
         window: Window,
@@ -246,19 +251,19 @@ pub async fn send(sink: &Sink, piece: Collection) -> Result<(), DatasourceError>
 }
 
 pub mod connection;
+pub mod credentials;
 pub mod demo;
 pub mod mapping;
 pub mod plan;
 pub mod prometheus;
 pub mod raw;
-pub mod secret;
 pub mod view;
 
 pub use connection::DatasourceSettings;
+pub use credentials::{datasource_binding, Secrets};
 pub use demo::DemoFleet;
 pub use plan::{Budget, CollectPlan, Group};
 pub use prometheus::PrometheusSource;
-pub use secret::{SecretKey, Secrets};
 
 /// The datasource a cluster points at. The trait is not object-safe (async methods), so
 /// runs and the API hold this enum and never know which source answers.
@@ -298,7 +303,11 @@ impl Datasource {
             .iter()
             .map(|h| {
                 let value = if h.secret {
-                    secrets.headers.get(&h.name).cloned().unwrap_or_default()
+                    secrets
+                        .headers
+                        .get(&h.name)
+                        .map(|s| s.expose().to_string())
+                        .unwrap_or_default()
                 } else {
                     h.value.clone().unwrap_or_default()
                 };
@@ -331,10 +340,10 @@ impl Datasource {
         settings: &DatasourceSettings,
         settings_json: &str,
         sealed: &[u8],
-        key: &SecretKey,
+        key: &crate::secret::SecretKey,
     ) -> Result<Datasource, DatasourceError> {
         let secrets: Secrets = key
-            .open_for(sealed, &secret::datasource_binding(settings_json))
+            .open_for(sealed, &credentials::datasource_binding(settings_json))
             .map_err(|e| DatasourceError::Invalid(e.to_string()))?;
         Datasource::from_settings(settings, &secrets)
     }
@@ -393,7 +402,7 @@ impl Source for Datasource {
     async fn usage(
         &self,
         scope: &ClusterScope,
-        workload: (&str, &str, &str),
+        workload: &WorkloadKey,
         container: &str,
         resource: UsageResource,
         window: Window,

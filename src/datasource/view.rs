@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::connection::DatasourceSettings;
-use super::secret::Secrets;
+use super::credentials::Secrets;
 
 /// A datasource without its secrets.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]

@@ -52,9 +52,6 @@ pub mod target {
     pub const NOTIFICATION: &str = "notification";
 }
 
-/// The fixed mask that stands for a secret value in `before`/`after`.
-pub const MASK: &str = "***";
-
 /// Longest accepted `reason`, in characters.
 pub const MAX_REASON_CHARS: usize = 1024;
 

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::quantity::is_quantity;
 use super::wellknown as wk;
 use crate::wire::event::{AgentEvent, EventType};
+use crate::workload::WorkloadKey;
 
 /// Most items in one batch.
 pub const MAX_BATCH_ITEMS: usize = 1000;
@@ -275,7 +276,7 @@ fn problem(index: usize, id: Option<String>, field: &str, reason: &str) -> ItemE
     }
 }
 
-fn check_workload(c: &mut Check, v: Option<&Value>) -> Option<(String, String, String)> {
+fn check_workload(c: &mut Check, v: Option<&Value>) -> Option<WorkloadKey> {
     let obj = match v {
         Some(Value::Object(o)) => o,
         None | Some(Value::Null) => {
@@ -313,8 +314,12 @@ fn check_workload(c: &mut Check, v: Option<&Value>) -> Option<(String, String, S
             }
         }
     };
-    let (ns, kind, name) = (part("namespace"), part("kind"), part("name"));
-    Some((ns?, kind?, name?))
+    let (namespace, kind, name) = (part("namespace"), part("kind"), part("name"));
+    Some(WorkloadKey {
+        namespace: namespace?,
+        kind: kind?,
+        name: name?,
+    })
 }
 
 fn check_optional_fields(c: &mut Check, obj: &Map<String, Value>, event_type: Option<&str>) {

@@ -20,7 +20,7 @@ pub async fn check_datasource(
     cluster: &str,
 ) -> Result<(ReadinessRecord, bool), StoreError> {
     let check = match runs.source_for(cluster).await {
-        Err(why) => (false, Vec::new(), why),
+        Err(why) => (false, Vec::new(), why.to_string()),
         Ok((source, scope)) => match tokio::time::timeout(CHECK_TIMEOUT, source.test(&scope)).await
         {
             Err(_) => (false, Vec::new(), "the check timed out".to_string()),

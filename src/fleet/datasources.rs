@@ -6,12 +6,12 @@
 use serde_json::{json, Value};
 
 use crate::datasource::connection::{validate, DatasourceSettings};
-use crate::datasource::secret::datasource_binding;
 use crate::datasource::view::{public_view, DatasourceView};
-use crate::datasource::{scope_for, Datasource, SecretKey, Secrets, Source, TestReport};
-use crate::events::config_change::{action, target, AuditContext, Change, MASK};
+use crate::datasource::{datasource_binding, scope_for, Datasource, Secrets, Source, TestReport};
+use crate::events::config_change::{action, target, AuditContext, Change};
 use crate::operation::OpError;
 use crate::runs::Runs;
+use crate::secret::{SecretKey, MASK};
 use crate::store::{DatasourceRecord, Store, StoreError};
 
 /// The representation recorded in `config_changed`: the public view, with every secret

@@ -22,10 +22,11 @@ use super::datasources;
 use crate::auth::token;
 use crate::config::declared::FleetConfig;
 use crate::datasource::connection::{validate, DatasourceSettings, FieldError};
-use crate::datasource::{SecretKey, Secrets};
+use crate::datasource::Secrets;
 use crate::events::config_change::AuditContext;
 use crate::operation::OpError;
 use crate::runs::Runs;
+use crate::secret::SecretKey;
 use crate::store::{ClusterRecord, DatasourceRecord, Store};
 
 /// Who the audit says made the changes.
@@ -249,8 +250,9 @@ async fn check_against(
             )));
         }
         let Some(value) = &c.token else { continue };
+        let digest = token::hash(value);
         let holder = store
-            .cluster_by_token(token::hash(value))
+            .reading(move |r| r.cluster_by_token(&digest))
             .await
             .map_err(store_failed)?;
         if let Some((h, _)) = holder.filter(|(h, _)| h.name != c.name) {
@@ -361,8 +363,9 @@ async fn apply_cluster(
         applied.clusters_updated += 1;
     }
     if let Some(value) = &c.token {
+        let digest = token::hash(value);
         let holder = store
-            .cluster_by_token(token::hash(value))
+            .reading(move |r| r.cluster_by_token(&digest))
             .await
             .map_err(store_failed)?;
         match holder {

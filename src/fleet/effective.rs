@@ -4,7 +4,7 @@
 
 use crate::policy::{EffectivePolicy, WorkloadRef};
 use crate::runs::Runs;
-use crate::store::{Position, Store, StoreError, WorkloadFilter, WorkloadRow};
+use crate::store::{Store, StoreError, WorkloadFilter, WorkloadRow};
 
 /// One workload's resolution, as the agent needs it.
 #[derive(Debug, Clone)]
@@ -51,19 +51,19 @@ pub fn workload_ref(w: &WorkloadRow) -> WorkloadRef {
 async fn all_workloads(store: &Store, cluster: &str) -> Result<Vec<WorkloadRow>, StoreError> {
     const PAGE: usize = 1000;
     let mut out: Vec<WorkloadRow> = Vec::new();
+    let mut after = None;
     loop {
         let filter = WorkloadFilter {
             cluster: Some(cluster.to_string()),
-            after: out
-                .last()
-                .map(|w| Position::by_name(&w.seen.name, &w.seen.id)),
+            after,
             limit: PAGE,
             ..Default::default()
         };
-        let (page, more) = store.list_workloads(filter).await?;
-        out.extend(page);
-        if !more {
-            return Ok(out);
+        let page = store.reading(move |r| r.list_workloads(&filter)).await?;
+        out.extend(page.items);
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return Ok(out),
         }
     }
 }

@@ -72,18 +72,18 @@ pub async fn recommendations(
         .recommender()
         .await
         .map_err(|e| StoreError::Task(e.to_string()))?;
-    let (rows, more) = store
-        .cluster_feed(cluster.to_string(), after, limit)
+    let name = cluster.to_string();
+    let (page, approvals) = store
+        .reading(move |r| {
+            let page = r.cluster_feed(&name, &after, limit)?;
+            Ok((page, r.pending_approvals(&name)?))
+        })
         .await?;
-    let more_after = match (more, rows.last()) {
-        (true, Some((w, _))) => Some(w.seen.id.clone()),
-        _ => None,
-    };
+    let (rows, more_after) = (page.items, page.next);
     let policies = runs
         .policy_set(Some(cluster), &settings)
         .await
         .map_err(|e| StoreError::Task(e.to_string()))?;
-    let approvals = store.pending_approvals(cluster.to_string()).await?;
     let mut items = Vec::with_capacity(rows.len());
     for (w, r) in rows {
         let summary: RecommendationSummary = serde_json::from_str(&r.summary)

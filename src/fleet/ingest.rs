@@ -23,8 +23,9 @@ pub async fn events(
         Ok(e) => e,
         Err(e) => return Ok(Err(e)),
     };
+    let cluster = cluster.to_string();
     Ok(Ok(store
-        .insert_events(cluster.to_string(), events, now)
+        .writing(move |tx| tx.insert_events(&cluster, &events, now))
         .await?))
 }
 

@@ -102,20 +102,20 @@ fn actor_json(ctx: &AuditContext) -> Result<String, OpError> {
 
 /// Every policy (soft-deleted ones only with `deleted`).
 pub async fn list(store: &Store, deleted: bool) -> Result<Vec<PolicyRecord>, OpError> {
-    Ok(store.policies(deleted).await?)
+    Ok(store.reading(move |r| r.policies(deleted)).await?)
 }
 
 /// Policy `id` (soft-deleted ones too).
 pub async fn get(store: &Store, id: i64) -> Result<PolicyRecord, OpError> {
     store
-        .policy(id)
+        .reading(move |r| r.policy(id))
         .await?
         .ok_or_else(|| OpError::NotFound(format!("policy {id} does not exist")))
 }
 
 /// The whole history of policy `id`, oldest first.
 pub async fn versions(store: &Store, id: i64) -> Result<Vec<PolicyVersion>, OpError> {
-    Ok(store.policy_versions(id).await?)
+    Ok(store.reading(move |r| r.policy_versions(id)).await?)
 }
 
 /// Version `version` of policy `id`.

@@ -38,7 +38,7 @@ pub async fn tick(store: &Store, runs: &Runs) -> TickReport {
         }
         Err(e) => tracing::error!(error = %e, "auto-resume failed"),
     }
-    let clusters = match store.active_cluster_names().await {
+    let clusters = match store.reading(|r| r.active_cluster_names()).await {
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "fleet ticker cannot list clusters");

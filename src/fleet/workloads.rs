@@ -190,8 +190,9 @@ pub async fn approve(
             format!("workload {id} is not in audit mode for any resource; nothing to approve"),
         ));
     }
+    let wanted = recommendation_id.clone();
     let rec = store
-        .recommendation(recommendation_id.clone())
+        .reading(move |r| r.recommendation(&wanted))
         .await?
         .filter(|rec| rec.workload_id == *id)
         .ok_or_else(|| {

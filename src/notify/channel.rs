@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::FieldError;
+use crate::secret::{reveal, Secret, MASK};
 
 /// Longest channel name, in characters.
 pub const MAX_NAME_CHARS: usize = 100;
@@ -78,21 +79,28 @@ impl SmtpSecurity {
     }
 }
 
-/// The secret values of a channel: sealed at rest, never answered, never logged.
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+/// The secret values of a channel: sealed at rest (this JSON is what the box seals),
+/// never answered, never logged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChannelSecrets {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub signing_secret: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub smtp_password: Option<String>,
-}
-
-impl std::fmt::Debug for ChannelSecrets {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ChannelSecrets(***)")
-    }
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "reveal::option"
+    )]
+    pub url: Option<Secret>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "reveal::option"
+    )]
+    pub signing_secret: Option<Secret>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "reveal::option"
+    )]
+    pub smtp_password: Option<Secret>,
 }
 
 impl ChannelSecrets {
@@ -101,19 +109,25 @@ impl ChannelSecrets {
         [&self.url, &self.signing_secret, &self.smtp_password]
             .into_iter()
             .flatten()
-            .map(String::as_str)
+            .map(Secret::expose)
             .filter(|s| !s.is_empty())
             .collect()
     }
 
-    /// `text` with every secret value (and the URL's path and query) replaced by `***`.
+    /// `text` with every secret value (and the URL's path and query) replaced by the
+    /// mask.
     pub fn scrub(&self, text: &str) -> String {
         let mut out = text.to_string();
         for v in self.values() {
-            out = out.replace(v, "***");
+            out = out.replace(v, MASK);
         }
-        if let Some(tail) = self.url.as_deref().and_then(url_secret_part) {
-            out = out.replace(&tail, "***");
+        if let Some(tail) = self
+            .url
+            .as_ref()
+            .map(Secret::expose)
+            .and_then(url_secret_part)
+        {
+            out = out.replace(&tail, MASK);
         }
         out
     }
@@ -203,7 +217,7 @@ impl ValidChannel {
     pub fn target_masked(&self) -> String {
         match (&self.email, &self.secrets.url) {
             (Some(e), _) => format!("smtp://{}:{} → {}", e.host, e.port, e.to.join(", ")),
-            (None, Some(url)) => mask_url(url),
+            (None, Some(url)) => mask_url(url.expose()),
             (None, None) => String::new(),
         }
     }
@@ -212,7 +226,7 @@ impl ValidChannel {
 /// `scheme://host[:port]/***`, keeping the last 4 characters of a long secret path.
 pub fn mask_url(url: &str) -> String {
     let Ok(u) = reqwest::Url::parse(url) else {
-        return "***".into();
+        return MASK.into();
     };
     let host = u.host_str().unwrap_or("");
     let port = u.port().map(|p| format!(":{p}")).unwrap_or_default();
@@ -228,7 +242,7 @@ pub fn mask_url(url: &str) -> String {
             .collect();
         format!("…{last}")
     } else {
-        "***".into()
+        MASK.into()
     };
     format!("{}://{host}{port}/{tail}", u.scheme())
 }
@@ -302,15 +316,15 @@ pub fn validate(
 
 fn check_url(
     given: Option<String>,
-    kept: Option<String>,
+    kept: Option<Secret>,
     errors: &mut Vec<FieldError>,
-) -> Option<String> {
-    let Some(url) = given.map(|u| u.trim().to_string()).or(kept) else {
+) -> Option<Secret> {
+    let Some(url) = given.map(|u| Secret::from(u.trim())).or(kept) else {
         errors.push(err("url", "required: the incoming webhook URL"));
         return None;
     };
-    let ok = url.len() <= MAX_URL_CHARS
-        && reqwest::Url::parse(&url).is_ok_and(|u| {
+    let ok = url.expose().len() <= MAX_URL_CHARS
+        && reqwest::Url::parse(url.expose()).is_ok_and(|u| {
             matches!(u.scheme(), "http" | "https") && u.has_host() && u.username().is_empty()
         });
     if !ok {
@@ -327,11 +341,13 @@ fn check_url(
 
 fn check_secret(
     given: Option<String>,
-    kept: Option<String>,
+    kept: Option<Secret>,
     errors: &mut Vec<FieldError>,
-) -> Option<String> {
-    match given.or(kept) {
-        Some(s) if (MIN_SIGNING_SECRET_CHARS..=256).contains(&s.chars().count()) => Some(s),
+) -> Option<Secret> {
+    match given.map(Secret::from).or(kept) {
+        Some(s) if (MIN_SIGNING_SECRET_CHARS..=256).contains(&s.expose().chars().count()) => {
+            Some(s)
+        }
         Some(_) => {
             errors.push(err(
                 "signingSecret",
@@ -351,9 +367,9 @@ fn check_secret(
 
 fn check_email(
     e: EmailInput,
-    kept_password: Option<String>,
+    kept_password: Option<Secret>,
     errors: &mut Vec<FieldError>,
-) -> (EmailSettings, Option<String>) {
+) -> (EmailSettings, Option<Secret>) {
     let host = e.host.trim().to_string();
     if host.is_empty() || host.len() > 253 || host.contains(char::is_whitespace) {
         errors.push(err("email.host", "must be a host name or address"));
@@ -384,7 +400,11 @@ fn check_email(
         .username
         .map(|u| u.trim().to_string())
         .filter(|u| !u.is_empty());
-    let password = e.password.filter(|p| !p.is_empty()).or(kept_password);
+    let password = e
+        .password
+        .filter(|p| !p.is_empty())
+        .map(Secret::from)
+        .or(kept_password);
     if username.is_some() && password.is_none() {
         errors.push(err("email.password", "required when email.username is set"));
     }

@@ -56,8 +56,13 @@ impl Dispatcher {
 
     /// Reads what is new and records its deliveries (one transaction with the cursors).
     pub async fn pass(&mut self) -> Result<Pass, NotifyError> {
-        let (audit_at, runs_at) = self.store.notify_cursors().await?;
-        let (rows, runs) = self.store.notify_sources(audit_at, runs_at, BATCH).await?;
+        let (rows, runs) = self
+            .store
+            .reading(|r| {
+                let (audit_at, runs_at) = r.notify_cursors()?;
+                r.notify_sources(audit_at, runs_at, BATCH)
+            })
+            .await?;
         if rows.is_empty() && runs.is_empty() {
             return Ok(Pass::default());
         }
@@ -70,9 +75,10 @@ impl Dispatcher {
             runs_to,
             deliveries,
         };
+        let now = self.clock.now_ms();
         let added = self
             .store
-            .commit_dispatch(batch, self.clock.now_ms())
+            .writing(move |tx| tx.commit_dispatch(&batch, now))
             .await?;
         self.runs_seen.extend(new_runs);
         if added > 0 {
@@ -89,8 +95,10 @@ impl Dispatcher {
     }
 
     async fn live_rules(&self) -> Result<Vec<LiveRule>, NotifyError> {
-        let scopes = self.store.team_scopes().await?;
-        let rules = self.store.live_rules().await?;
+        let (scopes, rules) = self
+            .store
+            .reading(|r| Ok((r.team_scopes()?, r.live_rules()?)))
+            .await?;
         Ok(rules
             .into_iter()
             .map(|r| {
@@ -208,7 +216,7 @@ pub async fn run(notifier: Notifier, metrics: Arc<Metrics>, stop: Stop) {
         };
         gathered = full;
         senders.reap();
-        match store.pending_channels().await {
+        match store.reading(|r| r.pending_channels()).await {
             Ok(pending) => {
                 for (channel_id, _) in pending {
                     let max = notifier.settings.max_per_minute;
@@ -238,11 +246,11 @@ pub async fn run(notifier: Notifier, metrics: Arc<Metrics>, stop: Stop) {
 }
 
 async fn has_new(store: &Store) -> bool {
-    match store.notify_cursors().await {
-        Ok((audit, runs)) => store
-            .notify_sources(audit, runs, 1)
-            .await
-            .is_ok_and(|(rows, _)| !rows.is_empty()),
-        Err(_) => false,
-    }
+    store
+        .reading(|r| {
+            let (audit, runs) = r.notify_cursors()?;
+            r.notify_sources(audit, runs, 1)
+        })
+        .await
+        .is_ok_and(|(rows, _)| !rows.is_empty())
 }

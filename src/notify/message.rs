@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use super::item::{self, Item};
 use crate::runs::workload::workload_id;
+use crate::workload::WorkloadKey;
 
 /// Events listed in one message at most; a bigger burst is split.
 pub const MAX_EVENTS_PER_MESSAGE: usize = 50;
@@ -112,10 +113,11 @@ pub fn compose(items: &[&Item], base_url: &str) -> Vec<Composed> {
     out
 }
 
-fn workload_of(it: &Item) -> (String, String, String) {
+/// The event's workload (its parts empty where the stored event lacks them).
+fn workload_of(it: &Item) -> WorkloadKey {
     let w = &it.detail["workload"];
     let s = |k: &str| w[k].as_str().unwrap_or("").to_string();
-    (s("namespace"), s("kind"), s("name"))
+    WorkloadKey::new(&s("namespace"), s("kind"), &s("name"))
 }
 
 /// `app: cpu 500m→250m, memory 1Gi→512Mi (limit memory 1Gi→512Mi)`.
@@ -146,8 +148,7 @@ fn changes(detail: &Value) -> String {
 }
 
 fn event_line(it: &Item) -> String {
-    let (ns, kind, name) = workload_of(it);
-    let mut line = format!("{ns}/{kind}/{name} — {}", it.reason);
+    let mut line = format!("{} — {}", workload_of(it), it.reason);
     let ch = changes(&it.detail);
     if !ch.is_empty() {
         line.push_str(&format!(": {ch}"));
@@ -171,9 +172,9 @@ fn events(chunk: &[&Item], base_url: &str) -> Message {
     let first = chunk[0];
     let cluster = first.cluster.clone().unwrap_or_default();
     let n = chunk.len();
-    let (ns, kind, name) = workload_of(first);
+    let workload = workload_of(first);
     let title = if n == 1 {
-        let what = format!("{ns}/{kind}/{name} in {cluster}");
+        let what = format!("{workload} in {cluster}");
         match first.trigger.as_str() {
             "applied" => format!("Resized {what}"),
             "rolled_back" => format!("Rolled back {what}"),
@@ -207,7 +208,12 @@ fn events(chunk: &[&Item], base_url: &str) -> Message {
     let link = if n == 1 {
         format!(
             "{base_url}/workloads/{}",
-            workload_id(&cluster, &ns, &kind, &name)
+            workload_id(
+                &cluster,
+                &workload.namespace,
+                &workload.kind,
+                &workload.name
+            )
         )
     } else {
         format!("{base_url}/audit?cluster={cluster}&type={}", first.trigger)

@@ -30,9 +30,9 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::datasource::SecretKey;
 use crate::events::config_change::AuditContext;
 use crate::runs::Runs;
+use crate::secret::SecretKey;
 use crate::store::notify_channels::TeamScope;
 use crate::store::Store;
 
@@ -57,7 +57,7 @@ pub enum NotifyError {
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
-    Secret(#[from] crate::datasource::secret::SecretError),
+    Secret(#[from] crate::secret::SecretError),
 }
 
 impl NotifyError {

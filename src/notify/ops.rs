@@ -127,7 +127,7 @@ impl Notifier {
     ) -> Result<(), NotifyError> {
         match (write, team) {
             (None, None) => Ok(()),
-            (None, Some(t)) if self.store.team_exists(t).await? => Ok(()),
+            (None, Some(t)) if self.store.reading(move |r| r.team_exists(t)).await? => Ok(()),
             (None, Some(t)) => Err(NotifyError::field(
                 field,
                 format!("team {t} does not exist"),
@@ -148,14 +148,15 @@ impl Notifier {
         scope: TeamScope,
     ) -> Result<ChannelRecord, NotifyError> {
         self.store
-            .channel(id, scope)
+            .reading(move |r| r.channel(id, &scope))
             .await?
             .ok_or_else(|| NotifyError::NotFound(format!("notification channel {id}")))
     }
 
     /// Every channel the caller sees.
     pub async fn channels(&self, c: &Caller) -> Result<Vec<ChannelView>, NotifyError> {
-        let recs = self.store.channels(c.read.clone()).await?;
+        let scope = c.read.clone();
+        let recs = self.store.reading(move |r| r.channels(&scope)).await?;
         Ok(recs.iter().map(views::channel).collect())
     }
 
@@ -197,7 +198,7 @@ impl Notifier {
             (views::channel_json, views::rule_json);
         let rec = self
             .store
-            .create_channel(c.ctx, c.now, w, digest, rule, views)
+            .writing(move |tx| tx.create_channel(&c.ctx, c.now, &w, &digest, rule, views))
             .await?;
         tracing::info!(channel = rec.id, name = %rec.name, kind = %rec.kind, "notification channel created");
         self.poke();
@@ -223,9 +224,12 @@ impl Notifier {
         let valid = channel::validate(input, previous).map_err(NotifyError::Invalid)?;
         self.check_team(&c.write, valid.team_id, "teamId").await?;
         let w = write_of(&valid, self)?;
+        let (now, scope) = (c.now, c.write);
         let rec = self
             .store
-            .update_channel(c.ctx, c.now, id, c.write, w, views::channel_json)
+            .write_audited(c.ctx, now, move |tx| {
+                tx.update_channel(id, &scope, &w, now, views::channel_json)
+            })
             .await?;
         tracing::info!(channel = rec.id, name = %rec.name, "notification channel replaced");
         self.poke();
@@ -233,8 +237,11 @@ impl Notifier {
     }
 
     pub async fn delete_channel(&self, c: Caller, id: i64) -> Result<(), NotifyError> {
+        let scope = c.write;
         self.store
-            .delete_channel(c.ctx, c.now, id, c.write, views::channel_json)
+            .write_audited(c.ctx, c.now, move |tx| {
+                tx.delete_channel(id, &scope, views::channel_json)
+            })
             .await?;
         tracing::info!(channel = id, "notification channel deleted");
         self.poke();
@@ -243,7 +250,7 @@ impl Notifier {
 
     /// The channel ready to send to; `None` when it no longer exists.
     pub async fn target(&self, id: i64) -> Result<Option<Target>, NotifyError> {
-        let Some(rec) = self.store.channel(id, None).await? else {
+        let Some(rec) = self.store.reading(move |r| r.channel(id, &None)).await? else {
             return Ok(None);
         };
         let (kind, secrets, email) = opened(&rec, self)?;
@@ -284,7 +291,10 @@ impl Notifier {
             error: out.error.clone(),
             retry_at: None,
         };
-        self.store.record_sent(delivery, attempt, c.now).await?;
+        let now = c.now;
+        self.store
+            .writing(move |tx| tx.record_sent(&delivery, &attempt, now))
+            .await?;
         tracing::info!(channel = id, delivery = %delivery_id, delivered = out.delivered, "test notification sent");
         Ok(TestResult {
             delivery_id,
@@ -331,9 +341,12 @@ impl Notifier {
             schedule: sched,
             time_zone: tz,
         };
+        let (now, scope) = (c.now, c.write);
         let rec = self
             .store
-            .update_digest(c.ctx, c.now, id, c.write, d, views::channel_json)
+            .write_audited(c.ctx, now, move |tx| {
+                tx.update_digest(id, &scope, &d, now, views::channel_json)
+            })
             .await?;
         self.poke();
         Ok(views::channel(&rec))

@@ -9,7 +9,7 @@ use super::{Caller, Notifier, NotifyError};
 use crate::store::notify_channels::TeamScope;
 use crate::store::notify_deliveries::DeliveryFilter;
 use crate::store::notify_rules::RuleWrite;
-use crate::store::StoreError;
+use crate::store::{Page, StoreError};
 
 /// Largest page of the delivery log.
 pub const MAX_PAGE: usize = 500;
@@ -30,9 +30,10 @@ impl Notifier {
         c: &Caller,
         channel: Option<i64>,
     ) -> Result<Vec<RuleView>, NotifyError> {
+        let scope = c.read.clone();
         Ok(self
             .store
-            .rules(c.read.clone(), channel)
+            .reading(move |r| r.rules(&scope, channel))
             .await?
             .iter()
             .map(views::rule)
@@ -40,8 +41,9 @@ impl Notifier {
     }
 
     pub async fn rule(&self, c: &Caller, id: i64) -> Result<RuleView, NotifyError> {
+        let scope = c.read.clone();
         self.store
-            .rule(id, c.read.clone())
+            .reading(move |r| r.rule(id, &scope))
             .await?
             .map(|r| views::rule(&r))
             .ok_or_else(|| NotifyError::NotFound(format!("notification rule {id}")))
@@ -69,7 +71,9 @@ impl Notifier {
         let w = self.rule_write(&c.write, input).await?;
         let rec = self
             .store
-            .create_rule(c.ctx, c.now, c.write, w, views::rule_json)
+            .write_audited(c.ctx, c.now, move |tx| {
+                tx.create_rule(&c.write, &w, c.now, views::rule_json)
+            })
             .await
             .map_err(channel_field)?;
         tracing::info!(
@@ -87,13 +91,21 @@ impl Notifier {
         id: i64,
         input: RuleInput,
     ) -> Result<RuleView, NotifyError> {
-        if self.store.rule(id, c.write.clone()).await?.is_none() {
+        let scope = c.write.clone();
+        if self
+            .store
+            .reading(move |r| r.rule(id, &scope))
+            .await?
+            .is_none()
+        {
             return Err(NotifyError::NotFound(format!("notification rule {id}")));
         }
         let w = self.rule_write(&c.write, input).await?;
         let rec = self
             .store
-            .update_rule(c.ctx, c.now, id, c.write, w, views::rule_json)
+            .write_audited(c.ctx, c.now, move |tx| {
+                tx.update_rule(id, &c.write, &w, c.now, views::rule_json)
+            })
             .await
             .map_err(channel_field)?;
         self.poke();
@@ -101,8 +113,11 @@ impl Notifier {
     }
 
     pub async fn delete_rule(&self, c: Caller, id: i64) -> Result<(), NotifyError> {
+        let scope = c.write;
         self.store
-            .delete_rule(c.ctx, c.now, id, c.write, views::rule_json)
+            .write_audited(c.ctx, c.now, move |tx| {
+                tx.delete_rule(id, &scope, views::rule_json)
+            })
             .await?;
         self.poke();
         Ok(())
@@ -113,16 +128,17 @@ impl Notifier {
         &self,
         c: &Caller,
         mut filter: DeliveryFilter,
-    ) -> Result<(Vec<DeliveryView>, Option<i64>), NotifyError> {
+    ) -> Result<Page<DeliveryView>, NotifyError> {
         filter.scope = c.read.clone();
         filter.limit = filter.limit.clamp(1, MAX_PAGE);
-        let (items, next) = self.store.deliveries(filter).await?;
-        Ok((items.iter().map(views::delivery).collect(), next))
+        let page = self.store.reading(move |r| r.deliveries(&filter)).await?;
+        Ok(page.map(|d| views::delivery(&d)))
     }
 
     pub async fn delivery(&self, c: &Caller, id: String) -> Result<DeliveryView, NotifyError> {
+        let (key, scope) = (id.clone(), c.read.clone());
         self.store
-            .delivery(id.clone(), c.read.clone())
+            .reading(move |r| r.delivery(&key, &scope))
             .await?
             .map(|d| views::delivery(&d))
             .ok_or_else(|| NotifyError::NotFound(format!("delivery {id}")))

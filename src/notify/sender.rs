@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use super::message::Message;
 use super::transport::{Outcome, Target};
 use super::Notifier;
+use crate::backoff::Backoff;
 use crate::clock::Clock;
 use crate::jobs::LogThrottle;
 use crate::metrics::{Metrics, NotifyLabels};
@@ -42,10 +43,13 @@ pub struct Ctx {
 /// Delay before attempt `attempts + 1` after `attempts` failed ones: base × 2^(n−1),
 /// at most [`MAX_BACKOFF_MS`].
 pub fn backoff_ms(base_ms: u64, attempts: i64) -> i64 {
-    let exp = (attempts - 1).clamp(0, 20) as u32;
-    (base_ms as i64)
-        .saturating_mul(1 << exp)
-        .min(MAX_BACKOFF_MS)
+    let backoff = Backoff::doubling(
+        Duration::from_millis(base_ms),
+        Duration::from_millis(MAX_BACKOFF_MS as u64),
+    );
+    backoff
+        .delay(attempts.clamp(1, i64::from(u32::MAX)) as u32)
+        .as_millis() as i64
 }
 
 /// A sliding one-minute window of sends to one channel (real time: it protects the
@@ -185,7 +189,7 @@ pub async fn run(ctx: Ctx, channel_id: i64, lane: Arc<Lane>) {
         let due = match ctx
             .notifier
             .store
-            .due_deliveries(channel_id, now, FETCH)
+            .reading(move |r| r.due_deliveries(channel_id, now, FETCH))
             .await
         {
             Ok(d) => d,
@@ -195,7 +199,7 @@ pub async fn run(ctx: Ctx, channel_id: i64, lane: Arc<Lane>) {
             }
         };
         if due.is_empty() {
-            let next = match ctx.notifier.store.pending_channels().await {
+            let next = match ctx.notifier.store.reading(|r| r.pending_channels()).await {
                 Ok(p) => p
                     .into_iter()
                     .find(|(c, _)| *c == channel_id)
@@ -235,7 +239,12 @@ pub async fn run(ctx: Ctx, channel_id: i64, lane: Arc<Lane>) {
 
 /// The channel's type as stored (for the metric's label), when it can be read.
 async fn channel_kind(ctx: &Ctx, channel_id: i64) -> String {
-    match ctx.notifier.store.channel(channel_id, None).await {
+    match ctx
+        .notifier
+        .store
+        .reading(move |r| r.channel(channel_id, &None))
+        .await
+    {
         Ok(Some(rec)) => rec.kind,
         _ => "unknown".into(),
     }
@@ -251,10 +260,11 @@ async fn attempt(ctx: &Ctx, target: &Target, d: DeliveryRecord) {
                 error: Some(format!("stored message unreadable: {e}")),
                 retry_at: None,
             };
+            let now = ctx.clock.now_ms();
             let _ = ctx
                 .notifier
                 .store
-                .record_attempt(d.id, a, ctx.clock.now_ms())
+                .writing(move |tx| tx.record_attempt(&d.id, &a, now))
                 .await;
             return;
         }
@@ -314,10 +324,11 @@ async fn book(
         error: out.error,
         retry_at,
     };
+    let (id, now) = (d.id.clone(), ctx.clock.now_ms());
     match ctx
         .notifier
         .store
-        .record_attempt(d.id.clone(), a, ctx.clock.now_ms())
+        .writing(move |tx| tx.record_attempt(&id, &a, now))
         .await
     {
         Ok(()) => Some((attempts, outcome)),

@@ -2,7 +2,7 @@
 //! HMAC-SHA256(signing secret, `<X-Kerf-Timestamp>.<body>`). Signing the timestamp with
 //! the body lets a receiver refuse replays older than a few minutes.
 
-use hmac::{Hmac, Mac};
+use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 /// The signature header.

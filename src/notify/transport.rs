@@ -13,6 +13,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use super::channel::{ChannelKind, ChannelSecrets, EmailSettings, SmtpSecurity};
 use super::message::Message;
 use super::{render, sign};
+use crate::secret::Secret;
 
 /// Longest receiver answer kept, in characters.
 const MAX_ANSWER_CHARS: usize = 512;
@@ -101,7 +102,7 @@ impl Transport {
         delivery_id: &str,
         now_s: i64,
     ) -> Outcome {
-        let Some(url) = t.secrets.url.as_deref() else {
+        let Some(url) = t.secrets.url.as_ref().map(Secret::expose) else {
             return Outcome::failed("the channel has no URL".into(), true);
         };
         let body = match kind {
@@ -121,7 +122,7 @@ impl Transport {
                 .header(sign::TIMESTAMP_HEADER, now_s.to_string())
                 .header(
                     sign::SIGNATURE_HEADER,
-                    sign::signature(secret, now_s, &body),
+                    sign::signature(secret.expose(), now_s, &body),
                 );
         }
         let resp = match req.body(body).send().await {
@@ -173,7 +174,11 @@ impl Transport {
             Ok(mail) => mail,
             Err(why) => return Outcome::failed(why, true),
         };
-        let transport = match smtp_transport(e, t.secrets.smtp_password.as_deref(), self.timeout) {
+        let transport = match smtp_transport(
+            e,
+            t.secrets.smtp_password.as_ref().map(Secret::expose),
+            self.timeout,
+        ) {
             Ok(tr) => tr,
             Err(why) => return Outcome::failed(why, true),
         };

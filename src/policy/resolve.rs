@@ -16,14 +16,14 @@ use super::glob::glob_match;
 use super::model::{
     FreezeWindow, MaintenanceWindow, Mode, OverrideSpec, PolicySpec, Selector, Strategy,
 };
+use crate::workload::WorkloadKey;
 
-/// The workload being resolved.
+/// The workload being resolved: its identity, and the cluster and labels selectors
+/// also match.
 #[derive(Debug, Clone, Default)]
 pub struct WorkloadRef {
     pub cluster: String,
-    pub namespace: String,
-    pub kind: String,
-    pub name: String,
+    pub workload: WorkloadKey,
     pub labels: BTreeMap<String, String>,
 }
 
@@ -125,10 +125,11 @@ pub fn selects(selector: &Selector, w: &WorkloadRef) -> bool {
     let any = |patterns: &[String], value: &str| {
         patterns.is_empty() || patterns.iter().any(|p| glob_match(p, value))
     };
+    let key = &w.workload;
     any(&selector.clusters, &w.cluster)
-        && any(&selector.namespaces, &w.namespace)
-        && (selector.kinds.is_empty() || selector.kinds.iter().any(|k| k == &w.kind))
-        && any(&selector.names, &w.name)
+        && any(&selector.namespaces, &key.namespace)
+        && (selector.kinds.is_empty() || selector.kinds.iter().any(|k| k == &key.kind))
+        && any(&selector.names, &key.name)
         && selector
             .labels
             .iter()

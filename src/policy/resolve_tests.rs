@@ -16,9 +16,7 @@ fn policy(id: i64, v: serde_json::Value) -> StoredPolicy {
 fn api() -> WorkloadRef {
     WorkloadRef {
         cluster: "prod-eu".into(),
-        namespace: "shop".into(),
-        kind: "Deployment".into(),
-        name: "api".into(),
+        workload: crate::workload::WorkloadKey::new("shop", "Deployment".into(), "api"),
         labels: [("tier".to_string(), "web".to_string())].into(),
     }
 }
@@ -108,8 +106,8 @@ fn selectors_must_all_hold_and_non_matching_policies_contribute_nothing() {
     w.labels.clear();
     let r = resolve(&w, &fleet(), None, &json!({}), 0);
     assert_eq!(r.matched, vec![5, 2, 1], "shop-web needs tier=web");
-    w.kind = "Job".into();
-    w.name = "nightly".into();
+    w.workload.kind = "Job".into();
+    w.workload.name = "nightly".into();
     let r = resolve(&w, &fleet(), None, &json!({}), 0);
     assert_eq!(r.matched, vec![4, 2, 1]);
     assert_eq!(r.effective.mode.cpu, Mode::Off);

@@ -41,9 +41,7 @@ impl WorkloadRef {
     ) -> WorkloadRef {
         WorkloadRef {
             cluster: cluster.to_string(),
-            namespace: namespace.to_string(),
-            kind: kind.to_string(),
-            name: name.to_string(),
+            workload: crate::workload::WorkloadKey::new(namespace, kind.to_string(), name),
             labels: serde_json::from_str::<BTreeMap<String, String>>(labels_json)
                 .unwrap_or_default(),
         }

@@ -1,8 +1,6 @@
 //! Validation of policies and overrides. Every problem is reported at once, each with the
 //! JSON path of the bad field, so the UI can show it where it belongs.
 
-use std::str::FromStr;
-
 use serde::Serialize;
 
 use super::model::{FreezeWindow, MaintenanceWindow, OverrideSpec, PolicySpec};
@@ -35,12 +33,12 @@ pub fn parse_duration(text: &str) -> Option<u64> {
 
 /// True for a valid five-field cron expression.
 pub fn valid_cron(expr: &str) -> bool {
-    expr.split_whitespace().count() == 5 && croner::Cron::from_str(expr).is_ok()
+    crate::cron::Cron::five_fields(expr).is_some()
 }
 
 /// True for an IANA time zone name known to kerf's embedded database.
 pub fn valid_timezone(name: &str) -> bool {
-    chrono_tz::Tz::from_str(name).is_ok()
+    crate::cron::Zone::parse(name).is_some()
 }
 
 /// All problems of a policy document (empty when valid).

@@ -18,6 +18,7 @@ use crate::analysis::{
 use crate::datasource::{Hpa, Window};
 use crate::policy::{PolicySet, WorkloadRef};
 use crate::store::{NewRecommendation, WorkloadSeen};
+use crate::workload::WorkloadKey;
 
 /// What every workload of a run shares.
 #[derive(Debug, Clone)]
@@ -61,6 +62,10 @@ pub fn analyze_chunk(groups: Vec<WorkloadGroup>, ctx: &ChunkContext) -> ChunkOut
     let mut out = ChunkOutcome::default();
     let mut by_policy: BTreeMap<String, PolicyGroup> = BTreeMap::new();
     for g in groups {
+        if let Some(why) = g.info.unreadable.clone() {
+            out.failed.push((g.seen, why));
+            continue;
+        }
         if g.containers.is_empty() {
             out.failed
                 .push((g.seen, "no container of this workload was observed".into()));
@@ -121,17 +126,16 @@ fn analyze_group(out: &mut ChunkOutcome, ctx: &ChunkContext, group: PolicyGroup)
     };
     match analysis::analyze(&input, &policy) {
         Ok(output) => {
-            let mut by_key: HashMap<(String, String, String), Vec<&ResourceAnalysis>> =
-                HashMap::new();
+            let mut by_key: HashMap<WorkloadKey, Vec<&ResourceAnalysis>> = HashMap::new();
             for r in &output.results {
                 let t = &r.target;
                 by_key
-                    .entry((t.namespace.clone(), t.kind.clone(), t.name.clone()))
+                    .entry(WorkloadKey::new(&t.namespace, t.kind.clone(), &t.name))
                     .or_default()
                     .push(r);
             }
             for (seen, replicas, _, identity, hpa) in metas {
-                let key = (seen.namespace.clone(), seen.kind.clone(), seen.name.clone());
+                let key = WorkloadKey::new(&seen.namespace, seen.kind.clone(), &seen.name);
                 let results = by_key.remove(&key).unwrap_or_default();
                 push_result(out, ctx, &made(identity), (seen, replicas, hpa), results);
             }

@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::backtest_score::{score, values, ContainerValues, Counts};
 use super::summary::summarize;
 use super::workload::{group, WorkloadGroup};
-use super::{RecommenderSettings, RunError, Runs};
+use super::{RecommenderSettings, RunError, RunFailure, Runs};
 use crate::analysis::{self, ContainerObservation, Input, Policy, INPUT_SCHEMA_VERSION};
 use crate::datasource::{Source, Window};
 use crate::policy::resolve::selects;
@@ -213,14 +213,14 @@ fn one_mode(
     at_ms: i64,
     from_ms: i64,
     prices: (f64, f64),
-) -> Result<(Vec<ContainerValues>, Score), String> {
+) -> Result<(Vec<ContainerValues>, Score), analysis::Error> {
     let observed: Vec<ContainerObservation> = if at_ms == span.end_ms {
         g.containers.clone()
     } else {
         g.containers.iter().map(|c| as_of(c, at_ms)).collect()
     };
     let input = engine_input(observed, span.start_ms, at_ms);
-    let output = analysis::analyze(&input, policy).map_err(|e| e.to_string())?;
+    let output = analysis::analyze(&input, policy)?;
     let results: Vec<&analysis::ResourceAnalysis> = output.results.iter().collect();
     let values = values(&g.containers, &results);
     let mut counts = Counts::default();
@@ -343,7 +343,8 @@ impl Runs {
             selector: &req.selector,
         };
         let (mut rows, mut errors, mut truncated) = (Vec::new(), Vec::new(), false);
-        for cluster in self.store.active_cluster_names().await? {
+        let names = self.store.reading(|r| r.active_cluster_names()).await?;
+        for cluster in names {
             let glob = |p: &String| crate::policy::glob::glob_match(p, &cluster);
             let clusters = &req.selector.clusters;
             if !clusters.is_empty() && !clusters.iter().any(glob) {
@@ -360,7 +361,10 @@ impl Runs {
                     rows.append(&mut got);
                     truncated |= more;
                 }
-                Err(message) => errors.push(ClusterError { cluster, message }),
+                Err(e) => errors.push(ClusterError {
+                    cluster,
+                    message: e.to_string(),
+                }),
             }
         }
         let mut out = report(&policy, span, rows, truncated, errors);
@@ -376,12 +380,12 @@ impl Runs {
         ctx: &Ctx<'_>,
         prices: (f64, f64),
         limit: usize,
-    ) -> Result<(Vec<WorkloadBacktest>, bool), String> {
+    ) -> Result<(Vec<WorkloadBacktest>, bool), RunFailure> {
         let (source, scope) = self.source_for(cluster).await?;
         let plan = source
             .plan(&scope, ctx.window)
             .await
-            .map_err(|e| format!("collect: {e}"))?;
+            .map_err(RunFailure::Collect)?;
         let (settings, selector) = (ctx.settings, ctx.selector);
         let namespace_wanted = |n: &String| {
             !settings.excludes(n)
@@ -400,7 +404,7 @@ impl Runs {
             let collection = source
                 .collect_group(&plan, index)
                 .await
-                .map_err(|e| format!("collect: {e}"))?;
+                .map_err(RunFailure::Collect)?;
             let mut groups = group(cluster, collection);
             groups.retain(|g| {
                 let s = &g.seen;
@@ -415,7 +419,7 @@ impl Runs {
                 backtest_groups(&groups, &policy, span, prices)
             })
             .await
-            .map_err(|e| format!("backtest task failed: {e}"))?;
+            .map_err(RunFailure::BacktestTask)?;
             rows.append(&mut got);
             if more || rows.len() >= limit {
                 return Ok((rows, more || index + 1 < plan.groups.len()));

@@ -7,11 +7,12 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
-
-use super::pipeline::{stages, Tally};
+use super::pipeline::stages;
 use super::progress::ProgressSlot;
-use super::{Pricing, RecommenderSettings};
+use super::state::RunState;
+use super::{
+    Phase, PhaseMs, Pricing, RecommenderSettings, RunErrors, RunFailure, RunStatus, Trigger,
+};
 use crate::clock::Clock;
 use crate::datasource::{ClusterScope, Source, Window};
 use crate::store::{RunRecord, Store};
@@ -49,7 +50,7 @@ pub fn window_for(now_ms: i64, settings: &RecommenderSettings) -> Window {
 pub fn new_record(
     id: String,
     cluster: &str,
-    trigger: super::Trigger,
+    trigger: Trigger,
     now_ms: i64,
     settings: &RecommenderSettings,
 ) -> RunRecord {
@@ -58,9 +59,9 @@ pub fn new_record(
         seq: 0,
         id,
         cluster: cluster.to_string(),
-        trigger: trigger.as_str().into(),
-        status: "running".into(),
-        phase: "collect".into(),
+        trigger,
+        status: RunStatus::Running,
+        phase: Phase::Collect,
         started_at: now_ms,
         finished_at: None,
         window_start: window.start_ms,
@@ -71,9 +72,9 @@ pub fn new_record(
         workloads_failed: 0,
         workloads_stale: 0,
         recommendations: 0,
-        phase_ms: "{}".into(),
-        collect_stats: "{}".into(),
-        errors: "[]".into(),
+        phase_ms: PhaseMs::default(),
+        collect_stats: None,
+        errors: RunErrors::default(),
     }
 }
 
@@ -82,33 +83,12 @@ pub fn new_record(
 /// end up in the record.
 pub async fn execute<S: Source>(
     inputs: &RunInputs,
-    mut run: RunRecord,
-    source: Result<(S, ClusterScope), String>,
+    run: RunRecord,
+    source: Result<(S, ClusterScope), RunFailure>,
 ) -> RunRecord {
-    let mut tally = Tally::default();
-    let outcome = stages(inputs, &mut run, source, &mut tally).await;
-    if let Err(message) = outcome {
-        tally.errors.push(json!({ "message": message }));
-        run.status = "failed".into();
-    }
-    run.phase = "done".into();
-    run.finished_at = Some(inputs.clock.now_ms());
-    run.phase_ms = json!({
-        "collect": tally.collect_ms, "analyze": tally.analyze_ms, "store": tally.store_ms,
-    })
-    .to_string();
-    run.errors = serde_json::Value::Array(tally.errors).to_string();
-    inputs.progress.finish(&run);
-    if let Err(e) = inputs.store.update_run(run.clone()).await {
-        tracing::error!(run = %run.id, error = %e, "cannot record the end of a run");
-    }
-    tracing::info!(
-        run = %run.id, cluster = %run.cluster, status = %run.status,
-        workloads = run.workloads_total, recommendations = run.recommendations,
-        failed = run.workloads_failed, stale = run.workloads_stale,
-        phase_ms = %run.phase_ms, "run finished"
-    );
-    run
+    let mut state = RunState::new(inputs, run);
+    let outcome = stages(&mut state, source).await;
+    state.end(outcome.err()).await
 }
 
 #[cfg(test)]

@@ -77,7 +77,7 @@ impl Source for GroupDown {
     async fn usage(
         &self,
         scope: &ClusterScope,
-        workload: (&str, &str, &str),
+        workload: &crate::workload::WorkloadKey,
         container: &str,
         resource: UsageResource,
         window: Window,
@@ -97,7 +97,7 @@ async fn a_group_that_cannot_be_collected_leaves_its_workloads_stale_and_the_res
     let f = fixture(&["demo-east"]);
     let s = settings(30);
     let first = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
-    let stats: Value = serde_json::from_str(&first.collect_stats).expect("stats");
+    let stats: Value = serde_json::to_value(&first.collect_stats).expect("stats");
     assert!(stats["groups"].as_u64().unwrap() >= 2, "{stats}");
     let before = workloads(&f, "demo-east").await;
     f.clock.advance(HOUR);
@@ -107,13 +107,17 @@ async fn a_group_that_cannot_be_collected_leaves_its_workloads_stale_and_the_res
         failure: Failure::Whole,
     };
     let second = run_with(&f, "demo-east", &s, down).await;
-    assert_eq!(second.status, "partial", "{}", second.errors);
+    assert_eq!(second.status, RunStatus::Partial, "{}", second.errors);
     assert!(
-        second.errors.contains("\"group\":\"payments\""),
+        second.errors.to_string().contains("\"group\":\"payments\""),
         "{}",
         second.errors
     );
-    assert!(second.errors.contains("503"), "{}", second.errors);
+    assert!(
+        second.errors.to_string().contains("503"),
+        "{}",
+        second.errors
+    );
     let after = workloads(&f, "demo-east").await;
     let lost: Vec<&WorkloadRow> = after
         .iter()
@@ -149,7 +153,7 @@ async fn when_every_group_fails_the_run_fails_and_touches_nothing() {
         failure: Failure::Whole,
     };
     let run = run_with(&f, "demo-east", &s, down).await;
-    assert_eq!(run.status, "failed", "{}", run.errors);
+    assert_eq!(run.status, RunStatus::Failed, "{}", run.errors);
     assert_eq!(run.recommendations, 0);
     let after = workloads(&f, "demo-east").await;
     assert_eq!(
@@ -171,8 +175,12 @@ async fn a_stream_cut_mid_group_keeps_what_arrived_and_marks_the_rest_stale() {
         failure: Failure::AfterOne,
     };
     let run = run_with(&f, "demo-east", &s, cut).await;
-    assert_eq!(run.status, "partial", "{}", run.errors);
-    assert!(run.errors.contains("connection reset"), "{}", run.errors);
+    assert_eq!(run.status, RunStatus::Partial, "{}", run.errors);
+    assert!(
+        run.errors.to_string().contains("connection reset"),
+        "{}",
+        run.errors
+    );
     let after = workloads(&f, "demo-east").await;
     let payments: Vec<&WorkloadRow> = after
         .iter()

@@ -12,7 +12,7 @@ use crate::clock::ManualClock;
 use crate::datasource::Datasource;
 use crate::datasource::{CollectPlan, Collection, DatasourceError, TestReport, UsageResource};
 use crate::runs::progress::ActiveRuns;
-use crate::runs::{RunError, Runs, Trigger};
+use crate::runs::{RunError, RunStatus, Runs, Trigger};
 use crate::store::{self, WorkloadFilter, WorkloadRow};
 
 const T0: i64 = 1_800_000_000_000;
@@ -108,7 +108,7 @@ impl Source for Flaky {
     async fn usage(
         &self,
         scope: &ClusterScope,
-        workload: (&str, &str, &str),
+        workload: &crate::workload::WorkloadKey,
         container: &str,
         resource: UsageResource,
         window: Window,
@@ -131,21 +131,28 @@ async fn run_with<S: Source>(
 ) -> RunRecord {
     let id = uuid::Uuid::new_v4().to_string();
     let mut run = new_record(id.clone(), cluster, Trigger::Manual, f.clock.now_ms(), s);
-    run.seq = f.store.insert_run(run.clone()).await.expect("insert run");
+    let first = run.clone();
+    run.seq = f
+        .store
+        .writing(move |tx| tx.insert_run(&first))
+        .await
+        .expect("insert run");
     let clock: Arc<dyn Clock> = f.clock.clone();
     let inputs = RunInputs {
         store: f.store.clone(),
         clock,
         settings: s.clone(),
         pricing: Pricing::default(),
-        policies: f
-            .store
-            .policy_set(
-                Some(cluster.to_string()),
+        policies: {
+            let (name, default) = (
+                cluster.to_string(),
                 serde_json::to_value(&s.policy).expect("policy json"),
-            )
-            .await
-            .expect("policies"),
+            );
+            f.store
+                .reading(move |r| r.policy_set(Some(&name), default))
+                .await
+                .expect("policies")
+        },
         progress: f.active.reserve(cluster, &id).expect("free"),
     };
     let scope = ClusterScope {
@@ -175,7 +182,22 @@ async fn workloads(f: &Fixture, cluster: &str) -> Vec<WorkloadRow> {
         limit: 500,
         ..Default::default()
     };
-    f.store.list_workloads(filter).await.expect("list").0
+    f.store
+        .reading(move |r| r.list_workloads(&filter))
+        .await
+        .expect("list")
+        .items
+}
+
+async fn recommendation(f: &Fixture, id: String) -> Option<store::RecommendationRow> {
+    f.store
+        .reading(move |r| r.recommendation(&id))
+        .await
+        .expect("read")
+}
+
+async fn stored_run(f: &Fixture, id: String) -> Option<RunRecord> {
+    f.store.reading(move |r| r.run(&id)).await.expect("read")
 }
 
 fn named<'a>(ws: &'a [WorkloadRow], name: &str) -> &'a WorkloadRow {
@@ -185,11 +207,8 @@ fn named<'a>(ws: &'a [WorkloadRow], name: &str) -> &'a WorkloadRow {
 }
 
 async fn summary(f: &Fixture, w: &WorkloadRow) -> (Value, Value) {
-    let rec = f
-        .store
-        .recommendation(w.latest_rec_id.clone().expect("has one"))
+    let rec = recommendation(f, w.latest_rec_id.clone().expect("has one"))
         .await
-        .expect("read")
         .expect("exists");
     (
         serde_json::from_str(&rec.summary).expect("summary json"),
@@ -202,19 +221,16 @@ async fn a_demo_run_stores_every_workload_with_identity_evidence_and_the_expecte
     let f = fixture(&["demo-east"]);
     let s = settings(30);
     let run = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
-    assert_eq!(run.status, "succeeded", "{}", run.errors);
+    assert_eq!(run.status, RunStatus::Succeeded, "{}", run.errors);
     assert!(run.workloads_total >= 25, "{}", run.workloads_total);
     assert_eq!(run.recommendations, run.workloads_total);
     assert_eq!(run.workloads_done, run.workloads_total);
-    assert_eq!(f.store.run(run.id.clone()).await.unwrap().unwrap(), run);
+    assert_eq!(stored_run(&f, run.id.clone()).await.unwrap(), run);
     let ws = workloads(&f, "demo-east").await;
     assert_eq!(ws.len() as i64, run.workloads_total);
     for w in &ws {
-        let rec = f
-            .store
-            .recommendation(w.latest_rec_id.clone().unwrap())
+        let rec = recommendation(&f, w.latest_rec_id.clone().unwrap())
             .await
-            .unwrap()
             .unwrap();
         assert_eq!(rec.settings_identity, default_identity(&s));
         assert_eq!(rec.policy_version, s.policy_version());
@@ -257,7 +273,7 @@ async fn a_demo_run_stores_every_workload_with_identity_evidence_and_the_expecte
     assert_eq!(flags.confidence, -1);
     // Kubernetes' own namespace is left out, and the run says so.
     assert!(ws.iter().all(|w| w.seen.namespace != "kube-system"));
-    let collect: Value = serde_json::from_str(&run.collect_stats).expect("collect");
+    let collect: Value = serde_json::to_value(&run.collect_stats).expect("collect");
     assert_eq!(
         collect["excluded"],
         serde_json::json!({ "namespaces": ["kube-system"], "workloads": 1 })
@@ -304,12 +320,15 @@ async fn a_partial_run_keeps_the_last_good_recommendation_and_marks_workloads_st
         corrupt: "ledger",
     };
     let second = run_with(&f, "demo-east", &s, flaky).await;
-    assert_eq!(second.status, "partial", "{}", second.errors);
+    assert_eq!(second.status, RunStatus::Partial, "{}", second.errors);
     assert_eq!(second.workloads_failed, 1);
     assert_eq!(second.workloads_stale, 2, "the failed one and the lost one");
     assert_eq!(second.recommendations, first.recommendations - 2);
     assert!(
-        second.errors.contains("payments/Deployment/ledger"),
+        second
+            .errors
+            .to_string()
+            .contains("payments/Deployment/ledger"),
         "{}",
         second.errors
     );
@@ -341,7 +360,7 @@ async fn a_partial_run_keeps_the_last_good_recommendation_and_marks_workloads_st
     // The next good run clears the marks.
     f.clock.advance(HOUR);
     let third = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
-    assert_eq!(third.status, "succeeded");
+    assert_eq!(third.status, RunStatus::Succeeded);
     assert!(workloads(&f, "demo-east").await.iter().all(|w| !w.stale));
 }
 
@@ -357,15 +376,15 @@ async fn retention_prunes_old_history_but_keeps_each_workloads_latest_recommenda
         corrupt: "none",
     };
     let second = run_with(&f, "demo-east", &s, flaky).await;
-    assert_eq!(second.status, "succeeded");
+    assert_eq!(second.status, RunStatus::Succeeded);
     let history = |id: String| {
         let store = f.store.clone();
         async move {
             store
-                .list_recommendations(id, None, 50, false)
+                .reading(move |r| r.list_recommendations(&id, None, 50, false))
                 .await
                 .unwrap()
-                .0
+                .items
                 .len()
         }
     };
@@ -383,17 +402,11 @@ async fn retention_prunes_old_history_but_keeps_each_workloads_latest_recommenda
         1,
         "an old latest one is kept"
     );
-    assert!(f
-        .store
-        .recommendation(catalog.latest_rec_id.clone().unwrap())
+    assert!(recommendation(&f, catalog.latest_rec_id.clone().unwrap())
         .await
-        .unwrap()
         .is_some());
-    assert!(
-        f.store.run(first.id).await.unwrap().is_none(),
-        "old run pruned"
-    );
-    assert!(f.store.run(second.id).await.unwrap().is_some());
+    assert!(stored_run(&f, first.id).await.is_none(), "old run pruned");
+    assert!(stored_run(&f, second.id).await.is_some());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -413,10 +426,14 @@ async fn a_cluster_the_datasource_cannot_serve_fails_alone_and_runs_never_overla
         .run_to_end("nowhere", Trigger::Manual)
         .await
         .expect("runs");
-    assert_eq!(failed.status, "failed");
-    assert!(failed.errors.contains("no cluster"), "{}", failed.errors);
+    assert_eq!(failed.status, RunStatus::Failed);
+    assert!(
+        failed.errors.to_string().contains("no cluster"),
+        "{}",
+        failed.errors
+    );
     let east = east_task.await.expect("task");
-    assert_eq!(east.status, "succeeded");
+    assert_eq!(east.status, RunStatus::Succeeded);
     assert!(runs.active().all().is_empty(), "slots freed");
     assert!(matches!(
         runs.start("unregistered", Trigger::Manual).await,
@@ -447,14 +464,11 @@ async fn each_workload_is_analyzed_under_its_effective_policy_and_records_its_id
         .await
         .expect("policy");
     let run = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;
-    assert_eq!(run.status, "succeeded", "{}", run.errors);
+    assert_eq!(run.status, RunStatus::Succeeded, "{}", run.errors);
     let ws = workloads(&f, "demo-east").await;
     for w in &ws {
-        let rec = f
-            .store
-            .recommendation(w.latest_rec_id.clone().unwrap())
+        let rec = recommendation(&f, w.latest_rec_id.clone().unwrap())
             .await
-            .unwrap()
             .unwrap();
         let default = rec.settings_identity == default_identity(&s);
         let engine_default = rec.policy_version == s.policy_version();

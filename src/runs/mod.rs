@@ -8,12 +8,16 @@
 //! * `progress` — runs in flight (the no-overlap rule); `scheduler` — the cron job;
 //!   `retention` — the job pruning history; `schedule` — parsing and the pure `next_due`.
 //! * `recommender` and `pricing` — the settings documents; `source` — a cluster's
-//!   datasource.
+//!   datasource; `failure` — why a started run failed.
+//! * `state` — what a running run carries (`RunState`) and its transitions. The run's
+//!   status, phase and trigger are `crate::run_vocabulary`'s (re-exported here, as
+//!   `store::RunRecord` uses them); their states: `docs/contracts/runs.md`.
 
 pub mod analyze;
 pub mod backtest;
 pub mod backtest_score;
 pub mod engine;
+pub mod failure;
 mod pipeline;
 pub mod pricing;
 pub mod progress;
@@ -23,34 +27,24 @@ pub mod saved_settings;
 pub mod schedule;
 pub mod scheduler;
 pub mod source;
+mod state;
 pub mod summary;
 pub mod supervise;
 pub mod workload;
 
 use std::sync::Arc;
 
+pub use crate::run_vocabulary::{
+    CollectSummary, Excluded, Phase, PhaseMs, RunErrorEntry, RunErrors, RunStatus, Trigger,
+    UnknownValue,
+};
+pub use failure::RunFailure;
 pub use pricing::Pricing;
 pub use progress::{ActiveRuns, Progress};
 pub use recommender::{RecommenderSettings, SettingsError};
 
 use crate::clock::Clock;
 use crate::store::{RunRecord, Store, StoreError};
-
-/// What started a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
-    Scheduled,
-    Manual,
-}
-
-impl Trigger {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Trigger::Scheduled => "scheduled",
-            Trigger::Manual => "manual",
-        }
-    }
-}
 
 /// Why a run could not start.
 #[derive(Debug, thiserror::Error)]
@@ -125,7 +119,7 @@ impl Runs {
             crate::datasource::Datasource,
             crate::datasource::ClusterScope,
         ),
-        String,
+        RunFailure,
     > {
         source::resolve(
             &self.store,
@@ -178,9 +172,10 @@ impl Runs {
     ) -> Result<crate::policy::PolicySet, RunError> {
         let default = serde_json::to_value(&settings.policy)
             .map_err(|e| RunError::Store(StoreError::Task(e.to_string())))?;
+        let cluster = cluster.map(str::to_string);
         Ok(self
             .store
-            .policy_set(cluster.map(str::to_string), default)
+            .reading(move |r| r.policy_set(cluster.as_deref(), default))
             .await?)
     }
 
@@ -191,7 +186,7 @@ impl Runs {
         cluster: &str,
         trigger: Trigger,
     ) -> Result<(RunRecord, tokio::task::JoinHandle<RunRecord>), RunError> {
-        let clusters = self.store.active_cluster_names().await?;
+        let clusters = self.store.reading(|r| r.active_cluster_names()).await?;
         if !clusters.iter().any(|c| c == cluster) {
             return Err(RunError::UnknownCluster(cluster.to_string()));
         }
@@ -199,15 +194,19 @@ impl Runs {
         let slot =
             self.active
                 .reserve(cluster, &run_id)
-                .map_err(|run_id| RunError::AlreadyRunning {
+                .map_err(|taken| RunError::AlreadyRunning {
                     cluster: cluster.to_string(),
-                    run_id,
+                    run_id: taken.run_id,
                 })?;
         let settings = self.recommender().await?;
         let pricing = self.pricing().await?;
         let policies = self.policy_set(Some(cluster), &settings).await?;
         let mut run = engine::new_record(run_id, cluster, trigger, self.clock.now_ms(), &settings);
-        run.seq = self.store.insert_run(run.clone()).await?;
+        let started = run.clone();
+        run.seq = self
+            .store
+            .writing(move |tx| tx.insert_run(&started))
+            .await?;
         tracing::info!(run = %run.id, cluster, trigger = trigger.as_str(), "run started");
         let inputs = engine::RunInputs {
             store: self.store.clone(),
@@ -225,7 +224,8 @@ impl Runs {
             let done = engine::execute(&inputs, run, source).await;
             drop(inputs.progress);
             if let Some(metrics) = &this.metrics {
-                let collect = serde_json::from_str(&done.collect_stats).unwrap_or_default();
+                // Plain data: it always converts (and no figures yet reads as none).
+                let collect = serde_json::to_value(&done.collect_stats).unwrap_or_default();
                 metrics.record_collection(&done.cluster, &collect);
             }
             let now = inputs.clock.now_ms();

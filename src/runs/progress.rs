@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use super::Phase;
 use crate::store::RunRecord;
 
 /// What a running run has done so far.
@@ -15,10 +16,16 @@ use crate::store::RunRecord;
 pub struct Progress {
     pub run_id: String,
     pub cluster: String,
-    /// `collect`, `analyze`, `store` or `done`.
-    pub phase: String,
+    pub phase: Phase,
     pub workloads_done: i64,
     pub workloads_total: i64,
+}
+
+/// A cluster's slot is taken: by the run named.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("run {run_id} is in progress")]
+pub struct Taken {
+    pub run_id: String,
 }
 
 /// Every cluster's run in progress.
@@ -28,19 +35,21 @@ pub struct ActiveRuns {
 }
 
 impl ActiveRuns {
-    /// Reserves `cluster` for run `run_id`; on `Err` returns the id of the run already
-    /// in progress there.
-    pub fn reserve(&self, cluster: &str, run_id: &str) -> Result<ProgressSlot, String> {
+    /// Reserves `cluster` for run `run_id`; on `Err` names the run already in progress
+    /// there.
+    pub fn reserve(&self, cluster: &str, run_id: &str) -> Result<ProgressSlot, Taken> {
         let mut map = self.by_cluster.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(p) = map.get(cluster) {
-            return Err(p.run_id.clone());
+            return Err(Taken {
+                run_id: p.run_id.clone(),
+            });
         }
         map.insert(
             cluster.to_string(),
             Progress {
                 run_id: run_id.to_string(),
                 cluster: cluster.to_string(),
-                phase: "collect".into(),
+                phase: Phase::Collect,
                 workloads_done: 0,
                 workloads_total: 0,
             },
@@ -82,7 +91,7 @@ impl ProgressSlot {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         if let Some(p) = map.get_mut(&self.cluster) {
-            p.phase = run.phase.clone();
+            p.phase = run.phase;
             p.workloads_done = run.workloads_done;
             p.workloads_total = run.workloads_total;
         }
@@ -113,7 +122,7 @@ mod tests {
     fn a_cluster_holds_one_run_at_a_time_until_the_slot_drops() {
         let active = ActiveRuns::default();
         let slot = active.reserve("prod", "r1").unwrap();
-        assert_eq!(active.reserve("prod", "r2").unwrap_err(), "r1");
+        assert_eq!(active.reserve("prod", "r2").unwrap_err().run_id, "r1");
         let other = active.reserve("stage", "r3").unwrap();
         assert_eq!(active.all().len(), 2);
         drop(slot);

@@ -12,10 +12,12 @@ use std::time::Duration;
 use futures_util::FutureExt;
 
 use super::Runs;
-use crate::store::{AuditRows, Store};
+use crate::store::{AuditRows, Store, StoreError};
 
 /// Longest wait between two prunes.
 const EVERY: Duration = Duration::from_secs(3600);
+/// Recommendations deleted per write.
+const HISTORY_BATCH: usize = 2000;
 /// Audit rows deleted per write.
 pub const AUDIT_BATCH: usize = 100;
 const DAY_MS: i64 = 86_400_000;
@@ -40,11 +42,31 @@ impl AuditRetention {
 
 /// Deletes history older than `cutoff_ms`; logs what it did.
 pub async fn prune(store: &Store, cutoff_ms: i64) {
-    match store.prune_history(cutoff_ms).await {
+    match prune_history(store, cutoff_ms).await {
         Ok((0, 0)) => {}
         Ok((recs, runs)) => tracing::info!(recommendations = recs, runs, "pruned history"),
         Err(e) => tracing::error!(error = %e, "pruning history failed"),
     }
+}
+
+/// Deletes recommendations and runs older than `cutoff_ms`, always keeping each
+/// workload's latest recommendation and each cluster's latest run. Returns
+/// (recommendations, runs) deleted.
+async fn prune_history(store: &Store, cutoff_ms: i64) -> Result<(usize, usize), StoreError> {
+    // One short write per batch: other writers get the writer between batches.
+    let mut recs = 0;
+    loop {
+        let n = store
+            .writing(move |tx| tx.prune_recommendations(cutoff_ms, HISTORY_BATCH))
+            .await?;
+        recs += n;
+        if n < HISTORY_BATCH {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let runs = store.writing(move |tx| tx.prune_runs(cutoff_ms)).await?;
+    Ok((recs, runs))
 }
 
 /// Deletes the audit rows that arrived before `now` less their retention, a batch at a
@@ -67,8 +89,9 @@ where
     for (i, (rows, keep_ms)) in kinds.into_iter().enumerate() {
         let Some(keep_ms) = keep_ms else { continue };
         loop {
+            let cutoff = now - keep_ms;
             let n = match store
-                .prune_audit_batch(rows, now - keep_ms, AUDIT_BATCH)
+                .writing(move |tx| tx.prune_audit_batch(rows, cutoff, AUDIT_BATCH))
                 .await
             {
                 Ok(n) => n,

@@ -18,7 +18,7 @@ pub async fn load<T: DeserializeOwned + Default>(
     store: &Store,
     key: &'static str,
 ) -> Result<T, RunError> {
-    match store.setting(key).await? {
+    match store.reading(move |r| r.setting(key)).await? {
         None => Ok(T::default()),
         Some(text) => serde_json::from_str(&text).map_err(|e| RunError::BadSettings {
             key,

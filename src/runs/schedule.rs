@@ -1,30 +1,21 @@
 //! Cron schedules of recommendation runs: parsing (5 fields, or 6 with seconds, or
-//! aliases such as `@hourly`) and the pure [`next_due`].
+//! aliases such as `@hourly`) and the pure [`next_due`], in UTC. The cron itself is
+//! `crate::cron`'s.
 
-use chrono::{DateTime, Utc};
-use croner::parser::{CronParser, Seconds};
-use croner::Cron;
+use crate::cron::Cron;
 
 /// The default schedule: at minute 0 of every hour (UTC).
 pub const DEFAULT_SCHEDULE: &str = "0 * * * *";
 
 /// Parses a cron expression; the error says what is wrong with it.
 pub fn parse(schedule: &str) -> Result<Cron, String> {
-    CronParser::builder()
-        .seconds(Seconds::Optional)
-        .build()
-        .parse(schedule.trim())
-        .map_err(|e| format!("{schedule:?} is not a cron expression: {e}"))
+    Cron::parse(schedule)
 }
 
 /// The first time strictly after `after_ms` (Unix ms) at which `schedule` fires, in UTC.
 /// `None` when the schedule never fires again.
 pub fn next_due(schedule: &Cron, after_ms: i64) -> Option<i64> {
-    let after: DateTime<Utc> = DateTime::from_timestamp_millis(after_ms)?;
-    schedule
-        .find_next_occurrence(&after, false)
-        .ok()
-        .map(|t| t.timestamp_millis())
+    schedule.next_after_utc(after_ms)
 }
 
 #[cfg(test)]

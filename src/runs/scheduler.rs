@@ -12,7 +12,7 @@ use crate::store::Store;
 
 /// Starts one run per active cluster; returns the run ids started.
 pub async fn tick(runs: &Runs, store: &Store) -> Vec<String> {
-    let clusters = match store.active_cluster_names().await {
+    let clusters = match store.reading(|r| r.active_cluster_names()).await {
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "scheduler cannot list clusters");
@@ -35,7 +35,8 @@ pub async fn tick(runs: &Runs, store: &Store) -> Vec<String> {
 /// Runs the schedule until `stop` completes.
 pub async fn run(runs: Runs, store: Store, stop: impl Future<Output = ()>) {
     tokio::pin!(stop);
-    match store.fail_interrupted_runs(runs.clock().now_ms()).await {
+    let now = runs.clock().now_ms();
+    match store.writing(move |tx| tx.fail_interrupted_runs(now)).await {
         Ok(0) => {}
         Ok(n) => tracing::warn!(runs = n, "marked runs interrupted by a restart as failed"),
         Err(e) => tracing::error!(error = %e, "cannot mark interrupted runs"),

@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use crate::datasource::{scope_for, ClusterScope, Datasource, DatasourceSettings, SecretKey};
+use super::RunFailure;
+use crate::datasource::{scope_for, ClusterScope, Datasource, DatasourceSettings};
+use crate::secret::SecretKey;
 use crate::store::Store;
 
 /// The datasource and scope of `cluster`, or why there is none. `fixed` (the demo's
@@ -15,7 +17,7 @@ pub async fn resolve(
     data_dir: &Path,
     fixed: Option<&Datasource>,
     cluster: &str,
-) -> Result<(Datasource, ClusterScope), String> {
+) -> Result<(Datasource, ClusterScope), RunFailure> {
     if let Some(source) = fixed {
         let scope = ClusterScope {
             cluster: cluster.to_string(),
@@ -28,23 +30,28 @@ pub async fn resolve(
     let record = store
         .reading(move |r| r.cluster_datasource(&name))
         .await
-        .map_err(|e| format!("cannot read the cluster's datasource: {e}"))?
-        .ok_or_else(|| {
-            format!(
-                "cluster {cluster:?} has no datasource; create one with POST /v1/datasources \
-                 and point the cluster at it with PUT /v1/clusters/{cluster}/datasource"
-            )
+        .map_err(RunFailure::ReadDatasource)?
+        .ok_or_else(|| RunFailure::NoDatasource {
+            cluster: cluster.to_string(),
         })?;
-    let settings: DatasourceSettings = serde_json::from_str(&record.settings_json)
-        .map_err(|e| format!("datasource {:?} has unreadable settings: {e}", record.name))?;
-    let key = SecretKey::load_or_create(data_dir)
-        .map_err(|e| format!("cannot open the datasource secret key: {e}"))?;
+    let settings: DatasourceSettings =
+        serde_json::from_str(&record.settings_json).map_err(|source| {
+            RunFailure::UnreadableSettings {
+                datasource: record.name.clone(),
+                source,
+            }
+        })?;
+    let key =
+        SecretKey::load_or_create(data_dir).map_err(|e| RunFailure::SecretKey(e.to_string()))?;
     let source = Datasource::from_sealed(
         &settings,
         &record.settings_json,
         &record.secrets_sealed,
         &key,
     )
-    .map_err(|e| format!("datasource {:?}: {e}", record.name))?;
+    .map_err(|source| RunFailure::Datasource {
+        datasource: record.name.clone(),
+        source,
+    })?;
     Ok((source, scope_for(&settings, cluster)))
 }

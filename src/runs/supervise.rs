@@ -2,9 +2,9 @@
 //! panic's message and logged as an error, so it never stays `running` until the next
 //! restart, and the cluster can run again at once (its slot is freed as the work unwinds).
 
-use serde_json::json;
 use tokio::task::JoinHandle;
 
+use super::{Phase, RunErrorEntry, RunErrors, RunStatus};
 use crate::store::{RunRecord, Store};
 
 /// Awaits `work` (the run started as `started`); its final record, or `started` marked
@@ -22,12 +22,14 @@ pub async fn watched(
     let why = crate::jobs::panic_message(e);
     tracing::error!(run = %started.id, cluster = %started.cluster, panic = %why, "a run panicked; recorded as failed");
     let mut run = started;
-    run.status = "failed".into();
-    run.phase = "done".into();
+    run.status = RunStatus::Failed;
+    run.phase = Phase::Done;
     run.finished_at = Some(now_ms());
-    run.errors = json!([{ "message": format!("internal error: the run panicked ({why}); it was recorded as failed") }])
-        .to_string();
-    if let Err(e) = store.update_run(run.clone()).await {
+    run.errors = RunErrors::from(vec![RunErrorEntry::Run {
+        message: format!("internal error: the run panicked ({why}); it was recorded as failed"),
+    }]);
+    let failed = run.clone();
+    if let Err(e) = store.writing(move |tx| tx.update_run(&failed)).await {
         tracing::error!(run = %run.id, error = %e, "cannot record the failed run");
     }
     run
@@ -54,7 +56,11 @@ mod tests {
             1_000,
             &settings,
         );
-        started.seq = store.insert_run(started.clone()).await.expect("insert");
+        let first = started.clone();
+        started.seq = store
+            .writing(move |tx| tx.insert_run(&first))
+            .await
+            .expect("insert");
         let work: JoinHandle<RunRecord> =
             tokio::spawn(async { panic!("an index out of bounds in the analysis") });
         let done = watched(work, started.clone(), &store, || 2_000).await;
@@ -62,17 +68,21 @@ mod tests {
             (done.status.as_str(), done.finished_at),
             ("failed", Some(2_000))
         );
-        let stored = store.run("run-1".into()).await.expect("read").expect("run");
-        assert_eq!(stored.status, "failed");
+        let stored = store
+            .reading(|r| r.run("run-1"))
+            .await
+            .expect("read")
+            .expect("run");
+        assert_eq!(stored.status, RunStatus::Failed);
         assert!(
-            stored.errors.contains("an index out of bounds"),
+            stored.errors.to_string().contains("an index out of bounds"),
             "{}",
             stored.errors
         );
 
         // A run that ends normally is returned as it ended.
         let mut ended = started.clone();
-        ended.status = "succeeded".into();
+        ended.status = RunStatus::Succeeded;
         let copy = ended.clone();
         let ok = watched(tokio::spawn(async move { copy }), started, &store, || 3_000).await;
         assert_eq!(ok, ended);

@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::analysis::{ContainerObservation, Signal};
 use crate::datasource::{Collection, WorkloadInfo};
 use crate::store::WorkloadSeen;
+use crate::workload::WorkloadKey;
 
 /// The stable id of a workload: the same cluster, namespace, kind and name always give
 /// the same id, across runs, restarts and rebuilt databases. The UID is an attribute.
@@ -34,10 +35,10 @@ pub struct WorkloadGroup {
 /// workload the inventory did not list get a workload of their own (UID from the
 /// target), so nothing observed is dropped silently.
 pub fn group(cluster: &str, collection: Collection) -> Vec<WorkloadGroup> {
-    let mut by_key: HashMap<(String, String, String), usize> = HashMap::new();
+    let mut by_key: HashMap<WorkloadKey, usize> = HashMap::new();
     let mut groups: Vec<WorkloadGroup> = Vec::with_capacity(collection.workloads.len());
     for info in collection.workloads {
-        let key = (info.namespace.clone(), info.kind.clone(), info.name.clone());
+        let key = WorkloadKey::new(&info.namespace, info.kind.clone(), &info.name);
         if by_key.contains_key(&key) {
             continue;
         }
@@ -45,23 +46,21 @@ pub fn group(cluster: &str, collection: Collection) -> Vec<WorkloadGroup> {
         groups.push(new_group(cluster, info));
     }
     for c in collection.input.containers {
-        let key = (
-            c.target.namespace.clone(),
-            c.target.kind.clone(),
-            c.target.name.clone(),
-        );
+        let t = &c.target;
+        let key = WorkloadKey::new(&t.namespace, t.kind.clone(), &t.name);
         let index = match by_key.get(&key) {
             Some(i) => *i,
             None => {
                 let info = WorkloadInfo {
-                    namespace: key.0.clone(),
-                    kind: key.1.clone(),
-                    name: key.2.clone(),
+                    namespace: key.namespace.clone(),
+                    kind: key.kind.clone(),
+                    name: key.name.clone(),
                     uid: c.target.workload_uid.clone(),
                     replicas: None,
                     containers: Vec::new(),
                     labels: Default::default(),
                     hpa: None,
+                    unreadable: None,
                 };
                 by_key.insert(key, groups.len());
                 groups.push(new_group(cluster, info));

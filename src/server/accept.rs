@@ -18,12 +18,12 @@ use tokio::net::{TcpListener, TcpStream};
 use tower::ServiceExt;
 
 use super::connections::{Admission, Conn, Registry, Slot, Watched};
+use crate::backoff::Backoff;
 use crate::config::HttpConfig;
 use crate::jobs::{JobFailure, Jobs, LogThrottle};
 
-/// The first wait after an accept error; doubles per error in a row.
-const BACKOFF_START: Duration = Duration::from_millis(5);
-const BACKOFF_MAX: Duration = Duration::from_secs(1);
+/// The wait after an accept error: 5 ms, doubling per error in a row up to 1 s.
+const BACKOFF: Backoff = Backoff::doubling(Duration::from_millis(5), Duration::from_secs(1));
 /// One log line per kind of trouble per this period; the rest are counted.
 const LOG_EVERY: Duration = Duration::from_secs(10);
 
@@ -72,7 +72,7 @@ pub async fn serve(
     let stop = crate::shutdown::signal();
     tokio::pin!(stop);
     let mut failed = None;
-    let mut backoff = BACKOFF_START;
+    let mut backoff = BACKOFF.streak();
     let (mut accept_log, mut refused_log) =
         (LogThrottle::new(LOG_EVERY), LogThrottle::new(LOG_EVERY));
     loop {
@@ -86,7 +86,7 @@ pub async fn serve(
         };
         let (stream, peer) = match accepted {
             Ok(pair) => {
-                backoff = BACKOFF_START;
+                backoff.reset();
                 pair
             }
             Err(e) if about_one_connection(&e) => continue,
@@ -95,10 +95,9 @@ pub async fn serve(
                     tracing::warn!(error = %e, suppressed, open = registry.len(), "accept failed; backing off");
                 }
                 tokio::select! {
-                    _ = tokio::time::sleep(backoff) => {}
+                    _ = tokio::time::sleep(backoff.next_delay()) => {}
                     _ = &mut stop => break,
                 }
-                backoff = (backoff * 2).min(BACKOFF_MAX);
                 continue;
             }
         };

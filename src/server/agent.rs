@@ -1,6 +1,6 @@
 //! The agent beside the hub and alone. `mode = "all-in-one"`: the hub registers its own
 //! cluster when new and runs the agent as its job `agent`, reaching the hub in process
-//! (`api::in_process`). `mode = "agent"`: the agent reports to a remote hub over HTTPS
+//! (`server::in_process`). `mode = "agent"`: the agent reports to a remote hub over HTTPS
 //! with the cluster token, and this process serves only `/healthz`, `/readyz` and
 //! `/metrics` (`kerf_agent_events_dropped_total`). Both check the cluster before
 //! serving (its version, kerf's CRD, the agent's rights) and refuse to start with one
@@ -12,10 +12,11 @@ use std::time::Duration;
 use axum::routing::get;
 use tokio::net::TcpListener;
 
+use super::in_process::InProcessHub;
 use super::ServeError;
 use crate::agent::http_hub::HttpHub;
 use crate::agent::{Agent, Hub, Options, Outbox};
-use crate::api::in_process::InProcessHub;
+
 use crate::api::AppState;
 use crate::clock::{Clock, SystemClock};
 use crate::cluster::kube::{KubeCluster, KubeletTls};
@@ -155,7 +156,10 @@ async fn run<C: Cluster + 'static, H: Hub>(
 }
 
 /// `mode = "agent"`: the agent and its health and metrics endpoints, until SIGTERM.
-pub async fn run_agent(config: Config) -> Result<(), ServeError> {
+pub async fn run_agent(
+    config: Config,
+    ready: Option<std::path::PathBuf>,
+) -> Result<(), ServeError> {
     let env: Vec<(String, String)> = std::env::vars().collect();
     let token = config
         .agent
@@ -214,6 +218,7 @@ pub async fn run_agent(config: Config) -> Result<(), ServeError> {
         source,
     })?;
     tracing::info!(addr = %local, role = "agent", hub = %config.agent.hub_url, cluster = %config.agent.cluster, "listening");
+    super::ready_file::announce(ready.as_deref(), local, None);
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
     let registry = super::Registry::new(super::connections::effective_cap(
         config.http.max_connections,

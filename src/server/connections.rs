@@ -42,20 +42,35 @@ pub fn effective_cap(configured: usize) -> usize {
 
 #[cfg(unix)]
 fn raise_fd_limit() -> u64 {
-    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
-    let limit = getrlimit(Resource::Nofile);
-    let (soft, hard) = (limit.current, limit.maximum);
-    if soft < hard {
-        // As Go's runtime does: the soft limit is a default, the hard one the allowance.
-        let raised = Rlimit {
-            current: hard.or(Some(1 << 20)),
-            maximum: hard,
+    let nofile = || {
+        let mut l = libc::rlimit {
+            rlim_cur: libc::RLIM_INFINITY,
+            rlim_max: libc::RLIM_INFINITY,
         };
-        if setrlimit(Resource::Nofile, raised).is_ok() {
-            return getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX);
+        // SAFETY: getrlimit only writes the struct it is given.
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) };
+        l
+    };
+    let limit = nofile();
+    let (soft, hard) = (limit.rlim_cur, limit.rlim_max);
+    if soft < hard {
+        // As Go's runtime does: the soft limit is a default, the hard one the allowance
+        // (an unlimited one is taken as 2^20, the kernel's default nr_open).
+        let raised = libc::rlimit {
+            rlim_cur: if hard == libc::RLIM_INFINITY {
+                soft.max(1 << 20)
+            } else {
+                hard
+            },
+            rlim_max: hard,
+        };
+        // SAFETY: setrlimit only reads the struct it is given.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            return nofile().rlim_cur;
         }
     }
-    soft.unwrap_or(u64::MAX)
+    // Unlimited is RLIM_INFINITY, u64::MAX on Linux: no cap below any configured one.
+    soft
 }
 
 #[cfg(not(unix))]

@@ -7,6 +7,7 @@
 //! that runs once listening.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +24,9 @@ mod accept;
 #[cfg(feature = "agent")]
 pub mod agent;
 pub mod connections;
+#[cfg(feature = "agent")]
+pub mod in_process;
+pub mod ready_file;
 pub mod reseal;
 
 use connections::Registry;
@@ -68,10 +72,11 @@ pub struct Started {
 }
 
 /// Runs what `config.mode` says until a shutdown signal: the hub, the hub with the
-/// agent of its own cluster (`all-in-one`), or the agent alone (`agent`).
-pub async fn run(config: Config) -> Result<(), ServeError> {
+/// agent of its own cluster (`all-in-one`), or the agent alone (`agent`). `ready`: the
+/// `--ready-file` to write once serving.
+pub async fn run(config: Config, ready: Option<PathBuf>) -> Result<(), ServeError> {
     match config.mode {
-        crate::config::Mode::Hub => run_with(config, None, |_, _| {}, |_| async {}).await,
+        crate::config::Mode::Hub => run_with(config, None, |_, _| {}, announce(ready)).await,
         #[cfg(feature = "agent")]
         crate::config::Mode::AllInOne => {
             let cluster = agent::connect(&config).await?;
@@ -79,14 +84,22 @@ pub async fn run(config: Config) -> Result<(), ServeError> {
             let spawn = move |state: &AppState, jobs: &mut Jobs| {
                 agent::spawn_in_process(jobs, "agent", state, cluster, options, "kerf all-in-one")
             };
-            run_with(config, None, spawn, |_| async {}).await
+            run_with(config, None, spawn, announce(ready)).await
         }
         #[cfg(feature = "agent")]
-        crate::config::Mode::Agent => agent::run_agent(config).await,
+        crate::config::Mode::Agent => agent::run_agent(config, ready).await,
         #[cfg(not(feature = "agent"))]
         _ => Err(ServeError::Agent(
             "this kerf was built without the agent (feature `agent`); use mode = \"hub\"".into(),
         )),
+    }
+}
+
+/// The hook that writes the ready file (when asked for) as soon as the hub listens.
+fn announce(ready: Option<PathBuf>) -> impl FnOnce(Started) -> std::future::Ready<()> {
+    move |s| {
+        ready_file::announce(ready.as_deref(), s.addr, None);
+        std::future::ready(())
     }
 }
 
@@ -138,7 +151,7 @@ where
         Err(e) => tracing::error!(error = %e, "cannot re-seal stored secrets"),
     }
     let metrics = Arc::new(Metrics::new());
-    metrics.seed_actions(&store.event_counts().await?);
+    metrics.seed_actions(&store.reading(|r| r.event_counts()).await?);
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| ServeError::Bind {
@@ -198,7 +211,7 @@ async fn apply_declared(state: &AppState) -> Result<(), ServeError> {
     }
     let env: Vec<(String, String)> = std::env::vars().collect();
     let resolved = declared::resolve(fleet, &env)?;
-    let key = crate::datasource::SecretKey::load_or_create(&state.config.data_dir)
+    let key = crate::secret::SecretKey::load_or_create(&state.config.data_dir)
         .map_err(|e| DeclaredError::Failed(e.to_string()))?;
     let (store, runs) = (&state.store, &state.runs);
     let a = declared::apply(store, runs, &key, state.now(), resolved).await?;

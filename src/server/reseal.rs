@@ -1,14 +1,14 @@
 //! Sealing stored secrets again: at start, blobs sealed before secrets were bound to
-//! their record are sealed again, bound (`datasource::secret`), so from then on no
+//! their record are sealed again, bound (`crate::secret`), so from then on no
 //! unbound blob is accepted; and `kerf secrets rotate-key` seals every blob under a
 //! new key in one transaction.
 
 use std::path::Path;
 
-use crate::datasource::secret::{datasource_binding, SecretError};
-use crate::datasource::{SecretKey, Secrets};
+use crate::datasource::{datasource_binding, Secrets};
 use crate::notify::channel::ChannelSecrets;
 use crate::notify::ops::record_binding;
+use crate::secret::{SecretError, SecretKey};
 use crate::store::{SealedIn, Store, StoreError};
 
 /// Why re-sealing stopped.
@@ -45,7 +45,8 @@ async fn stored(store: &Store) -> Result<Vec<Stored>, StoreError> {
             sealed: d.secrets_sealed,
         })
         .collect();
-    out.extend(store.channels(None).await?.into_iter().map(|c| Stored {
+    let channels = store.reading(|r| r.channels(&None)).await?;
+    out.extend(channels.into_iter().map(|c| Stored {
         table: SealedIn::NotificationChannels,
         id: c.id,
         binding: record_binding(&c),
@@ -99,7 +100,12 @@ pub async fn reseal_unbound(store: &Store, data_dir: &Path) -> Result<usize, Res
     let mut done = 0;
     for s in todo {
         match reseal_one(&s, &key, &key) {
-            Ok(new) => done += usize::from(store.reseal(s.table, s.id, s.sealed, new).await?),
+            Ok(new) => {
+                let replaced = store
+                    .writing(move |tx| tx.reseal(s.table, s.id, &s.sealed, &new))
+                    .await?;
+                done += usize::from(replaced);
+            }
             Err(e) => tracing::error!(error = %e, "cannot re-seal a stored secret"),
         }
     }
@@ -114,7 +120,7 @@ pub async fn rekey(store: &Store, old: &SecretKey, new: &SecretKey) -> Result<us
         .iter()
         .map(|s| Ok((s.table, s.id, s.sealed.clone(), reseal_one(s, old, new)?)))
         .collect::<Result<Vec<_>, ResealError>>()?;
-    Ok(store.reseal_all(changes).await?)
+    Ok(store.writing(move |tx| tx.reseal_all(&changes)).await?)
 }
 
 /// True when every stored blob opens with `key` (bound).

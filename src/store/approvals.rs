@@ -1,12 +1,12 @@
 //! The `approvals` table: an operator's one-time approval of one recommendation of an
 //! audit-mode workload. Pending until the agent reports `applied ApprovedOnce` with its
-//! id ([`consume`], inside the event batch's transaction); never usable twice.
+//! id ([`Tx::consume_approval`], inside the event batch's transaction); never usable twice.
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, OptionalExtension};
 
-use super::{is_unique_violation, StoreError};
+use super::{is_unique_violation, Read, StoreError, Tx};
 use crate::wire::WorkloadKey;
 
 /// A stored approval.
@@ -37,109 +37,97 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApprovalRecord> {
     })
 }
 
-/// Records an approval; a recommendation already approved (pending or consumed) is a
-/// `Conflict`.
-pub fn insert_approval(tx: &Transaction<'_>, a: &ApprovalRecord) -> Result<(), StoreError> {
-    tx.execute(
-        "INSERT INTO approvals (id, workload_id, recommendation_id, actor, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![
-            a.id,
-            a.workload_id,
-            a.recommendation_id,
-            a.actor,
-            a.created_at
-        ],
-    )
-    .map_err(|e| {
-        if is_unique_violation(&e) {
-            StoreError::Conflict(format!(
-                "an approval of recommendation {}",
-                a.recommendation_id
-            ))
-        } else {
-            e.into()
-        }
-    })?;
-    Ok(())
-}
-
-/// The approval of `recommendation_id`, if any.
-pub fn approval_of(
-    conn: &Connection,
-    recommendation_id: &str,
-) -> Result<Option<ApprovalRecord>, StoreError> {
-    Ok(conn
-        .query_row(
-            &format!("{SELECT} WHERE a.recommendation_id = ?1"),
-            [recommendation_id],
-            from_row,
-        )
-        .optional()?)
-}
-
-/// Pending approvals of the latest recommendations of `cluster`'s workloads, by
-/// recommendation id (what the agent feed shows).
-pub fn pending_for_cluster(
-    conn: &Connection,
-    cluster: &str,
-) -> Result<HashMap<String, ApprovalRecord>, StoreError> {
-    let mut stmt = conn.prepare(&format!(
-        "{SELECT} JOIN workloads w ON w.id = a.workload_id
-             AND w.latest_rec_id = a.recommendation_id
-         WHERE w.cluster = ?1 AND a.consumed_at IS NULL"
-    ))?;
-    let rows = stmt.query_map([cluster], from_row)?;
-    let mut out = HashMap::new();
-    for r in rows {
-        let r = r?;
-        out.insert(r.recommendation_id.clone(), r);
-    }
-    Ok(out)
-}
-
-/// Marks approval `id` consumed by event `event_id` when it is pending and belongs to
-/// the workload the event is about (`cluster` + `workload`). Returns whether it was
-/// consumed now.
-pub fn consume(
-    tx: &Transaction<'_>,
-    cluster: &str,
-    workload: &WorkloadKey,
-    id: &str,
-    event_id: &str,
-    now: i64,
-) -> Result<bool, StoreError> {
-    Ok(tx.execute(
-        "UPDATE approvals SET consumed_at = ?3, consumed_by_event = ?4
-         WHERE id = ?1 AND consumed_at IS NULL
-           AND workload_id IN (SELECT id FROM workloads WHERE cluster = ?2
-                                 AND namespace = ?5 AND kind = ?6 AND name = ?7)",
-        params![
-            id,
-            cluster,
-            now,
-            event_id,
-            workload.namespace,
-            workload.kind,
-            workload.name
-        ],
-    )? == 1)
-}
-
-impl super::Store {
-    /// See [`approval_of`].
-    pub async fn approval_of(
+impl Read<'_> {
+    /// The approval of `recommendation_id`, if any.
+    pub fn approval_of(
         &self,
-        recommendation_id: String,
+        recommendation_id: &str,
     ) -> Result<Option<ApprovalRecord>, StoreError> {
-        self.read(move |c| approval_of(c, &recommendation_id)).await
+        Ok(self
+            .0
+            .query_row(
+                &format!("{SELECT} WHERE a.recommendation_id = ?1"),
+                [recommendation_id],
+                from_row,
+            )
+            .optional()?)
     }
 
-    /// See [`pending_for_cluster`].
-    pub async fn pending_approvals(
+    /// Pending approvals of the latest recommendations of `cluster`'s workloads, by
+    /// recommendation id (what the agent feed shows).
+    pub fn pending_approvals(
         &self,
-        cluster: String,
+        cluster: &str,
     ) -> Result<HashMap<String, ApprovalRecord>, StoreError> {
-        self.read(move |c| pending_for_cluster(c, &cluster)).await
+        let mut stmt = self.0.prepare(&format!(
+            "{SELECT} JOIN workloads w ON w.id = a.workload_id
+                 AND w.latest_rec_id = a.recommendation_id
+             WHERE w.cluster = ?1 AND a.consumed_at IS NULL"
+        ))?;
+        let rows = stmt.query_map([cluster], from_row)?;
+        let mut out = HashMap::new();
+        for r in rows {
+            let r = r?;
+            out.insert(r.recommendation_id.clone(), r);
+        }
+        Ok(out)
+    }
+}
+
+impl Tx<'_> {
+    /// Records an approval; a recommendation already approved (pending or consumed) is
+    /// a `Conflict`.
+    pub fn insert_approval(&self, a: &ApprovalRecord) -> Result<(), StoreError> {
+        self.tx
+            .execute(
+                "INSERT INTO approvals (id, workload_id, recommendation_id, actor, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![
+                    a.id,
+                    a.workload_id,
+                    a.recommendation_id,
+                    a.actor,
+                    a.created_at
+                ],
+            )
+            .map_err(|e| {
+                if is_unique_violation(&e) {
+                    StoreError::Conflict(format!(
+                        "an approval of recommendation {}",
+                        a.recommendation_id
+                    ))
+                } else {
+                    e.into()
+                }
+            })?;
+        Ok(())
+    }
+
+    /// Marks approval `id` consumed by event `event_id` when it is pending and belongs
+    /// to the workload the event is about (`cluster` + `workload`). Returns whether it
+    /// was consumed now.
+    pub(super) fn consume_approval(
+        &self,
+        cluster: &str,
+        workload: &WorkloadKey,
+        id: &str,
+        event_id: &str,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        Ok(self.tx.execute(
+            "UPDATE approvals SET consumed_at = ?3, consumed_by_event = ?4
+             WHERE id = ?1 AND consumed_at IS NULL
+               AND workload_id IN (SELECT id FROM workloads WHERE cluster = ?2
+                                     AND namespace = ?5 AND kind = ?6 AND name = ?7)",
+            params![
+                id,
+                cluster,
+                now,
+                event_id,
+                workload.namespace,
+                workload.kind,
+                workload.name
+            ],
+        )? == 1)
     }
 }

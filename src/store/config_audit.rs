@@ -1,13 +1,13 @@
 //! The configuration audit: `config_changed` rows of `audit_events`, written inside the
 //! same transaction as the change they describe, and the query behind
-//! `GET /v1/audit/config`. Every API change of any kind goes through [`in_transaction`].
+//! `GET /v1/audit/config`. Every API change of any kind is recorded by [`record`], from
+//! `Store::write_audited` or `Tx::record_change`.
 
 use rusqlite::{params, Connection, Transaction};
-
-use super::log_query::LogQuery;
 use serde_json::{json, Value};
 
-use super::StoreError;
+use super::log_query::LogQuery;
+use super::{Page, Read, StoreError};
 use crate::events::config_change::{forbidden_key, AuditContext, Change};
 use crate::events::wellknown::CONFIG_CHANGED;
 
@@ -35,16 +35,9 @@ pub struct ConfigAuditFilter {
     pub limit: usize,
 }
 
-/// One page, newest first.
-#[derive(Debug, Clone)]
-pub struct ConfigAuditPage {
-    pub items: Vec<StoredChange>,
-    pub next: Option<i64>,
-}
-
 /// Writes one `config_changed` row for `change` made under `ctx` at `now`. Call it
 /// inside the transaction that makes the change, so both land or neither does.
-pub fn record(
+pub(in crate::store) fn record(
     conn: &Connection,
     ctx: &AuditContext,
     now: i64,
@@ -94,7 +87,7 @@ pub fn record(
 
 /// Runs `f` in one transaction and records the change it returns, then commits. When `f`
 /// or the audit insert fails, nothing of either is kept.
-pub fn in_transaction<T>(
+pub(in crate::store) fn in_transaction<T>(
     conn: &mut Connection,
     ctx: &AuditContext,
     now: i64,
@@ -107,40 +100,40 @@ pub fn in_transaction<T>(
     Ok(out)
 }
 
-/// Configuration changes matching `f`, newest first.
-pub fn query(conn: &Connection, f: &ConfigAuditFilter) -> Result<ConfigAuditPage, StoreError> {
-    let mut q = LogQuery::new(
-        "SELECT seq, payload FROM audit_events WHERE type = ?",
-        CONFIG_CHANGED.to_string().into(),
-    );
-    q.equal(&[
-        ("reason", &f.action),
-        ("target_type", &f.target_type),
-        ("target_id", &f.target_id),
-        ("json_extract(actor, '$.name')", &f.actor),
-        ("json_extract(actor, '$.type')", &f.actor_type),
-    ]);
-    q.window(f.since_ms, f.until_ms, f.before_seq);
-    let row = |r: &rusqlite::Row<'_>| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?));
-    let (rows, next) = q.page(conn, f.limit, row, |(seq, _)| *seq)?;
-    let items = rows
-        .into_iter()
-        .map(|(seq, payload): (i64, String)| {
-            let record =
-                serde_json::from_str(&payload).map_err(|e| StoreError::Task(e.to_string()))?;
-            Ok(StoredChange { seq, record })
-        })
-        .collect::<Result<_, StoreError>>()?;
-    Ok(ConfigAuditPage { items, next })
-}
-
-impl super::Store {
-    /// See [`query`].
-    pub async fn query_config_audit(
+impl Read<'_> {
+    /// Configuration changes matching `f`, newest first; the next page continues below
+    /// the last `seq`.
+    pub fn query_config_audit(
         &self,
-        f: ConfigAuditFilter,
-    ) -> Result<ConfigAuditPage, StoreError> {
-        self.read(move |c| query(c, &f)).await
+        f: &ConfigAuditFilter,
+    ) -> Result<Page<StoredChange>, StoreError> {
+        let mut q = LogQuery::new(
+            "SELECT seq, payload FROM audit_events WHERE type = ?",
+            CONFIG_CHANGED.to_string().into(),
+        );
+        q.equal(&[
+            ("reason", &f.action),
+            ("target_type", &f.target_type),
+            ("target_id", &f.target_id),
+            ("json_extract(actor, '$.name')", &f.actor),
+            ("json_extract(actor, '$.type')", &f.actor_type),
+        ]);
+        q.window(f.since_ms, f.until_ms, f.before_seq);
+        let row = |r: &rusqlite::Row<'_>| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?));
+        let page = q.page(self.0, f.limit, row, |(seq, _)| *seq)?;
+        let items = page
+            .items
+            .into_iter()
+            .map(|(seq, payload): (i64, String)| {
+                let record =
+                    serde_json::from_str(&payload).map_err(|e| StoreError::Task(e.to_string()))?;
+                Ok(StoredChange { seq, record })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        Ok(Page {
+            items,
+            next: page.next,
+        })
     }
 }
 
@@ -184,14 +177,12 @@ mod tests {
     fn a_change_and_its_audit_row_commit_together() {
         let (_d, mut conn) = db();
         in_transaction(&mut conn, &ctx(), 1, create_team).unwrap();
-        let page = query(
-            &conn,
-            &ConfigAuditFilter {
+        let page = Read(&conn)
+            .query_config_audit(&ConfigAuditFilter {
                 limit: 10,
                 ..Default::default()
-            },
-        )
-        .unwrap();
+            })
+            .unwrap();
         assert_eq!((teams(&conn), page.items.len()), (1, 1));
         let r = &page.items[0].record;
         assert_eq!(r["action"], "TeamCreated");
@@ -259,7 +250,7 @@ mod tests {
             limit: 10,
             ..Default::default()
         };
-        let by = |f: ConfigAuditFilter| query(&conn, &f).unwrap().items.len();
+        let by = |f: ConfigAuditFilter| Read(&conn).query_config_audit(&f).unwrap().items.len();
         assert_eq!(by(base.clone()), 2);
         assert_eq!(
             by(ConfigAuditFilter {
@@ -296,22 +287,18 @@ mod tests {
             }),
             0
         );
-        let first = query(
-            &conn,
-            &ConfigAuditFilter {
+        let first = Read(&conn)
+            .query_config_audit(&ConfigAuditFilter {
                 limit: 1,
                 ..base.clone()
-            },
-        )
-        .unwrap();
-        let rest = query(
-            &conn,
-            &ConfigAuditFilter {
+            })
+            .unwrap();
+        let rest = Read(&conn)
+            .query_config_audit(&ConfigAuditFilter {
                 before_seq: first.next,
                 ..base
-            },
-        )
-        .unwrap();
+            })
+            .unwrap();
         assert_eq!(
             (first.items.len(), rest.items.len(), rest.next),
             (1, 1, None)

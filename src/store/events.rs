@@ -1,11 +1,10 @@
 //! The `audit_events` table: workload events from agents (exactly once per id) and the
 //! audit query behind `GET /v1/audit`.
 
-use rusqlite::{params, Connection};
+use rusqlite::params;
 
 use super::log_query::LogQuery;
-
-use super::StoreError;
+use super::{Page, Read, StoreError, Tx};
 use crate::events::{wellknown::CONFIG_CHANGED, ValidEvent};
 
 /// An event to store for a cluster (validated already).
@@ -52,26 +51,18 @@ pub struct StoredEvent {
     pub payload: String,
 }
 
-/// One page, newest first; `next` is the sequence to continue below, if more exist.
-#[derive(Debug, Clone)]
-pub struct AuditPage {
-    pub items: Vec<StoredEvent>,
-    pub next: Option<i64>,
-}
-
-/// Stores a batch in one transaction; ids already stored (or repeated in the batch) are
-/// ignored and counted as duplicates. A new `applied ApprovedOnce` event consumes the
-/// approval it names, in the same transaction. `received` is when the hub got them.
-pub fn insert_batch(
-    conn: &mut Connection,
-    cluster: &str,
-    events: &[NewEvent],
-    received: i64,
-) -> Result<InsertOutcome, StoreError> {
-    let tx = conn.transaction()?;
-    let mut out = InsertOutcome::default();
-    {
-        let mut stmt = tx.prepare_cached(
+impl Tx<'_> {
+    /// Stores a batch; ids already stored (or repeated in the batch) are ignored and
+    /// counted as duplicates. A new `applied ApprovedOnce` event consumes the approval
+    /// it names, in the same transaction. `received` is when the hub got them.
+    pub fn insert_events(
+        &self,
+        cluster: &str,
+        events: &[NewEvent],
+        received: i64,
+    ) -> Result<InsertOutcome, StoreError> {
+        let mut out = InsertOutcome::default();
+        let mut stmt = self.tx.prepare_cached(
             "INSERT OR IGNORE INTO audit_events
                (id, cluster, type, reason, time_ms, received_at_ms, namespace, kind, name,
                 recommendation_id, payload, message)
@@ -100,14 +91,7 @@ pub fn insert_batch(
             ])?;
             if n == 1 {
                 if let Some(approval) = e.approval_id() {
-                    super::approvals::consume(
-                        &tx,
-                        cluster,
-                        &e.workload,
-                        approval,
-                        &e.id,
-                        received,
-                    )?;
+                    self.consume_approval(cluster, &e.workload, approval, &e.id, received)?;
                 }
                 out.inserted
                     .push((event_type.to_string(), reason.to_string()));
@@ -115,85 +99,66 @@ pub fn insert_batch(
                 out.duplicates += 1;
             }
         }
+        Ok(out)
     }
-    tx.commit()?;
-    Ok(out)
 }
 
-/// Counts of workload events ever stored, by (cluster, type, reason): those in the log
-/// plus those retention pruned from it.
-pub fn event_counts(conn: &Connection) -> Result<EventCounts, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT cluster, type, reason, SUM(n) FROM (
-             SELECT cluster, type, reason, COUNT(*) AS n FROM audit_events
-             WHERE type != ?1 AND cluster IS NOT NULL GROUP BY cluster, type, reason
-             UNION ALL
-             SELECT cluster, type, reason, n FROM audit_pruned_counts)
-         GROUP BY cluster, type, reason",
-    )?;
-    let rows = stmt.query_map([CONFIG_CHANGED], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, i64>(3)? as u64))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-/// Workload events matching `f`, newest first. `config_changed` rows never appear.
-pub fn query_audit(conn: &Connection, f: &AuditFilter) -> Result<AuditPage, StoreError> {
-    let mut q = LogQuery::new(
-        "SELECT seq, cluster, received_at_ms, payload FROM audit_events WHERE type != ?",
-        CONFIG_CHANGED.to_string().into(),
-    );
-    q.equal(&[
-        ("cluster", &f.cluster),
-        ("namespace", &f.namespace),
-        ("kind", &f.kind),
-        ("name", &f.name),
-        ("type", &f.event_type),
-        ("reason", &f.reason),
-        ("recommendation_id", &f.recommendation_id),
-    ]);
-    q.window(f.since_ms, f.until_ms, f.before_seq);
-    if let Some(scopes) = &f.scopes {
-        q.and_with(|param| super::teams::scope_condition(scopes, "cluster", "namespace", param));
-    }
-    let row = |r: &rusqlite::Row<'_>| {
-        Ok(StoredEvent {
-            seq: r.get(0)?,
-            cluster: r.get(1)?,
-            received_at_ms: r.get(2)?,
-            payload: r.get(3)?,
-        })
-    };
-    let (items, next) = q.page(conn, f.limit, row, |e| e.seq)?;
-    Ok(AuditPage { items, next })
-}
-
-impl super::Store {
-    /// See [`insert_batch`].
-    pub async fn insert_events(
-        &self,
-        cluster: String,
-        events: Vec<NewEvent>,
-        received: i64,
-    ) -> Result<InsertOutcome, StoreError> {
-        self.write(move |c| insert_batch(c, &cluster, &events, received))
-            .await
+impl Read<'_> {
+    /// Counts of workload events ever stored, by (cluster, type, reason): those in the
+    /// log plus those retention pruned from it.
+    pub fn event_counts(&self) -> Result<EventCounts, StoreError> {
+        let mut stmt = self.0.prepare(
+            "SELECT cluster, type, reason, SUM(n) FROM (
+                 SELECT cluster, type, reason, COUNT(*) AS n FROM audit_events
+                 WHERE type != ?1 AND cluster IS NOT NULL GROUP BY cluster, type, reason
+                 UNION ALL
+                 SELECT cluster, type, reason, n FROM audit_pruned_counts)
+             GROUP BY cluster, type, reason",
+        )?;
+        let rows = stmt.query_map([CONFIG_CHANGED], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, i64>(3)? as u64))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// See [`query_audit`].
-    pub async fn query_audit(&self, f: AuditFilter) -> Result<AuditPage, StoreError> {
-        self.read(move |c| query_audit(c, &f)).await
-    }
-
-    /// See [`event_counts`].
-    pub async fn event_counts(&self) -> Result<EventCounts, StoreError> {
-        self.read(event_counts).await
+    /// Workload events matching `f`, newest first; the next page continues below the
+    /// last `seq`. `config_changed` rows never appear.
+    pub fn query_audit(&self, f: &AuditFilter) -> Result<Page<StoredEvent>, StoreError> {
+        let mut q = LogQuery::new(
+            "SELECT seq, cluster, received_at_ms, payload FROM audit_events WHERE type != ?",
+            CONFIG_CHANGED.to_string().into(),
+        );
+        q.equal(&[
+            ("cluster", &f.cluster),
+            ("namespace", &f.namespace),
+            ("kind", &f.kind),
+            ("name", &f.name),
+            ("type", &f.event_type),
+            ("reason", &f.reason),
+            ("recommendation_id", &f.recommendation_id),
+        ]);
+        q.window(f.since_ms, f.until_ms, f.before_seq);
+        if let Some(scopes) = &f.scopes {
+            q.and_with(|param| {
+                super::teams::scope_condition(scopes, "cluster", "namespace", param)
+            });
+        }
+        let row = |r: &rusqlite::Row<'_>| {
+            Ok(StoredEvent {
+                seq: r.get(0)?,
+                cluster: r.get(1)?,
+                received_at_ms: r.get(2)?,
+                payload: r.get(3)?,
+            })
+        };
+        q.page(self.0, f.limit, row, |e| e.seq)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::Connection;
 
     fn event(id: &str) -> NewEvent {
         use crate::wire::event::{AgentEvent, EventType, Reason, WorkloadKey};
@@ -228,15 +193,23 @@ mod tests {
         (dir, conn)
     }
 
+    /// Inserts `events` in one transaction, as `Store::writing` does.
+    fn insert(conn: &mut Connection, events: &[NewEvent]) -> Result<InsertOutcome, StoreError> {
+        let tx = conn.transaction()?;
+        let out = Tx::new(&tx).insert_events("c1", events, 1)?;
+        tx.commit()?;
+        Ok(out)
+    }
+
     #[test]
     fn an_id_repeated_inside_one_batch_is_stored_once() {
         let (_d, mut conn) = db();
-        let out = insert_batch(&mut conn, "c1", &[event("a"), event("a"), event("b")], 1).unwrap();
+        let out = insert(&mut conn, &[event("a"), event("a"), event("b")]).unwrap();
         assert_eq!((out.inserted.len(), out.duplicates), (2, 1));
-        let out = insert_batch(&mut conn, "c1", &[event("b")], 1).unwrap();
+        let out = insert(&mut conn, &[event("b")]).unwrap();
         assert_eq!((out.inserted.len(), out.duplicates), (0, 1));
         assert_eq!(
-            event_counts(&conn).unwrap(),
+            Read(&conn).event_counts().unwrap(),
             vec![("c1".into(), "skipped".into(), "ModeOff".into(), 2)]
         );
     }
@@ -245,14 +218,14 @@ mod tests {
     fn pages_walk_newest_first_without_overlap() {
         let (_d, mut conn) = db();
         let evs: Vec<NewEvent> = (0..7).map(|i| event(&format!("e{i}"))).collect();
-        insert_batch(&mut conn, "c1", &evs, 1).unwrap();
+        insert(&mut conn, &evs).unwrap();
         let mut f = AuditFilter {
             limit: 3,
             ..Default::default()
         };
         let mut seen = Vec::new();
         loop {
-            let page = query_audit(&conn, &f).unwrap();
+            let page = Read(&conn).query_audit(&f).unwrap();
             seen.extend(page.items.iter().map(|e| e.seq));
             match page.next {
                 Some(n) => f.before_seq = Some(n),

@@ -6,7 +6,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{params_from_iter, Connection};
 
 use super::recommendations::RecommendationRow;
-use super::StoreError;
+use super::{Page, Read, StoreError};
 use crate::events::wellknown::CONFIG_CHANGED;
 
 /// What a timeline entry is.
@@ -45,13 +45,6 @@ pub struct HistoryCursor {
     pub time_ms: i64,
     pub source: u8,
     pub seq: i64,
-}
-
-/// One page, newest first, and the cursor of the next page.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HistoryPage {
-    pub items: Vec<HistoryEntry>,
-    pub next: Option<HistoryCursor>,
 }
 
 /// Which workload, and the policies that apply to it now.
@@ -172,29 +165,22 @@ fn recommendations(conn: &Connection, q: &HistoryQuery) -> Result<Vec<HistoryEnt
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// One page of the workload's timeline, newest first.
-pub fn workload_history(conn: &Connection, q: &HistoryQuery) -> Result<HistoryPage, StoreError> {
-    let mut all = events(conn, q)?;
-    all.extend(recommendations(conn, q)?);
-    all.extend(config_changes(conn, q)?);
-    let key = |e: &HistoryEntry| (e.time_ms, e.item.source(), e.seq);
-    all.sort_by_key(|e| std::cmp::Reverse(key(e)));
-    let more = all.len() > q.limit;
-    all.truncate(q.limit);
-    let next = match (more, all.last()) {
-        (true, Some(e)) => Some(HistoryCursor {
+impl Read<'_> {
+    /// One page of the workload's timeline, newest first; the next page continues
+    /// below the last entry's cursor.
+    pub fn workload_history(
+        &self,
+        q: &HistoryQuery,
+    ) -> Result<Page<HistoryEntry, HistoryCursor>, StoreError> {
+        let mut all = events(self.0, q)?;
+        all.extend(recommendations(self.0, q)?);
+        all.extend(config_changes(self.0, q)?);
+        let key = |e: &HistoryEntry| (e.time_ms, e.item.source(), e.seq);
+        all.sort_by_key(|e| std::cmp::Reverse(key(e)));
+        Ok(Page::of_probe(all, q.limit, |e| HistoryCursor {
             time_ms: e.time_ms,
             source: e.item.source(),
             seq: e.seq,
-        }),
-        _ => None,
-    };
-    Ok(HistoryPage { items: all, next })
-}
-
-impl super::Store {
-    /// See [`workload_history`].
-    pub async fn workload_history(&self, q: HistoryQuery) -> Result<HistoryPage, StoreError> {
-        self.read(move |c| workload_history(c, &q)).await
+        }))
     }
 }

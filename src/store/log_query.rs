@@ -4,7 +4,7 @@
 
 use rusqlite::{types::Value as SqlValue, Connection, Row};
 
-use super::StoreError;
+use super::{Page, StoreError};
 
 /// A statement under construction: `SELECT … WHERE <first condition>` plus `AND …`.
 pub(super) struct LogQuery {
@@ -69,20 +69,14 @@ impl LogQuery {
         conn: &Connection,
         limit: usize,
         row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
-        seq_of: impl Fn(&T) -> i64,
-    ) -> Result<(Vec<T>, Option<i64>), StoreError> {
+        seq_of: impl FnOnce(&T) -> i64,
+    ) -> Result<Page<T>, StoreError> {
         self.sql.push_str(" ORDER BY seq DESC LIMIT ?");
         self.args.push(((limit + 1) as i64).into());
         let mut stmt = conn.prepare_cached(&self.sql)?;
-        let mut items = stmt
+        let rows = stmt
             .query_map(rusqlite::params_from_iter(self.args), row)?
             .collect::<Result<Vec<T>, _>>()?;
-        let next = if items.len() > limit {
-            items.truncate(limit);
-            items.last().map(&seq_of)
-        } else {
-            None
-        };
-        Ok((items, next))
+        Ok(Page::of_probe(rows, limit, seq_of))
     }
 }

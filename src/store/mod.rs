@@ -21,6 +21,7 @@ pub mod notify_digest;
 pub mod notify_dispatch;
 pub mod notify_rules;
 pub mod overrides;
+mod page;
 pub mod policies;
 mod pool;
 pub mod readiness;
@@ -44,36 +45,26 @@ use rusqlite::Connection;
 
 pub use audit_retention::{AuditRows, ExportRow};
 pub use backup::backup_to;
-pub use clusters::{
-    active_cluster, get_cluster, insert_cluster, insert_cluster_with, list_clusters, ClusterMeta,
-    ClusterPatch, ClusterRecord, FreezeRecord, NewCluster,
-};
-pub use config_audit::{ConfigAuditFilter, ConfigAuditPage, StoredChange};
-pub use datasources::{
-    cluster_datasource, delete_datasource, get_datasource, insert_datasource, list_datasources,
-    set_cluster_datasource, update_datasource, DatasourceRecord,
-};
-pub use events::{AuditFilter, AuditPage, EventCounts, InsertOutcome, NewEvent, StoredEvent};
-pub use history::{HistoryCursor, HistoryEntry, HistoryItem, HistoryPage, HistoryQuery};
+pub use clusters::{ClusterMeta, ClusterPatch, ClusterRecord, FreezeRecord, NewCluster};
+pub use config_audit::{ConfigAuditFilter, StoredChange};
+pub use datasources::DatasourceRecord;
+pub use events::{AuditFilter, EventCounts, InsertOutcome, NewEvent, StoredEvent};
+pub use history::{HistoryCursor, HistoryEntry, HistoryItem, HistoryQuery};
 pub use login_locks::LoginLockRecord;
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};
-pub use recommendations::{
-    get_recommendation, prune_recommendations, write_chunk, ChunkWrite, ClusterSavings,
-    NewRecommendation, RecommendationRow,
-};
-pub use runs::{fail_interrupted_runs, prune_runs, RunFilter, RunRecord};
-pub use runtime_settings::{get_setting, put_setting, replace_setting};
+pub use page::Page;
+pub use recommendations::{ChunkWrite, ClusterSavings, NewRecommendation, RecommendationRow};
+pub use runs::{RunFilter, RunRecord};
 pub use sealed::SealedIn;
 pub use sessions::SessionRecord;
 pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
-pub use tokens::{insert_token, ApiTokenRecord, NewApiToken};
+pub use tokens::{ApiTokenRecord, NewApiToken};
 pub use users::{NewUser, UserPatch, UserRecord};
 pub use workload_list::{
-    list_page, list_workloads, ListedWorkload, NameMatch, Position, SortValue, WorkloadFilter,
-    WorkloadSort,
+    ListedWorkload, NameMatch, Position, SortValue, WorkloadFilter, WorkloadSort,
 };
 pub use workload_totals::{GroupBy, WorkloadTotals, COUNTED_NOTICES};
-pub use workloads::{mark_absent_stale, WorkloadRow, WorkloadSeen};
+pub use workloads::{WorkloadRow, WorkloadSeen};
 
 pub use tx::{Read, Tx};
 
@@ -300,7 +291,7 @@ pub fn open_connection(
 }
 
 /// True when `e` is a UNIQUE (or PRIMARY KEY) constraint violation.
-pub(crate) fn is_unique_violation(e: &rusqlite::Error) -> bool {
+pub(in crate::store) fn is_unique_violation(e: &rusqlite::Error) -> bool {
     matches!(e, rusqlite::Error::SqliteFailure(f, _)
         if f.code == rusqlite::ErrorCode::ConstraintViolation
             && matches!(f.extended_code, rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE

@@ -3,10 +3,11 @@
 //! channels and digests. Team scope is enforced here, inside the transaction: a caller
 //! limited to some teams never reads or changes another team's (or a fleet) channel.
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
-use super::{is_unique_violation, Store, StoreError};
+use super::notify_rules::{RuleRecord, RuleWrite};
+use super::{is_unique_violation, Read, StoreError, Tx};
 use crate::events::config_change::{action, target, AuditContext, Change};
 
 /// Which channels a caller reaches: `None` = all (fleet role), else the channels of
@@ -83,7 +84,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ChannelRecord> {
 }
 
 /// True when `scope` reaches a channel of `team_id`.
-pub fn reaches(scope: &TeamScope, team_id: Option<i64>) -> bool {
+pub(in crate::store) fn reaches(scope: &TeamScope, team_id: Option<i64>) -> bool {
     match scope {
         None => true,
         Some(teams) => team_id.is_some_and(|t| teams.contains(&t)),
@@ -102,48 +103,17 @@ fn write_err(e: rusqlite::Error, name: &str) -> StoreError {
     e.into()
 }
 
-/// The channel `id` if `scope` reaches it.
-pub fn get_channel(
-    conn: &Connection,
-    id: i64,
-    scope: &TeamScope,
-) -> Result<Option<ChannelRecord>, StoreError> {
-    let rec = conn
-        .query_row(&format!("{SELECT} WHERE c.id = ?1"), [id], from_row)
-        .optional()?;
-    Ok(rec.filter(|r| reaches(scope, r.team_id)))
-}
-
-/// The channel `id` in scope, or `NotFound`.
-fn existing(conn: &Connection, id: i64, scope: &TeamScope) -> Result<ChannelRecord, StoreError> {
-    get_channel(conn, id, scope)?
-        .ok_or_else(|| StoreError::NotFound(format!("notification channel {id}")))
-}
-
-/// Every channel `scope` reaches, by name.
-pub fn list_channels(
-    conn: &Connection,
-    scope: &TeamScope,
-) -> Result<Vec<ChannelRecord>, StoreError> {
-    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY c.name COLLATE NOCASE, c.id"))?;
-    let rows: Vec<ChannelRecord> = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
-    Ok(rows
-        .into_iter()
-        .filter(|r| reaches(scope, r.team_id))
-        .collect())
-}
-
 fn channel_change(act: &'static str, rec: &ChannelRecord) -> Change {
     Change::new(act, target::NOTIFICATION, rec.id, Some(&rec.name))
 }
 
 fn insert(
-    tx: &Transaction<'_>,
+    conn: &Connection,
     w: &ChannelWrite,
     digest: &DigestSchedule,
     now: i64,
 ) -> Result<i64, StoreError> {
-    tx.execute(
+    conn.execute(
         "INSERT INTO notification_channels (name, type, team_id, enabled, settings_json,
             target_masked, secrets_sealed, digest_enabled, digest_schedule, digest_time_zone,
             digest_last_slot, created_at, updated_at)
@@ -163,52 +133,77 @@ fn insert(
         ],
     )
     .map_err(|e| write_err(e, &w.name))?;
-    Ok(tx.last_insert_rowid())
+    Ok(conn.last_insert_rowid())
 }
 
-impl Store {
-    /// Creates a channel with its digest schedule and, when `first_rule` is given (its
-    /// `channel_id` is filled in), that rule: one `NotificationChannelCreated` (and one
-    /// `NotificationRuleCreated`) in the same transaction.
-    pub async fn create_channel(
-        &self,
-        ctx: AuditContext,
-        now: i64,
-        write: ChannelWrite,
-        digest: DigestSchedule,
-        first_rule: Option<super::notify_rules::RuleWrite>,
-        views: (View<ChannelRecord>, View<super::notify_rules::RuleRecord>),
-    ) -> Result<ChannelRecord, StoreError> {
-        self.write(move |conn| {
-            let tx = conn.transaction()?;
-            let id = insert(&tx, &write, &digest, now)?;
-            let rec = existing(&tx, id, &None)?;
-            let change =
-                channel_change(action::NOTIFICATION_CHANNEL_CREATED, &rec).after(views.0(&rec));
-            super::config_audit::record(&tx, &ctx, now, &change)?;
-            if let Some(mut rule) = first_rule {
-                rule.channel_id = id;
-                super::notify_rules::insert_audited(&tx, &ctx, now, &rule, views.1)?;
-            }
-            tx.commit()?;
-            Ok(rec)
-        })
-        .await
+impl Read<'_> {
+    /// The channel `id` if `scope` reaches it.
+    pub fn channel(&self, id: i64, scope: &TeamScope) -> Result<Option<ChannelRecord>, StoreError> {
+        let rec = self
+            .0
+            .query_row(&format!("{SELECT} WHERE c.id = ?1"), [id], from_row)
+            .optional()?;
+        Ok(rec.filter(|r| reaches(scope, r.team_id)))
     }
 
-    /// Replaces channel `id` (in `scope`): `NotificationChannelUpdated` with before/after.
-    pub async fn update_channel(
+    /// Every channel `scope` reaches, by name.
+    pub fn channels(&self, scope: &TeamScope) -> Result<Vec<ChannelRecord>, StoreError> {
+        let mut stmt = self
+            .0
+            .prepare(&format!("{SELECT} ORDER BY c.name COLLATE NOCASE, c.id"))?;
+        let rows: Vec<ChannelRecord> = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
+        Ok(rows
+            .into_iter()
+            .filter(|r| reaches(scope, r.team_id))
+            .collect())
+    }
+
+    /// The channel `id` in scope, or `NotFound`.
+    fn existing_channel(&self, id: i64, scope: &TeamScope) -> Result<ChannelRecord, StoreError> {
+        self.channel(id, scope)?
+            .ok_or_else(|| StoreError::NotFound(format!("notification channel {id}")))
+    }
+}
+
+impl Tx<'_> {
+    /// Creates a channel with its digest schedule and, when `first_rule` is given (its
+    /// `channel_id` is filled in), that rule: one `NotificationChannelCreated` (and one
+    /// `NotificationRuleCreated`), recorded by `ctx` at `now` in this transaction.
+    pub fn create_channel(
         &self,
-        ctx: AuditContext,
+        ctx: &AuditContext,
         now: i64,
-        id: i64,
-        scope: TeamScope,
-        write: ChannelWrite,
-        view: View<ChannelRecord>,
+        write: &ChannelWrite,
+        digest: &DigestSchedule,
+        first_rule: Option<RuleWrite>,
+        views: (View<ChannelRecord>, View<RuleRecord>),
     ) -> Result<ChannelRecord, StoreError> {
-        self.audited_sql(ctx, now, move |tx| {
-            let before = existing(tx, id, &scope)?;
-            tx.execute(
+        let id = insert(self.tx, write, digest, now)?;
+        let rec = self.existing_channel(id, &None)?;
+        let change =
+            channel_change(action::NOTIFICATION_CHANNEL_CREATED, &rec).after(views.0(&rec));
+        self.record_change(ctx, now, &change)?;
+        if let Some(mut rule) = first_rule {
+            rule.channel_id = id;
+            let (_, change) = self.insert_rule(&rule, now, views.1)?;
+            self.record_change(ctx, now, &change)?;
+        }
+        Ok(rec)
+    }
+
+    /// Replaces channel `id` (in `scope`) at `now`; the change is
+    /// `NotificationChannelUpdated` with before/after (for [`super::Store::write_audited`]).
+    pub fn update_channel(
+        &self,
+        id: i64,
+        scope: &TeamScope,
+        write: &ChannelWrite,
+        now: i64,
+        view: View<ChannelRecord>,
+    ) -> Result<(ChannelRecord, Change), StoreError> {
+        let before = self.existing_channel(id, scope)?;
+        self.tx
+            .execute(
                 "UPDATE notification_channels SET name = ?2, type = ?3, team_id = ?4, enabled = ?5,
                     settings_json = ?6, target_masked = ?7, secrets_sealed = ?8, updated_at = ?9
                  WHERE id = ?1",
@@ -225,78 +220,55 @@ impl Store {
                 ],
             )
             .map_err(|e| write_err(e, &write.name))?;
-            let after = existing(tx, id, &None)?;
-            let change = channel_change(action::NOTIFICATION_CHANNEL_UPDATED, &after)
-                .before(view(&before))
-                .after(view(&after));
-            Ok((after, change))
-        })
-        .await
-    }
-
-    /// Deletes channel `id` (in `scope`) with its rules and delivery log:
-    /// `NotificationChannelDeleted`.
-    pub async fn delete_channel(
-        &self,
-        ctx: AuditContext,
-        now: i64,
-        id: i64,
-        scope: TeamScope,
-        view: View<ChannelRecord>,
-    ) -> Result<(), StoreError> {
-        self.audited_sql(ctx, now, move |tx| {
-            let before = existing(tx, id, &scope)?;
-            tx.execute("DELETE FROM notification_channels WHERE id = ?1", [id])?;
-            let change =
-                channel_change(action::NOTIFICATION_CHANNEL_DELETED, &before).before(view(&before));
-            Ok(((), change))
-        })
-        .await
-    }
-
-    /// Sets channel `id`'s digest schedule: `NotificationDigestUpdated` (target id
-    /// `digest`, name = the channel's name). A changed schedule starts afresh from `now`.
-    pub async fn update_digest(
-        &self,
-        ctx: AuditContext,
-        now: i64,
-        id: i64,
-        scope: TeamScope,
-        digest: DigestSchedule,
-        view: View<ChannelRecord>,
-    ) -> Result<ChannelRecord, StoreError> {
-        self.audited_sql(ctx, now, move |tx| {
-            let before = existing(tx, id, &scope)?;
-            tx.execute(
-                "UPDATE notification_channels SET digest_enabled = ?2, digest_schedule = ?3,
-                    digest_time_zone = ?4, digest_last_slot = ?5, updated_at = ?5 WHERE id = ?1",
-                params![id, digest.enabled, digest.schedule, digest.time_zone, now],
-            )?;
-            let after = existing(tx, id, &None)?;
-            let change = Change::new(
-                action::NOTIFICATION_DIGEST_UPDATED,
-                target::NOTIFICATION,
-                "digest",
-                Some(&after.name),
-            )
+        let after = self.existing_channel(id, &None)?;
+        let change = channel_change(action::NOTIFICATION_CHANNEL_UPDATED, &after)
             .before(view(&before))
             .after(view(&after));
-            Ok((after, change))
-        })
-        .await
+        Ok((after, change))
     }
 
-    /// See [`get_channel`].
-    pub async fn channel(
+    /// Deletes channel `id` (in `scope`) with its rules and delivery log; the change is
+    /// `NotificationChannelDeleted`.
+    pub fn delete_channel(
         &self,
         id: i64,
-        scope: TeamScope,
-    ) -> Result<Option<ChannelRecord>, StoreError> {
-        self.read(move |c| get_channel(c, id, &scope)).await
+        scope: &TeamScope,
+        view: View<ChannelRecord>,
+    ) -> Result<((), Change), StoreError> {
+        let before = self.existing_channel(id, scope)?;
+        self.tx
+            .execute("DELETE FROM notification_channels WHERE id = ?1", [id])?;
+        let change =
+            channel_change(action::NOTIFICATION_CHANNEL_DELETED, &before).before(view(&before));
+        Ok(((), change))
     }
 
-    /// See [`list_channels`].
-    pub async fn channels(&self, scope: TeamScope) -> Result<Vec<ChannelRecord>, StoreError> {
-        self.read(move |c| list_channels(c, &scope)).await
+    /// Sets channel `id`'s digest schedule; the change is `NotificationDigestUpdated`
+    /// (target id `digest`, name = the channel's name). A changed schedule starts afresh
+    /// from `now`.
+    pub fn update_digest(
+        &self,
+        id: i64,
+        scope: &TeamScope,
+        digest: &DigestSchedule,
+        now: i64,
+        view: View<ChannelRecord>,
+    ) -> Result<(ChannelRecord, Change), StoreError> {
+        let before = self.existing_channel(id, scope)?;
+        self.tx.execute(
+            "UPDATE notification_channels SET digest_enabled = ?2, digest_schedule = ?3,
+                digest_time_zone = ?4, digest_last_slot = ?5, updated_at = ?5 WHERE id = ?1",
+            params![id, digest.enabled, digest.schedule, digest.time_zone, now],
+        )?;
+        let after = self.existing_channel(id, &None)?;
+        let change = Change::new(
+            action::NOTIFICATION_DIGEST_UPDATED,
+            target::NOTIFICATION,
+            "digest",
+            Some(&after.name),
+        )
+        .before(view(&before))
+        .after(view(&after));
+        Ok((after, change))
     }
 }

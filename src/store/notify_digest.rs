@@ -3,9 +3,9 @@
 //! events (with the cost delta of the recommendation an applied event names); and each
 //! active cluster's readiness. The digest (`notify::digest`) filters and adds up.
 
-use rusqlite::{params, Connection};
+use rusqlite::params;
 
-use super::{Store, StoreError};
+use super::{Read, StoreError};
 
 /// One workload's standing.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,67 +47,63 @@ pub struct DigestFacts {
     pub clusters: Vec<(String, String, String)>,
 }
 
-/// Reads the facts of the week `[start, end)` (event time).
-pub fn digest_facts(conn: &Connection, start: i64, end: i64) -> Result<DigestFacts, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT id, cluster, namespace, kind, name, cost_delta, latest_rec_id IS NOT NULL,
+impl Read<'_> {
+    /// Reads the facts of the week `[start, end)` (event time).
+    pub fn digest_facts(&self, start: i64, end: i64) -> Result<DigestFacts, StoreError> {
+        let conn = self.0;
+        let mut stmt = conn.prepare(
+            "SELECT id, cluster, namespace, kind, name, cost_delta, latest_rec_id IS NOT NULL,
                 notices, stale
          FROM workloads ORDER BY cluster, namespace, kind, name",
-    )?;
-    let workloads = stmt
-        .query_map([], |r| {
-            Ok(WorkloadFacts {
-                id: r.get(0)?,
-                cluster: r.get(1)?,
-                namespace: r.get(2)?,
-                kind: r.get(3)?,
-                name: r.get(4)?,
-                cost_delta: r.get(5)?,
-                recommended: r.get(6)?,
-                notices: r.get(7)?,
-                stale: r.get(8)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
-    let mut stmt = conn.prepare(
+        )?;
+        let workloads = stmt
+            .query_map([], |r| {
+                Ok(WorkloadFacts {
+                    id: r.get(0)?,
+                    cluster: r.get(1)?,
+                    namespace: r.get(2)?,
+                    kind: r.get(3)?,
+                    name: r.get(4)?,
+                    cost_delta: r.get(5)?,
+                    recommended: r.get(6)?,
+                    notices: r.get(7)?,
+                    stale: r.get(8)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut stmt = conn.prepare(
         "SELECT e.cluster, e.namespace, e.kind, e.name, e.type, e.reason, e.time_ms, r.cost_delta
          FROM audit_events e LEFT JOIN recommendations r ON r.id = e.recommendation_id
          WHERE e.type IN ('applied', 'rolled_back', 'blocked') AND e.cluster IS NOT NULL
            AND e.time_ms >= ?1 AND e.time_ms < ?2
          ORDER BY e.time_ms, e.seq",
     )?;
-    let events = stmt
-        .query_map(params![start, end], |r| {
-            Ok(EventFacts {
-                cluster: r.get(0)?,
-                namespace: r.get(1)?,
-                kind: r.get(2)?,
-                name: r.get(3)?,
-                event_type: r.get(4)?,
-                reason: r.get(5)?,
-                time_ms: r.get(6)?,
-                cost_delta: r.get(7)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
-    let mut stmt = conn.prepare(
-        "SELECT c.name, COALESCE(r.state, 'not-ready'), COALESCE(r.reasons, '[]')
+        let events = stmt
+            .query_map(params![start, end], |r| {
+                Ok(EventFacts {
+                    cluster: r.get(0)?,
+                    namespace: r.get(1)?,
+                    kind: r.get(2)?,
+                    name: r.get(3)?,
+                    event_type: r.get(4)?,
+                    reason: r.get(5)?,
+                    time_ms: r.get(6)?,
+                    cost_delta: r.get(7)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let mut stmt = conn.prepare(
+            "SELECT c.name, COALESCE(r.state, 'not-ready'), COALESCE(r.reasons, '[]')
          FROM clusters c LEFT JOIN cluster_readiness r ON r.cluster_id = c.id
          WHERE c.retired_at IS NULL ORDER BY c.name",
-    )?;
-    let clusters = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
-    Ok(DigestFacts {
-        workloads,
-        events,
-        clusters,
-    })
-}
-
-impl Store {
-    /// See [`digest_facts`].
-    pub async fn digest_facts(&self, start: i64, end: i64) -> Result<DigestFacts, StoreError> {
-        self.read(move |c| digest_facts(c, start, end)).await
+        )?;
+        let clusters = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        Ok(DigestFacts {
+            workloads,
+            events,
+            clusters,
+        })
     }
 }

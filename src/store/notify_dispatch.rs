@@ -5,8 +5,8 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::notify_deliveries::{insert_delivery, NewDelivery};
-use super::{Store, StoreError};
+use super::notify_deliveries::NewDelivery;
+use super::{Read, StoreError, Tx};
 
 /// Cursor over `audit_events.seq`.
 pub const AUDIT_CURSOR: &str = "audit";
@@ -43,8 +43,18 @@ pub struct RunRow {
     pub errors: String,
 }
 
+/// What one dispatcher pass hands back to the store.
+#[derive(Debug, Clone, Default)]
+pub struct DispatchBatch {
+    pub deliveries: Vec<NewDelivery>,
+    /// New audit cursor (the last row looked at), when rows were read.
+    pub audit_to: Option<i64>,
+    /// New runs cursor, when it moves.
+    pub runs_to: Option<i64>,
+}
+
 /// The stored position of cursor `name` (0 when never stored).
-pub fn cursor(conn: &Connection, name: &str) -> Result<i64, StoreError> {
+fn cursor(conn: &Connection, name: &str) -> Result<i64, StoreError> {
     Ok(conn
         .query_row(
             "SELECT position FROM notification_cursors WHERE name = ?1",
@@ -65,7 +75,7 @@ fn set_cursor(conn: &Connection, name: &str, position: i64) -> Result<(), StoreE
 }
 
 /// Audit rows after `seq`, oldest first, at most `limit`.
-pub fn audit_after(conn: &Connection, seq: i64, limit: usize) -> Result<Vec<AuditRow>, StoreError> {
+fn audit_after(conn: &Connection, seq: i64, limit: usize) -> Result<Vec<AuditRow>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, id, type, reason, cluster, namespace, time_ms, received_at_ms, payload
          FROM audit_events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
@@ -87,7 +97,7 @@ pub fn audit_after(conn: &Connection, seq: i64, limit: usize) -> Result<Vec<Audi
 }
 
 /// Runs after `seq`, oldest first, at most `limit` (running ones included).
-pub fn runs_after(conn: &Connection, seq: i64, limit: usize) -> Result<Vec<RunRow>, StoreError> {
+fn runs_after(conn: &Connection, seq: i64, limit: usize) -> Result<Vec<RunRow>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, id, cluster, status, trigger, started_at, finished_at, errors
          FROM runs WHERE seq > ?1 ORDER BY seq LIMIT ?2",
@@ -107,108 +117,69 @@ pub fn runs_after(conn: &Connection, seq: i64, limit: usize) -> Result<Vec<RunRo
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// What one dispatcher pass hands back to the store.
-#[derive(Debug, Clone, Default)]
-pub struct DispatchBatch {
-    pub deliveries: Vec<NewDelivery>,
-    /// New audit cursor (the last row looked at), when rows were read.
-    pub audit_to: Option<i64>,
-    /// New runs cursor, when it moves.
-    pub runs_to: Option<i64>,
-}
-
-/// Records the batch's deliveries and moves the cursors, in one transaction. Returns
-/// how many deliveries were new (dedupe keys seen before are skipped).
-pub fn commit_batch(
-    conn: &mut Connection,
-    b: &DispatchBatch,
-    now: i64,
-) -> Result<usize, StoreError> {
-    let tx = conn.transaction()?;
-    let mut added = 0;
-    for d in &b.deliveries {
-        added += usize::from(insert_delivery(&tx, d, now)?);
-    }
-    if let Some(p) = b.audit_to {
-        set_cursor(&tx, AUDIT_CURSOR, p)?;
-    }
-    if let Some(p) = b.runs_to {
-        set_cursor(&tx, RUNS_CURSOR, p)?;
-    }
-    tx.commit()?;
-    Ok(added)
-}
-
-/// Records channel `channel_id`'s digest for `slot` unless a slot at or after it is
-/// already done, and marks the slot done — one transaction. `false` when it was done.
-pub fn record_digest(
-    conn: &mut Connection,
-    channel_id: i64,
-    slot: i64,
-    d: &NewDelivery,
-    now: i64,
-) -> Result<bool, StoreError> {
-    let tx = conn.transaction()?;
-    let done: Option<Option<i64>> = tx
-        .query_row(
-            "SELECT digest_last_slot FROM notification_channels WHERE id = ?1",
-            [channel_id],
-            |r| r.get(0),
-        )
-        .optional()?;
-    let fresh = matches!(done, Some(last) if last.is_none_or(|l| l < slot));
-    if fresh {
-        insert_delivery(&tx, d, now)?;
-        tx.execute(
-            "UPDATE notification_channels SET digest_last_slot = ?2 WHERE id = ?1",
-            params![channel_id, slot],
-        )?;
-    }
-    tx.commit()?;
-    Ok(fresh)
-}
-
-impl Store {
+impl Read<'_> {
     /// Both cursors: (audit, runs).
-    pub async fn notify_cursors(&self) -> Result<(i64, i64), StoreError> {
-        self.read(|c| Ok((cursor(c, AUDIT_CURSOR)?, cursor(c, RUNS_CURSOR)?)))
-            .await
+    pub fn notify_cursors(&self) -> Result<(i64, i64), StoreError> {
+        Ok((cursor(self.0, AUDIT_CURSOR)?, cursor(self.0, RUNS_CURSOR)?))
     }
 
-    /// See [`audit_after`] and [`runs_after`]: (audit rows, runs).
-    pub async fn notify_sources(
+    /// Audit rows after `audit_seq` and runs after `runs_seq`, oldest first, at most
+    /// `limit` of each (running runs included).
+    pub fn notify_sources(
         &self,
         audit_seq: i64,
         runs_seq: i64,
         limit: usize,
     ) -> Result<(Vec<AuditRow>, Vec<RunRow>), StoreError> {
-        self.read(move |c| {
-            Ok((
-                audit_after(c, audit_seq, limit)?,
-                runs_after(c, runs_seq, limit)?,
-            ))
-        })
-        .await
+        Ok((
+            audit_after(self.0, audit_seq, limit)?,
+            runs_after(self.0, runs_seq, limit)?,
+        ))
+    }
+}
+
+impl Tx<'_> {
+    /// Records the batch's deliveries and moves the cursors. Returns how many deliveries
+    /// were new (dedupe keys seen before are skipped).
+    pub fn commit_dispatch(&self, b: &DispatchBatch, now: i64) -> Result<usize, StoreError> {
+        let mut added = 0;
+        for d in &b.deliveries {
+            added += usize::from(self.insert_delivery(d, now)?);
+        }
+        if let Some(p) = b.audit_to {
+            set_cursor(self.tx, AUDIT_CURSOR, p)?;
+        }
+        if let Some(p) = b.runs_to {
+            set_cursor(self.tx, RUNS_CURSOR, p)?;
+        }
+        Ok(added)
     }
 
-    /// See [`commit_batch`].
-    pub async fn commit_dispatch(
-        &self,
-        batch: DispatchBatch,
-        now: i64,
-    ) -> Result<usize, StoreError> {
-        self.write(move |c| commit_batch(c, &batch, now)).await
-    }
-
-    /// See [`record_digest`].
-    pub async fn record_digest(
+    /// Records channel `channel_id`'s digest for `slot` unless a slot at or after it is
+    /// already done, and marks the slot done. `false` when it was done.
+    pub fn record_digest(
         &self,
         channel_id: i64,
         slot: i64,
-        delivery: NewDelivery,
+        d: &NewDelivery,
         now: i64,
     ) -> Result<bool, StoreError> {
-        self.write(move |c| record_digest(c, channel_id, slot, &delivery, now))
-            .await
+        let done: Option<Option<i64>> = self
+            .tx
+            .query_row(
+                "SELECT digest_last_slot FROM notification_channels WHERE id = ?1",
+                [channel_id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let fresh = matches!(done, Some(last) if last.is_none_or(|l| l < slot));
+        if fresh {
+            self.insert_delivery(d, now)?;
+            self.tx.execute(
+                "UPDATE notification_channels SET digest_last_slot = ?2 WHERE id = ?1",
+                params![channel_id, slot],
+            )?;
+        }
+        Ok(fresh)
     }
 }

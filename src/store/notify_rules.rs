@@ -1,11 +1,11 @@
 //! The `notification_rules` table: which events go to which channel, and the audited
 //! rule changes. A rule is reached through its channel's team scope.
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, OptionalExtension};
 
-use super::notify_channels::{get_channel, reaches, TeamScope, View};
-use super::{Store, StoreError};
-use crate::events::config_change::{action, target, AuditContext, Change};
+use super::notify_channels::{reaches, TeamScope, View};
+use super::{Read, StoreError, Tx};
+use crate::events::config_change::{action, target, Change};
 
 /// A stored rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,199 +56,140 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<RuleRecord> {
     })
 }
 
-/// The rule `id` if `scope` reaches its channel.
-pub fn get_rule(
-    conn: &Connection,
-    id: i64,
-    scope: &TeamScope,
-) -> Result<Option<RuleRecord>, StoreError> {
-    let rec = conn
-        .query_row(&format!("{SELECT} WHERE r.id = ?1"), [id], from_row)
-        .optional()?;
-    Ok(rec.filter(|r| reaches(scope, r.channel_team_id)))
-}
-
-fn existing(conn: &Connection, id: i64, scope: &TeamScope) -> Result<RuleRecord, StoreError> {
-    get_rule(conn, id, scope)?
-        .ok_or_else(|| StoreError::NotFound(format!("notification rule {id}")))
-}
-
-/// Every rule `scope` reaches (optionally of one channel), by channel then rule.
-pub fn list_rules(
-    conn: &Connection,
-    scope: &TeamScope,
-    channel: Option<i64>,
-) -> Result<Vec<RuleRecord>, StoreError> {
-    let mut stmt = conn.prepare(&format!(
-        "{SELECT} WHERE ?1 IS NULL OR r.channel_id = ?1 ORDER BY c.name COLLATE NOCASE, r.id"
-    ))?;
-    let rows: Vec<RuleRecord> = stmt
-        .query_map([channel], from_row)?
-        .collect::<Result<_, _>>()?;
-    Ok(rows
-        .into_iter()
-        .filter(|r| reaches(scope, r.channel_team_id))
-        .collect())
-}
-
-/// Every enabled rule of every enabled channel, with the channel's team (dispatcher).
-pub fn live_rules(conn: &Connection) -> Result<Vec<RuleRecord>, StoreError> {
-    let mut stmt = conn.prepare(&format!(
-        "{SELECT} WHERE r.enabled = 1 AND c.enabled = 1 ORDER BY r.channel_id, r.id"
-    ))?;
-    let rows = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
-    Ok(rows)
-}
-
-fn channel_in_scope(
-    conn: &Connection,
-    channel_id: i64,
-    scope: &TeamScope,
-) -> Result<(), StoreError> {
-    get_channel(conn, channel_id, scope)?
-        .map(|_| ())
-        .ok_or_else(|| StoreError::NotFound(format!("notification channel {channel_id}")))
-}
-
 fn rule_change(act: &'static str, rec: &RuleRecord) -> Change {
     Change::new(act, target::NOTIFICATION, rec.id, Some(&rec.name))
 }
 
-/// Inserts `w` and records `NotificationRuleCreated` inside `tx`.
-pub fn insert_audited(
-    tx: &Transaction<'_>,
-    ctx: &AuditContext,
-    now: i64,
-    w: &RuleWrite,
-    view: View<RuleRecord>,
-) -> Result<RuleRecord, StoreError> {
-    tx.execute(
-        "INSERT INTO notification_rules (channel_id, name, enabled, match_json, team_id,
-            created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-        params![
-            w.channel_id,
-            w.name,
-            w.enabled,
-            w.match_json,
-            w.team_id,
-            now
-        ],
-    )?;
-    let rec = existing(tx, tx.last_insert_rowid(), &None)?;
-    let change = rule_change(action::NOTIFICATION_RULE_CREATED, &rec).after(view(&rec));
-    super::config_audit::record(tx, ctx, now, &change)?;
-    Ok(rec)
+impl Read<'_> {
+    /// The rule `id` if `scope` reaches its channel.
+    pub fn rule(&self, id: i64, scope: &TeamScope) -> Result<Option<RuleRecord>, StoreError> {
+        let rec = self
+            .0
+            .query_row(&format!("{SELECT} WHERE r.id = ?1"), [id], from_row)
+            .optional()?;
+        Ok(rec.filter(|r| reaches(scope, r.channel_team_id)))
+    }
+
+    fn existing_rule(&self, id: i64, scope: &TeamScope) -> Result<RuleRecord, StoreError> {
+        self.rule(id, scope)?
+            .ok_or_else(|| StoreError::NotFound(format!("notification rule {id}")))
+    }
+
+    /// Every rule `scope` reaches (optionally of one channel), by channel then rule.
+    pub fn rules(
+        &self,
+        scope: &TeamScope,
+        channel: Option<i64>,
+    ) -> Result<Vec<RuleRecord>, StoreError> {
+        let mut stmt = self.0.prepare(&format!(
+            "{SELECT} WHERE ?1 IS NULL OR r.channel_id = ?1 ORDER BY c.name COLLATE NOCASE, r.id"
+        ))?;
+        let rows: Vec<RuleRecord> = stmt
+            .query_map([channel], from_row)?
+            .collect::<Result<_, _>>()?;
+        Ok(rows
+            .into_iter()
+            .filter(|r| reaches(scope, r.channel_team_id))
+            .collect())
+    }
+
+    /// Every enabled rule of every enabled channel, with the channel's team (the
+    /// dispatcher's view).
+    pub fn live_rules(&self) -> Result<Vec<RuleRecord>, StoreError> {
+        let mut stmt = self.0.prepare(&format!(
+            "{SELECT} WHERE r.enabled = 1 AND c.enabled = 1 ORDER BY r.channel_id, r.id"
+        ))?;
+        let rows = stmt.query_map([], from_row)?.collect::<Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    fn channel_in_scope(&self, channel_id: i64, scope: &TeamScope) -> Result<(), StoreError> {
+        self.channel(channel_id, scope)?
+            .map(|_| ())
+            .ok_or_else(|| StoreError::NotFound(format!("notification channel {channel_id}")))
+    }
 }
 
-impl Store {
-    /// Creates a rule on a channel in `scope`.
-    pub async fn create_rule(
+impl Tx<'_> {
+    /// Inserts `w` at `now`; the change is `NotificationRuleCreated`.
+    pub(super) fn insert_rule(
         &self,
-        ctx: AuditContext,
+        w: &RuleWrite,
         now: i64,
-        scope: TeamScope,
-        write: RuleWrite,
         view: View<RuleRecord>,
-    ) -> Result<RuleRecord, StoreError> {
-        self.write(move |conn| {
-            let tx = conn.transaction()?;
-            channel_in_scope(&tx, write.channel_id, &scope)?;
-            let rec = insert_audited(&tx, &ctx, now, &write, view)?;
-            tx.commit()?;
-            Ok(rec)
-        })
-        .await
+    ) -> Result<(RuleRecord, Change), StoreError> {
+        self.tx.execute(
+            "INSERT INTO notification_rules (channel_id, name, enabled, match_json, team_id,
+                created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+            params![
+                w.channel_id,
+                w.name,
+                w.enabled,
+                w.match_json,
+                w.team_id,
+                now
+            ],
+        )?;
+        let rec = self.existing_rule(self.tx.last_insert_rowid(), &None)?;
+        let change = rule_change(action::NOTIFICATION_RULE_CREATED, &rec).after(view(&rec));
+        Ok((rec, change))
+    }
+
+    /// Creates a rule on a channel in `scope`; the change is `NotificationRuleCreated`.
+    pub fn create_rule(
+        &self,
+        scope: &TeamScope,
+        write: &RuleWrite,
+        now: i64,
+        view: View<RuleRecord>,
+    ) -> Result<(RuleRecord, Change), StoreError> {
+        self.channel_in_scope(write.channel_id, scope)?;
+        self.insert_rule(write, now, view)
     }
 
     /// Replaces rule `id`; a move to another channel needs that channel in scope too.
-    pub async fn update_rule(
+    /// The change is `NotificationRuleUpdated` with before/after.
+    pub fn update_rule(
         &self,
-        ctx: AuditContext,
-        now: i64,
         id: i64,
-        scope: TeamScope,
-        write: RuleWrite,
-        view: View<RuleRecord>,
-    ) -> Result<RuleRecord, StoreError> {
-        self.audited_sql(ctx, now, move |tx| {
-            let before = existing(tx, id, &scope)?;
-            channel_in_scope(tx, write.channel_id, &scope)?;
-            tx.execute(
-                "UPDATE notification_rules SET channel_id = ?2, name = ?3, enabled = ?4,
-                    match_json = ?5, team_id = ?6, updated_at = ?7 WHERE id = ?1",
-                params![
-                    id,
-                    write.channel_id,
-                    write.name,
-                    write.enabled,
-                    write.match_json,
-                    write.team_id,
-                    now
-                ],
-            )?;
-            let after = existing(tx, id, &None)?;
-            let change = rule_change(action::NOTIFICATION_RULE_UPDATED, &after)
-                .before(view(&before))
-                .after(view(&after));
-            Ok((after, change))
-        })
-        .await
-    }
-
-    /// Deletes rule `id`: `NotificationRuleDeleted`.
-    pub async fn delete_rule(
-        &self,
-        ctx: AuditContext,
+        scope: &TeamScope,
+        write: &RuleWrite,
         now: i64,
-        id: i64,
-        scope: TeamScope,
         view: View<RuleRecord>,
-    ) -> Result<(), StoreError> {
-        self.audited_sql(ctx, now, move |tx| {
-            let before = existing(tx, id, &scope)?;
-            tx.execute("DELETE FROM notification_rules WHERE id = ?1", [id])?;
-            let change =
-                rule_change(action::NOTIFICATION_RULE_DELETED, &before).before(view(&before));
-            Ok(((), change))
-        })
-        .await
+    ) -> Result<(RuleRecord, Change), StoreError> {
+        let before = self.existing_rule(id, scope)?;
+        self.channel_in_scope(write.channel_id, scope)?;
+        self.tx.execute(
+            "UPDATE notification_rules SET channel_id = ?2, name = ?3, enabled = ?4,
+                match_json = ?5, team_id = ?6, updated_at = ?7 WHERE id = ?1",
+            params![
+                id,
+                write.channel_id,
+                write.name,
+                write.enabled,
+                write.match_json,
+                write.team_id,
+                now
+            ],
+        )?;
+        let after = self.existing_rule(id, &None)?;
+        let change = rule_change(action::NOTIFICATION_RULE_UPDATED, &after)
+            .before(view(&before))
+            .after(view(&after));
+        Ok((after, change))
     }
 
-    /// See [`get_rule`].
-    pub async fn rule(&self, id: i64, scope: TeamScope) -> Result<Option<RuleRecord>, StoreError> {
-        self.read(move |c| get_rule(c, id, &scope)).await
-    }
-
-    /// Every team's namespace patterns, by team id (rule and channel scopes).
-    pub async fn team_scopes(
+    /// Deletes rule `id`; the change is `NotificationRuleDeleted`.
+    pub fn delete_rule(
         &self,
-    ) -> Result<std::collections::HashMap<i64, Vec<super::NamespacePattern>>, StoreError> {
-        self.read(|c| {
-            Ok(super::teams::list_teams(c)?
-                .into_iter()
-                .map(|t| (t.id, t.namespaces))
-                .collect())
-        })
-        .await
-    }
-
-    /// True when team `id` exists.
-    pub async fn team_exists(&self, id: i64) -> Result<bool, StoreError> {
-        self.read(move |c| Ok(super::teams::get_team(c, id)?.is_some()))
-            .await
-    }
-
-    /// Every enabled rule of every enabled channel (the dispatcher's view).
-    pub async fn live_rules(&self) -> Result<Vec<RuleRecord>, StoreError> {
-        self.read(live_rules).await
-    }
-
-    /// See [`list_rules`].
-    pub async fn rules(
-        &self,
-        scope: TeamScope,
-        channel: Option<i64>,
-    ) -> Result<Vec<RuleRecord>, StoreError> {
-        self.read(move |c| list_rules(c, &scope, channel)).await
+        id: i64,
+        scope: &TeamScope,
+        view: View<RuleRecord>,
+    ) -> Result<((), Change), StoreError> {
+        let before = self.existing_rule(id, scope)?;
+        self.tx
+            .execute("DELETE FROM notification_rules WHERE id = ?1", [id])?;
+        let change = rule_change(action::NOTIFICATION_RULE_DELETED, &before).before(view(&before));
+        Ok(((), change))
     }
 }

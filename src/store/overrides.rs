@@ -1,12 +1,12 @@
 //! The `workload_overrides` table: at most one operator override per workload (mode per
 //! resource, excluded containers, optional expiry), and the loading of everything
-//! resolution needs for a cluster or one workload ([`policy_set`]).
+//! resolution needs for a cluster or one workload ([`Read::policy_set`]).
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
-use super::StoreError;
+use super::{Read, StoreError, Tx};
 use crate::policy::{OverrideSpec, PolicySet, StoredOverride};
 
 /// A stored override.
@@ -36,57 +36,6 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<OverrideRecord> {
 const SELECT: &str =
     "SELECT o.workload_id, o.spec, o.expires_at, o.created_at, o.actor FROM workload_overrides o";
 
-/// The override of `workload_id`, expired or not.
-pub fn get_override(
-    conn: &Connection,
-    workload_id: &str,
-) -> Result<Option<OverrideRecord>, StoreError> {
-    Ok(conn
-        .query_row(
-            &format!("{SELECT} WHERE o.workload_id = ?1"),
-            [workload_id],
-            from_row,
-        )
-        .optional()?)
-}
-
-/// Sets (replaces) the override of a workload; returns the previous one.
-pub fn set_override(
-    tx: &Transaction<'_>,
-    rec: &OverrideRecord,
-) -> Result<Option<OverrideRecord>, StoreError> {
-    let before = get_override(tx, &rec.workload_id)?;
-    let spec = serde_json::to_string(&rec.spec).map_err(|e| StoreError::Task(e.to_string()))?;
-    tx.execute(
-        "INSERT INTO workload_overrides (workload_id, spec, expires_at, created_at, actor)
-         VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (workload_id) DO UPDATE SET spec = excluded.spec,
-             expires_at = excluded.expires_at, created_at = excluded.created_at,
-             actor = excluded.actor",
-        params![
-            rec.workload_id,
-            spec,
-            rec.expires_at,
-            rec.created_at,
-            rec.actor
-        ],
-    )?;
-    Ok(before)
-}
-
-/// Removes the override of a workload; returns it (`None` when there was none).
-pub fn clear_override(
-    tx: &Transaction<'_>,
-    workload_id: &str,
-) -> Result<Option<OverrideRecord>, StoreError> {
-    let before = get_override(tx, workload_id)?;
-    tx.execute(
-        "DELETE FROM workload_overrides WHERE workload_id = ?1",
-        [workload_id],
-    )?;
-    Ok(before)
-}
-
 /// The overrides of the workloads of `cluster` (all clusters when `None`).
 fn overrides(
     conn: &Connection,
@@ -104,39 +53,77 @@ fn overrides(
     Ok(out)
 }
 
-/// Everything resolution needs for the workloads of `cluster` (or all), read in one
-/// snapshot: live policies and overrides. `default_analysis` comes from the settings.
-pub fn policy_set(
-    conn: &Connection,
-    cluster: Option<&str>,
-    default_analysis: serde_json::Value,
-) -> Result<PolicySet, StoreError> {
-    let tx = conn.unchecked_transaction()?;
-    let set = PolicySet {
-        policies: super::policies::live_policies(&tx)?,
-        overrides: overrides(&tx, cluster)?,
-        default_analysis,
-    };
-    tx.finish()?;
-    Ok(set)
-}
-
-impl super::Store {
-    /// See [`get_override`].
-    pub async fn workload_override(
+impl Read<'_> {
+    /// The override of `workload_id`, expired or not.
+    pub fn workload_override(
         &self,
-        workload_id: String,
+        workload_id: &str,
     ) -> Result<Option<OverrideRecord>, StoreError> {
-        self.read(move |c| get_override(c, &workload_id)).await
+        Ok(self
+            .0
+            .query_row(
+                &format!("{SELECT} WHERE o.workload_id = ?1"),
+                [workload_id],
+                from_row,
+            )
+            .optional()?)
     }
 
-    /// See [`policy_set`].
-    pub async fn policy_set(
+    /// Everything resolution needs for the workloads of `cluster` (or all), read in one
+    /// snapshot: live policies and overrides. `default_analysis` comes from the
+    /// settings.
+    pub fn policy_set(
         &self,
-        cluster: Option<String>,
+        cluster: Option<&str>,
         default_analysis: serde_json::Value,
     ) -> Result<PolicySet, StoreError> {
-        self.read(move |c| policy_set(c, cluster.as_deref(), default_analysis))
-            .await
+        // A reader takes its own snapshot; inside a write transaction there is one.
+        let snapshot = if self.0.is_autocommit() {
+            Some(self.0.unchecked_transaction()?)
+        } else {
+            None
+        };
+        let set = PolicySet {
+            policies: self.live_policies()?,
+            overrides: overrides(self.0, cluster)?,
+            default_analysis,
+        };
+        if let Some(tx) = snapshot {
+            tx.finish()?;
+        }
+        Ok(set)
+    }
+}
+
+impl Tx<'_> {
+    /// Sets (replaces) the override of a workload; returns the previous one.
+    pub fn set_override(&self, rec: &OverrideRecord) -> Result<Option<OverrideRecord>, StoreError> {
+        let before = self.workload_override(&rec.workload_id)?;
+        let spec = serde_json::to_string(&rec.spec).map_err(|e| StoreError::Task(e.to_string()))?;
+        self.tx.execute(
+            "INSERT INTO workload_overrides (workload_id, spec, expires_at, created_at, actor)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (workload_id) DO UPDATE SET spec = excluded.spec,
+                 expires_at = excluded.expires_at, created_at = excluded.created_at,
+                 actor = excluded.actor",
+            params![
+                rec.workload_id,
+                spec,
+                rec.expires_at,
+                rec.created_at,
+                rec.actor
+            ],
+        )?;
+        Ok(before)
+    }
+
+    /// Removes the override of a workload; returns it (`None` when there was none).
+    pub fn clear_override(&self, workload_id: &str) -> Result<Option<OverrideRecord>, StoreError> {
+        let before = self.workload_override(workload_id)?;
+        self.tx.execute(
+            "DELETE FROM workload_overrides WHERE workload_id = ?1",
+            [workload_id],
+        )?;
+        Ok(before)
     }
 }

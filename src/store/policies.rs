@@ -2,9 +2,9 @@
 //! version history, optimistic concurrency on every write (the caller names the version
 //! it read), soft delete and revert. Writes take a transaction (the API's audited one).
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, OptionalExtension};
 
-use super::{is_unique_violation, StoreError};
+use super::{is_unique_violation, Read, StoreError, Tx};
 use crate::policy::{PolicySpec, StoredPolicy};
 
 /// A policy with its current content.
@@ -62,174 +62,174 @@ fn name_taken(e: rusqlite::Error, name: &str) -> StoreError {
     }
 }
 
-/// One policy by id, deleted or not.
-pub fn get_policy(conn: &Connection, id: i64) -> Result<Option<PolicyRecord>, StoreError> {
-    Ok(conn
-        .query_row(&format!("{SELECT} WHERE p.id = ?1"), [id], from_row)
-        .optional()?)
-}
-
-/// Policies by name (then id); soft-deleted ones only when `deleted`.
-pub fn list_policies(conn: &Connection, deleted: bool) -> Result<Vec<PolicyRecord>, StoreError> {
-    let filter = if deleted {
-        ""
-    } else {
-        " WHERE p.deleted_at IS NULL"
-    };
-    let mut stmt = conn.prepare(&format!("{SELECT}{filter} ORDER BY p.name, p.id"))?;
-    let rows = stmt.query_map([], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-/// The live policies as resolution takes them.
-pub fn live_policies(conn: &Connection) -> Result<Vec<StoredPolicy>, StoreError> {
-    Ok(list_policies(conn, false)?
-        .into_iter()
-        .map(|p| StoredPolicy {
-            id: p.id,
-            version: p.version,
-            spec: p.spec,
-        })
-        .collect())
-}
-
-fn append_version(
-    tx: &Transaction<'_>,
-    id: i64,
-    version: i64,
-    spec: &PolicySpec,
-    actor: &str,
-    change: &str,
-    now: i64,
-) -> Result<(), StoreError> {
-    tx.execute(
-        "INSERT INTO policy_versions (policy_id, version, spec, created_at, actor, change)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id, version, spec_text(spec)?, now, actor, change],
-    )?;
-    Ok(())
-}
-
-/// Creates a policy at version 1; a live policy with the same name is a `Conflict`.
-pub fn create_policy(
-    tx: &Transaction<'_>,
-    spec: &PolicySpec,
-    actor: &str,
-    now: i64,
-) -> Result<PolicyRecord, StoreError> {
-    tx.execute(
-        "INSERT INTO policies (name, version, created_at, updated_at) VALUES (?1, 1, ?2, ?2)",
-        params![spec.name, now],
-    )
-    .map_err(|e| name_taken(e, &spec.name))?;
-    let id = tx.last_insert_rowid();
-    append_version(tx, id, 1, spec, actor, "created", now)?;
-    get_policy(tx, id)?.ok_or_else(|| StoreError::Task("inserted policy vanished".into()))
-}
-
-/// The live policy `id` at exactly `expected` (its current version), or why not.
-fn current(tx: &Transaction<'_>, id: i64, expected: i64) -> Result<PolicyRecord, StoreError> {
-    let p = get_policy(tx, id)?
-        .filter(|p| p.deleted_at.is_none())
-        .ok_or_else(|| StoreError::NotFound(format!("policy {id}")))?;
-    if p.version != expected {
-        return Err(StoreError::VersionConflict {
-            what: format!("policy {id}"),
-            expected,
-            current: p.version,
-        });
-    }
-    Ok(p)
-}
-
-/// Replaces the content of policy `id`, which must be at version `expected`; appends
-/// version `expected + 1`. Returns (before, after).
-pub fn update_policy(
-    tx: &Transaction<'_>,
-    id: i64,
-    expected: i64,
-    spec: &PolicySpec,
-    actor: &str,
-    change: &str,
-    now: i64,
-) -> Result<(PolicyRecord, PolicyRecord), StoreError> {
-    let before = current(tx, id, expected)?;
-    let next = before.version + 1;
-    tx.execute(
-        "UPDATE policies SET name = ?2, version = ?3, updated_at = ?4 WHERE id = ?1",
-        params![id, spec.name, next, now],
-    )
-    .map_err(|e| name_taken(e, &spec.name))?;
-    append_version(tx, id, next, spec, actor, change, now)?;
-    let after = get_policy(tx, id)?.ok_or_else(|| StoreError::NotFound(format!("policy {id}")))?;
-    Ok((before, after))
-}
-
-/// Soft-deletes policy `id` at version `expected`: it stops applying, its history stays,
-/// its name is free again. Returns the policy as it was.
-pub fn delete_policy(
-    tx: &Transaction<'_>,
-    id: i64,
-    expected: i64,
-    now: i64,
-) -> Result<PolicyRecord, StoreError> {
-    let before = current(tx, id, expected)?;
-    tx.execute(
-        "UPDATE policies SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1",
-        params![id, now],
-    )?;
-    Ok(before)
-}
-
-/// The history of policy `id`, oldest first.
-pub fn policy_versions(conn: &Connection, id: i64) -> Result<Vec<PolicyVersion>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT version, spec, created_at, actor, change FROM policy_versions
-         WHERE policy_id = ?1 ORDER BY version",
-    )?;
-    let rows = stmt.query_map([id], |r| {
-        Ok(PolicyVersion {
-            version: r.get(0)?,
-            spec: spec_of(&r.get::<_, String>(1)?)?,
-            created_at: r.get(2)?,
-            actor: r.get(3)?,
-            change: r.get(4)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-/// One version of policy `id`.
-pub fn policy_version(
-    conn: &Connection,
-    id: i64,
-    version: i64,
-) -> Result<Option<PolicyVersion>, StoreError> {
-    Ok(policy_versions(conn, id)?
-        .into_iter()
-        .find(|v| v.version == version))
-}
-
-impl super::Store {
-    /// See [`get_policy`].
-    pub async fn policy(&self, id: i64) -> Result<Option<PolicyRecord>, StoreError> {
-        self.read(move |c| get_policy(c, id)).await
+impl Read<'_> {
+    /// One policy by id, deleted or not.
+    pub fn policy(&self, id: i64) -> Result<Option<PolicyRecord>, StoreError> {
+        Ok(self
+            .0
+            .query_row(&format!("{SELECT} WHERE p.id = ?1"), [id], from_row)
+            .optional()?)
     }
 
-    /// See [`list_policies`].
-    pub async fn policies(&self, deleted: bool) -> Result<Vec<PolicyRecord>, StoreError> {
-        self.read(move |c| list_policies(c, deleted)).await
+    /// Policies by name (then id); soft-deleted ones only when `deleted`.
+    pub fn policies(&self, deleted: bool) -> Result<Vec<PolicyRecord>, StoreError> {
+        let filter = if deleted {
+            ""
+        } else {
+            " WHERE p.deleted_at IS NULL"
+        };
+        let mut stmt = self
+            .0
+            .prepare(&format!("{SELECT}{filter} ORDER BY p.name, p.id"))?;
+        let rows = stmt.query_map([], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// See [`policy_versions`].
-    pub async fn policy_versions(&self, id: i64) -> Result<Vec<PolicyVersion>, StoreError> {
-        self.read(move |c| policy_versions(c, id)).await
+    /// The live policies as resolution takes them.
+    pub fn live_policies(&self) -> Result<Vec<StoredPolicy>, StoreError> {
+        Ok(self
+            .policies(false)?
+            .into_iter()
+            .map(|p| StoredPolicy {
+                id: p.id,
+                version: p.version,
+                spec: p.spec,
+            })
+            .collect())
+    }
+
+    /// The history of policy `id`, oldest first.
+    pub fn policy_versions(&self, id: i64) -> Result<Vec<PolicyVersion>, StoreError> {
+        let mut stmt = self.0.prepare(
+            "SELECT version, spec, created_at, actor, change FROM policy_versions
+             WHERE policy_id = ?1 ORDER BY version",
+        )?;
+        let rows = stmt.query_map([id], |r| {
+            Ok(PolicyVersion {
+                version: r.get(0)?,
+                spec: spec_of(&r.get::<_, String>(1)?)?,
+                created_at: r.get(2)?,
+                actor: r.get(3)?,
+                change: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// One version of policy `id`.
+    pub fn policy_version(
+        &self,
+        id: i64,
+        version: i64,
+    ) -> Result<Option<PolicyVersion>, StoreError> {
+        Ok(self
+            .policy_versions(id)?
+            .into_iter()
+            .find(|v| v.version == version))
+    }
+}
+
+impl Tx<'_> {
+    /// Creates a policy at version 1; a live policy with the same name is a `Conflict`.
+    pub fn create_policy(
+        &self,
+        spec: &PolicySpec,
+        actor: &str,
+        now: i64,
+    ) -> Result<PolicyRecord, StoreError> {
+        self.tx
+            .execute(
+                "INSERT INTO policies (name, version, created_at, updated_at)
+                 VALUES (?1, 1, ?2, ?2)",
+                params![spec.name, now],
+            )
+            .map_err(|e| name_taken(e, &spec.name))?;
+        let id = self.tx.last_insert_rowid();
+        self.append_policy_version(id, 1, spec, actor, "created", now)?;
+        self.policy(id)?
+            .ok_or_else(|| StoreError::Task("inserted policy vanished".into()))
+    }
+
+    /// Replaces the content of policy `id`, which must be at version `expected`;
+    /// appends version `expected + 1`. Returns (before, after).
+    pub fn update_policy(
+        &self,
+        id: i64,
+        expected: i64,
+        spec: &PolicySpec,
+        actor: &str,
+        change: &str,
+        now: i64,
+    ) -> Result<(PolicyRecord, PolicyRecord), StoreError> {
+        let before = self.current_policy(id, expected)?;
+        let next = before.version + 1;
+        self.tx
+            .execute(
+                "UPDATE policies SET name = ?2, version = ?3, updated_at = ?4 WHERE id = ?1",
+                params![id, spec.name, next, now],
+            )
+            .map_err(|e| name_taken(e, &spec.name))?;
+        self.append_policy_version(id, next, spec, actor, change, now)?;
+        let after = self
+            .policy(id)?
+            .ok_or_else(|| StoreError::NotFound(format!("policy {id}")))?;
+        Ok((before, after))
+    }
+
+    /// Soft-deletes policy `id` at version `expected`: it stops applying, its history
+    /// stays, its name is free again. Returns the policy as it was.
+    pub fn delete_policy(
+        &self,
+        id: i64,
+        expected: i64,
+        now: i64,
+    ) -> Result<PolicyRecord, StoreError> {
+        let before = self.current_policy(id, expected)?;
+        self.tx.execute(
+            "UPDATE policies SET deleted_at = ?2, updated_at = ?2 WHERE id = ?1",
+            params![id, now],
+        )?;
+        Ok(before)
+    }
+
+    /// The live policy `id` at exactly `expected` (its current version), or why not.
+    fn current_policy(&self, id: i64, expected: i64) -> Result<PolicyRecord, StoreError> {
+        let p = self
+            .policy(id)?
+            .filter(|p| p.deleted_at.is_none())
+            .ok_or_else(|| StoreError::NotFound(format!("policy {id}")))?;
+        if p.version != expected {
+            return Err(StoreError::VersionConflict {
+                what: format!("policy {id}"),
+                expected,
+                current: p.version,
+            });
+        }
+        Ok(p)
+    }
+
+    fn append_policy_version(
+        &self,
+        id: i64,
+        version: i64,
+        spec: &PolicySpec,
+        actor: &str,
+        change: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.tx.execute(
+            "INSERT INTO policy_versions (policy_id, version, spec, created_at, actor, change)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![id, version, spec_text(spec)?, now, actor, change],
+        )?;
+        Ok(())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::Connection;
 
     fn db() -> (tempfile::TempDir, Connection) {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -250,15 +250,20 @@ mod tests {
     #[test]
     fn a_stale_version_is_refused_and_history_has_no_gaps() {
         let (_d, mut conn) = db();
-        let tx = conn.transaction().unwrap();
-        let p = create_policy(&tx, &spec("a", 1), "{}", 1).unwrap();
-        update_policy(&tx, p.id, 1, &spec("a", 2), "{}", "updated", 2).unwrap();
-        let err = update_policy(&tx, p.id, 1, &spec("a", 3), "{}", "updated", 3).unwrap_err();
+        let raw = conn.transaction().unwrap();
+        let tx = Tx::new(&raw);
+        let p = tx.create_policy(&spec("a", 1), "{}", 1).unwrap();
+        tx.update_policy(p.id, 1, &spec("a", 2), "{}", "updated", 2)
+            .unwrap();
+        let err = tx
+            .update_policy(p.id, 1, &spec("a", 3), "{}", "updated", 3)
+            .unwrap_err();
         assert!(
             matches!(err, StoreError::VersionConflict { current: 2, .. }),
             "{err}"
         );
-        let versions: Vec<i64> = policy_versions(&tx, p.id)
+        let versions: Vec<i64> = tx
+            .policy_versions(p.id)
             .unwrap()
             .iter()
             .map(|v| v.version)
@@ -269,20 +274,21 @@ mod tests {
     #[test]
     fn a_soft_deleted_policy_keeps_its_history_and_frees_its_name() {
         let (_d, mut conn) = db();
-        let tx = conn.transaction().unwrap();
-        let p = create_policy(&tx, &spec("a", 1), "{}", 1).unwrap();
+        let raw = conn.transaction().unwrap();
+        let tx = Tx::new(&raw);
+        let p = tx.create_policy(&spec("a", 1), "{}", 1).unwrap();
         assert!(matches!(
-            create_policy(&tx, &spec("a", 1), "{}", 1),
+            tx.create_policy(&spec("a", 1), "{}", 1),
             Err(StoreError::Conflict(_))
         ));
-        delete_policy(&tx, p.id, 1, 2).unwrap();
-        assert!(live_policies(&tx).unwrap().is_empty());
-        assert_eq!(policy_versions(&tx, p.id).unwrap().len(), 1);
-        let again = create_policy(&tx, &spec("a", 5), "{}", 3).unwrap();
+        tx.delete_policy(p.id, 1, 2).unwrap();
+        assert!(tx.live_policies().unwrap().is_empty());
+        assert_eq!(tx.policy_versions(p.id).unwrap().len(), 1);
+        let again = tx.create_policy(&spec("a", 5), "{}", 3).unwrap();
         assert_ne!(again.id, p.id);
-        assert_eq!(list_policies(&tx, true).unwrap().len(), 2);
+        assert_eq!(tx.policies(true).unwrap().len(), 2);
         assert!(matches!(
-            update_policy(&tx, p.id, 1, &spec("a", 1), "{}", "updated", 4),
+            tx.update_policy(p.id, 1, &spec("a", 1), "{}", "updated", 4),
             Err(StoreError::NotFound(_))
         ));
     }

@@ -3,26 +3,17 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::StoreError;
-
-/// The stored document under `key`, if any.
-pub fn get_setting(conn: &Connection, key: &str) -> Result<Option<String>, StoreError> {
-    Ok(conn
-        .query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
-            r.get(0)
-        })
-        .optional()?)
-}
+use super::{Read, StoreError, Tx};
 
 /// Replaces the document under `key` and returns the previous one. Call it inside the
 /// transaction that records the `SettingsUpdated` audit row (`Store::write_audited`).
-pub fn replace_setting(
+pub(in crate::store) fn replace_setting(
     conn: &Connection,
     key: &str,
     value: &str,
     now_ms: i64,
 ) -> Result<Option<String>, StoreError> {
-    let before = get_setting(conn, key)?;
+    let before = Read(conn).setting(key)?;
     conn.execute(
         "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, ?3)
          ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
@@ -31,23 +22,26 @@ pub fn replace_setting(
     Ok(before)
 }
 
-/// [`replace_setting`] in its own transaction, unaudited: for offline setup such as
-/// `kerf demo` preparing its data dir.
-pub fn put_setting(
-    conn: &mut Connection,
-    key: &str,
-    value: &str,
-    now_ms: i64,
-) -> Result<Option<String>, StoreError> {
-    let tx = conn.transaction()?;
-    let before = replace_setting(&tx, key, value, now_ms)?;
-    tx.commit()?;
-    Ok(before)
+impl Read<'_> {
+    /// The stored document under `key`, if any.
+    pub fn setting(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .0
+            .query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
 }
 
-impl super::Store {
-    /// See [`get_setting`].
-    pub async fn setting(&self, key: &'static str) -> Result<Option<String>, StoreError> {
-        self.read(move |c| get_setting(c, key)).await
+impl Tx<'_> {
+    /// The previous document under `key`, if any.
+    pub fn replace_setting(
+        &self,
+        key: &str,
+        value: &str,
+        now: i64,
+    ) -> Result<Option<String>, StoreError> {
+        replace_setting(self.tx, key, value, now)
     }
 }

@@ -4,7 +4,7 @@
 
 use rusqlite::params;
 
-use super::{Store, StoreError};
+use super::{StoreError, Tx};
 
 /// The tables that hold sealed secrets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,38 +25,32 @@ fn update_sql(table: SealedIn) -> &'static str {
     }
 }
 
-impl Store {
-    /// Applies every (table, id, old, new) re-seal in one transaction, or none when any
-    /// blob changed meanwhile; returns how many.
-    pub async fn reseal_all(
+impl Tx<'_> {
+    /// Applies every (table, id, old, new) re-seal, or fails with `Conflict` (and the
+    /// transaction keeps none) when any blob changed meanwhile; returns how many.
+    pub fn reseal_all(
         &self,
-        changes: Vec<(SealedIn, i64, Vec<u8>, Vec<u8>)>,
+        changes: &[(SealedIn, i64, Vec<u8>, Vec<u8>)],
     ) -> Result<usize, StoreError> {
-        self.write(move |c| {
-            let tx = c.transaction()?;
-            for (table, id, old, new) in &changes {
-                if tx.execute(update_sql(*table), params![id, old, new])? != 1 {
-                    return Err(StoreError::Conflict(format!(
-                        "{table:?} {id} changed while its secret was being re-sealed"
-                    )));
-                }
+        for (table, id, old, new) in changes {
+            if self.tx.execute(update_sql(*table), params![id, old, new])? != 1 {
+                return Err(StoreError::Conflict(format!(
+                    "{table:?} {id} changed while its secret was being re-sealed"
+                )));
             }
-            tx.commit()?;
-            Ok(changes.len())
-        })
-        .await
+        }
+        Ok(changes.len())
     }
 
     /// Replaces record `id`'s sealed secrets with `new` if they are still `old`; true
     /// when replaced.
-    pub async fn reseal(
+    pub fn reseal(
         &self,
         table: SealedIn,
         id: i64,
-        old: Vec<u8>,
-        new: Vec<u8>,
+        old: &[u8],
+        new: &[u8],
     ) -> Result<bool, StoreError> {
-        self.write(move |c| Ok(c.execute(update_sql(table), params![id, old, new])? == 1))
-            .await
+        Ok(self.tx.execute(update_sql(table), params![id, old, new])? == 1)
     }
 }

@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::StoreError;
+use super::{Read, StoreError, Tx};
 
 /// A session as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +17,7 @@ pub struct SessionRecord {
 }
 
 /// Records a new session under the hash of its id.
-pub fn insert_session(
+pub(in crate::store) fn insert_session(
     conn: &Connection,
     id_sha256: &str,
     s: &SessionRecord,
@@ -30,74 +30,81 @@ pub fn insert_session(
     Ok(())
 }
 
-/// The session whose id hashes to `id_sha256`, if any.
-pub fn session_by_hash(
+/// Ends one session.
+pub(in crate::store) fn delete_session(
     conn: &Connection,
     id_sha256: &str,
-) -> Result<Option<SessionRecord>, StoreError> {
-    Ok(conn
-        .query_row(
-            "SELECT user_id, csrf_token, created_at, last_seen_at, expires_at
-             FROM sessions WHERE id_sha256 = ?1",
-            [id_sha256],
-            |r| {
-                Ok(SessionRecord {
-                    user_id: r.get(0)?,
-                    csrf_token: r.get(1)?,
-                    created_at: r.get(2)?,
-                    last_seen_at: r.get(3)?,
-                    expires_at: r.get(4)?,
-                })
-            },
-        )
-        .optional()?)
-}
-
-/// Notes activity on a session (extends its idle expiry).
-pub fn touch_session(conn: &Connection, id_sha256: &str, now: i64) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE sessions SET last_seen_at = ?2 WHERE id_sha256 = ?1",
-        params![id_sha256, now],
-    )?;
-    Ok(())
-}
-
-/// Ends one session.
-pub fn delete_session(conn: &Connection, id_sha256: &str) -> Result<(), StoreError> {
+) -> Result<(), StoreError> {
     conn.execute("DELETE FROM sessions WHERE id_sha256 = ?1", [id_sha256])?;
     Ok(())
 }
 
 /// Ends every session of a user (password reset, disable).
-pub fn delete_user_sessions(conn: &Connection, user_id: i64) -> Result<(), StoreError> {
+pub(in crate::store) fn delete_user_sessions(
+    conn: &Connection,
+    user_id: i64,
+) -> Result<(), StoreError> {
     conn.execute("DELETE FROM sessions WHERE user_id = ?1", [user_id])?;
     Ok(())
 }
 
 /// Drops sessions past their absolute expiry or idle for longer than `idle_ms`.
-pub fn purge_expired(conn: &Connection, now: i64, idle_ms: i64) -> Result<usize, StoreError> {
+pub(in crate::store) fn purge_expired(
+    conn: &Connection,
+    now: i64,
+    idle_ms: i64,
+) -> Result<usize, StoreError> {
     Ok(conn.execute(
         "DELETE FROM sessions WHERE expires_at <= ?1 OR last_seen_at + ?2 <= ?1",
         params![now, idle_ms],
     )?)
 }
 
-impl super::Store {
-    /// See [`session_by_hash`].
-    pub async fn session_by_hash(
-        &self,
-        id_sha256: String,
-    ) -> Result<Option<SessionRecord>, StoreError> {
-        self.read(move |c| session_by_hash(c, &id_sha256)).await
+impl Read<'_> {
+    /// The session whose id hashes to `id_sha256`, if any.
+    pub fn session_by_hash(&self, id_sha256: &str) -> Result<Option<SessionRecord>, StoreError> {
+        Ok(self
+            .0
+            .query_row(
+                "SELECT user_id, csrf_token, created_at, last_seen_at, expires_at
+                 FROM sessions WHERE id_sha256 = ?1",
+                [id_sha256],
+                |r| {
+                    Ok(SessionRecord {
+                        user_id: r.get(0)?,
+                        csrf_token: r.get(1)?,
+                        created_at: r.get(2)?,
+                        last_seen_at: r.get(3)?,
+                        expires_at: r.get(4)?,
+                    })
+                },
+            )
+            .optional()?)
+    }
+}
+
+impl Tx<'_> {
+    /// Notes activity on a session (extends its idle expiry).
+    pub fn touch_session(&self, id_sha256: &str, now: i64) -> Result<(), StoreError> {
+        self.tx.execute(
+            "UPDATE sessions SET last_seen_at = ?2 WHERE id_sha256 = ?1",
+            params![id_sha256, now],
+        )?;
+        Ok(())
+    }
+}
+
+impl Tx<'_> {
+    pub fn insert_session(&self, id_sha256: &str, s: &SessionRecord) -> Result<(), StoreError> {
+        insert_session(self.tx, id_sha256, s)
     }
 
-    /// See [`touch_session`].
-    pub async fn touch_session(&self, id_sha256: String, now: i64) -> Result<(), StoreError> {
-        self.write(move |c| touch_session(c, &id_sha256, now)).await
+    pub fn delete_session(&self, id_sha256: &str) -> Result<(), StoreError> {
+        delete_session(self.tx, id_sha256)
     }
 
-    /// See [`delete_session`].
-    pub async fn delete_session(&self, id_sha256: String) -> Result<(), StoreError> {
-        self.write(move |c| delete_session(c, &id_sha256)).await
+    /// Sessions idle or past their lifetime at `now`.
+    pub fn purge_expired_sessions(&self, now: i64, idle_ms: i64) -> Result<usize, StoreError> {
+        purge_expired(self.tx, now, idle_ms)
     }
 }

@@ -1,9 +1,11 @@
 //! The `teams`, `team_namespaces` and `team_members` tables: teams own namespaces (cluster
 //! and namespace patterns with `*` globs) and give their members a team role there.
 
+use std::collections::HashMap;
+
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::StoreError;
+use super::{Read, StoreError, Tx};
 
 /// A cluster + namespace pattern a team owns.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -42,7 +44,7 @@ pub struct TeamGrantRecord {
 }
 
 /// Creates a team with its namespaces; a taken name is a `Conflict`.
-pub fn insert_team(
+pub(in crate::store) fn insert_team(
     conn: &Connection,
     name: &str,
     description: &str,
@@ -66,46 +68,10 @@ pub fn insert_team(
 }
 
 /// The team with `id`, or `NotFound`.
-pub fn require_team(conn: &Connection, id: i64) -> Result<TeamRecord, StoreError> {
-    get_team(conn, id)?.ok_or_else(|| StoreError::NotFound(format!("team {id}")))
-}
-
-/// The team with `id`, if any.
-pub fn get_team(conn: &Connection, id: i64) -> Result<Option<TeamRecord>, StoreError> {
-    let head = conn
-        .query_row(
-            "SELECT id, name, description, created_at, updated_at FROM teams WHERE id = ?1",
-            [id],
-            |r| {
-                Ok(TeamRecord {
-                    id: r.get(0)?,
-                    name: r.get(1)?,
-                    description: r.get(2)?,
-                    namespaces: Vec::new(),
-                    members: Vec::new(),
-                    created_at: r.get(3)?,
-                    updated_at: r.get(4)?,
-                })
-            },
-        )
-        .optional()?;
-    let Some(mut team) = head else {
-        return Ok(None);
-    };
-    team.namespaces = namespaces_of(conn, id)?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT m.user_id, u.username, m.role FROM team_members m
-         JOIN users u ON u.id = m.user_id WHERE m.team_id = ?1 ORDER BY u.username",
-    )?;
-    let rows = stmt.query_map([id], |r| {
-        Ok(TeamMember {
-            user_id: r.get(0)?,
-            username: r.get(1)?,
-            role: r.get(2)?,
-        })
-    })?;
-    team.members = rows.collect::<Result<_, _>>()?;
-    Ok(Some(team))
+pub(in crate::store) fn require_team(conn: &Connection, id: i64) -> Result<TeamRecord, StoreError> {
+    Read(conn)
+        .get_team(id)?
+        .ok_or_else(|| StoreError::NotFound(format!("team {id}")))
 }
 
 fn namespaces_of(conn: &Connection, team_id: i64) -> Result<Vec<NamespacePattern>, StoreError> {
@@ -122,22 +88,8 @@ fn namespaces_of(conn: &Connection, team_id: i64) -> Result<Vec<NamespacePattern
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Every team, by name.
-pub fn list_teams(conn: &Connection) -> Result<Vec<TeamRecord>, StoreError> {
-    let ids: Vec<i64> = {
-        let mut stmt = conn.prepare("SELECT id FROM teams ORDER BY name COLLATE NOCASE")?;
-        let rows = stmt.query_map([], |r| r.get(0))?;
-        rows.collect::<Result<_, _>>()?
-    };
-    let mut out = Vec::with_capacity(ids.len());
-    for id in ids {
-        out.extend(get_team(conn, id)?);
-    }
-    Ok(out)
-}
-
 /// Renames / re-describes team `id`.
-pub fn update_team(
+pub(in crate::store) fn update_team(
     conn: &Connection,
     id: i64,
     name: Option<&str>,
@@ -167,7 +119,7 @@ pub fn update_team(
 }
 
 /// Replaces the namespaces team `id` owns.
-pub fn set_namespaces(
+pub(in crate::store) fn set_namespaces(
     conn: &Connection,
     id: i64,
     namespaces: &[NamespacePattern],
@@ -188,7 +140,7 @@ pub fn set_namespaces(
 }
 
 /// Replaces team `id`'s members; an unknown user id is `NotFound`.
-pub fn set_members(
+pub(in crate::store) fn set_members(
     conn: &Connection,
     id: i64,
     members: &[(i64, String)],
@@ -210,81 +162,124 @@ pub fn set_members(
 }
 
 /// Deletes team `id` with its memberships, namespaces and team tokens.
-pub fn delete_team(conn: &Connection, id: i64) -> Result<(), StoreError> {
+pub(in crate::store) fn delete_team(conn: &Connection, id: i64) -> Result<(), StoreError> {
     conn.execute("DELETE FROM teams WHERE id = ?1", [id])?;
     Ok(())
 }
 
-/// The team roles user `user_id` holds.
-pub fn grants_for_user(
-    conn: &Connection,
-    user_id: i64,
-) -> Result<Vec<TeamGrantRecord>, StoreError> {
-    let pairs: Vec<(i64, String, String)> = {
+impl Read<'_> {
+    /// The team with `id`, if any.
+    pub fn get_team(&self, id: i64) -> Result<Option<TeamRecord>, StoreError> {
+        let conn = self.0;
+        let head = conn
+            .query_row(
+                "SELECT id, name, description, created_at, updated_at FROM teams WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok(TeamRecord {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        description: r.get(2)?,
+                        namespaces: Vec::new(),
+                        members: Vec::new(),
+                        created_at: r.get(3)?,
+                        updated_at: r.get(4)?,
+                    })
+                },
+            )
+            .optional()?;
+        let Some(mut team) = head else {
+            return Ok(None);
+        };
+        team.namespaces = namespaces_of(conn, id)?;
         let mut stmt = conn.prepare_cached(
-            "SELECT t.id, t.name, m.role FROM team_members m JOIN teams t ON t.id = m.team_id
-             WHERE m.user_id = ?1 ORDER BY t.name",
+            "SELECT m.user_id, u.username, m.role FROM team_members m
+             JOIN users u ON u.id = m.user_id WHERE m.team_id = ?1 ORDER BY u.username",
         )?;
-        let rows = stmt.query_map([user_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-        rows.collect::<Result<_, _>>()?
-    };
-    let mut out = Vec::with_capacity(pairs.len());
-    for (team_id, team_name, role) in pairs {
-        out.push(TeamGrantRecord {
-            team_id,
-            namespaces: namespaces_of(conn, team_id)?,
-            team_name,
-            role,
-        });
-    }
-    Ok(out)
-}
-
-/// The grant of a team-scoped token: `role` within team `team_id`.
-pub fn grant_for_team(
-    conn: &Connection,
-    team_id: i64,
-    role: &str,
-) -> Result<Option<TeamGrantRecord>, StoreError> {
-    let name: Option<String> = conn
-        .query_row("SELECT name FROM teams WHERE id = ?1", [team_id], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    Ok(match name {
-        Some(team_name) => Some(TeamGrantRecord {
-            team_id,
-            team_name,
-            role: role.to_string(),
-            namespaces: namespaces_of(conn, team_id)?,
-        }),
-        None => None,
-    })
-}
-
-impl super::Store {
-    /// See [`grants_for_user`].
-    pub async fn grants_for_user(&self, user_id: i64) -> Result<Vec<TeamGrantRecord>, StoreError> {
-        self.read(move |c| grants_for_user(c, user_id)).await
+        let rows = stmt.query_map([id], |r| {
+            Ok(TeamMember {
+                user_id: r.get(0)?,
+                username: r.get(1)?,
+                role: r.get(2)?,
+            })
+        })?;
+        team.members = rows.collect::<Result<_, _>>()?;
+        Ok(Some(team))
     }
 
-    /// See [`grant_for_team`].
-    pub async fn grant_for_team(
+    /// Every team, by name.
+    pub fn list_teams(&self) -> Result<Vec<TeamRecord>, StoreError> {
+        let ids: Vec<i64> = {
+            let mut stmt = self
+                .0
+                .prepare("SELECT id FROM teams ORDER BY name COLLATE NOCASE")?;
+            let rows = stmt.query_map([], |r| r.get(0))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            out.extend(self.get_team(id)?);
+        }
+        Ok(out)
+    }
+
+    /// Every team's namespace patterns, by team id (rule and channel scopes).
+    pub fn team_scopes(&self) -> Result<HashMap<i64, Vec<NamespacePattern>>, StoreError> {
+        Ok(self
+            .list_teams()?
+            .into_iter()
+            .map(|t| (t.id, t.namespaces))
+            .collect())
+    }
+
+    /// True when team `id` exists.
+    pub fn team_exists(&self, id: i64) -> Result<bool, StoreError> {
+        Ok(self.get_team(id)?.is_some())
+    }
+
+    /// The team roles user `user_id` holds.
+    pub fn grants_for_user(&self, user_id: i64) -> Result<Vec<TeamGrantRecord>, StoreError> {
+        let pairs: Vec<(i64, String, String)> = {
+            let mut stmt = self.0.prepare_cached(
+                "SELECT t.id, t.name, m.role FROM team_members m JOIN teams t ON t.id = m.team_id
+                 WHERE m.user_id = ?1 ORDER BY t.name",
+            )?;
+            let rows = stmt.query_map([user_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        let mut out = Vec::with_capacity(pairs.len());
+        for (team_id, team_name, role) in pairs {
+            out.push(TeamGrantRecord {
+                team_id,
+                namespaces: namespaces_of(self.0, team_id)?,
+                team_name,
+                role,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The grant of a team-scoped token: `role` within team `team_id`.
+    pub fn grant_for_team(
         &self,
         team_id: i64,
-        role: String,
+        role: &str,
     ) -> Result<Option<TeamGrantRecord>, StoreError> {
-        self.read(move |c| grant_for_team(c, team_id, &role)).await
-    }
-
-    /// See [`list_teams`].
-    pub async fn list_teams(&self) -> Result<Vec<TeamRecord>, StoreError> {
-        self.read(list_teams).await
-    }
-
-    /// See [`get_team`].
-    pub async fn get_team(&self, id: i64) -> Result<Option<TeamRecord>, StoreError> {
-        self.read(move |c| get_team(c, id)).await
+        let name: Option<String> = self
+            .0
+            .query_row("SELECT name FROM teams WHERE id = ?1", [team_id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        Ok(match name {
+            Some(team_name) => Some(TeamGrantRecord {
+                team_id,
+                team_name,
+                role: role.to_string(),
+                namespaces: namespaces_of(self.0, team_id)?,
+            }),
+            None => None,
+        })
     }
 }
 
@@ -310,4 +305,54 @@ pub(super) fn scope_condition(
         })
         .collect();
     format!("({})", terms.join(" OR "))
+}
+
+impl Tx<'_> {
+    pub fn insert_team(
+        &self,
+        name: &str,
+        description: &str,
+        namespaces: &[NamespacePattern],
+        now: i64,
+    ) -> Result<TeamRecord, StoreError> {
+        insert_team(self.tx, name, description, namespaces, now)
+    }
+
+    pub fn update_team(
+        &self,
+        id: i64,
+        name: Option<&str>,
+        description: Option<&str>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        update_team(self.tx, id, name, description, now)
+    }
+
+    pub fn set_team_namespaces(
+        &self,
+        id: i64,
+        namespaces: &[NamespacePattern],
+        now: i64,
+    ) -> Result<(), StoreError> {
+        set_namespaces(self.tx, id, namespaces, now)
+    }
+
+    pub fn set_team_members(
+        &self,
+        id: i64,
+        members: &[(i64, String)],
+        now: i64,
+    ) -> Result<(), StoreError> {
+        set_members(self.tx, id, members, now)
+    }
+
+    pub fn delete_team(&self, id: i64) -> Result<(), StoreError> {
+        delete_team(self.tx, id)
+    }
+}
+
+impl Read<'_> {
+    pub fn require_team(&self, id: i64) -> Result<TeamRecord, StoreError> {
+        require_team(self.0, id)
+    }
 }

@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::StoreError;
+use super::{Read, StoreError, Tx};
 
 /// An API token as stored (never the value).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,7 +51,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApiTokenRecord> {
 }
 
 /// Records a new token.
-pub fn insert_token(
+pub(in crate::store) fn insert_token(
     conn: &Connection,
     new: &NewApiToken<'_>,
     now: i64,
@@ -74,21 +74,21 @@ pub fn insert_token(
 }
 
 /// The token with `id`, or `NotFound`.
-pub fn require_token(conn: &Connection, id: i64) -> Result<ApiTokenRecord, StoreError> {
+pub(in crate::store) fn require_token(
+    conn: &Connection,
+    id: i64,
+) -> Result<ApiTokenRecord, StoreError> {
     conn.query_row(&format!("{SELECT} WHERE k.id = ?1"), [id], from_row)
         .optional()?
         .ok_or_else(|| StoreError::NotFound(format!("token {id}")))
 }
 
-/// Every token, newest first.
-pub fn list_tokens(conn: &Connection) -> Result<Vec<ApiTokenRecord>, StoreError> {
-    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY k.id DESC"))?;
-    let rows = stmt.query_map([], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
 /// Marks token `id` revoked (once; a second revoke keeps the first time).
-pub fn revoke_token(conn: &Connection, id: i64, now: i64) -> Result<(), StoreError> {
+pub(in crate::store) fn revoke_token(
+    conn: &Connection,
+    id: i64,
+    now: i64,
+) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE api_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
         params![id, now],
@@ -96,46 +96,58 @@ pub fn revoke_token(conn: &Connection, id: i64, now: i64) -> Result<(), StoreErr
     Ok(())
 }
 
-/// The token whose value hashes to `token_sha256`, with its stored hash, if any.
-pub fn token_by_hash(
-    conn: &Connection,
-    token_sha256: &str,
-) -> Result<Option<(ApiTokenRecord, String)>, StoreError> {
-    Ok(conn
-        .query_row(
-            &format!("{SELECT} WHERE k.token_sha256 = ?1"),
-            [token_sha256],
-            |r| Ok((from_row(r)?, r.get::<_, String>(10)?)),
-        )
-        .optional()?)
-}
+impl Read<'_> {
+    /// Every token, newest first.
+    pub fn list_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError> {
+        let mut stmt = self.0.prepare(&format!("{SELECT} ORDER BY k.id DESC"))?;
+        let rows = stmt.query_map([], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
 
-/// Notes a use of a token; coarse (one write per minute per token at most).
-pub fn touch_token(conn: &Connection, id: i64, now: i64) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE api_tokens SET last_used_at = ?2
-         WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2 - 60000)",
-        params![id, now],
-    )?;
-    Ok(())
-}
-
-impl super::Store {
-    /// See [`token_by_hash`].
-    pub async fn token_by_hash(
+    /// The token whose value hashes to `token_sha256`, with its stored hash, if any.
+    pub fn token_by_hash(
         &self,
-        token_sha256: String,
+        token_sha256: &str,
     ) -> Result<Option<(ApiTokenRecord, String)>, StoreError> {
-        self.read(move |c| token_by_hash(c, &token_sha256)).await
+        Ok(self
+            .0
+            .query_row(
+                &format!("{SELECT} WHERE k.token_sha256 = ?1"),
+                [token_sha256],
+                |r| Ok((from_row(r)?, r.get::<_, String>(10)?)),
+            )
+            .optional()?)
+    }
+}
+
+impl Tx<'_> {
+    /// Notes a use of a token; coarse (one write per minute per token at most).
+    pub fn touch_token(&self, id: i64, now: i64) -> Result<(), StoreError> {
+        self.tx.execute(
+            "UPDATE api_tokens SET last_used_at = ?2
+             WHERE id = ?1 AND (last_used_at IS NULL OR last_used_at < ?2 - 60000)",
+            params![id, now],
+        )?;
+        Ok(())
+    }
+}
+
+impl Tx<'_> {
+    pub fn insert_token(
+        &self,
+        new: &NewApiToken<'_>,
+        now: i64,
+    ) -> Result<ApiTokenRecord, StoreError> {
+        insert_token(self.tx, new, now)
     }
 
-    /// See [`touch_token`].
-    pub async fn touch_token(&self, id: i64, now: i64) -> Result<(), StoreError> {
-        self.write(move |c| touch_token(c, id, now)).await
+    pub fn revoke_token(&self, id: i64, now: i64) -> Result<(), StoreError> {
+        revoke_token(self.tx, id, now)
     }
+}
 
-    /// See [`list_tokens`].
-    pub async fn list_tokens(&self) -> Result<Vec<ApiTokenRecord>, StoreError> {
-        self.read(list_tokens).await
+impl Read<'_> {
+    pub fn require_token(&self, id: i64) -> Result<ApiTokenRecord, StoreError> {
+        require_token(self.0, id)
     }
 }

@@ -1,9 +1,9 @@
 //! The `users` table: local accounts with an optional fleet role and an argon2id hash.
-//! The hash leaves this module only through [`user_for_login`].
+//! The hash leaves this module only through [`Read::user_for_login`].
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::StoreError;
+use super::{Read, StoreError, Tx};
 
 /// A user as stored, without the password hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,7 +52,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UserRecord> {
 }
 
 /// Creates a user; a taken username (any case) is a `Conflict`.
-pub fn insert_user(
+pub(in crate::store) fn insert_user(
     conn: &Connection,
     new: &NewUser<'_>,
     now: i64,
@@ -70,7 +70,8 @@ pub fn insert_user(
         ],
     );
     match res {
-        Ok(_) => get_user(conn, conn.last_insert_rowid())?
+        Ok(_) => Read(conn)
+            .get_user(conn.last_insert_rowid())?
             .ok_or_else(|| StoreError::Task("inserted user vanished".into())),
         Err(e) if super::is_unique_violation(&e) => {
             Err(StoreError::Conflict(format!("user {:?}", new.username)))
@@ -79,47 +80,15 @@ pub fn insert_user(
     }
 }
 
-/// The user with `id`, if any.
-pub fn get_user(conn: &Connection, id: i64) -> Result<Option<UserRecord>, StoreError> {
-    Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM users WHERE id = ?1"),
-            [id],
-            from_row,
-        )
-        .optional()?)
-}
-
 /// The user with `id`, or `NotFound`.
-pub fn require_user(conn: &Connection, id: i64) -> Result<UserRecord, StoreError> {
-    get_user(conn, id)?.ok_or_else(|| StoreError::NotFound(format!("user {id}")))
-}
-
-/// Every user, by username.
-pub fn list_users(conn: &Connection) -> Result<Vec<UserRecord>, StoreError> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {COLUMNS} FROM users ORDER BY username COLLATE NOCASE"
-    ))?;
-    let rows = stmt.query_map([], from_row)?;
-    Ok(rows.collect::<Result<_, _>>()?)
-}
-
-/// The user named `username` (any case) with its password hash, for login only.
-pub fn user_for_login(
-    conn: &Connection,
-    username: &str,
-) -> Result<Option<(UserRecord, String)>, StoreError> {
-    Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS}, password_hash FROM users WHERE username = ?1"),
-            [username],
-            |r| Ok((from_row(r)?, r.get::<_, String>(8)?)),
-        )
-        .optional()?)
+pub(in crate::store) fn require_user(conn: &Connection, id: i64) -> Result<UserRecord, StoreError> {
+    Read(conn)
+        .get_user(id)?
+        .ok_or_else(|| StoreError::NotFound(format!("user {id}")))
 }
 
 /// Applies `patch` to user `id`.
-pub fn update_user(
+pub(in crate::store) fn update_user(
     conn: &Connection,
     id: i64,
     patch: &UserPatch,
@@ -150,7 +119,7 @@ pub fn update_user(
 }
 
 /// Replaces user `id`'s password hash and ends all of their sessions.
-pub fn set_password(
+pub(in crate::store) fn set_password(
     conn: &Connection,
     id: i64,
     password_hash: &str,
@@ -165,13 +134,13 @@ pub fn set_password(
 }
 
 /// Deletes user `id` with their sessions and team memberships.
-pub fn delete_user(conn: &Connection, id: i64) -> Result<(), StoreError> {
+pub(in crate::store) fn delete_user(conn: &Connection, id: i64) -> Result<(), StoreError> {
     conn.execute("DELETE FROM users WHERE id = ?1", [id])?;
     Ok(())
 }
 
 /// Enabled users with the fleet `admin` role.
-pub fn count_enabled_admins(conn: &Connection) -> Result<i64, StoreError> {
+pub(in crate::store) fn count_enabled_admins(conn: &Connection) -> Result<i64, StoreError> {
     Ok(conn.query_row(
         "SELECT COUNT(*) FROM users WHERE role = 'admin' AND disabled = 0",
         [],
@@ -179,28 +148,73 @@ pub fn count_enabled_admins(conn: &Connection) -> Result<i64, StoreError> {
     )?)
 }
 
-impl super::Store {
-    /// See [`user_for_login`].
-    pub async fn user_for_login(
+impl Read<'_> {
+    /// The user with `id`, if any.
+    pub fn get_user(&self, id: i64) -> Result<Option<UserRecord>, StoreError> {
+        Ok(self
+            .0
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM users WHERE id = ?1"),
+                [id],
+                from_row,
+            )
+            .optional()?)
+    }
+
+    /// Every user, by username.
+    pub fn list_users(&self) -> Result<Vec<UserRecord>, StoreError> {
+        let mut stmt = self.0.prepare(&format!(
+            "SELECT {COLUMNS} FROM users ORDER BY username COLLATE NOCASE"
+        ))?;
+        let rows = stmt.query_map([], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The user named `username` (any case) with its password hash, for login only.
+    pub fn user_for_login(
         &self,
-        username: String,
+        username: &str,
     ) -> Result<Option<(UserRecord, String)>, StoreError> {
-        self.read(move |c| user_for_login(c, &username)).await
-    }
-
-    /// See [`list_users`].
-    pub async fn list_users(&self) -> Result<Vec<UserRecord>, StoreError> {
-        self.read(list_users).await
-    }
-
-    /// See [`get_user`].
-    pub async fn get_user(&self, id: i64) -> Result<Option<UserRecord>, StoreError> {
-        self.read(move |c| get_user(c, id)).await
+        Ok(self
+            .0
+            .query_row(
+                &format!("SELECT {COLUMNS}, password_hash FROM users WHERE username = ?1"),
+                [username],
+                |r| Ok((from_row(r)?, r.get::<_, String>(8)?)),
+            )
+            .optional()?)
     }
 
     /// The user named `username` (any case), without its password hash.
-    pub async fn user_by_name(&self, username: String) -> Result<Option<UserRecord>, StoreError> {
-        self.read(move |c| Ok(user_for_login(c, &username)?.map(|(u, _)| u)))
-            .await
+    pub fn user_by_name(&self, username: &str) -> Result<Option<UserRecord>, StoreError> {
+        Ok(self.user_for_login(username)?.map(|(u, _)| u))
+    }
+}
+
+impl Tx<'_> {
+    pub fn insert_user(&self, new: &NewUser<'_>, now: i64) -> Result<UserRecord, StoreError> {
+        insert_user(self.tx, new, now)
+    }
+
+    pub fn update_user(&self, id: i64, patch: &UserPatch, now: i64) -> Result<(), StoreError> {
+        update_user(self.tx, id, patch, now)
+    }
+
+    pub fn set_password(&self, id: i64, password_hash: &str, now: i64) -> Result<(), StoreError> {
+        set_password(self.tx, id, password_hash, now)
+    }
+
+    pub fn delete_user(&self, id: i64) -> Result<(), StoreError> {
+        delete_user(self.tx, id)
+    }
+}
+
+impl Read<'_> {
+    pub fn require_user(&self, id: i64) -> Result<UserRecord, StoreError> {
+        require_user(self.0, id)
+    }
+
+    pub fn count_enabled_admins(&self) -> Result<i64, StoreError> {
+        count_enabled_admins(self.0)
     }
 }

@@ -2,11 +2,11 @@
 //! orders with keyset pagination, and the latest recommendation's summary beside each
 //! row, so a list shows current → recommended values without a second query.
 
+use rusqlite::params_from_iter;
 use rusqlite::types::Value;
-use rusqlite::{params_from_iter, Connection};
 
 use super::workloads::{from_row_at, WorkloadRow, COLUMNS, COLUMN_COUNT};
-use super::StoreError;
+use super::{Page, Read, StoreError};
 
 /// Sort orders of the workload list. Every key sorts in one direction, id last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,92 +243,77 @@ pub struct ListedWorkload {
     pub keys: Vec<SortValue>,
 }
 
-/// A page of workloads with summaries and whether more follow.
-pub fn list_page(
-    conn: &Connection,
-    f: &WorkloadFilter,
-) -> Result<(Vec<ListedWorkload>, bool), StoreError> {
-    let keys = f.sort.keys();
-    let mut sql = Sql {
-        text: format!(
-            "SELECT {COLUMNS}, r.summary, r.created_at, {} FROM workloads w
-             LEFT JOIN recommendations r ON r.id = w.latest_rec_id WHERE 1 = 1",
-            keys.join(", ")
-        ),
-        args: Vec::new(),
-    };
-    push_conditions(&mut sql, f);
-    let (cmp, dir) = if f.descending {
-        ("<", "DESC")
-    } else {
-        (">", "ASC")
-    };
-    if let Some(p) = &f.after {
-        if p.keys.len() == keys.len() {
-            let marks = vec!["?"; keys.len() + 1].join(", ");
-            let values = p
-                .keys
-                .iter()
-                .map(SortValue::sql)
-                .chain([Value::Text(p.id.clone())]);
-            sql.push(
-                &format!(" AND ({}, w.id) {cmp} ({marks})", keys.join(", ")),
-                values,
-            );
+impl Read<'_> {
+    /// A page of workloads with summaries; the next page continues after the last
+    /// item's position.
+    pub fn list_workload_page(
+        &self,
+        f: &WorkloadFilter,
+    ) -> Result<Page<ListedWorkload, Position>, StoreError> {
+        let keys = f.sort.keys();
+        let mut sql = Sql {
+            text: format!(
+                "SELECT {COLUMNS}, r.summary, r.created_at, {} FROM workloads w
+                 LEFT JOIN recommendations r ON r.id = w.latest_rec_id WHERE 1 = 1",
+                keys.join(", ")
+            ),
+            args: Vec::new(),
+        };
+        push_conditions(&mut sql, f);
+        let (cmp, dir) = if f.descending {
+            ("<", "DESC")
+        } else {
+            (">", "ASC")
+        };
+        if let Some(p) = &f.after {
+            if p.keys.len() == keys.len() {
+                let marks = vec!["?"; keys.len() + 1].join(", ");
+                let values = p
+                    .keys
+                    .iter()
+                    .map(SortValue::sql)
+                    .chain([Value::Text(p.id.clone())]);
+                sql.push(
+                    &format!(" AND ({}, w.id) {cmp} ({marks})", keys.join(", ")),
+                    values,
+                );
+            }
         }
-    }
-    let order: Vec<String> = keys
-        .iter()
-        .chain(&["w.id"])
-        .map(|k| format!("{k} {dir}"))
-        .collect();
-    sql.text.push_str(&format!(
-        " ORDER BY {} LIMIT {}",
-        order.join(", "),
-        f.limit + 1
-    ));
-    let mut stmt = conn.prepare(&sql.text)?;
-    let mut items: Vec<ListedWorkload> = stmt
-        .query_map(params_from_iter(sql.args), |r| {
-            Ok(ListedWorkload {
-                row: from_row_at(r, 0)?,
-                summary: r.get(COLUMN_COUNT)?,
-                made_at: r.get(COLUMN_COUNT + 1)?,
-                keys: (0..keys.len())
-                    .map(|i| r.get_ref(COLUMN_COUNT + 2 + i).map(SortValue::read))
-                    .collect::<Result<_, _>>()?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
-    let more = items.len() > f.limit;
-    items.truncate(f.limit);
-    Ok((items, more))
-}
-
-/// A page of workloads and whether more follow.
-pub fn list_workloads(
-    conn: &Connection,
-    f: &WorkloadFilter,
-) -> Result<(Vec<WorkloadRow>, bool), StoreError> {
-    let (items, more) = list_page(conn, f)?;
-    Ok((items.into_iter().map(|i| i.row).collect(), more))
-}
-
-impl super::Store {
-    /// See [`list_workloads`].
-    pub async fn list_workloads(
-        &self,
-        filter: WorkloadFilter,
-    ) -> Result<(Vec<WorkloadRow>, bool), StoreError> {
-        self.read(move |c| list_workloads(c, &filter)).await
+        let order: Vec<String> = keys
+            .iter()
+            .chain(&["w.id"])
+            .map(|k| format!("{k} {dir}"))
+            .collect();
+        sql.text.push_str(&format!(
+            " ORDER BY {} LIMIT {}",
+            order.join(", "),
+            f.limit + 1
+        ));
+        let mut stmt = self.0.prepare(&sql.text)?;
+        let rows: Vec<ListedWorkload> = stmt
+            .query_map(params_from_iter(sql.args), |r| {
+                Ok(ListedWorkload {
+                    row: from_row_at(r, 0)?,
+                    summary: r.get(COLUMN_COUNT)?,
+                    made_at: r.get(COLUMN_COUNT + 1)?,
+                    keys: (0..keys.len())
+                        .map(|i| r.get_ref(COLUMN_COUNT + 2 + i).map(SortValue::read))
+                        .collect::<Result<_, _>>()?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(Page::of_probe(rows, f.limit, |last| Position {
+            keys: last.keys.clone(),
+            id: last.row.seen.id.clone(),
+        }))
     }
 
-    /// See [`list_page`].
-    pub async fn list_workload_page(
+    /// A page of workloads; the next page continues after the last one's position.
+    pub fn list_workloads(
         &self,
-        filter: WorkloadFilter,
-    ) -> Result<(Vec<ListedWorkload>, bool), StoreError> {
-        self.read(move |c| list_page(c, &filter)).await
+        f: &WorkloadFilter,
+    ) -> Result<Page<WorkloadRow, Position>, StoreError> {
+        Ok(self.list_workload_page(f)?.map(|i| i.row))
     }
 }
 

@@ -7,7 +7,7 @@ use rusqlite::types::Value;
 use rusqlite::{params_from_iter, Connection};
 
 use super::workload_list::{push_conditions, Sql, WorkloadFilter};
-use super::{NamespacePattern, StoreError};
+use super::{NamespacePattern, Read, StoreError};
 
 /// Notices counted per group.
 pub const COUNTED_NOTICES: [&str; 3] = [
@@ -91,54 +91,57 @@ fn totals_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<WorkloadTotal
     })
 }
 
-/// The totals of what `f` matches (its sort, position and limit are ignored), grouped
-/// by `by`; groups in key order, empty groups left out.
-pub fn workload_totals(
-    conn: &Connection,
-    f: &WorkloadFilter,
-    by: &GroupBy,
-) -> Result<Vec<WorkloadTotals>, StoreError> {
-    let (key_exprs, names): (Vec<String>, Vec<&'static str>) = match by {
-        GroupBy::Nothing | GroupBy::Team(_) => (vec![], vec![]),
-        GroupBy::Cluster => (vec!["w.cluster".into()], vec!["cluster"]),
-        GroupBy::Namespace => (
-            vec!["w.cluster".into(), "w.namespace".into()],
-            vec!["cluster", "namespace"],
-        ),
-        GroupBy::Label(_) => (vec!["json_extract(w.labels, ?)".into()], vec!["label"]),
-    };
-    if let GroupBy::Team(teams) = by {
-        return team_totals(conn, f, teams);
-    }
-    let mut sql = Sql::default();
-    let select: Vec<String> = key_exprs.iter().map(|k| format!("{k}, ")).collect();
-    let label_path = match by {
-        GroupBy::Label(key) => Some(Value::Text(format!("$.\"{}\"", key.replace('"', "")))),
-        _ => None,
-    };
-    sql.push(
-        &format!(
-            "SELECT {}{AGGREGATES} FROM workloads w WHERE 1 = 1",
-            select.concat()
-        ),
-        label_path,
-    );
-    push_conditions(&mut sql, f);
-    if !names.is_empty() {
-        let positions: Vec<String> = (1..=names.len()).map(|i| i.to_string()).collect();
-        sql.text
-            .push_str(&format!(" GROUP BY {0} ORDER BY {0}", positions.join(", ")));
-    }
-    let mut stmt = conn.prepare(&sql.text)?;
-    let rows = stmt.query_map(params_from_iter(sql.args), |r| {
-        let mut t = totals_at(r, names.len())?;
-        for (i, name) in names.iter().enumerate() {
-            t.key.push((name, r.get::<_, Option<String>>(i)?));
+impl Read<'_> {
+    /// The totals of what `f` matches (its sort, position and limit are ignored),
+    /// grouped by `by`; groups in key order, empty groups left out.
+    pub fn workload_totals(
+        &self,
+        f: &WorkloadFilter,
+        by: &GroupBy,
+    ) -> Result<Vec<WorkloadTotals>, StoreError> {
+        let conn = self.0;
+        let (key_exprs, names): (Vec<String>, Vec<&'static str>) = match by {
+            GroupBy::Nothing | GroupBy::Team(_) => (vec![], vec![]),
+            GroupBy::Cluster => (vec!["w.cluster".into()], vec!["cluster"]),
+            GroupBy::Namespace => (
+                vec!["w.cluster".into(), "w.namespace".into()],
+                vec!["cluster", "namespace"],
+            ),
+            GroupBy::Label(_) => (vec!["json_extract(w.labels, ?)".into()], vec!["label"]),
+        };
+        if let GroupBy::Team(teams) = by {
+            return team_totals(conn, f, teams);
         }
-        Ok(t)
-    })?;
-    let all: Vec<WorkloadTotals> = rows.collect::<Result<_, _>>()?;
-    Ok(all.into_iter().filter(|t| t.workloads > 0).collect())
+        let mut sql = Sql::default();
+        let select: Vec<String> = key_exprs.iter().map(|k| format!("{k}, ")).collect();
+        let label_path = match by {
+            GroupBy::Label(key) => Some(Value::Text(format!("$.\"{}\"", key.replace('"', "")))),
+            _ => None,
+        };
+        sql.push(
+            &format!(
+                "SELECT {}{AGGREGATES} FROM workloads w WHERE 1 = 1",
+                select.concat()
+            ),
+            label_path,
+        );
+        push_conditions(&mut sql, f);
+        if !names.is_empty() {
+            let positions: Vec<String> = (1..=names.len()).map(|i| i.to_string()).collect();
+            sql.text
+                .push_str(&format!(" GROUP BY {0} ORDER BY {0}", positions.join(", ")));
+        }
+        let mut stmt = conn.prepare(&sql.text)?;
+        let rows = stmt.query_map(params_from_iter(sql.args), |r| {
+            let mut t = totals_at(r, names.len())?;
+            for (i, name) in names.iter().enumerate() {
+                t.key.push((name, r.get::<_, Option<String>>(i)?));
+            }
+            Ok(t)
+        })?;
+        let all: Vec<WorkloadTotals> = rows.collect::<Result<_, _>>()?;
+        Ok(all.into_iter().filter(|t| t.workloads > 0).collect())
+    }
 }
 
 fn team_totals(
@@ -176,15 +179,4 @@ fn team_totals(
     rest.key.push(("team", None));
     out.push(rest);
     Ok(out.into_iter().filter(|t| t.workloads > 0).collect())
-}
-
-impl super::Store {
-    /// See [`workload_totals`].
-    pub async fn workload_totals(
-        &self,
-        filter: WorkloadFilter,
-        by: GroupBy,
-    ) -> Result<Vec<WorkloadTotals>, StoreError> {
-        self.read(move |c| workload_totals(c, &filter, &by)).await
-    }
 }

@@ -2,9 +2,9 @@
 //! denormalized columns of its latest recommendation that lists filter and sort on
 //! (`workload_list`).
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, OptionalExtension};
 
-use super::StoreError;
+use super::{Read, StoreError, Tx};
 
 /// A workload as one run saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,83 +86,81 @@ pub(super) fn from_row_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<
     })
 }
 
-/// Inserts or refreshes a workload seen by run `run_id` at `now_ms`.
-pub fn upsert_seen(
-    conn: &Connection,
-    w: &WorkloadSeen,
-    run_id: &str,
-    now_ms: i64,
-) -> Result<(), StoreError> {
-    conn.execute(
-        "INSERT INTO workloads (id, cluster, namespace, kind, name, uid, replicas, labels,
-             current, first_seen_at, last_seen_at, last_run_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)
-         ON CONFLICT (id) DO UPDATE SET uid = excluded.uid, replicas = excluded.replicas,
-             labels = excluded.labels, current = excluded.current,
-             last_seen_at = excluded.last_seen_at, last_run_id = excluded.last_run_id",
-        params![
-            w.id,
-            w.cluster,
-            w.namespace,
-            w.kind,
-            w.name,
-            w.uid,
-            w.replicas,
-            w.labels,
-            w.current,
-            now_ms,
-            run_id
-        ],
-    )?;
-    Ok(())
+impl Read<'_> {
+    /// One workload by id.
+    pub fn workload(&self, id: &str) -> Result<Option<WorkloadRow>, StoreError> {
+        Ok(self
+            .0
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM workloads w WHERE w.id = ?1"),
+                [id],
+                |r| from_row_at(r, 0),
+            )
+            .optional()?)
+    }
 }
 
-/// Marks a workload stale (keeping its latest recommendation); `stale_since` keeps the
-/// first time it went stale.
-pub fn mark_stale(
-    conn: &Connection,
-    workload_id: &str,
-    reason: &str,
-    now_ms: i64,
-) -> Result<(), StoreError> {
-    conn.execute(
-        "UPDATE workloads SET stale = 1, stale_reason = ?2,
-             stale_since = COALESCE(stale_since, ?3) WHERE id = ?1",
-        params![workload_id, reason, now_ms],
-    )?;
-    Ok(())
-}
+impl Tx<'_> {
+    /// Inserts or refreshes a workload seen by run `run_id` at `now_ms`.
+    pub(super) fn upsert_seen(
+        &self,
+        w: &WorkloadSeen,
+        run_id: &str,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        self.tx.execute(
+            "INSERT INTO workloads (id, cluster, namespace, kind, name, uid, replicas, labels,
+                 current, first_seen_at, last_seen_at, last_run_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)
+             ON CONFLICT (id) DO UPDATE SET uid = excluded.uid, replicas = excluded.replicas,
+                 labels = excluded.labels, current = excluded.current,
+                 last_seen_at = excluded.last_seen_at, last_run_id = excluded.last_run_id",
+            params![
+                w.id,
+                w.cluster,
+                w.namespace,
+                w.kind,
+                w.name,
+                w.uid,
+                w.replicas,
+                w.labels,
+                w.current,
+                now_ms,
+                run_id
+            ],
+        )?;
+        Ok(())
+    }
 
-/// Marks stale every workload of `cluster` that run `run_id` did not see; returns how
-/// many went stale now.
-pub fn mark_absent_stale(
-    conn: &Connection,
-    cluster: &str,
-    run_id: &str,
-    reason: &str,
-    now_ms: i64,
-) -> Result<usize, StoreError> {
-    Ok(conn.execute(
-        "UPDATE workloads SET stale = 1, stale_reason = ?3, stale_since = ?4
-         WHERE cluster = ?1 AND last_run_id != ?2 AND stale = 0",
-        params![cluster, run_id, reason, now_ms],
-    )?)
-}
+    /// Marks a workload stale (keeping its latest recommendation); `stale_since` keeps
+    /// the first time it went stale.
+    pub(super) fn mark_stale(
+        &self,
+        workload_id: &str,
+        reason: &str,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
+        self.tx.execute(
+            "UPDATE workloads SET stale = 1, stale_reason = ?2,
+                 stale_since = COALESCE(stale_since, ?3) WHERE id = ?1",
+            params![workload_id, reason, now_ms],
+        )?;
+        Ok(())
+    }
 
-/// One workload by id.
-pub fn get_workload(conn: &Connection, id: &str) -> Result<Option<WorkloadRow>, StoreError> {
-    Ok(conn
-        .query_row(
-            &format!("SELECT {COLUMNS} FROM workloads w WHERE w.id = ?1"),
-            [id],
-            |r| from_row_at(r, 0),
-        )
-        .optional()?)
-}
-
-impl super::Store {
-    /// See [`get_workload`].
-    pub async fn workload(&self, id: String) -> Result<Option<WorkloadRow>, StoreError> {
-        self.read(move |c| get_workload(c, &id)).await
+    /// Marks stale every workload of `cluster` that run `run_id` did not see; returns
+    /// how many went stale now.
+    pub fn mark_absent_stale(
+        &self,
+        cluster: &str,
+        run_id: &str,
+        reason: &str,
+        now_ms: i64,
+    ) -> Result<usize, StoreError> {
+        Ok(self.tx.execute(
+            "UPDATE workloads SET stale = 1, stale_reason = ?3, stale_since = ?4
+             WHERE cluster = ?1 AND last_run_id != ?2 AND stale = 0",
+            params![cluster, run_id, reason, now_ms],
+        )?)
     }
 }

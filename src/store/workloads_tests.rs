@@ -6,10 +6,9 @@ use std::time::Instant;
 use rusqlite::Connection;
 
 use super::*;
-use crate::store::recommendations::{write_chunk, ChunkWrite, NewRecommendation};
-use crate::store::workload_totals::{workload_totals, GroupBy, WorkloadTotals};
-use crate::store::NamespacePattern;
-use crate::store::WorkloadSeen;
+use crate::store::recommendations::{ChunkWrite, NewRecommendation};
+use crate::store::workload_totals::{GroupBy, WorkloadTotals};
+use crate::store::{NamespacePattern, Tx, WorkloadSeen};
 
 fn seed(conn: &mut Connection, n: usize) {
     let mut chunk = ChunkWrite {
@@ -56,7 +55,9 @@ fn seed(conn: &mut Connection, n: usize) {
         };
         chunk.analyzed.push((seen, rec));
     }
-    write_chunk(conn, &chunk).expect("seed");
+    let tx = conn.transaction().expect("begin");
+    Tx::new(&tx).write_chunk(&chunk).expect("seed");
+    tx.commit().expect("commit");
 }
 
 fn walk(
@@ -76,16 +77,20 @@ fn walk(
             limit: 500,
             ..Default::default()
         };
-        let (page, more) = list_page(conn, &f).expect("page");
-        seen.extend(page.iter().map(|w| w.row.seen.id.clone()));
-        if !more {
+        let page = Read(conn).list_workload_page(&f).expect("page");
+        seen.extend(page.items.iter().map(|w| w.row.seen.id.clone()));
+        let Some(next) = page.next else {
             return seen;
-        }
-        let last = page.last().expect("non-empty page");
-        after = Some(Position {
-            keys: last.keys.clone(),
-            id: last.row.seen.id.clone(),
-        });
+        };
+        let last = page.items.last().expect("non-empty page");
+        assert_eq!(
+            next,
+            Position {
+                keys: last.keys.clone(),
+                id: last.row.seen.id.clone(),
+            }
+        );
+        after = Some(next);
     }
 }
 
@@ -168,9 +173,10 @@ fn seeded(n: usize) -> (tempfile::TempDir, Connection) {
 }
 
 fn all(conn: &Connection, f: WorkloadFilter) -> Vec<WorkloadRow> {
-    list_workloads(conn, &WorkloadFilter { limit: 10_000, ..f })
+    Read(conn)
+        .list_workloads(&WorkloadFilter { limit: 10_000, ..f })
         .expect("list")
-        .0
+        .items
 }
 
 #[test]
@@ -278,7 +284,9 @@ fn names_match_by_prefix_and_by_glob() {
 fn totals_group_by_cluster_namespace_label_and_team_and_add_up() {
     let (_dir, conn) = seeded(120);
     let f = WorkloadFilter::default();
-    let whole = workload_totals(&conn, &f, &GroupBy::Nothing).expect("totals");
+    let whole = Read(&conn)
+        .workload_totals(&f, &GroupBy::Nothing)
+        .expect("totals");
     assert_eq!(whole.len(), 1);
     let t = &whole[0];
     assert_eq!(
@@ -287,7 +295,9 @@ fn totals_group_by_cluster_namespace_label_and_team_and_add_up() {
     );
     assert_eq!(t.notices, [0, 12, 0]);
     assert_eq!(t.without_estimate, 30);
-    let clusters = workload_totals(&conn, &f, &GroupBy::Cluster).expect("by cluster");
+    let clusters = Read(&conn)
+        .workload_totals(&f, &GroupBy::Cluster)
+        .expect("by cluster");
     assert_eq!(
         clusters
             .iter()
@@ -298,13 +308,17 @@ fn totals_group_by_cluster_namespace_label_and_team_and_add_up() {
     assert_eq!(clusters.iter().map(|c| c.workloads).sum::<i64>(), 120);
     let sum = |ts: &[WorkloadTotals]| ts.iter().map(|c| c.savings - c.extra_spend).sum::<f64>();
     assert!((sum(&clusters) - (t.savings - t.extra_spend)).abs() < 1e-9);
-    let namespaces = workload_totals(&conn, &f, &GroupBy::Namespace).expect("by namespace");
+    let namespaces = Read(&conn)
+        .workload_totals(&f, &GroupBy::Namespace)
+        .expect("by namespace");
     assert_eq!(
         namespaces.len(),
         120,
         "40 namespaces × 3 clusters, one workload each"
     );
-    let labels = workload_totals(&conn, &f, &GroupBy::Label("team".into())).expect("by label");
+    let labels = Read(&conn)
+        .workload_totals(&f, &GroupBy::Label("team".into()))
+        .expect("by label");
     assert_eq!(
         (labels.len(), labels[0].key[0].1.clone()),
         (1, None),
@@ -321,7 +335,7 @@ fn totals_group_by_cluster_namespace_label_and_team_and_add_up() {
             vec![pattern("*", "ns1"), pattern("c0", "ns2")],
         ),
     ]);
-    let by_team = workload_totals(&conn, &f, &teams).expect("by team");
+    let by_team = Read(&conn).workload_totals(&f, &teams).expect("by team");
     let counts: Vec<(Option<String>, i64)> = by_team
         .iter()
         .map(|t| (t.key[0].1.clone(), t.workloads))

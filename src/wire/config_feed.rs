@@ -88,10 +88,10 @@ impl ConfigFeed {
                 Err(error) => {
                     let named = serde_json::from_str::<NamedWorkload>(item.get()).ok();
                     match named.and_then(NamedWorkload::name) {
-                        Some((namespace, kind, name)) => feed.unreadable.push(UnreadableWorkload {
-                            namespace,
-                            kind,
-                            name,
+                        Some(key) => feed.unreadable.push(UnreadableWorkload {
+                            namespace: key.namespace,
+                            kind: key.kind,
+                            name: key.name,
                             error: error.to_string(),
                         }),
                         None => {
@@ -115,9 +115,13 @@ pub struct NamedWorkload {
 }
 
 impl NamedWorkload {
-    /// `(namespace, kind, name)` when all three are there.
-    pub fn name(self) -> Option<(String, String, String)> {
-        Some((self.namespace?, self.kind?, self.name?))
+    /// The workload's key when all three parts are there.
+    pub fn name(self) -> Option<crate::workload::WorkloadKey> {
+        Some(crate::workload::WorkloadKey {
+            namespace: self.namespace?,
+            kind: self.kind?,
+            name: self.name?,
+        })
     }
 }
 
@@ -270,17 +274,15 @@ mod tests {
         let workload = |name: &str| {
             let w = WorkloadRef {
                 cluster: "prod".into(),
-                namespace: "shop".into(),
-                kind: "Deployment".into(),
-                name: name.into(),
+                workload: crate::workload::WorkloadKey::new("shop", "Deployment".into(), name),
                 ..Default::default()
             };
             let r = resolve::resolve(&w, &policies, None, &json!({}), 0);
             WorkloadConfig {
                 workload_id: format!("wl-{name}"),
-                namespace: w.namespace,
-                kind: w.kind,
-                name: w.name,
+                namespace: w.workload.namespace,
+                kind: w.workload.kind,
+                name: w.workload.name,
                 mode: r.effective.mode.clone(),
                 policy_identity: r.identity,
                 policy: Arc::new(r.effective),

@@ -247,13 +247,32 @@ impl Reason {
     }
 }
 
-/// The workload an event is about.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadKey {
-    pub namespace: String,
-    pub kind: String,
-    pub name: String,
+/// The workload an event is about: the one workload identity, kind as text.
+pub use crate::workload::WorkloadKey;
+
+impl utoipa::PartialSchema for WorkloadKey {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
+        let text = || ObjectBuilder::new().schema_type(Type::String);
+        ObjectBuilder::new()
+            .description(Some("The workload an event is about."))
+            .property("namespace", text())
+            .required("namespace")
+            .property("kind", text())
+            .required("kind")
+            .property("name", text())
+            .required("name")
+            .additional_properties(Some(
+                AdditionalProperties::<utoipa::openapi::schema::Schema>::FreeForm(false),
+            ))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for WorkloadKey {
+    fn name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("WorkloadKey")
+    }
 }
 
 /// A resource an event may be about.

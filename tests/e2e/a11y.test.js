@@ -5,30 +5,23 @@
 // each page names itself in the title and gets focus on navigation, dialogs are
 // announced by their own title and give focus back, the cold overview transfers at most
 // 150 KB, and the login page loads no chart code.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { startHub } from "./lib/hub.js";
-import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+import { newPage, screenshot, go, settled } from "./lib/browser.js";
+import { withSignedInPage } from "./lib/session.js";
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
 let hub, browser, tab, page, leakId;
 
-before(async () => {
-  hub = await startHub();
-  browser = await launch();
-  tab = await newPage(browser, hub.url);
-  page = tab.page;
-  await signIn(page, hub.url, hub.login);
-  await hub.runsDone();
-  leakId = (await hub.api("GET", "/v1/workloads?notice=potential-memory-leak")).body.items[0].id;
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
+withSignedInPage({
+  ready: async (s) => {
+    ({ hub, browser, tab, page } = s);
+    await hub.runsDone();
+    leakId = (await hub.api("GET", "/v1/workloads?notice=potential-memory-leak")).body.items[0].id;
+  },
 });
 
 const pages = () => [

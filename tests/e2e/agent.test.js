@@ -3,26 +3,16 @@
 // start; the overview's actions chart and the audit trail show the applied changes, the
 // clusters are `ready`, and a changed workload's page shows the change (from → to) and,
 // after the next run, its new values in force beside its usage.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startHub, until } from "./lib/hub.js";
-import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+import { until } from "./lib/hub.js";
+import { screenshot, go, settled } from "./lib/browser.js";
+import { withSignedInPage } from "./lib/session.js";
 
 let hub, browser, tab, page;
 const started = Date.now();
 
-before(async () => {
-  hub = await startHub();
-  browser = await launch();
-  tab = await newPage(browser, hub.url);
-  page = tab.page;
-  await signIn(page, hub.url, hub.login);
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-});
+withSignedInPage({ ready: (s) => ({ hub, browser, tab, page } = s) });
 
 
 test("the demo's agents apply changes within 5 minutes, and the UI shows them", async () => {

@@ -3,25 +3,18 @@
 // its backtest shows the figures in and out of sample and what changes per workload,
 // equal to what the API answers for the same document; changing the preset marks it
 // outdated and a second backtest shows the other policy's figures.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startHub } from "./lib/hub.js";
-import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+import { screenshot, go, settled } from "./lib/browser.js";
+import { withSignedInPage } from "./lib/session.js";
 
 let hub, browser, tab, page;
 
-before(async () => {
-  hub = await startHub();
-  browser = await launch();
-  tab = await newPage(browser, hub.url);
-  page = tab.page;
-  await signIn(page, hub.url, hub.login);
-  await hub.runsDone();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
+withSignedInPage({
+  ready: async (s) => {
+    ({ hub, browser, tab, page } = s);
+    await hub.runsDone();
+  },
 });
 
 /** The figures table as { label: [in, out] }. */

@@ -8,7 +8,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startEmptyHub } from "./lib/hub.js";
 import { OpenMetrics, deployment, startPrometheus } from "./lib/prometheus.js";
-import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+import { screenshot, go, settled } from "./lib/browser.js";
+import { withSignedInPage } from "./lib/session.js";
 
 const MIN = 60_000;
 let hub, prom, browser, tab, page;
@@ -20,16 +21,11 @@ before(async () => {
   deployment(om, { ns: "shop", name: "storefront", replicas: 2, from: now - 180 * MIN, to: now, cpuRequest: 1, memRequestMib: 1024, memLimitMib: 1024, cores: 0.12, memMib: 300 });
   deployment(om, { ns: "shop", name: "fresh-start", replicas: 1, from: now - 20 * MIN, to: now, cpuRequest: 0.5, memRequestMib: 512, memLimitMib: 512, cores: 0.05, memMib: 120 });
   prom = await startPrometheus(om);
-  hub = await startEmptyHub();
-  browser = await launch();
-  tab = await newPage(browser, hub.url);
-  page = tab.page;
-  await signIn(page, hub.url, hub.login);
 });
 
+withSignedInPage({ start: startEmptyHub, ready: (s) => ({ hub, browser, tab, page } = s) });
+
 after(async () => {
-  await browser?.close();
-  await hub?.stop();
   await prom?.stop();
 });
 

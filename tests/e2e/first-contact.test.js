@@ -4,27 +4,22 @@
 // reason in one sentence and the YAML (exactly the hub's server-side apply document) on
 // the clipboard; the list's values, sorts, prefix/glob filters, group-by totals and
 // export; and one assertion per chart defect of issue 17.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startHub } from "./lib/hub.js";
-import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+import { screenshot, go, settled } from "./lib/browser.js";
+import { withSignedInPage } from "./lib/session.js";
 
 let hub, browser, tab, page;
 
-before(async () => {
-  hub = await startHub();
-  browser = await launch();
-  tab = await newPage(browser, hub.url);
-  page = tab.page;
-  await tab.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: hub.url });
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await signIn(page, hub.url, hub.login);
-  await hub.runsDone();
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
+withSignedInPage({
+  beforeSignIn: async (s) => {
+    await s.tab.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: s.hub.url });
+    await s.page.setViewportSize({ width: 1280, height: 800 });
+  },
+  ready: async (s) => {
+    ({ hub, browser, tab, page } = s);
+    await hub.runsDone();
+  },
 });
 
 const api = async (path) => {

@@ -2,26 +2,16 @@
 // the start, the audit trail holds at least 6 distinct blocked/fallback reasons and a
 // rolled_back, and each of those workloads' pages says, in words, what holds it back
 // (and, for the rolled-back one, what was restored and why).
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startHub, until } from "./lib/hub.js";
-import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+import { until } from "./lib/hub.js";
+import { screenshot, go, settled } from "./lib/browser.js";
+import { withSignedInPage } from "./lib/session.js";
 
 let hub, browser, tab, page;
 const started = Date.now();
 
-before(async () => {
-  hub = await startHub();
-  browser = await launch();
-  tab = await newPage(browser, hub.url);
-  page = tab.page;
-  await signIn(page, hub.url, hub.login);
-});
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-});
+withSignedInPage({ ready: (s) => ({ hub, browser, tab, page } = s) });
 
 
 // The plain words the workload page must use for each reason.

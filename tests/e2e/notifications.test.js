@@ -7,8 +7,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { startHub } from "./lib/hub.js";
-import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+import { screenshot, go, settled } from "./lib/browser.js";
+import { withSignedInPage } from "./lib/session.js";
 
 const SECRET = "e2e-signing-secret-0123456789";
 const received = [];
@@ -42,16 +42,11 @@ function startReceiver() {
 before(async () => {
   receiver = await startReceiver();
   hookUrl = `http://127.0.0.1:${receiver.address().port}/hooks/e2e-path-secret`;
-  hub = await startHub();
-  browser = await launch();
-  tab = await newPage(browser, hub.url);
-  page = tab.page;
-  await signIn(page, hub.url, hub.login);
 });
 
+withSignedInPage({ ready: (s) => ({ hub, browser, tab, page } = s) });
+
 after(async () => {
-  await browser?.close();
-  await hub?.stop();
   receiver?.close();
 });
 

@@ -3,37 +3,38 @@
 // violations, no unexpected API failures), filter and open the over-provisioned
 // workload, settings validation at the named field, the config-change audit, and a
 // viewer who is refused. Screenshots land in tests/e2e/artifacts/.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { startHub, routes } from "./lib/hub.js";
-import { launch, newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+import { routes } from "./lib/hub.js";
+import { newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+import { withSignedInPage } from "./lib/session.js";
 
 const VIEWER = { username: "vera", password: "plum-harbour-lantern-73" };
 const EDITOR = { username: "eddie", password: "copper-meadow-signal-41" };
 let hub, browser, tab, page, api;
 
-before(async () => {
-  hub = await startHub();
-  api = await routes(hub.url);
-  browser = await launch();
-  tab = await newPage(browser, hub.url);
-  page = tab.page;
-  // A viewer made through the admin API, as an administrator would.
+withSignedInPage({
+  // The first test signs in itself, through the form.
+  signedIn: false,
+  ready: async (s) => {
+    ({ hub, browser, tab, page } = s);
+    api = await routes(hub.url);
+    await users();
+  },
+});
+
+/** A viewer and an editor, made through the admin API as an administrator would. */
+async function users() {
   const made = await hub.api("POST", "/v1/admin/users", { username: VIEWER.username, displayName: "Vera Viewer", role: "viewer", password: VIEWER.password });
   assert.equal(made.status, 201, JSON.stringify(made.body));
   const editor = await hub.api("POST", "/v1/admin/users", { username: EDITOR.username, displayName: "Eddie Editor", role: "editor", password: EDITOR.password });
   assert.equal(editor.status, 201, JSON.stringify(editor.body));
-});
+}
 
 /** The id of demo-east/shop/catalog, the over-provisioned workload. */
 async function catalogId() {
   return (await hub.api("GET", "/v1/workloads?q=catalog&cluster=demo-east")).body.items[0].id;
 }
-
-after(async () => {
-  await browser?.close();
-  await hub?.stop();
-});
 
 test("signing in with the demo's ui login shows who I am", async () => {
   await page.goto(`${hub.url}/`);

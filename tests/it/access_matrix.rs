@@ -18,7 +18,7 @@ use kerf::store::{self, NamespacePattern, Store, StoreOptions};
 use tower::ServiceExt;
 use utoipa_axum::routes;
 
-use crate::route_table::documented;
+use crate::support::openapi::documented;
 
 /// Who calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -396,7 +396,7 @@ async fn team_members_see_only_their_namespaces_in_the_workload_audit() {
     let events = kerf::events::validate_batch(&batch).expect("valid");
     w.state
         .store
-        .insert_events("prod".into(), events, 0)
+        .writing(move |tx| tx.insert_events("prod", &events, 0))
         .await
         .expect("insert");
     let app = kerf::api::app(w.state.clone());

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::support::{client, event, post_events, uuid, DataDir, Kerf};
+use crate::support::{client, event, uuid, DataDir, Kerf};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fresh_data_dir_becomes_ready_and_reports_health() {
@@ -94,10 +94,10 @@ async fn backup_while_serving_holds_every_acknowledged_event() {
     let data = DataDir::new();
     let token = data.create_cluster("prod");
     let kerf = data.start();
-    let http = client();
     let batch: Vec<Value> = (0..50).map(|_| event(&uuid())).collect();
     assert_eq!(
-        post_events(&http, &kerf.url(""), "prod", &token, &Value::Array(batch))
+        kerf.api(&token)
+            .post_events("prod", &Value::Array(batch))
             .await
             .0,
         200
@@ -182,10 +182,10 @@ async fn sigterm_finishes_cleanly_and_checkpoints_the_database() {
     let data = DataDir::new();
     let token = data.create_cluster("prod");
     let kerf = data.start();
-    let http = client();
     let batch: Vec<Value> = (0..20).map(|_| event(&uuid())).collect();
     assert_eq!(
-        post_events(&http, &kerf.url(""), "prod", &token, &Value::Array(batch))
+        kerf.api(&token)
+            .post_events("prod", &Value::Array(batch))
             .await
             .0,
         200
@@ -212,13 +212,12 @@ async fn tls_serves_https_with_the_configured_certificate() {
     let key_path = data.path().join("tls.key");
     std::fs::write(&cert_path, cert.cert.pem()).unwrap();
     std::fs::write(&key_path, cert.signing_key.serialize_pem()).unwrap();
-    let kerf = Kerf::start(
-        data.path(),
-        &[
+    let kerf = Kerf::builder(data.path())
+        .envs(&[
             ("KERF_TLS__CERT_FILE", cert_path.to_str().unwrap()),
             ("KERF_TLS__KEY_FILE", key_path.to_str().unwrap()),
-        ],
-    );
+        ])
+        .start();
     kerf::tls::install_crypto_provider();
     let http = reqwest::Client::builder()
         .add_root_certificate(reqwest::Certificate::from_pem(cert.cert.pem().as_bytes()).unwrap())

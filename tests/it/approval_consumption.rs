@@ -11,7 +11,7 @@ const CLUSTER: &str = "demo-east";
 
 async fn feed(h: &Hub) -> RecommendationFeed {
     let path = format!("/v1/clusters/{CLUSTER}/recommendations");
-    let (s, v) = h.call("GET", &path, &h.agent, json!(null)).await;
+    let (s, v) = h.as_token(&h.agent).call("GET", &path, None).await;
     assert_eq!(s, 200, "{v}");
     serde_json::from_value(v).expect("feed")
 }
@@ -32,13 +32,14 @@ async fn an_approved_once_for_another_workload_leaves_the_approval_pending() {
     let (a, b) = (&before.items[0], &before.items[1]);
     let body = json!({"recommendationId": a.recommendation_id, "reason": "once"});
     let path = format!("/v1/workloads/{}/approve", a.workload_id);
-    let (s, approval) = h.call("POST", &path, &h.admin, body).await;
+    let (s, approval) = h.as_token(&h.admin).call("POST", &path, Some(body)).await;
     assert_eq!(s, 201, "{approval}");
     let id = approval["id"].as_str().expect("approval id");
 
     let events = format!("/v1/clusters/{CLUSTER}/events");
     let (s, v) = h
-        .call("POST", &events, &h.agent, applied(&b.workload, id))
+        .as_token(&h.agent)
+        .call("POST", &events, Some(applied(&b.workload, id)))
         .await;
     assert_eq!((s, v["accepted"].as_i64()), (200, Some(1)), "{v}");
     let pending = |f: &RecommendationFeed| {
@@ -54,7 +55,8 @@ async fn an_approved_once_for_another_workload_leaves_the_approval_pending() {
     );
 
     let (s, v) = h
-        .call("POST", &events, &h.agent, applied(&a.workload, id))
+        .as_token(&h.agent)
+        .call("POST", &events, Some(applied(&a.workload, id)))
         .await;
     assert_eq!((s, v["accepted"].as_i64()), (200, Some(1)), "{v}");
     assert_eq!(

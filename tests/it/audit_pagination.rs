@@ -4,7 +4,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::support::{client, event, post_events, uuid, DataDir};
+use crate::support::{client, event, uuid, Api, DataDir};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn audit_pagination_visits_every_event_exactly_once_while_writers_insert() {
@@ -19,7 +19,8 @@ async fn audit_pagination_visits_every_event_exactly_once_while_writers_insert()
         before.extend(ids.iter().cloned());
         let batch: Vec<Value> = ids.iter().map(|i| event(i)).collect();
         assert_eq!(
-            post_events(&http, &kerf.url(""), "prod", &token, &Value::Array(batch))
+            kerf.api(&token)
+                .post_events("prod", &Value::Array(batch))
                 .await
                 .0,
             200
@@ -28,13 +29,14 @@ async fn audit_pagination_visits_every_event_exactly_once_while_writers_insert()
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut writers = Vec::new();
     for _ in 0..3 {
-        let (http, base, token, stop) = (http.clone(), kerf.url(""), token.clone(), stop.clone());
+        let (base, token, stop) = (kerf.url(""), token.clone(), stop.clone());
         writers.push(tokio::spawn(async move {
             let mut sent = 0usize;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) && sent < 2000 {
                 let batch: Vec<Value> = (0..10).map(|_| event(&uuid())).collect();
                 assert_eq!(
-                    post_events(&http, &base, "prod", &token, &Value::Array(batch))
+                    Api::new(&base, &token)
+                        .post_events("prod", &Value::Array(batch))
                         .await
                         .0,
                     200

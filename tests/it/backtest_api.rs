@@ -11,7 +11,8 @@ use crate::support::hub::hub;
 async fn presets_and_backtests_over_http() {
     let h = hub("demo-east", true).await;
     let (s, presets) = h
-        .call("GET", "/v1/policies/presets", &h.admin, json!(null))
+        .as_token(&h.admin)
+        .call("GET", "/v1/policies/presets", None)
         .await;
     assert_eq!(s, 200, "{presets}");
     let items = presets["items"].as_array().expect("items");
@@ -25,7 +26,8 @@ async fn presets_and_backtests_over_http() {
 
     let body = json!({ "preset": "conservative", "selector": { "namespaces": ["payments"] } });
     let (s, r) = h
-        .call("POST", "/v1/policies/backtest", &h.admin, body)
+        .as_token(&h.admin)
+        .call("POST", "/v1/policies/backtest", Some(body))
         .await;
     assert_eq!(s, 200, "{r}");
     let workloads = r["workloads"].as_array().expect("workloads");
@@ -58,16 +60,19 @@ async fn presets_and_backtests_over_http() {
     // A policy document: its selector and its analysis; without one, the hub's default.
     let doc = json!({ "policy": { "name": "draft", "selector": { "names": ["catalog"] },
         "analysis": { "cpu": { "headroomCoefficient": 2 } } } });
-    let (s, r) = h.call("POST", "/v1/policies/backtest", &h.admin, doc).await;
+    let (s, r) = h
+        .as_token(&h.admin)
+        .call("POST", "/v1/policies/backtest", Some(doc))
+        .await;
     assert_eq!(s, 200, "{r}");
     assert_eq!(r["workloads"].as_array().map(Vec::len), Some(1));
     assert_eq!(r["analysis"]["cpu"]["headroomCoefficient"], 2.0);
     let (s, r) = h
+        .as_token(&h.admin)
         .call(
             "POST",
             "/v1/policies/backtest",
-            &h.admin,
-            json!({ "selector": { "names": ["catalog"] } }),
+            Some(json!({ "selector": { "names": ["catalog"] } })),
         )
         .await;
     assert_eq!(s, 200, "{r}");
@@ -86,7 +91,8 @@ async fn presets_and_backtests_over_http() {
         (json!([1, 2]), "$"),
     ] {
         let (s, v) = h
-            .call("POST", "/v1/policies/backtest", &h.admin, body.clone())
+            .as_token(&h.admin)
+            .call("POST", "/v1/policies/backtest", Some(body.clone()))
             .await;
         assert_eq!(s, 400, "{body}: {v}");
         let named = v["error"]["details"]["field"].as_str().unwrap_or_default();

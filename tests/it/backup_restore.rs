@@ -6,9 +6,9 @@
 
 use serde_json::json;
 
-use crate::runs_stale::{call, deployment, run_once};
 use crate::support::prometheus::{OpenMetrics, Prometheus, BASIC_AUTH_PASSWORD, BASIC_AUTH_USER};
-use crate::support::{client, DataDir, Kerf};
+use crate::support::series::deployment;
+use crate::support::DataDir;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restored_hub_opens_its_datasource_secrets_and_collects() {
@@ -20,31 +20,15 @@ async fn a_restored_hub_opens_its_datasource_secrets_and_collects() {
     data.create_cluster("east");
     let admin = data.admin_token();
     let kerf = data.start();
-    let (http, base) = (client(), kerf.url(""));
+    let api = kerf.api(&admin);
     let body = json!({"name": "prom", "type": "prometheus", "url": prom.url,
         "clusterLabel": "cluster",
         "auth": {"type": "basic", "username": BASIC_AUTH_USER, "password": BASIC_AUTH_PASSWORD}});
-    let post = reqwest::Method::POST;
-    let (s, ds) = call(
-        &http,
-        post.clone(),
-        format!("{base}/v1/datasources"),
-        &admin,
-        Some(body),
-    )
-    .await;
+    let (s, ds) = api.post("/v1/datasources", body).await;
     assert_eq!(s, 201, "{ds}");
     let id = ds["id"].as_i64().expect("id");
     let link = json!({"datasourceId": id});
-    let put = reqwest::Method::PUT;
-    let (s, v) = call(
-        &http,
-        put,
-        format!("{base}/v1/clusters/east/datasource"),
-        &admin,
-        Some(link),
-    )
-    .await;
+    let (s, v) = api.put("/v1/clusters/east/datasource", link).await;
     assert_eq!(s, 200, "{v}");
 
     // Online backup while serving.
@@ -83,27 +67,19 @@ async fn a_restored_hub_opens_its_datasource_secrets_and_collects() {
         Some(2),
         "a data dir with a database is not overwritten"
     );
-    let kerf = Kerf::start(restored.path(), &[]);
-    let base = kerf.url("");
-    let get = reqwest::Method::GET;
-    let (s, ds) = call(
-        &http,
-        get,
-        format!("{base}/v1/datasources/{id}"),
-        &admin,
-        None,
-    )
-    .await;
+    let kerf = restored.start();
+    let api = kerf.api(&admin);
+    let (s, ds) = api.get(&format!("/v1/datasources/{id}")).await;
     assert_eq!(s, 200, "{ds}");
     assert_eq!(ds["auth"]["passwordSet"], true, "{ds}");
-    let test = format!("{base}/v1/datasources/{id}/test");
-    let (s, report) = call(&http, post, test, &admin, None).await;
+    let test = format!("/v1/datasources/{id}/test");
+    let (s, report) = api.call("POST", &test, None).await;
     assert_eq!(s, 200, "{report}");
     assert_eq!(
         report["authenticated"], true,
         "the sealed password opened: {report}"
     );
-    let run = run_once(&http, &base, &admin).await;
+    let run = api.run_to_end("east").await;
     assert_eq!(run["status"], "succeeded", "{run}");
     assert!(run["recommendations"].as_i64().unwrap_or(0) >= 1, "{run}");
     drop(kerf);

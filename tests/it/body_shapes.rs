@@ -10,7 +10,10 @@ use crate::support::hub::{hub_after_run, Hub};
 const CLUSTER: &str = "demo-east";
 
 async fn refused(h: &Hub, method: &str, path: &str, body: Value) -> Value {
-    let (s, v) = h.call(method, path, &h.admin, body.clone()).await;
+    let (s, v) = h
+        .as_token(&h.admin)
+        .call(method, path, Some(body.clone()))
+        .await;
     assert_eq!(s, 400, "{method} {path} with {body} answered {s}: {v}");
     assert!(error_code(&v).starts_with("invalid"), "{v}");
     v
@@ -20,12 +23,8 @@ async fn refused(h: &Hub, method: &str, path: &str, body: Value) -> Value {
 async fn arrays_for_objects_and_nulls_for_values_are_refused_and_change_nothing() {
     let h = hub_after_run(CLUSTER).await;
     let (_, before) = h
-        .call(
-            "GET",
-            "/v1/admin/settings/recommender",
-            &h.admin,
-            json!(null),
-        )
+        .as_token(&h.admin)
+        .call("GET", "/v1/admin/settings/recommender", None)
         .await;
 
     let settings = "/v1/admin/settings/recommender";
@@ -43,24 +42,20 @@ async fn arrays_for_objects_and_nulls_for_values_are_refused_and_change_nothing(
     .await;
     let bad_cluster_price = json!({"clusters": {"prod": {"cpuPerVcpuHour": null}}});
     refused(&h, "PUT", pricing, bad_cluster_price).await;
-    let (_, after) = h.call("GET", settings, &h.admin, json!(null)).await;
+    let (_, after) = h.as_token(&h.admin).call("GET", settings, None).await;
     assert_eq!(before, after, "the settings did not change");
     let (_, changes) = h
-        .call(
-            "GET",
-            "/v1/audit/config?action=SettingsUpdated",
-            &h.admin,
-            json!(null),
-        )
+        .as_token(&h.admin)
+        .call("GET", "/v1/audit/config?action=SettingsUpdated", None)
         .await;
     assert_eq!(changes["items"], json!([]), "nothing was audited");
 
     let (_, feed) = h
+        .as_token(&h.agent)
         .call(
             "GET",
             &format!("/v1/clusters/{CLUSTER}/recommendations"),
-            &h.agent,
-            json!(null),
+            None,
         )
         .await;
     let item = &feed["items"][0];
@@ -83,12 +78,8 @@ async fn arrays_for_objects_and_nulls_for_values_are_refused_and_change_nothing(
     refused(&h, "PUT", &ov, no_expiry).await;
     refused(&h, "PUT", &ov, json!({"mode": ["off", "off"]})).await;
     let (s, policy) = h
-        .call(
-            "GET",
-            &format!("/v1/workloads/{wl}/policy"),
-            &h.admin,
-            json!(null),
-        )
+        .as_token(&h.admin)
+        .call("GET", &format!("/v1/workloads/{wl}/policy"), None)
         .await;
     assert_eq!((s, &policy["override"]), (200, &Value::Null), "{policy}");
 
@@ -110,12 +101,8 @@ async fn arrays_for_objects_and_nulls_for_values_are_refused_and_change_nothing(
     .await;
     refused(&h, "POST", "/v1/fleet/pause", json!(["incident"])).await;
     let (_, config) = h
-        .call(
-            "GET",
-            &format!("/v1/clusters/{CLUSTER}/config"),
-            &h.agent,
-            json!(null),
-        )
+        .as_token(&h.agent)
+        .call("GET", &format!("/v1/clusters/{CLUSTER}/config"), None)
         .await;
     assert_eq!(config["flags"]["paused"], false);
 }

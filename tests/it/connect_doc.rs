@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::support::{bin, call, client, DataDir};
+use crate::support::{bin, Api, DataDir};
 
 const DOC: &str = include_str!("../../docs/connect-a-cluster.md");
 
@@ -80,23 +80,19 @@ async fn the_pages_api_bodies_connect_a_cluster_on_the_real_binary() {
     let data = DataDir::new();
     let admin = data.admin_token();
     let kerf = data.start();
-    let (http, base) = (client(), kerf.url(""));
+    let base = kerf.url("");
     let datasource: Value =
         serde_json::from_str(&block("body: datasource")).expect("datasource JSON");
-    let (st, ds) = call(
-        &http,
-        &base,
-        &admin,
-        "POST",
-        "/v1/datasources",
-        Some(datasource),
-    )
-    .await;
+    let (st, ds) = Api::new(&base, &admin)
+        .call("POST", "/v1/datasources", Some(datasource))
+        .await;
     assert_eq!(st, 201, "{ds}");
     assert_eq!(ds["id"], 1, "the page's link body names datasource 1");
     assert_eq!(ds["auth"], json!({"type": "bearer", "tokenSet": true}));
     let cluster: Value = serde_json::from_str(&block("body: cluster")).expect("cluster JSON");
-    let (st, c) = call(&http, &base, &admin, "POST", "/v1/clusters", Some(cluster)).await;
+    let (st, c) = Api::new(&base, &admin)
+        .call("POST", "/v1/clusters", Some(cluster))
+        .await;
     assert_eq!(st, 201, "{c}");
     assert!(
         c["token"]
@@ -106,17 +102,13 @@ async fn the_pages_api_bodies_connect_a_cluster_on_the_real_binary() {
     );
     assert_eq!(c["readiness"], Value::Null, "{c}");
     let link: Value = serde_json::from_str(&block("body: link")).expect("link JSON");
-    let (st, v) = call(
-        &http,
-        &base,
-        &admin,
-        "PUT",
-        "/v1/clusters/prod-east/datasource",
-        Some(link),
-    )
-    .await;
+    let (st, v) = Api::new(&base, &admin)
+        .call("PUT", "/v1/clusters/prod-east/datasource", Some(link))
+        .await;
     assert_eq!(st, 200, "{v}");
-    let (_, got) = call(&http, &base, &admin, "GET", "/v1/datasources/1", None).await;
+    let (_, got) = Api::new(&base, &admin)
+        .call("GET", "/v1/datasources/1", None)
+        .await;
     assert_eq!(got["clusters"], json!(["prod-east"]), "{got}");
     assert!(!got.to_string().contains("REPLACE-WITH"), "{got}");
 }
@@ -166,7 +158,7 @@ fn the_pages_declarations_pass_config_check_in_kerf_toml_and_in_helm_values() {
 
     let values = dir.path().join("values.yaml");
     std::fs::write(&values, block_after("With the Helm chart")).expect("values");
-    let out = std::process::Command::new(crate::helm_chart::helm())
+    let out = std::process::Command::new(crate::support::tools::helm())
         .args([
             "template",
             "kerf",
@@ -185,7 +177,7 @@ fn the_pages_declarations_pass_config_check_in_kerf_toml_and_in_helm_values() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let map: Value = serde_norway::from_slice(&out.stdout).expect("ConfigMap");
+    let map: Value = yaml_serde::from_slice(&out.stdout).expect("ConfigMap");
     let toml = map["data"]["kerf.toml"].as_str().expect("kerf.toml");
     let said = config_check(dir.path(), toml);
     assert!(

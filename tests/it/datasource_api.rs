@@ -25,7 +25,9 @@ async fn datasource_password_appears_in_no_response_log_or_audit_record() {
     let data = DataDir::new();
     data.create_cluster("east");
     let admin = data.admin_token();
-    let kerf = Kerf::start(data.path(), &[("KERF_LOG", "debug")]);
+    let kerf = Kerf::builder(data.path())
+        .envs(&[("KERF_LOG", "debug")])
+        .start();
     let http = client();
     let mut seen = Vec::new();
     let call = |resp: reqwest::Response| async move {

@@ -11,12 +11,16 @@ async fn linking_a_cluster_to_a_datasource_is_audited() {
     let h = hub("prod", false).await;
     let body = json!({"name": "metrics", "type": "prometheus", "url": "http://127.0.0.1:9",
         "auth": {"type": "bearer", "token": "link-audit-secret-token"}});
-    let (s, ds) = h.call("POST", "/v1/datasources", &h.admin, body).await;
+    let (s, ds) = h
+        .as_token(&h.admin)
+        .call("POST", "/v1/datasources", Some(body))
+        .await;
     assert_eq!(s, 201, "{ds}");
     let id = ds["id"].as_i64().expect("id");
     let link = json!({"datasourceId": id, "reason": "move prod to the new Prometheus"});
     let (s, v) = h
-        .call("PUT", "/v1/clusters/prod/datasource", &h.admin, link)
+        .as_token(&h.admin)
+        .call("PUT", "/v1/clusters/prod/datasource", Some(link))
         .await;
     assert_eq!(s, 200, "{v}");
     let rows = h.changes("DatasourceUpdated").await;
@@ -30,7 +34,8 @@ async fn linking_a_cluster_to_a_datasource_is_audited() {
 
     let unknown = json!({"datasourceId": id + 100});
     let (s, _) = h
-        .call("PUT", "/v1/clusters/prod/datasource", &h.admin, unknown)
+        .as_token(&h.admin)
+        .call("PUT", "/v1/clusters/prod/datasource", Some(unknown))
         .await;
     assert_eq!(s, 404);
     assert_eq!(

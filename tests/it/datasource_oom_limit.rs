@@ -8,8 +8,8 @@ use kerf::analysis::{analyze, default_policy, Input, Resource, INPUT_SCHEMA_VERS
 use kerf::datasource::prometheus::ClientAuth;
 use kerf::datasource::Source;
 
-use crate::datasource_prometheus::{scope, source, END, START, WINDOW};
 use crate::support::prometheus::{OpenMetrics, Prometheus};
+use crate::support::series::{scope, source, END, START, WINDOW};
 
 const MIN: i64 = 60_000;
 const MIB: f64 = 1_048_576.0;

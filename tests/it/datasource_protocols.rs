@@ -1,135 +1,28 @@
-//! Remote read against `query_range` on one real Prometheus: the same collection, sample
-//! for sample, and the same engine output, for the rollout/restart/OOM fixture plus
-//! scrapes that the step grid has to resolve — jittered times, a gap longer than the
-//! lookback, a series that ends mid-window, and a sample exactly one lookback before a
-//! step. Also: the protocol is chosen automatically, named by the datasource test, and
-//! remote read moves far fewer bytes. VictoriaMetrics (which refuses remote read) is
+//! Remote read against range selectors on one real Prometheus: the same raw samples,
+//! sample for sample, and the same engine output, for the rollout/restart/OOM fixture
+//! plus scrapes off the step grid — jittered times, a gap longer than the lookback, a
+//! series that ends mid-window, and a lone sample before 7 minutes of silence, each
+//! handed on at its own time. Also: the protocol is chosen automatically, named by the
+//! datasource test, and remote read moves far fewer bytes. VictoriaMetrics (which refuses remote read) is
 //! tested in `datasource_vm_export.rs`.
 
 use kerf::analysis::{analyze, default_policy};
 use kerf::datasource::prometheus::{ClientAuth, Protocol, ProtocolChoice};
 use kerf::datasource::Source;
 
-use crate::datasource_prometheus::{fixture, scope, source, END, START, WINDOW};
 use crate::support::cut_proxy::CutProxy;
-use crate::support::prometheus::{OpenMetrics, Prometheus};
-
-const MIN: i64 = 60_000;
-
-/// `east/jitter/odd`: one pod scraped every 15 s with up to 4.9 s of jitter, a 12-minute
-/// gap, a restart 47 minutes before the end, and a lone sample exactly 5 minutes before
-/// a step followed by 7 minutes of silence.
-pub(crate) fn jittered(om: &mut OpenMetrics) {
-    let ns = "jitter";
-    let base = [("cluster", "east"), ("namespace", ns)];
-    let mut rs_owner = base.to_vec();
-    rs_owner.extend([
-        ("replicaset", "odd-r1"),
-        ("owner_kind", "Deployment"),
-        ("owner_name", "odd"),
-    ]);
-    let mut dep = base.to_vec();
-    dep.push(("deployment", "odd"));
-    let pod = [
-        ("cluster", "east"),
-        ("namespace", ns),
-        ("pod", "odd-r1-aaaaa"),
-        ("uid", "odd-uid"),
-    ];
-    let mut owner = pod.to_vec();
-    owner.extend([
-        ("owner_kind", "ReplicaSet"),
-        ("owner_name", "odd-r1"),
-        ("owner_is_controller", "true"),
-    ]);
-    let mut limit = pod.to_vec();
-    limit.extend([("container", "app"), ("resource", "memory")]);
-    for t in (START - 60 * MIN..=END).step_by(30_000) {
-        om.sample(
-            "kube_deployment_created",
-            &dep,
-            ((START - 1_440 * MIN) / 1000) as f64,
-            t,
-        );
-    }
-    for t in (START - 60 * MIN..=END).step_by(30_000) {
-        om.sample("kube_deployment_spec_replicas", &dep, 1.0, t);
-    }
-    for t in (START - 60 * MIN..=END).step_by(30_000) {
-        om.sample("kube_replicaset_owner", &rs_owner, 1.0, t);
-    }
-    for t in (START - 60 * MIN..=END).step_by(30_000) {
-        om.sample("kube_pod_owner", &owner, 1.0, t);
-    }
-    for t in (START - 60 * MIN..=END).step_by(30_000) {
-        om.sample(
-            "kube_pod_created",
-            &pod,
-            ((START - 60 * MIN) / 1000) as f64,
-            t,
-        );
-    }
-    for t in (START - 60 * MIN..=END).step_by(30_000) {
-        om.sample(
-            "kube_pod_container_resource_limits",
-            &limit,
-            512.0 * 1_048_576.0,
-            t,
-        );
-    }
-    let restart = END - 47 * MIN;
-    let gap = (END - 200 * MIN, END - 188 * MIN);
-    let edge = END - 100 * MIN - 5 * MIN; // a step lies exactly 5 minutes after it
-    let times = |from: i64, to: i64| {
-        let mut out = Vec::new();
-        let mut k: i64 = 0;
-        loop {
-            let jitter = (k * 7_919 % 4_900) - 2_450;
-            let t = from + k * 15_000 + jitter;
-            if t >= to {
-                return out;
-            }
-            let in_gap = (gap.0..gap.1).contains(&t);
-            let near_edge = (edge..edge + 7 * MIN).contains(&t);
-            if !in_gap && !near_edge {
-                out.push(t);
-            }
-            k += 1;
-        }
-    };
-    for (id, from, to) in [
-        ("/c1", START - 30 * MIN, restart),
-        ("/c2", restart + 20_000, END),
-    ] {
-        let mut l = pod.to_vec();
-        l.truncate(3);
-        l.extend([("container", "app"), ("id", id)]);
-        let mut ts = times(from, to);
-        if id == "/c1" {
-            ts.push(edge);
-            ts.sort_unstable();
-        }
-        let mut counter = 0.0;
-        for (i, t) in ts.iter().enumerate() {
-            counter += 0.125 + (i % 13) as f64 * 0.031_25;
-            om.sample("container_cpu_usage_seconds_total", &l, counter, *t);
-        }
-        for (i, t) in ts.iter().enumerate() {
-            let mem = 100.0 * 1_048_576.0 + ((i * 37) % 101) as f64 * 65_536.0;
-            om.sample("container_memory_working_set_bytes", &l, mem, *t);
-        }
-    }
-}
+use crate::support::prometheus::Prometheus;
+use crate::support::series::{fixture, jittered, scope, source, GAP, LONE, MIN, WINDOW};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn remote_read_and_query_range_give_identical_samples_and_recommendations() {
+async fn remote_read_and_range_selectors_give_identical_samples_and_recommendations() {
     let mut om = fixture();
     jittered(&mut om);
     let prom = Prometheus::with_data(&om, false);
     let auto = source(&prom.url, ClientAuth::None);
     assert!(
-        matches!(auto.protocol().await, Ok(Protocol::RemoteRead(l)) if l.ms == 300_000 && l.inclusive),
-        "Prometheus 2.x streams remote read with a 5-minute, inclusive lookback"
+        matches!(auto.protocol().await, Ok(Protocol::RemoteRead)),
+        "Prometheus 2.x streams remote read"
     );
     let report = auto.test(&scope("east")).await.expect("test");
     assert_eq!(report.remote_read, Some(true), "{report:?}");
@@ -142,7 +35,7 @@ async fn remote_read_and_query_range_give_identical_samples_and_recommendations(
     let streamed = source(&prom.url, ClientAuth::None).with_protocol(ProtocolChoice::RemoteRead);
     let ranged = source(&prom.url, ClientAuth::None).with_protocol(ProtocolChoice::QueryRange);
     let report = ranged.test(&scope("east")).await.expect("test");
-    assert_eq!(report.protocol.as_deref(), Some("query-range"));
+    assert_eq!(report.protocol.as_deref(), Some("range-selector"));
     for cluster in ["east", "west", "bare"] {
         let a = streamed
             .collect(&scope(cluster), WINDOW)
@@ -151,9 +44,9 @@ async fn remote_read_and_query_range_give_identical_samples_and_recommendations(
         let b = ranged
             .collect(&scope(cluster), WINDOW)
             .await
-            .expect("query_range");
+            .expect("range selectors");
         assert_eq!(a.stats.protocol, "remote-read");
-        assert_eq!(b.stats.protocol, "query-range");
+        assert_eq!(b.stats.protocol, "range-selector");
         assert!(!a.input.containers.is_empty(), "{cluster}");
         assert_eq!(a.workloads, b.workloads, "{cluster}");
         assert_eq!(
@@ -171,7 +64,7 @@ async fn remote_read_and_query_range_give_identical_samples_and_recommendations(
         }
         assert_eq!(a.stats.samples, b.stats.samples, "{cluster}");
         let out_a = analyze(&a.input, &default_policy()).expect("analyze remote read");
-        let out_b = analyze(&b.input, &default_policy()).expect("analyze query_range");
+        let out_b = analyze(&b.input, &default_policy()).expect("analyze range selectors");
         assert_eq!(
             serde_json::to_string(&out_a).expect("json"),
             serde_json::to_string(&out_b).expect("json"),
@@ -180,7 +73,7 @@ async fn remote_read_and_query_range_give_identical_samples_and_recommendations(
         if cluster == "east" {
             assert!(
                 a.stats.bytes * 2 < b.stats.bytes,
-                "remote read {} bytes, query_range {} bytes",
+                "remote read {} bytes, range selectors {} bytes",
                 a.stats.bytes,
                 b.stats.bytes
             );
@@ -191,18 +84,24 @@ async fn remote_read_and_query_range_give_identical_samples_and_recommendations(
                 .find(|c| c.target.name == "odd")
                 .expect("the jittered workload");
             let first = &odd.cpu.series[0].samples;
-            let step_at = |t: i64| first.iter().any(|s| s.timestamp == t);
+            let sample_at = |t: i64| first.iter().any(|s| s.timestamp == t);
+            // Raw samples (issue 29): the lone sample at its own time and no copy of it
+            // 5 minutes on; nothing inside the gap; scrape times, not steps.
             assert!(
-                step_at(END - 100 * MIN),
-                "the sample one lookback old still counts"
+                sample_at(LONE),
+                "the lone sample is handed on at its own time"
             );
             assert!(
-                !step_at(END - 190 * MIN),
-                "no point inside a gap longer than the lookback"
+                !sample_at(LONE + 5 * MIN),
+                "nothing is carried forward from it"
             );
             assert!(
-                first.iter().all(|s| s.timestamp % MIN == 0),
-                "points sit on the step grid"
+                !first.iter().any(|s| (GAP.0..GAP.1).contains(&s.timestamp)),
+                "no sample inside the gap"
+            );
+            assert!(
+                first.iter().any(|s| s.timestamp % MIN != 0),
+                "samples keep their scrape times, off the step grid"
             );
         }
     }

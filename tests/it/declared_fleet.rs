@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::support::prometheus::{OpenMetrics, Prometheus, BASIC_AUTH_PASSWORD, BASIC_AUTH_USER};
-use crate::support::{call, client, error_code, DataDir, Kerf};
+use crate::support::{error_code, Api, DataDir, Kerf};
 
 const HEADER_SECRET: &str = "declared-Header-Secret-91c4";
 
@@ -48,11 +48,10 @@ impl Setup {
 
     fn start(&self, config: &Path) -> Kerf {
         let c = config.display().to_string();
-        Kerf::start_args(
-            self.data.path(),
-            &[("PROM_HEADER", HEADER_SECRET)],
-            &["--config", &c],
-        )
+        Kerf::builder(self.data.path())
+            .envs(&[("PROM_HEADER", HEADER_SECRET)])
+            .args(&["--config", &c])
+            .start()
     }
 }
 
@@ -82,16 +81,11 @@ token_file = "{}"
     )
 }
 
-async fn changes(http: &reqwest::Client, kerf: &Kerf, admin: &str) -> Vec<Value> {
-    let (s, v) = call(
-        http,
-        &kerf.url(""),
-        admin,
-        "GET",
-        "/v1/audit/config?limit=500",
-        None,
-    )
-    .await;
+async fn changes(kerf: &Kerf, admin: &str) -> Vec<Value> {
+    let (s, v) = kerf
+        .api(admin)
+        .call("GET", "/v1/audit/config?limit=500", None)
+        .await;
     assert_eq!(s, 200, "{v}");
     v["items"].as_array().expect("items").clone()
 }
@@ -117,10 +111,11 @@ async fn a_declared_fleet_is_applied_at_start_and_a_restart_with_the_same_file_w
     let prom = prometheus();
     let s = Setup::new();
     let config = s.config(&fleet_toml(&s, &prom.url, 1));
-    let http = client();
     let kerf = s.start(&config);
     let base = kerf.url("");
-    let (st, list) = call(&http, &base, &s.admin, "GET", "/v1/datasources", None).await;
+    let (st, list) = Api::new(&base, &s.admin)
+        .call("GET", "/v1/datasources", None)
+        .await;
     assert_eq!(st, 200, "{list}");
     let ds = &list["items"][0];
     assert_eq!(ds["name"], "prom");
@@ -130,29 +125,25 @@ async fn a_declared_fleet_is_applied_at_start_and_a_restart_with_the_same_file_w
     let id = ds["id"].as_i64().expect("id");
     // The password read from the file is the one Prometheus accepts.
     let path = format!("/v1/datasources/{id}/test");
-    let (st, report) = call(&http, &base, &s.admin, "POST", &path, None).await;
+    let (st, report) = Api::new(&base, &s.admin).call("POST", &path, None).await;
     assert_eq!(st, 200, "{report}");
     assert_eq!(report["reachable"], true, "{report}");
     assert_eq!(report["authenticated"], true, "{report}");
-    let (st, c) = call(&http, &base, &s.admin, "GET", "/v1/clusters/east", None).await;
+    let (st, c) = Api::new(&base, &s.admin)
+        .call("GET", "/v1/clusters/east", None)
+        .await;
     assert_eq!(st, 200, "{c}");
     assert_eq!(
         (c["displayName"].clone(), c["labels"].clone()),
         (json!("East"), json!({"env": "prod"}))
     );
     // The declared token is the agent's.
-    let (st, feed) = call(
-        &http,
-        &base,
-        &token(1),
-        "GET",
-        "/v1/clusters/east/config",
-        None,
-    )
-    .await;
+    let (st, feed) = Api::new(&base, token(1))
+        .call("GET", "/v1/clusters/east/config", None)
+        .await;
     assert_eq!(st, 200, "{feed}");
 
-    let rows = changes(&http, &kerf, &s.admin).await;
+    let rows = changes(&kerf, &s.admin).await;
     let by_file: Vec<&Value> = rows
         .iter()
         .filter(|r| r["actor"]["type"] == "system" && r["actor"]["name"] == "kerf.toml")
@@ -180,7 +171,7 @@ async fn a_declared_fleet_is_applied_at_start_and_a_restart_with_the_same_file_w
     assert_eq!(kerf.stop(), Some(0));
 
     let kerf = s.start(&config);
-    let again = changes(&http, &kerf, &s.admin).await;
+    let again = changes(&kerf, &s.admin).await;
     assert_eq!(again.len(), rows.len(), "a restart wrote: {again:?}");
     assert!(
         kerf.log_text()
@@ -188,15 +179,10 @@ async fn a_declared_fleet_is_applied_at_start_and_a_restart_with_the_same_file_w
         "{}",
         kerf.log_text()
     );
-    let (_, c2) = call(
-        &http,
-        &kerf.url(""),
-        &s.admin,
-        "GET",
-        "/v1/clusters/east",
-        None,
-    )
-    .await;
+    let (_, c2) = kerf
+        .api(&s.admin)
+        .call("GET", "/v1/clusters/east", None)
+        .await;
     assert_eq!(c2["updatedAt"], c["updatedAt"]);
     assert_eq!(kerf.stop(), Some(0));
 }
@@ -205,10 +191,11 @@ async fn a_declared_fleet_is_applied_at_start_and_a_restart_with_the_same_file_w
 async fn the_api_refuses_to_change_what_the_file_declares_and_leaves_the_rest_alone() {
     let s = Setup::new();
     let config = s.config(&fleet_toml(&s, "http://127.0.0.1:9", 2));
-    let http = client();
     let kerf = s.start(&config);
     let base = kerf.url("");
-    let (_, list) = call(&http, &base, &s.admin, "GET", "/v1/datasources", None).await;
+    let (_, list) = Api::new(&base, &s.admin)
+        .call("GET", "/v1/datasources", None)
+        .await;
     let id = list["items"][0]["id"].as_i64().expect("id");
     let doc = json!({"name": "prom", "type": "prometheus", "url": "http://127.0.0.1:10"});
     let refused: [(&str, String, Option<Value>); 6] = [
@@ -228,7 +215,7 @@ async fn the_api_refuses_to_change_what_the_file_declares_and_leaves_the_rest_al
         ),
     ];
     for (method, path, body) in refused {
-        let (st, v) = call(&http, &base, &s.admin, method, &path, body).await;
+        let (st, v) = Api::new(&base, &s.admin).call(method, &path, body).await;
         assert_eq!(st, 409, "{method} {path}: {v}");
         assert_eq!(error_code(&v), "declared_in_config", "{v}");
         let message = v["error"]["message"].as_str().unwrap_or("");
@@ -236,48 +223,34 @@ async fn the_api_refuses_to_change_what_the_file_declares_and_leaves_the_rest_al
     }
     // What the API made is the API's.
     let other = json!({"name": "other", "type": "prometheus", "url": "http://127.0.0.1:11"});
-    let (st, v) = call(
-        &http,
-        &base,
-        &s.admin,
-        "POST",
-        "/v1/datasources",
-        Some(other),
-    )
-    .await;
+    let (st, v) = Api::new(&base, &s.admin)
+        .call("POST", "/v1/datasources", Some(other))
+        .await;
     assert_eq!(st, 201, "{v}");
     let other_id = v["id"].as_i64().expect("id");
     let west = json!({"name": "west"});
-    let (st, v) = call(&http, &base, &s.admin, "POST", "/v1/clusters", Some(west)).await;
+    let (st, v) = Api::new(&base, &s.admin)
+        .call("POST", "/v1/clusters", Some(west))
+        .await;
     assert_eq!(st, 201, "{v}");
     let link = json!({"datasourceId": other_id});
-    let (st, v) = call(
-        &http,
-        &base,
-        &s.admin,
-        "PUT",
-        "/v1/clusters/west/datasource",
-        Some(link),
-    )
-    .await;
+    let (st, v) = Api::new(&base, &s.admin)
+        .call("PUT", "/v1/clusters/west/datasource", Some(link))
+        .await;
     assert_eq!(st, 200, "{v}");
-    let before = changes(&http, &kerf, &s.admin).await.len();
+    let before = changes(&kerf, &s.admin).await.len();
     assert_eq!(kerf.stop(), Some(0));
 
     let kerf = s.start(&config);
     let base = kerf.url("");
-    assert_eq!(changes(&http, &kerf, &s.admin).await.len(), before);
-    let (_, west) = call(&http, &base, &s.admin, "GET", "/v1/clusters/west", None).await;
+    assert_eq!(changes(&kerf, &s.admin).await.len(), before);
+    let (_, west) = Api::new(&base, &s.admin)
+        .call("GET", "/v1/clusters/west", None)
+        .await;
     assert_eq!(west["state"], "active", "{west}");
-    let (st, v) = call(
-        &http,
-        &base,
-        &s.admin,
-        "DELETE",
-        &format!("/v1/datasources/{other_id}"),
-        None,
-    )
-    .await;
+    let (st, v) = Api::new(&base, &s.admin)
+        .call("DELETE", &format!("/v1/datasources/{other_id}"), None)
+        .await;
     assert_eq!(st, 409, "still linked to west: {v}");
     assert_eq!(error_code(&v), "conflict", "{v}");
     assert_eq!(kerf.stop(), Some(0));
@@ -286,17 +259,16 @@ async fn the_api_refuses_to_change_what_the_file_declares_and_leaves_the_rest_al
 #[tokio::test(flavor = "multi_thread")]
 async fn changing_or_removing_a_declaration_takes_effect_at_the_next_start() {
     let s = Setup::new();
-    let http = client();
     let config = s.config(&fleet_toml(&s, "http://127.0.0.1:9", 3));
     let kerf = s.start(&config);
-    let before = changes(&http, &kerf, &s.admin).await.len();
+    let before = changes(&kerf, &s.admin).await.len();
     assert_eq!(kerf.stop(), Some(0));
 
     // A new URL and a rotated token: one update each, audited, the old token refused.
     s.config(&fleet_toml(&s, "http://127.0.0.1:19", 4));
     let kerf = s.start(&config);
     let base = kerf.url("");
-    let rows = changes(&http, &kerf, &s.admin).await;
+    let rows = changes(&kerf, &s.admin).await;
     let fresh: Vec<(&str, &str)> = rows[..rows.len() - before]
         .iter()
         .map(|r| {
@@ -319,27 +291,17 @@ async fn changing_or_removing_a_declaration_takes_effect_at_the_next_start() {
         fresh.contains(&("ClusterUpdated", "kerf.toml")),
         "{fresh:?}"
     );
-    let (_, list) = call(&http, &base, &s.admin, "GET", "/v1/datasources", None).await;
+    let (_, list) = Api::new(&base, &s.admin)
+        .call("GET", "/v1/datasources", None)
+        .await;
     assert_eq!(list["items"][0]["url"], "http://127.0.0.1:19");
-    let (st, _) = call(
-        &http,
-        &base,
-        &token(3),
-        "GET",
-        "/v1/clusters/east/config",
-        None,
-    )
-    .await;
+    let (st, _) = Api::new(&base, token(3))
+        .call("GET", "/v1/clusters/east/config", None)
+        .await;
     assert_eq!(st, 401, "the old token is refused");
-    let (st, _) = call(
-        &http,
-        &base,
-        &token(4),
-        "GET",
-        "/v1/clusters/east/config",
-        None,
-    )
-    .await;
+    let (st, _) = Api::new(&base, token(4))
+        .call("GET", "/v1/clusters/east/config", None)
+        .await;
     assert_eq!(st, 200, "the declared token works");
     assert_eq!(kerf.stop(), Some(0));
 
@@ -347,28 +309,18 @@ async fn changing_or_removing_a_declaration_takes_effect_at_the_next_start() {
     s.config("");
     let kerf = s.start(&config);
     let base = kerf.url("");
-    let (_, list) = call(&http, &base, &s.admin, "GET", "/v1/datasources", None).await;
+    let (_, list) = Api::new(&base, &s.admin)
+        .call("GET", "/v1/datasources", None)
+        .await;
     assert_eq!(list["items"][0]["clusters"], json!(["east"]), "{list}");
     let patch = json!({"displayName": "East, by hand"});
-    let (st, v) = call(
-        &http,
-        &base,
-        &s.admin,
-        "PATCH",
-        "/v1/clusters/east",
-        Some(patch),
-    )
-    .await;
+    let (st, v) = Api::new(&base, &s.admin)
+        .call("PATCH", "/v1/clusters/east", Some(patch))
+        .await;
     assert_eq!(st, 200, "{v}");
-    let (st, _) = call(
-        &http,
-        &base,
-        &token(4),
-        "GET",
-        "/v1/clusters/east/config",
-        None,
-    )
-    .await;
+    let (st, _) = Api::new(&base, token(4))
+        .call("GET", "/v1/clusters/east/config", None)
+        .await;
     assert_eq!(st, 200, "the token stays");
     assert_eq!(kerf.stop(), Some(0));
 }
@@ -428,37 +380,21 @@ async fn a_bad_declaration_stops_the_start_with_exit_2_and_one_line_and_writes_n
     }
     // Nothing was written by any of the failed starts.
     let kerf = s.start(&s.config(""));
-    let http = client();
-    let (_, list) = call(
-        &http,
-        &kerf.url(""),
-        &s.admin,
-        "GET",
-        "/v1/datasources",
-        None,
-    )
-    .await;
+    let (_, list) = kerf
+        .api(&s.admin)
+        .call("GET", "/v1/datasources", None)
+        .await;
     assert_eq!(list["items"], json!([]), "{list}");
     // A retired name cannot be declared again.
-    let (st, _) = call(
-        &http,
-        &kerf.url(""),
-        &s.admin,
-        "POST",
-        "/v1/clusters",
-        Some(json!({"name": "old"})),
-    )
-    .await;
+    let (st, _) = kerf
+        .api(&s.admin)
+        .call("POST", "/v1/clusters", Some(json!({"name": "old"})))
+        .await;
     assert_eq!(st, 201);
-    let (st, _) = call(
-        &http,
-        &kerf.url(""),
-        &s.admin,
-        "DELETE",
-        "/v1/clusters/old",
-        None,
-    )
-    .await;
+    let (st, _) = kerf
+        .api(&s.admin)
+        .call("DELETE", "/v1/clusters/old", None)
+        .await;
     assert_eq!(st, 204);
     assert_eq!(kerf.stop(), Some(0));
     let config = s.config("[[fleet.clusters]]\nname = \"old\"\n");
@@ -489,15 +425,10 @@ async fn a_bad_declaration_stops_the_start_with_exit_2_and_one_line_and_writes_n
         "{line}"
     );
     let kerf = s.start(&s.config(""));
-    let (_, list) = call(
-        &http,
-        &kerf.url(""),
-        &s.admin,
-        "GET",
-        "/v1/datasources",
-        None,
-    )
-    .await;
+    let (_, list) = kerf
+        .api(&s.admin)
+        .call("GET", "/v1/datasources", None)
+        .await;
     assert_eq!(
         list["items"],
         json!([]),

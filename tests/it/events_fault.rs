@@ -7,7 +7,11 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::{watch, Mutex};
 
-use crate::support::{audit_all, client, event, uuid, DataDir, Kerf};
+use std::time::Duration;
+
+use crate::support::api::send_until_acked;
+use crate::support::wait::eventually_every;
+use crate::support::{client, event, secs, uuid, DataDir, Kerf};
 
 const CLIENTS: usize = 4;
 const BATCHES_PER_CLIENT: usize = 60;
@@ -44,17 +48,24 @@ async fn sigkill_mid_stream_loses_and_doubles_nothing_after_resends() {
             }
         }));
     }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while acked.load(std::sync::atomic::Ordering::SeqCst) < CLIENTS * BATCHES_PER_CLIENT / 3 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "ingest made no progress"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-    }
+    let third = CLIENTS * BATCHES_PER_CLIENT / 3;
+    eventually_every(
+        "a third of the batches acknowledged",
+        secs(60),
+        Duration::from_millis(2),
+        async || {
+            let n = acked.load(std::sync::atomic::Ordering::SeqCst);
+            if n >= third {
+                Ok(())
+            } else {
+                Err(n)
+            }
+        },
+    )
+    .await;
     let killed_at = acked.load(std::sync::atomic::Ordering::SeqCst);
     kerf.kill();
-    let kerf = Kerf::start(data.path(), &[]);
+    let kerf = Kerf::builder(data.path()).start();
     url_tx.send(kerf.url("")).expect("clients listen");
     for c in clients {
         c.await.expect("client finished");
@@ -63,7 +74,7 @@ async fn sigkill_mid_stream_loses_and_doubles_nothing_after_resends() {
         killed_at < CLIENTS * BATCHES_PER_CLIENT,
         "the kill happened mid-stream"
     );
-    let stored = audit_all(&http, &kerf.url(""), &admin, "").await;
+    let stored = kerf.api(&admin).audit_all("").await;
     let stored_ids: Vec<String> = stored
         .iter()
         .map(|e| e["id"].as_str().unwrap().to_string())
@@ -76,34 +87,4 @@ async fn sigkill_mid_stream_loses_and_doubles_nothing_after_resends() {
         unique, sent,
         "stored set differs from the union of sent ids"
     );
-}
-
-/// Resends the same batch until the hub acknowledges it, following the hub's address.
-async fn send_until_acked(
-    http: &reqwest::Client,
-    url_rx: &watch::Receiver<String>,
-    token: &str,
-    batch: &Value,
-) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    loop {
-        let base = url_rx.borrow().clone();
-        let res = http
-            .post(format!("{base}/v1/clusters/prod/events"))
-            .bearer_auth(token)
-            .json(batch)
-            .send()
-            .await;
-        if let Ok(r) = res {
-            if r.status() == 200 && r.json::<Value>().await.is_ok() {
-                return;
-            }
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "batch never acknowledged"
-        );
-        let mut rx = url_rx.clone();
-        let _ = tokio::time::timeout(std::time::Duration::from_millis(50), rx.changed()).await;
-    }
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use crate::support::{audit_all, client, error_code, event, post_events, uuid, DataDir};
+use crate::support::{client, error_code, event, uuid, Api, DataDir};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn duplicate_ids_are_stored_once_across_batches_and_within_one_batch() {
@@ -13,27 +13,18 @@ async fn duplicate_ids_are_stored_once_across_batches_and_within_one_batch() {
     let token = data.create_cluster("prod");
     let admin = data.admin_token();
     let kerf = data.start();
-    let http = client();
     let (a, b, c) = (uuid(), uuid(), uuid());
-    let (s, body) = post_events(
-        &http,
-        &kerf.url(""),
-        "prod",
-        &token,
-        &json!([event(&a), event(&a), event(&b)]),
-    )
-    .await;
+    let (s, body) = kerf
+        .api(&token)
+        .post_events("prod", &json!([event(&a), event(&a), event(&b)]))
+        .await;
     assert_eq!((s, body), (200, json!({"accepted": 2, "duplicates": 1})));
-    let (s, body) = post_events(
-        &http,
-        &kerf.url(""),
-        "prod",
-        &token,
-        &json!([event(&b), event(&c)]),
-    )
-    .await;
+    let (s, body) = kerf
+        .api(&token)
+        .post_events("prod", &json!([event(&b), event(&c)]))
+        .await;
     assert_eq!((s, body), (200, json!({"accepted": 1, "duplicates": 1})));
-    let stored = audit_all(&http, &kerf.url(""), &admin, "").await;
+    let stored = kerf.api(&admin).audit_all("").await;
     let mut ids: Vec<&str> = stored.iter().map(|e| e["id"].as_str().unwrap()).collect();
     ids.sort_unstable();
     let mut want = vec![a.as_str(), b.as_str(), c.as_str()];
@@ -50,12 +41,11 @@ async fn an_invalid_item_refuses_the_whole_batch_naming_its_index_and_stores_not
     let token = data.create_cluster("prod");
     let admin = data.admin_token();
     let kerf = data.start();
-    let http = client();
     let mut bad = event(&uuid());
     bad["reason"] = json!("NotAReason");
     let bad_id = bad["id"].as_str().unwrap().to_string();
     let batch = json!([event(&uuid()), event(&uuid()), bad, event(&uuid())]);
-    let (s, body) = post_events(&http, &kerf.url(""), "prod", &token, &batch).await;
+    let (s, body) = kerf.api(&token).post_events("prod", &batch).await;
     assert_eq!(s, 400);
     assert_eq!(error_code(&body), "invalid_item");
     let items = body["error"]["details"]["items"].as_array().expect("items");
@@ -63,7 +53,7 @@ async fn an_invalid_item_refuses_the_whole_batch_naming_its_index_and_stores_not
     assert_eq!(items[0]["index"], 2);
     assert_eq!(items[0]["id"], bad_id.as_str());
     assert_eq!(items[0]["field"], "reason");
-    assert!(audit_all(&http, &kerf.url(""), &admin, "").await.is_empty());
+    assert!(kerf.api(&admin).audit_all("").await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -85,11 +75,11 @@ async fn missing_unknown_and_foreign_tokens_are_refused_with_401_or_403() {
         (stage.clone(), 403),
         (admin.clone(), 403),
     ] {
-        let (s, body) = post_events(&http, &kerf.url(""), "prod", &token, &batch).await;
+        let (s, body) = kerf.api(&token).post_events("prod", &batch).await;
         assert_eq!(s, want, "{body}");
         error_code(&body);
     }
-    let (s, _) = post_events(&http, &kerf.url(""), "prod", &prod, &batch).await;
+    let (s, _) = kerf.api(&prod).post_events("prod", &batch).await;
     assert_eq!(s, 200);
     let audit_as_cluster = http
         .get(kerf.url("/v1/audit"))
@@ -112,12 +102,15 @@ async fn events_and_the_actions_metric_survive_a_restart() {
     {
         let kerf = data.start();
         let batch: Vec<Value> = ids.iter().map(|i| event(i)).collect();
-        let (s, _) = post_events(&http, &kerf.url(""), "prod", &token, &Value::Array(batch)).await;
+        let (s, _) = kerf
+            .api(&token)
+            .post_events("prod", &Value::Array(batch))
+            .await;
         assert_eq!(s, 200);
         assert_eq!(kerf.stop(), Some(0));
     }
     let kerf = data.start();
-    let stored = audit_all(&http, &kerf.url(""), &admin, "").await;
+    let stored = kerf.api(&admin).audit_all("").await;
     assert_eq!(stored.len(), 25);
     let metrics = actions_metric(&http, &kerf.url("/metrics")).await;
     assert_eq!(
@@ -157,11 +150,14 @@ async fn kerf_actions_total_equals_the_stored_count_per_cluster_type_and_reason(
         } else {
             ("stage", &stage)
         };
-        let (s, _) = post_events(&http, &kerf.url(""), cluster, token, &Value::Array(batch)).await;
+        let (s, _) = kerf
+            .api(token)
+            .post_events(cluster, &Value::Array(batch))
+            .await;
         assert_eq!(s, 200);
     }
     let mut stored: HashMap<(String, String, String), u64> = HashMap::new();
-    for e in audit_all(&http, &kerf.url(""), &admin, "").await {
+    for e in kerf.api(&admin).audit_all("").await {
         let key = (
             e["cluster"].as_str().unwrap().to_string(),
             e["type"].as_str().unwrap().to_string(),
@@ -187,27 +183,16 @@ async fn audit_filters_select_by_cluster_type_reason_and_time() {
     applied["type"] = json!("blocked");
     applied["reason"] = json!("Paused");
     applied["recommendationID"] = json!("rec-1");
-    post_events(
-        &http,
-        &kerf.url(""),
-        "prod",
-        &prod,
-        &json!([early, applied]),
-    )
-    .await;
-    post_events(
-        &http,
-        &kerf.url(""),
-        "stage",
-        &stage,
-        &json!([event(&uuid())]),
-    )
-    .await;
+    kerf.api(&prod)
+        .post_events("prod", &json!([early, applied]))
+        .await;
+    kerf.api(&stage)
+        .post_events("stage", &json!([event(&uuid())]))
+        .await;
     let count = |q: &'static str| {
-        let http = http.clone();
         let base = kerf.url("");
         let admin = admin.clone();
-        async move { audit_all(&http, &base, &admin, q).await.len() }
+        async move { Api::new(&base, &admin).audit_all(q).await.len() }
     };
     assert_eq!(count("&cluster=prod").await, 2);
     assert_eq!(count("&cluster=stage").await, 1);

@@ -3,40 +3,19 @@
 //! follow the matrix; retiring and rotating lock the old agent token out; a pause with
 //! `resumeAt` is lifted by the server's own ticker (actor `system`).
 
-use std::time::{Duration, Instant};
-
 use serde_json::{json, Value};
 
-use crate::support::{self, stdout_line, DataDir};
-
-struct Api {
-    base: String,
-    http: reqwest::Client,
-}
+use crate::support::{self, stdout_line, Api, DataDir};
 
 impl Api {
-    async fn call(&self, method: &str, path: &str, token: &str, body: Value) -> (u16, Value) {
-        let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let mut req = self
-            .http
-            .request(m, format!("{}{path}", self.base))
-            .bearer_auth(token);
-        if !body.is_null() {
-            req = req.json(&body);
-        }
-        let resp = req.send().await.expect("request");
-        let status = resp.status().as_u16();
-        (status, resp.json().await.unwrap_or(Value::Null))
-    }
-
     /// The newest config change with `action`.
     async fn last(&self, admin: &str, action: &str) -> Value {
         let (s, v) = self
+            .as_token(admin)
             .call(
                 "GET",
                 &format!("/v1/audit/config?action={action}&limit=1"),
-                admin,
-                Value::Null,
+                None,
             )
             .await;
         assert_eq!(s, 200, "{v}");
@@ -45,12 +24,8 @@ impl Api {
 
     async fn count(&self, admin: &str, action: &str) -> usize {
         let (_, v) = self
-            .call(
-                "GET",
-                &format!("/v1/audit/config?action={action}"),
-                admin,
-                Value::Null,
-            )
+            .as_token(admin)
+            .call("GET", &format!("/v1/audit/config?action={action}"), None)
             .await;
         v["items"].as_array().map_or(0, Vec::len)
     }
@@ -78,10 +53,7 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
     let viewer = token(&dir, "ops-viewer", "viewer");
     let cli_agent = dir.create_cluster("legacy");
     let kerf = dir.start();
-    let api = Api {
-        base: kerf.url(""),
-        http: support::client(),
-    };
+    let api = Api::new(kerf.url(""), "");
 
     let row = api.last(&admin, "ClusterCreated").await;
     assert_eq!(
@@ -98,14 +70,26 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
     let body = json!({"name": "prod", "displayName": "Production", "labels": {"env": "prod"}, "reason": "new region"});
     for t in [&viewer, &editor] {
         assert_eq!(
-            api.call("POST", "/v1/clusters", t, body.clone()).await.0,
+            api.as_token(t)
+                .call("POST", "/v1/clusters", Some(body.clone()))
+                .await
+                .0,
             403
         );
     }
-    let (s, created) = api.call("POST", "/v1/clusters", &admin, body.clone()).await;
+    let (s, created) = api
+        .as_token(&admin)
+        .call("POST", "/v1/clusters", Some(body.clone()))
+        .await;
     assert_eq!(s, 201, "{created}");
     let agent = created["token"].as_str().expect("token").to_string();
-    assert_eq!(api.call("POST", "/v1/clusters", &admin, body).await.0, 409);
+    assert_eq!(
+        api.as_token(&admin)
+            .call("POST", "/v1/clusters", Some(body))
+            .await
+            .0,
+        409
+    );
     let row = api.last(&admin, "ClusterCreated").await;
     assert_actor(&row, "ops-admin");
     assert_eq!(
@@ -124,13 +108,15 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
     // Update metadata.
     let patch = json!({"description": "EU shop", "reason": "describe it"});
     assert_eq!(
-        api.call("PATCH", "/v1/clusters/prod", &editor, patch.clone())
+        api.as_token(&editor)
+            .call("PATCH", "/v1/clusters/prod", Some(patch.clone()))
             .await
             .0,
         403
     );
     assert_eq!(
-        api.call("PATCH", "/v1/clusters/prod", &admin, patch)
+        api.as_token(&admin)
+            .call("PATCH", "/v1/clusters/prod", Some(patch))
             .await
             .0,
         200
@@ -149,13 +135,15 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
     // Freeze: editor may.
     let freeze = json!({"enabled": true, "reason": "black friday"});
     assert_eq!(
-        api.call("PUT", "/v1/clusters/prod/freeze", &viewer, freeze.clone())
+        api.as_token(&viewer)
+            .call("PUT", "/v1/clusters/prod/freeze", Some(freeze.clone()))
             .await
             .0,
         403
     );
     assert_eq!(
-        api.call("PUT", "/v1/clusters/prod/freeze", &editor, freeze)
+        api.as_token(&editor)
+            .call("PUT", "/v1/clusters/prod/freeze", Some(freeze))
             .await
             .0,
         200
@@ -171,7 +159,8 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
     );
     assert_eq!(row["reason"], "black friday");
     let (s, cfg) = api
-        .call("GET", "/v1/clusters/prod/config", &agent, Value::Null)
+        .as_token(&agent)
+        .call("GET", "/v1/clusters/prod/config", None)
         .await;
     assert_eq!(s, 200, "{cfg}");
     assert_eq!(
@@ -187,20 +176,23 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
     // Pause and resume one cluster.
     let pause = json!({"reason": "incident 7"});
     assert_eq!(
-        api.call("POST", "/v1/clusters/prod/pause", &viewer, pause.clone())
+        api.as_token(&viewer)
+            .call("POST", "/v1/clusters/prod/pause", Some(pause.clone()))
             .await
             .0,
         403
     );
     assert_eq!(
-        api.call("POST", "/v1/clusters/prod/pause", &editor, json!({}))
+        api.as_token(&editor)
+            .call("POST", "/v1/clusters/prod/pause", Some(json!({})))
             .await
             .0,
         400,
         "a reason is required"
     );
     assert_eq!(
-        api.call("POST", "/v1/clusters/prod/pause", &editor, pause)
+        api.as_token(&editor)
+            .call("POST", "/v1/clusters/prod/pause", Some(pause))
             .await
             .0,
         200
@@ -220,7 +212,8 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
     );
     assert_eq!(row["reason"], "incident 7");
     let (_, cfg) = api
-        .call("GET", "/v1/clusters/prod/config", &agent, Value::Null)
+        .as_token(&agent)
+        .call("GET", "/v1/clusters/prod/config", None)
         .await;
     assert_eq!(
         (
@@ -230,14 +223,14 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
         (json!(true), json!("cluster"))
     );
     assert_eq!(
-        api.call(
-            "POST",
-            "/v1/clusters/prod/resume",
-            &editor,
-            json!({"reason": "fixed"})
-        )
-        .await
-        .0,
+        api.as_token(&editor)
+            .call(
+                "POST",
+                "/v1/clusters/prod/resume",
+                Some(json!({"reason": "fixed"}))
+            )
+            .await
+            .0,
         200
     );
     let row = api.last(&admin, "AutomationResumed").await;
@@ -251,7 +244,8 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
     );
     assert_eq!(row["reason"], "fixed");
     assert_eq!(
-        api.call("POST", "/v1/clusters/prod/resume", &editor, json!({}))
+        api.as_token(&editor)
+            .call("POST", "/v1/clusters/prod/resume", Some(json!({})))
             .await
             .0,
         409
@@ -259,14 +253,14 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
 
     // The fleet.
     assert_eq!(
-        api.call(
-            "POST",
-            "/v1/fleet/pause",
-            &editor,
-            json!({"reason": "freeze all"})
-        )
-        .await
-        .0,
+        api.as_token(&editor)
+            .call(
+                "POST",
+                "/v1/fleet/pause",
+                Some(json!({"reason": "freeze all"}))
+            )
+            .await
+            .0,
         200
     );
     let row = api.last(&admin, "AutomationPaused").await;
@@ -275,11 +269,13 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
         json!({"type": "automation", "id": "*", "name": "*"})
     );
     let (_, cfg) = api
-        .call("GET", "/v1/clusters/prod/config", &agent, Value::Null)
+        .as_token(&agent)
+        .call("GET", "/v1/clusters/prod/config", None)
         .await;
     assert_eq!(cfg["flags"]["pauseScope"], "fleet");
     assert_eq!(
-        api.call("POST", "/v1/fleet/resume", &editor, json!({}))
+        api.as_token(&editor)
+            .call("POST", "/v1/fleet/resume", Some(json!({})))
             .await
             .0,
         200
@@ -291,23 +287,25 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
 
     // Rotate the agent token: the old one is refused at once.
     let (s, rotated) = api
+        .as_token(&admin)
         .call(
             "POST",
             "/v1/clusters/prod/token",
-            &admin,
-            json!({"reason": "leaked"}),
+            Some(json!({"reason": "leaked"})),
         )
         .await;
     assert_eq!(s, 200, "{rotated}");
     let fresh = rotated["token"].as_str().expect("token").to_string();
     assert_eq!(
-        api.call("GET", "/v1/clusters/prod/config", &agent, Value::Null)
+        api.as_token(&agent)
+            .call("GET", "/v1/clusters/prod/config", None)
             .await
             .0,
         401
     );
     assert_eq!(
-        api.call("GET", "/v1/clusters/prod/config", &fresh, Value::Null)
+        api.as_token(&fresh)
+            .call("GET", "/v1/clusters/prod/config", None)
             .await
             .0,
         200
@@ -322,11 +320,13 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
     // Heartbeat and readiness.
     let hb = json!({"agentVersion": "0.1.0", "kubernetesVersion": "v1.33.0", "capabilities": {"inPlaceResize": true}});
     let (s, r) = api
-        .call("POST", "/v1/clusters/prod/heartbeat", &fresh, hb)
+        .as_token(&fresh)
+        .call("POST", "/v1/clusters/prod/heartbeat", Some(hb))
         .await;
     assert_eq!(s, 200, "{r}");
     let (s, r) = api
-        .call("GET", "/v1/clusters/prod/readiness", &viewer, Value::Null)
+        .as_token(&viewer)
+        .call("GET", "/v1/clusters/prod/readiness", None)
         .await;
     assert_eq!(s, 200, "{r}");
     assert_eq!(r["checks"]["heartbeat"]["status"], "pass");
@@ -337,25 +337,17 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
 
     // Retire: soft; the agent is locked out, the record stays.
     assert_eq!(
-        api.call(
-            "DELETE",
-            "/v1/clusters/prod?reason=decommissioned",
-            &editor,
-            Value::Null
-        )
-        .await
-        .0,
+        api.as_token(&editor)
+            .call("DELETE", "/v1/clusters/prod?reason=decommissioned", None)
+            .await
+            .0,
         403
     );
     assert_eq!(
-        api.call(
-            "DELETE",
-            "/v1/clusters/prod?reason=decommissioned",
-            &admin,
-            Value::Null
-        )
-        .await
-        .0,
+        api.as_token(&admin)
+            .call("DELETE", "/v1/clusters/prod?reason=decommissioned", None)
+            .await
+            .0,
         204
     );
     let row = api.last(&admin, "ClusterDeleted").await;
@@ -364,28 +356,31 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
     assert_eq!(row["after"], Value::Null);
     assert_eq!(row["reason"], "decommissioned");
     assert_eq!(
-        api.call("GET", "/v1/clusters/prod/config", &fresh, Value::Null)
+        api.as_token(&fresh)
+            .call("GET", "/v1/clusters/prod/config", None)
             .await
             .0,
         401
     );
     let (s, c) = api
-        .call("GET", "/v1/clusters/prod", &viewer, Value::Null)
+        .as_token(&viewer)
+        .call("GET", "/v1/clusters/prod", None)
         .await;
     assert_eq!((s, c["state"].clone()), (200, json!("retired")));
     assert_eq!(
-        api.call(
-            "PATCH",
-            "/v1/clusters/prod",
-            &admin,
-            json!({"description": "x"})
-        )
-        .await
-        .0,
+        api.as_token(&admin)
+            .call(
+                "PATCH",
+                "/v1/clusters/prod",
+                Some(json!({"description": "x"}))
+            )
+            .await
+            .0,
         409
     );
     assert_eq!(
-        api.call("DELETE", "/v1/clusters/prod", &admin, Value::Null)
+        api.as_token(&admin)
+            .call("DELETE", "/v1/clusters/prod", None)
             .await
             .0,
         409
@@ -400,32 +395,27 @@ async fn the_servers_ticker_lifts_a_pause_at_resume_at_as_the_system() {
     let admin = token(&dir, "ops", "admin");
     let agent = dir.create_cluster("edge");
     let kerf = dir.start();
-    let api = Api {
-        base: kerf.url(""),
-        http: support::client(),
-    };
+    let api = Api::new(kerf.url(""), "");
     let resume_at =
         kerf::timestamp::format_ms(kerf::clock::Clock::now_ms(&kerf::clock::SystemClock) + 1_500);
     let body = json!({"reason": "short", "resumeAt": resume_at});
     assert_eq!(
-        api.call("POST", "/v1/clusters/edge/pause", &admin, body)
+        api.as_token(&admin)
+            .call("POST", "/v1/clusters/edge/pause", Some(body))
             .await
             .0,
         200
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let row = loop {
+    let row = support::eventually("resumed by the ticker", support::secs(30), async || {
         let row = api.last(&admin, "AutomationResumed").await;
-        if !row.is_null() {
-            break row;
-        }
-        assert!(Instant::now() < deadline, "not resumed within 30 s");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+        (!row.is_null()).then_some(row)
+    })
+    .await;
     assert_eq!(row["actor"]["type"], "system");
     assert_eq!(row["target"]["id"], "edge");
     let (_, cfg) = api
-        .call("GET", "/v1/clusters/edge/config", &agent, Value::Null)
+        .as_token(&agent)
+        .call("GET", "/v1/clusters/edge/config", None)
         .await;
     assert_eq!(cfg["flags"]["paused"], false);
     kerf.stop();

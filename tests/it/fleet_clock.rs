@@ -14,7 +14,8 @@ async fn a_pause_with_resume_at_is_lifted_by_the_ticker_exactly_when_the_clock_r
     let h = hub("prod", false).await;
     let body = json!({"reason": "incident 42", "resumeAt": at(T0 + 60_000)});
     let (s, v) = h
-        .call("POST", "/v1/clusters/prod/pause", &h.admin, body)
+        .as_token(&h.admin)
+        .call("POST", "/v1/clusters/prod/pause", Some(body))
         .await;
     assert_eq!(s, 200, "{v}");
     let before = h.config("prod").await;
@@ -66,13 +67,17 @@ async fn a_fleet_pause_covers_every_cluster_and_wins_over_a_cluster_pause() {
     let cluster = json!({"reason": "one cluster"});
     let fleet = json!({"reason": "everything", "resumeAt": at(T0 + 1_000)});
     assert_eq!(
-        h.call("POST", "/v1/clusters/prod/pause", &h.admin, cluster)
+        h.as_token(&h.admin)
+            .call("POST", "/v1/clusters/prod/pause", Some(cluster))
             .await
             .0,
         200
     );
     assert_eq!(
-        h.call("POST", "/v1/fleet/pause", &h.admin, fleet).await.0,
+        h.as_token(&h.admin)
+            .call("POST", "/v1/fleet/pause", Some(fleet))
+            .await
+            .0,
         200
     );
     let c = h.config("prod").await;
@@ -94,7 +99,8 @@ async fn a_fleet_pause_covers_every_cluster_and_wins_over_a_cluster_pause() {
         "the cluster's own pause stays"
     );
     let (s, _) = h
-        .call("POST", "/v1/fleet/resume", &h.admin, json!({}))
+        .as_token(&h.admin)
+        .call("POST", "/v1/fleet/resume", Some(json!({})))
         .await;
     assert_eq!(s, 409, "the fleet is no longer paused");
 }
@@ -102,12 +108,8 @@ async fn a_fleet_pause_covers_every_cluster_and_wins_over_a_cluster_pause() {
 /// The readiness state now and the number of `ReadinessChanged` rows so far.
 async fn readiness_now(h: &Hub) -> (String, usize) {
     let (s, v) = h
-        .call(
-            "GET",
-            "/v1/clusters/demo-east/readiness",
-            &h.admin,
-            json!(null),
-        )
+        .as_token(&h.admin)
+        .call("GET", "/v1/clusters/demo-east/readiness", None)
         .await;
     assert_eq!(s, 200, "{v}");
     let n = h.changes("ReadinessChanged").await.len();
@@ -186,7 +188,7 @@ async fn each_readiness_transition_records_exactly_one_readiness_changed() {
         .run_to_end("demo-east", Trigger::Manual)
         .await
         .expect("run");
-    assert_eq!(failed.status, "failed");
+    assert_eq!(failed.status.as_str(), "failed");
     assert_eq!(readiness_now(&h).await, ("degraded".into(), 6));
     let c = last_change(&h).await;
     assert_eq!(
@@ -197,9 +199,9 @@ async fn each_readiness_transition_records_exactly_one_readiness_changed() {
         .run_to_end("demo-east", Trigger::Manual)
         .await
         .expect("run");
-    assert_eq!(good.status, "succeeded", "{:?}", good.errors);
+    assert_eq!(good.status.as_str(), "succeeded", "{:?}", good.errors);
     assert_eq!(readiness_now(&h).await, ("ready".into(), 7));
-    let (s, list) = h.call("GET", "/v1/clusters", &h.admin, json!(null)).await;
+    let (s, list) = h.as_token(&h.admin).call("GET", "/v1/clusters", None).await;
     assert_eq!(s, 200);
     assert_eq!(list["items"][0]["readiness"]["state"], "ready");
 }

@@ -9,19 +9,21 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::support::{client, DataDir, Kerf};
+use crate::support::{client, eventually, secs, DataDir, Kerf};
 
 /// Room for hundreds of sockets in this test process, whatever its soft limit.
 fn raise_own_fd_limit() {
-    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
-    let l = getrlimit(Resource::Nofile);
-    let _ = setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: l.maximum,
-            maximum: l.maximum,
-        },
-    );
+    let mut l = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only touch the struct they are given.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) == 0 {
+            l.rlim_cur = l.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+        }
+    }
 }
 
 /// Opens `n` sockets to `kerf`, each sending `first` (possibly nothing).
@@ -40,14 +42,15 @@ async fn open(kerf: &Kerf, n: usize, first: &[u8]) -> Vec<TcpStream> {
 /// Waits until the server closes `s` (EOF or reset); false when `limit` passes first.
 async fn closed_within(mut s: TcpStream, limit: Duration) -> bool {
     let mut buf = [0u8; 512];
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        match tokio::time::timeout_at(deadline, s.read(&mut buf)).await {
-            Err(_) => return false,
-            Ok(Ok(0)) | Ok(Err(_)) => return true,
-            Ok(Ok(_)) => continue,
+    let closed = async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => continue,
+            }
         }
-    }
+    };
+    tokio::time::timeout(limit, closed).await.is_ok()
 }
 
 /// `/healthz` on a fresh connection, `n` times; the slowest answer.
@@ -79,13 +82,12 @@ fn open_fds(pid: u32) -> usize {
 async fn half_sent_requests_and_silent_sockets_are_closed_by_the_server() {
     raise_own_fd_limit();
     let data = DataDir::new();
-    let kerf = Kerf::start(
-        data.path(),
-        &[
+    let kerf = Kerf::builder(data.path())
+        .envs(&[
             ("KERF_HTTP__HEADER_READ_TIMEOUT_SECONDS", "1"),
             ("KERF_HTTP__IDLE_TIMEOUT_SECONDS", "2"),
-        ],
-    );
+        ])
+        .start();
     let half = open(
         &kerf,
         60,
@@ -112,7 +114,9 @@ async fn half_sent_requests_and_silent_sockets_are_closed_by_the_server() {
 async fn at_the_cap_newcomers_close_idle_connections_so_healthz_keeps_answering() {
     raise_own_fd_limit();
     let data = DataDir::new();
-    let kerf = Kerf::start(data.path(), &[("KERF_HTTP__MAX_CONNECTIONS", "16")]);
+    let kerf = Kerf::builder(data.path())
+        .envs(&[("KERF_HTTP__MAX_CONNECTIONS", "16")])
+        .start();
     let before = open_fds(kerf.pid());
     // Held open for the whole test: far more than the cap, and none ever times out.
     let _held = open(&kerf, 200, b"GET /healthz HTTP/1.1\r\nHost: kerf\r\n").await;
@@ -132,7 +136,9 @@ async fn at_the_cap_newcomers_close_idle_connections_so_healthz_keeps_answering(
 async fn under_a_low_open_file_limit_the_cap_fits_and_nothing_spins() {
     raise_own_fd_limit();
     let data = DataDir::new();
-    let kerf = Kerf::start_under_shell("ulimit -n 128", data.path(), &[]);
+    let kerf = Kerf::builder(data.path())
+        .under_shell("ulimit -n 128")
+        .start();
     let _held = open(&kerf, 250, b"GET /healthz HTTP/1.1\r\nHost: kerf\r\n").await;
     let slowest = healthz_slowest(&kerf, 20).await;
     assert!(
@@ -164,19 +170,35 @@ fn cpu_seconds(pid: u32) -> f64 {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn out_of_descriptors_the_accept_loop_backs_off_and_logs_rarely() {
-    use rustix::process::{prlimit, Pid, Resource, Rlimit};
     raise_own_fd_limit();
     let data = DataDir::new();
-    let kerf = Kerf::start(data.path(), &[("KERF_HTTP__IDLE_TIMEOUT_SECONDS", "2")]);
+    let kerf = Kerf::builder(data.path())
+        .envs(&[("KERF_HTTP__IDLE_TIMEOUT_SECONDS", "2")])
+        .start();
     healthz_slowest(&kerf, 1).await;
     // The cap was sized for a generous limit; now the descriptors run out under it.
-    let pid = Pid::from_raw(kerf.pid() as i32).expect("pid");
     let tight = (open_fds(kerf.pid()) + 8) as u64;
-    let room = Rlimit {
-        current: Some(tight),
-        maximum: rustix::process::getrlimit(Resource::Nofile).maximum,
+    let mut room = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
     };
-    prlimit(Some(pid), Resource::Nofile, room).expect("lower the child's limit");
+    // SAFETY: prlimit reads and writes only the structs it is given; the PID is our child's.
+    let lowered = unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut room);
+        room.rlim_cur = tight;
+        libc::prlimit(
+            kerf.pid() as i32,
+            libc::RLIMIT_NOFILE,
+            &room,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(
+        lowered,
+        0,
+        "lower the child's limit: {}",
+        std::io::Error::last_os_error()
+    );
     let held = open(&kerf, 100, b"").await;
     let cpu_before = cpu_seconds(kerf.pid());
     let t = Instant::now();
@@ -194,15 +216,13 @@ async fn out_of_descriptors_the_accept_loop_backs_off_and_logs_rarely() {
     );
     drop(held);
     // Once the held sockets go, it serves again.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let ok = client().get(kerf.url("/healthz")).send().await;
-        if ok.is_ok_and(|r| r.status() == 200) {
-            break;
+    eventually("kerf to serve again", secs(15), async || {
+        match client().get(kerf.url("/healthz")).send().await {
+            Ok(r) if r.status() == 200 => Ok(()),
+            other => Err(other.map(|r| r.status())),
         }
-        assert!(Instant::now() < deadline, "kerf did not recover");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -212,16 +232,15 @@ async fn a_tls_handshake_that_never_finishes_is_closed_at_its_timeout() {
     let (cert_path, key_path) = (data.path().join("tls.crt"), data.path().join("tls.key"));
     std::fs::write(&cert_path, cert.cert.pem()).expect("cert");
     std::fs::write(&key_path, cert.signing_key.serialize_pem()).expect("key");
-    let kerf = Kerf::start(
-        data.path(),
-        &[
+    let kerf = Kerf::builder(data.path())
+        .envs(&[
             ("KERF_TLS__CERT_FILE", cert_path.to_str().expect("path")),
             ("KERF_TLS__KEY_FILE", key_path.to_str().expect("path")),
             ("KERF_HTTP__TLS_HANDSHAKE_TIMEOUT_SECONDS", "1"),
             // Only the handshake timeout can close these within the test's deadline.
             ("KERF_HTTP__IDLE_TIMEOUT_SECONDS", "3600"),
-        ],
-    );
+        ])
+        .start();
     // The first bytes of a TLS record (a ClientHello that never comes whole).
     let stalled = open(&kerf, 20, &[0x16, 0x03, 0x01, 0x02, 0x00]).await;
     let waits = stalled

@@ -52,7 +52,7 @@ async fn get_status(kerf: &Kerf, admin: &str, id: i64) -> u16 {
 async fn the_data_dir_and_everything_kerf_writes_in_it_are_private_whatever_the_umask() {
     let root = DataDir::new();
     let dir = root.path().join("data");
-    let kerf = Kerf::start_under_shell("umask 000", &dir, &[]);
+    let kerf = Kerf::builder(&dir).under_shell("umask 000").start();
     let admin = stdout_line(
         &Command::new(bin())
             .arg("--data-dir")

@@ -8,8 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::identity::{bootstrap_admin, start, Api, Cred};
-use crate::support::{client, error_code, event, post_events, uuid, DataDir};
+use crate::support::{client, error_code, event, uuid, Cred, DataDir};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn invented_methods_and_paths_never_become_metric_labels() {
@@ -127,11 +126,13 @@ async fn every_route_takes_its_body_limit_from_the_config_and_answers_413_as_jso
     let data = DataDir::new();
     let admin = data.admin_token();
     let agent = data.create_cluster("prod");
-    let kerf = crate::support::Kerf::start(data.path(), &[("KERF_HTTP__MAX_BODY_BYTES", "4096")]);
+    let kerf = crate::support::Kerf::builder(data.path())
+        .envs(&[("KERF_HTTP__MAX_BODY_BYTES", "4096")])
+        .start();
     let http = client();
     // Under the route's own 1 MiB but over the configured 4 KiB.
     let batch: Vec<_> = (0..40).map(|_| event(&uuid())).collect();
-    let (status, body) = post_events(&http, &kerf.url(""), "prod", &agent, &json!(batch)).await;
+    let (status, body) = kerf.api(&agent).post_events("prod", &json!(batch)).await;
     assert_eq!(status, 413, "{body}");
     assert_eq!(error_code(&body), "payload_too_large");
     assert_eq!(body["error"]["details"]["limitBytes"], 4096);
@@ -155,10 +156,9 @@ async fn every_route_takes_its_body_limit_from_the_config_and_answers_413_as_jso
 async fn a_body_that_trickles_in_past_the_deadline_gets_408() {
     let data = DataDir::new();
     let agent = data.create_cluster("prod");
-    let kerf = crate::support::Kerf::start(
-        data.path(),
-        &[("KERF_HTTP__BODY_READ_TIMEOUT_SECONDS", "1")],
-    );
+    let kerf = crate::support::Kerf::builder(data.path())
+        .envs(&[("KERF_HTTP__BODY_READ_TIMEOUT_SECONDS", "1")])
+        .start();
     let mut s = tokio::net::TcpStream::connect(kerf.addr)
         .await
         .expect("connect");
@@ -181,8 +181,8 @@ async fn a_body_that_trickles_in_past_the_deadline_gets_408() {
 #[tokio::test(flavor = "multi_thread")]
 async fn login_refuses_cross_site_posts_and_non_json_bodies() {
     let data = DataDir::new();
-    let password = bootstrap_admin(&data, "alice");
-    let kerf = start(&data, &[]);
+    let password = data.bootstrap_admin("alice");
+    let kerf = data.start_for_logins(&[]);
     let http = client();
     let body = json!({"username": "alice", "password": password}).to_string();
     let login = |ct: &str, extra: &[(&str, String)]| {
@@ -248,27 +248,35 @@ async fn metrics_can_require_a_token_of_any_fleet_role() {
     );
     let open = data.start();
     assert_eq!(
-        Api::new(&open)
-            .call("GET", "/metrics", Cred::None, None)
+        open.api("")
+            .recording()
+            .call_as("GET", "/metrics", Cred::None, None)
             .await
             .status,
         200,
         "public by default"
     );
     drop(open);
-    let kerf =
-        crate::support::Kerf::start(data.path(), &[("KERF_HTTP__METRICS_REQUIRE_TOKEN", "true")]);
-    let api = Api::new(&kerf);
+    let kerf = crate::support::Kerf::builder(data.path())
+        .envs(&[("KERF_HTTP__METRICS_REQUIRE_TOKEN", "true")])
+        .start();
+    let api = kerf.api("").recording();
     assert_eq!(
-        api.call("GET", "/metrics", Cred::None, None).await.status,
+        api.call_as("GET", "/metrics", Cred::None, None)
+            .await
+            .status,
         401
     );
     for token in [&admin, &viewer] {
-        let r = api.call("GET", "/metrics", Cred::Bearer(token), None).await;
+        let r = api
+            .call_as("GET", "/metrics", Cred::Bearer(token), None)
+            .await;
         assert_eq!(r.status, 200);
     }
     assert_eq!(
-        api.call("GET", "/healthz", Cred::None, None).await.status,
+        api.call_as("GET", "/healthz", Cred::None, None)
+            .await
+            .status,
         200,
         "health stays public"
     );

@@ -5,12 +5,11 @@
 //! an address it used before, and locks survive a restart.
 
 use std::net::IpAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
-use crate::identity::{bootstrap_admin, start};
-use crate::support::{client, error_code, DataDir, Kerf};
+use crate::support::{client, error_code, eventually, secs, DataDir, Kerf};
 
 /// A client whose connections come from `127.0.0.<n>`.
 fn from(n: u8) -> reqwest::Client {
@@ -41,8 +40,8 @@ async fn login(
 #[tokio::test(flavor = "multi_thread")]
 async fn a_guesser_locks_the_account_only_for_its_own_address() {
     let data = DataDir::new();
-    let password = bootstrap_admin(&data, "alice");
-    let kerf = start(&data, &[("KERF_AUTH__LOGIN_MAX_FAILURES", "3")]);
+    let password = data.bootstrap_admin("alice");
+    let kerf = data.start_for_logins(&[("KERF_AUTH__LOGIN_MAX_FAILURES", "3")]);
     let (guesser, owner) = (from(2), from(3));
     for _ in 0..3 {
         assert_eq!(
@@ -62,14 +61,11 @@ async fn a_guesser_locks_the_account_only_for_its_own_address() {
 #[tokio::test(flavor = "multi_thread")]
 async fn concurrent_guesses_get_no_more_password_checks_than_the_limit() {
     let data = DataDir::new();
-    bootstrap_admin(&data, "alice");
-    let kerf = start(
-        &data,
-        &[
-            ("KERF_AUTH__LOGIN_MAX_FAILURES", "5"),
-            ("KERF_AUTH__MAX_CONCURRENT_PASSWORD_CHECKS", "4"),
-        ],
-    );
+    data.bootstrap_admin("alice");
+    let kerf = data.start_for_logins(&[
+        ("KERF_AUTH__LOGIN_MAX_FAILURES", "5"),
+        ("KERF_AUTH__MAX_CONCURRENT_PASSWORD_CHECKS", "4"),
+    ]);
     let guesser = from(4);
     let guesses = (0..30).map(|i| {
         let (g, k) = (guesser.clone(), &kerf);
@@ -92,15 +88,12 @@ async fn concurrent_guesses_get_no_more_password_checks_than_the_limit() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_account_guessed_from_many_addresses_is_slowed_not_locked() {
     let data = DataDir::new();
-    let password = bootstrap_admin(&data, "alice");
-    let kerf = start(
-        &data,
-        &[
-            ("KERF_AUTH__LOGIN_MAX_FAILURES", "2"),
-            ("KERF_AUTH__LOGIN_ACCOUNT_SLOWDOWN_AFTER", "6"),
-            ("KERF_AUTH__LOGIN_ACCOUNT_SLOWDOWN_SECONDS", "2"),
-        ],
-    );
+    let password = data.bootstrap_admin("alice");
+    let kerf = data.start_for_logins(&[
+        ("KERF_AUTH__LOGIN_MAX_FAILURES", "2"),
+        ("KERF_AUTH__LOGIN_ACCOUNT_SLOWDOWN_AFTER", "6"),
+        ("KERF_AUTH__LOGIN_ACCOUNT_SLOWDOWN_SECONDS", "2"),
+    ]);
     let usual = from(20);
     assert_eq!(login(&usual, &kerf, "alice", &password).await.0, 200);
     for n in 21..24 {
@@ -123,32 +116,31 @@ async fn an_account_guessed_from_many_addresses_is_slowed_not_locked() {
     // The owner's usual address is not slowed at all.
     assert_eq!(login(&usual, &kerf, "alice", &password).await.0, 200);
     // And a newcomer gets through once the slot comes round: slowed, never locked.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if login(&from(31), &kerf, "alice", &password).await.0 == 200 {
-            break;
+    let what = "a slowed account to let its owner in";
+    eventually(what, secs(20), async || {
+        let (status, _) = login(&from(31), &kerf, "alice", &password).await;
+        if status == 200 {
+            Ok(())
+        } else {
+            Err(status)
         }
-        assert!(
-            Instant::now() < deadline,
-            "a slowed account never let its owner in"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_lock_survives_a_restart() {
     let data = DataDir::new();
-    let password = bootstrap_admin(&data, "alice");
+    let password = data.bootstrap_admin("alice");
     let env = [("KERF_AUTH__LOGIN_MAX_FAILURES", "2")];
-    let kerf = start(&data, &env);
+    let kerf = data.start_for_logins(&env);
     let guesser = from(5);
     for _ in 0..2 {
         assert_eq!(login(&guesser, &kerf, "alice", "guess").await.0, 401);
     }
     assert_eq!(login(&guesser, &kerf, "alice", &password).await.0, 429);
     assert_eq!(kerf.stop(), Some(0));
-    let kerf = start(&data, &env);
+    let kerf = data.start_for_logins(&env);
     let (status, body) = login(&guesser, &kerf, "alice", &password).await;
     assert_eq!(status, 429, "the lock was kept: {body}");
     assert_eq!(login(&client(), &kerf, "alice", &password).await.0, 200);

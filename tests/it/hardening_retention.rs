@@ -11,7 +11,8 @@ use kerf::runs::retention::{prune_audit, AuditRetention, AUDIT_BATCH};
 use kerf::store::{Store, StoreOptions};
 use serde_json::{json, Value};
 
-use crate::support::{client, event, post_events, stdout_line, uuid, DataDir};
+use crate::support::wait::eventually_every;
+use crate::support::{event, stdout_line, uuid, DataDir};
 
 const DAY: i64 = 86_400_000;
 const T0: i64 = 1_800_000_000_000;
@@ -30,7 +31,8 @@ async fn events(s: &Store, cluster: &str, n: usize, at: i64) {
         let batch: Vec<Value> = chunk.iter().map(|_| event(&uuid())).collect();
         let body = serde_json::to_vec(&batch).expect("json");
         let valid = kerf::events::validate_batch(&body).expect("valid");
-        s.insert_events(cluster.into(), valid, at)
+        let cluster = cluster.to_string();
+        s.writing(move |tx| tx.insert_events(&cluster, &valid, at))
             .await
             .expect("insert");
     }
@@ -70,7 +72,7 @@ async fn events_and_config_changes_are_pruned_past_their_own_retention_and_still
     events(&s, "new", 300, T0 + 300 * DAY).await;
     config_change(&s, T0).await;
     config_change(&s, T0 + 300 * DAY).await;
-    let counts_before = s.event_counts().await.expect("counts");
+    let counts_before = s.reading(|r| r.event_counts()).await.expect("counts");
     let keep = AuditRetention::from_days(100, 400);
     let now = T0 + 301 * DAY;
     let (e, c) = prune_audit(&s, now, keep, pin!(never())).await;
@@ -85,7 +87,7 @@ async fn events_and_config_changes_are_pruned_past_their_own_retention_and_still
     )
     .await;
     assert_eq!(left, 300);
-    let mut counts_after = s.event_counts().await.expect("counts");
+    let mut counts_after = s.reading(|r| r.event_counts()).await.expect("counts");
     let mut counts_before = counts_before;
     counts_before.sort();
     counts_after.sort();
@@ -114,14 +116,17 @@ async fn pruning_a_large_backlog_lets_other_writes_in_between_its_batches() {
         tokio::spawn(async move { prune_audit(&s, T0 + 10 * DAY, keep, pin!(never())).await })
     };
     let all = "SELECT COUNT(*) FROM audit_events";
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while count(dir.path(), all).await == backlog as i64 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "pruning never started"
-        );
-        tokio::task::yield_now().await;
-    }
+    // No pause between looks: the write below must land while the prune is under way.
+    let what = "pruning to start";
+    eventually_every(what, Duration::from_secs(30), Duration::ZERO, async || {
+        let n = count(dir.path(), all).await;
+        if n != backlog as i64 {
+            Ok(())
+        } else {
+            Err(n)
+        }
+    })
+    .await;
     // A write issued while pruning is under way gets the writer before it is done.
     events(&s, "agent", 1, T0 + 10 * DAY).await;
     let left = count(
@@ -139,10 +144,9 @@ async fn audit_export_writes_what_arrived_before_until_as_json_lines() {
     let data = DataDir::new();
     let agent = data.create_cluster("prod");
     let kerf = data.start();
-    let http = client();
     let batch: Vec<Value> = (0..2500).map(|_| event(&uuid())).collect();
     for chunk in batch.chunks(1000) {
-        let (s, body) = post_events(&http, &kerf.url(""), "prod", &agent, &json!(chunk)).await;
+        let (s, body) = kerf.api(&agent).post_events("prod", &json!(chunk)).await;
         assert_eq!(s, 200, "{body}");
     }
     assert_eq!(kerf.stop(), Some(0));

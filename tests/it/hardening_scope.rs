@@ -10,28 +10,30 @@ use kerf::clock::Clock;
 use serde_json::{json, Value};
 
 use crate::support::hub::{hub_after_run, Hub};
-use crate::support::{error_code, post_events, uuid};
+use crate::support::{error_code, eventually, secs, uuid, Api};
 
 const CLUSTER: &str = "demo-east";
 
 /// A token of `role` in a new team owning `namespace` of the cluster.
 async fn team_token(h: &Hub, name: &str, namespace: &str, role: &str) -> (String, String) {
     let (s, team) = h
+        .as_token(&h.admin)
         .call(
             "POST",
             "/v1/admin/teams",
-            &h.admin,
-            json!({"name": name, "namespaces": [{"cluster": CLUSTER, "namespace": namespace}]}),
+            Some(
+                json!({"name": name, "namespaces": [{"cluster": CLUSTER, "namespace": namespace}]}),
+            ),
         )
         .await;
     assert_eq!(s, 201, "{team}");
     let team_id = team["id"].as_str().expect("id").to_string();
     let (s, t) = h
+        .as_token(&h.admin)
         .call(
             "POST",
             "/v1/admin/tokens",
-            &h.admin,
-            json!({"name": format!("{name}-{role}"), "role": role, "team": team_id}),
+            Some(json!({"name": format!("{name}-{role}"), "role": role, "team": team_id})),
         )
         .await;
     assert_eq!(s, 201, "{t}");
@@ -41,7 +43,8 @@ async fn team_token(h: &Hub, name: &str, namespace: &str, role: &str) -> (String
 
 async fn workloads(h: &Hub) -> Vec<Value> {
     let (s, body) = h
-        .call("GET", "/v1/workloads?limit=500", &h.admin, json!(null))
+        .as_token(&h.admin)
+        .call("GET", "/v1/workloads?limit=500", None)
         .await;
     assert_eq!(s, 200, "{body}");
     body["items"].as_array().expect("items").clone()
@@ -82,19 +85,19 @@ async fn another_teams_workload_answers_exactly_as_a_missing_one_on_every_route(
     ];
     for (method, suffix, body) in probes {
         let real = h
+            .as_token(&editor)
             .call(
                 method,
                 &format!("/v1/workloads/{theirs}{suffix}"),
-                &editor,
-                body.clone(),
+                Some(body.clone()),
             )
             .await;
         let gone = h
+            .as_token(&editor)
             .call(
                 method,
                 &format!("/v1/workloads/{missing}{suffix}"),
-                &editor,
-                body,
+                Some(body),
             )
             .await;
         assert_eq!(real.0, 404, "{method} {suffix}: {}", real.1);
@@ -116,19 +119,25 @@ async fn a_team_admin_cannot_walk_user_ids_to_learn_usernames() {
         .to_string();
     let (team, admin) = team_token(&h, "walkers", &ns, "team-admin").await;
     let (s, user) = h
+        .as_token(&h.admin)
         .call(
             "POST",
             "/v1/admin/users",
-            &h.admin,
-            json!({"username": "quiet.person"}),
+            Some(json!({"username": "quiet.person"})),
         )
         .await;
     assert_eq!(s, 201, "{user}");
     let real = user["user"]["id"].as_str().expect("id").to_string();
     let path = format!("/v1/admin/teams/{team}/members");
     let by_id = |id: &str| json!({"members": [{"userId": id, "role": "team-viewer"}]});
-    let (s_real, b_real) = h.call("PUT", &path, &admin, by_id(&real)).await;
-    let (s_none, b_none) = h.call("PUT", &path, &admin, by_id("987654")).await;
+    let (s_real, b_real) = h
+        .as_token(&admin)
+        .call("PUT", &path, Some(by_id(&real)))
+        .await;
+    let (s_none, b_none) = h
+        .as_token(&admin)
+        .call("PUT", &path, Some(by_id("987654")))
+        .await;
     assert_eq!((s_real, s_none), (400, 400), "{b_real} {b_none}");
     assert_eq!(
         b_real.to_string().replace(&real, "ID"),
@@ -138,11 +147,14 @@ async fn a_team_admin_cannot_walk_user_ids_to_learn_usernames() {
     assert!(!b_real.to_string().contains("quiet.person"));
     // Colleagues are added by the name they go by.
     let by_name = json!({"members": [{"username": "quiet.person", "role": "team-viewer"}]});
-    let (s, team_view) = h.call("PUT", &path, &admin, by_name).await;
+    let (s, team_view) = h.as_token(&admin).call("PUT", &path, Some(by_name)).await;
     assert_eq!(s, 200, "{team_view}");
     assert_eq!(team_view["members"][0]["username"], "quiet.person");
     // A fleet admin may still name anyone by id.
-    let (s, _) = h.call("PUT", &path, &h.admin, by_id(&real)).await;
+    let (s, _) = h
+        .as_token(&h.admin)
+        .call("PUT", &path, Some(by_id(&real)))
+        .await;
     assert_eq!(s, 200);
 }
 
@@ -158,11 +170,11 @@ async fn cluster_labels_and_names_refuse_control_characters() {
     ];
     for patch in bad {
         let (s, body) = h
+            .as_token(&h.admin)
             .call(
                 "PATCH",
                 &format!("/v1/clusters/{CLUSTER}"),
-                &h.admin,
-                patch.clone(),
+                Some(patch.clone()),
             )
             .await;
         assert_eq!(s, 400, "{patch}: {body}");
@@ -171,7 +183,8 @@ async fn cluster_labels_and_names_refuse_control_characters() {
     }
     let ok = json!({"labels": {"kerf.dev/tier": "gold"}, "description": "two\nlines"});
     let (s, body) = h
-        .call("PATCH", &format!("/v1/clusters/{CLUSTER}"), &h.admin, ok)
+        .as_token(&h.admin)
+        .call("PATCH", &format!("/v1/clusters/{CLUSTER}"), Some(ok))
         .await;
     assert_eq!(s, 200, "{body}");
 }
@@ -187,7 +200,9 @@ async fn a_hostile_event_batch_gets_an_answer_bounded_by_the_caps() {
         item[format!("k{k:05}")] = json!(1);
     }
     let batch = json!([item.clone(), item]);
-    let (status, body) = post_events(&h.http, &h.base, CLUSTER, &h.agent, &batch).await;
+    let (status, body) = Api::new(&h.base, &h.agent)
+        .post_events(CLUSTER, &batch)
+        .await;
     assert_eq!(status, 400);
     assert_eq!(error_code(&body), "invalid_item");
     let details = &body["error"]["details"];
@@ -208,7 +223,7 @@ async fn authentication_never_waits_for_the_writer_to_note_a_token_was_used() {
     let (release, writer) = hold_the_writer(&h).await;
     let me = tokio::time::timeout(
         Duration::from_secs(5),
-        h.call("GET", "/v1/me", &h.admin, json!(null)),
+        h.as_token(&h.admin).call("GET", "/v1/me", None),
     )
     .await;
     let _ = release.send(());
@@ -216,20 +231,18 @@ async fn authentication_never_waits_for_the_writer_to_note_a_token_was_used() {
     assert_eq!(s, 200, "{body}");
     writer.await.expect("join");
     // The mark still lands once the writer is free.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, tokens) = h
-            .call("GET", "/v1/admin/tokens", &h.admin, json!(null))
-            .await;
+    eventually("the token's last use to be marked", secs(10), async || {
+        let (_, tokens) = h.api.get("/v1/admin/tokens").await;
         let used = tokens["items"][0]["lastUsedAt"]
             .as_str()
             .map(str::to_string);
         if used.is_some_and(|u| u >= crate::support::hub::at(h.clock.now_ms())) {
-            break;
+            Ok(())
+        } else {
+            Err(tokens)
         }
-        assert!(std::time::Instant::now() < deadline, "{tokens}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await;
 }
 
 /// Holds the store's one writer until the returned sender is used or dropped.
@@ -256,15 +269,16 @@ async fn authentication_never_waits_for_the_writer_to_note_a_session_was_used() 
     let h = hub_after_run(CLUSTER).await;
     let password = "seven quiet rivers bend twice";
     let (s, user) = h
+        .as_token(&h.admin)
         .call(
             "POST",
             "/v1/admin/users",
-            &h.admin,
-            json!({"username": "sam.session", "role": "viewer", "password": password}),
+            Some(json!({"username": "sam.session", "role": "viewer", "password": password})),
         )
         .await;
     assert_eq!(s, 201, "{user}");
     let login = h
+        .api
         .http
         .post(format!("{}/v1/auth/login", h.base))
         .json(&json!({"username": "sam.session", "password": password}))
@@ -284,7 +298,7 @@ async fn authentication_never_waits_for_the_writer_to_note_a_session_was_used() 
         let (store, digest) = (h.store.clone(), digest.clone());
         async move {
             store
-                .session_by_hash(digest)
+                .reading(move |r| r.session_by_hash(&digest))
                 .await
                 .expect("read")
                 .expect("the session")
@@ -297,7 +311,8 @@ async fn authentication_never_waits_for_the_writer_to_note_a_session_was_used() 
     let (release, writer) = hold_the_writer(&h).await;
     let me = tokio::time::timeout(
         Duration::from_secs(5),
-        h.http
+        h.api
+            .http
             .get(format!("{}/v1/me", h.base))
             .header("cookie", format!("kerf_session={value}"))
             .send(),
@@ -308,12 +323,14 @@ async fn authentication_never_waits_for_the_writer_to_note_a_session_was_used() 
     assert_eq!(me.status(), 200);
     writer.await.expect("join");
     // The mark still lands once the writer is free.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while seen(&h).await != h.clock.now_ms() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "last seen stays at {first}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let what = format!("last seen to move on from {first}");
+    eventually(&what, secs(10), async || {
+        let at = seen(&h).await;
+        if at == h.clock.now_ms() {
+            Ok(())
+        } else {
+            Err(at)
+        }
+    })
+    .await;
 }

@@ -9,28 +9,10 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::support::tools::helm;
 use crate::support::{bin, kube::control_plane};
 
 const CHART: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/packaging/helm/kerf");
-
-/// `HELM_BIN`, else what `scripts/ensure-helm.sh` prints (it builds helm once, cached).
-pub fn helm() -> PathBuf {
-    if let Ok(bin) = std::env::var("HELM_BIN") {
-        return PathBuf::from(bin);
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ensure-helm.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .output()
-        .expect("run scripts/ensure-helm.sh");
-    assert!(
-        out.status.success(),
-        "scripts/ensure-helm.sh failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    PathBuf::from(text.lines().last().expect("a path").trim())
-}
 
 /// Values exercising every part of the chart: the fleet with secrets from a mounted
 /// Secret and from a variable, integers that must stay integers, an Ingress.
@@ -85,7 +67,7 @@ fn template(args: &[&str]) -> Result<Vec<Value>, String> {
         return Err(String::from_utf8_lossy(&out.stderr).to_string());
     }
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    Ok(serde_norway::Deserializer::from_str(&text)
+    Ok(yaml_serde::Deserializer::from_str(&text)
         .map(|d| serde::Deserialize::deserialize(d).expect("rendered YAML"))
         .filter(|v: &Value| !v.is_null())
         .collect())

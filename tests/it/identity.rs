@@ -2,146 +2,18 @@
 //! revocation and expiry, cluster tokens, the config-change audit of every identity
 //! action, its atomicity, and that secrets never leak into responses, logs or audit.
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::support::{client, error_code, event, post_events, stdout_line, uuid, DataDir, Kerf};
-
-/// A distinctive password nobody would type by accident.
-pub const PASSWORD: &str = "Zebra-Quokka-7781-Lantern";
-
-/// An HTTP client that keeps every response body it saw (for the hygiene check).
-#[derive(Clone)]
-pub struct Api {
-    pub http: reqwest::Client,
-    pub base: String,
-    pub seen: Arc<Mutex<Vec<String>>>,
-}
-
-/// How a request authenticates.
-#[derive(Clone, Copy)]
-pub enum Cred<'a> {
-    None,
-    Bearer(&'a str),
-    Session(&'a Session),
-    /// The cookie without the CSRF header.
-    CookieOnly(&'a Session),
-}
-
-#[derive(Clone, Debug)]
-pub struct Session {
-    pub cookie: String,
-    pub csrf: String,
-}
-
-pub struct Reply {
-    pub status: u16,
-    pub headers: reqwest::header::HeaderMap,
-    pub body: Value,
-}
-
-impl Api {
-    pub fn new(kerf: &Kerf) -> Api {
-        Api {
-            http: client(),
-            base: kerf.url(""),
-            seen: Default::default(),
-        }
-    }
-
-    pub async fn call(
-        &self,
-        method: &str,
-        path: &str,
-        cred: Cred<'_>,
-        body: Option<Value>,
-    ) -> Reply {
-        let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let mut rb = self.http.request(m, format!("{}{path}", self.base));
-        rb = match cred {
-            Cred::None => rb,
-            Cred::Bearer(t) => rb.bearer_auth(t),
-            Cred::Session(s) => rb
-                .header("cookie", format!("kerf_session={}", s.cookie))
-                .header("x-csrf-token", &s.csrf),
-            Cred::CookieOnly(s) => rb.header("cookie", format!("kerf_session={}", s.cookie)),
-        };
-        if let Some(b) = body {
-            rb = rb.json(&b);
-        }
-        let resp = rb.send().await.expect("send");
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let text = resp.text().await.expect("body");
-        self.seen.lock().expect("lock").push(text.clone());
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Reply {
-            status,
-            headers,
-            body,
-        }
-    }
-
-    pub async fn login(&self, user: &str, password: &str) -> (Reply, Option<Session>) {
-        let r = self
-            .call(
-                "POST",
-                "/v1/auth/login",
-                Cred::None,
-                Some(json!({"username": user, "password": password})),
-            )
-            .await;
-        let session = r.headers.get("set-cookie").map(|c| {
-            let c = c.to_str().expect("ascii");
-            Session {
-                cookie: c
-                    .split(';')
-                    .next()
-                    .expect("pair")
-                    .trim_start_matches("kerf_session=")
-                    .to_string(),
-                csrf: r.body["csrfToken"].as_str().unwrap_or_default().to_string(),
-            }
-        });
-        (r, session)
-    }
-}
-
-pub fn start(data: &DataDir, env: &[(&str, &str)]) -> Kerf {
-    let mut all = vec![("KERF_LOG", "debug"), ("KERF_AUTH__ARGON2_ITERATIONS", "1")];
-    all.extend_from_slice(env);
-    Kerf::start(data.path(), &all)
-}
-
-/// `kerf users create --admin NAME`: the one-time password.
-pub fn bootstrap_admin(data: &DataDir, name: &str) -> String {
-    stdout_line(&data.run(&["users", "create", "--admin", name]))
-}
-
-/// Polls `check` until it holds or `limit` passes.
-async fn eventually<F, Fut>(limit: Duration, mut check: F) -> bool
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if check().await {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
+use crate::support::{error_code, event, uuid, within, Api, Cred, DataDir, Session, PASSWORD};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn login_succeeds_with_the_right_password_and_fails_alike_for_wrong_ones_and_unknown_users() {
     let data = DataDir::new();
-    let password = bootstrap_admin(&data, "alice");
-    let kerf = start(&data, &[]);
-    let api = Api::new(&kerf);
+    let password = data.bootstrap_admin("alice");
+    let kerf = data.start_for_logins(&[]);
+    let api = kerf.api("").recording();
     let (r, session) = api.login("alice", &password).await;
     assert_eq!(r.status, 200, "{}", r.body);
     let cookie = r.headers["set-cookie"].to_str().unwrap();
@@ -151,7 +23,7 @@ async fn login_succeeds_with_the_right_password_and_fails_alike_for_wrong_ones_a
     assert!(!cookie.contains("Secure"), "plain HTTP: no Secure flag");
     let session = session.expect("cookie");
     let me = api
-        .call("GET", "/v1/me", Cred::Session(&session), None)
+        .call_as("GET", "/v1/me", Cred::Session(&session), None)
         .await;
     assert_eq!(
         (
@@ -171,7 +43,7 @@ async fn login_succeeds_with_the_right_password_and_fails_alike_for_wrong_ones_a
         unknown.body["error"]["message"]
     );
     let bad = api
-        .call(
+        .call_as(
             "POST",
             "/v1/auth/login",
             Cred::None,
@@ -183,7 +55,7 @@ async fn login_succeeds_with_the_right_password_and_fails_alike_for_wrong_ones_a
         (400, Some("password"))
     );
     assert_eq!(
-        api.call("GET", "/v1/me", Cred::None, None).await.status,
+        api.call_as("GET", "/v1/me", Cred::None, None).await.status,
         401
     );
 }
@@ -191,15 +63,12 @@ async fn login_succeeds_with_the_right_password_and_fails_alike_for_wrong_ones_a
 #[tokio::test(flavor = "multi_thread")]
 async fn failed_logins_lock_the_account_with_429_and_the_lock_lifts_after_the_window() {
     let data = DataDir::new();
-    let password = bootstrap_admin(&data, "alice");
-    let kerf = start(
-        &data,
-        &[
-            ("KERF_AUTH__LOGIN_MAX_FAILURES", "3"),
-            ("KERF_AUTH__LOGIN_WINDOW_SECONDS", "6"),
-        ],
-    );
-    let api = Api::new(&kerf);
+    let password = data.bootstrap_admin("alice");
+    let kerf = data.start_for_logins(&[
+        ("KERF_AUTH__LOGIN_MAX_FAILURES", "3"),
+        ("KERF_AUTH__LOGIN_WINDOW_SECONDS", "6"),
+    ]);
+    let api = kerf.api("").recording();
     for _ in 0..3 {
         assert_eq!(
             api.login("alice", "wrong-password-guess").await.0.status,
@@ -223,44 +92,59 @@ async fn failed_logins_lock_the_account_with_429_and_the_lock_lifts_after_the_wi
         .parse()
         .unwrap();
     assert!((1..=6).contains(&retry), "Retry-After {retry}");
-    let recovered = eventually(Duration::from_secs(30), || async {
-        api.login("alice", &password).await.0.status == 200
-    })
-    .await;
+    let recovered = within(
+        "the lock lifted after the window",
+        Duration::from_secs(30),
+        async || {
+            let held = { api.login("alice", &password).await.0.status == 200 };
+            if held {
+                Ok(())
+            } else {
+                Err(held)
+            }
+        },
+    )
+    .await
+    .is_ok();
     assert!(recovered, "the lock lifted after the window");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sessions_expire_on_their_own_and_logout_ends_them_on_the_server() {
     let data = DataDir::new();
-    let password = bootstrap_admin(&data, "alice");
-    let kerf = start(
-        &data,
-        &[
-            ("KERF_AUTH__SESSION_IDLE_SECONDS", "3"),
-            ("KERF_AUTH__SESSION_ABSOLUTE_SECONDS", "5"),
-        ],
-    );
-    let api = Api::new(&kerf);
+    let password = data.bootstrap_admin("alice");
+    let kerf = data.start_for_logins(&[
+        ("KERF_AUTH__SESSION_IDLE_SECONDS", "3"),
+        ("KERF_AUTH__SESSION_ABSOLUTE_SECONDS", "5"),
+    ]);
+    let api = kerf.api("").recording();
     let (_, s) = api.login("alice", &password).await;
     let s = s.expect("session");
     assert_eq!(
-        api.call("GET", "/v1/me", Cred::Session(&s), None)
+        api.call_as("GET", "/v1/me", Cred::Session(&s), None)
             .await
             .status,
         200
     );
-    let expired = eventually(Duration::from_secs(30), || async {
-        api.call("GET", "/v1/me", Cred::Session(&s), None)
-            .await
-            .status
-            == 401
+    let expired = within("the session expired", Duration::from_secs(30), async || {
+        let held = {
+            api.call_as("GET", "/v1/me", Cred::Session(&s), None)
+                .await
+                .status
+                == 401
+        };
+        if held {
+            Ok(())
+        } else {
+            Err(held)
+        }
     })
-    .await;
+    .await
+    .is_ok();
     assert!(expired, "the session expired");
     drop(kerf);
-    let kerf = start(&data, &[]);
-    let api = Api::new(&kerf);
+    let kerf = data.start_for_logins(&[]);
+    let api = kerf.api("").recording();
     let (_, s) = api.login("alice", &password).await;
     let s = s.expect("session");
     let (_, rotated) = api.login("alice", &password).await;
@@ -270,14 +154,14 @@ async fn sessions_expire_on_their_own_and_logout_ends_them_on_the_server() {
         "each login gets a new id"
     );
     let out = api
-        .call("POST", "/v1/auth/logout", Cred::Session(&s), None)
+        .call_as("POST", "/v1/auth/logout", Cred::Session(&s), None)
         .await;
     assert_eq!(out.status, 204);
     assert!(out.headers["set-cookie"]
         .to_str()
         .unwrap()
         .contains("Max-Age=0"));
-    let after = api.call("GET", "/v1/me", Cred::Session(&s), None).await;
+    let after = api.call_as("GET", "/v1/me", Cred::Session(&s), None).await;
     assert_eq!(
         after.status, 401,
         "the old cookie is dead on the server: {}",
@@ -288,14 +172,14 @@ async fn sessions_expire_on_their_own_and_logout_ends_them_on_the_server() {
 #[tokio::test(flavor = "multi_thread")]
 async fn cookie_authenticated_changes_need_the_csrf_token_and_bearer_ones_do_not() {
     let data = DataDir::new();
-    let password = bootstrap_admin(&data, "alice");
+    let password = data.bootstrap_admin("alice");
     let token = data.admin_token();
-    let kerf = start(&data, &[]);
-    let api = Api::new(&kerf);
+    let kerf = data.start_for_logins(&[]);
+    let api = kerf.api("").recording();
     let s = api.login("alice", &password).await.1.expect("session");
     let team = |n: &str| Some(json!({"name": n}));
     let r = api
-        .call("POST", "/v1/admin/teams", Cred::CookieOnly(&s), team("a"))
+        .call_as("POST", "/v1/admin/teams", Cred::CookieOnly(&s), team("a"))
         .await;
     assert_eq!(
         (r.status, error_code(&r.body)),
@@ -306,25 +190,25 @@ async fn cookie_authenticated_changes_need_the_csrf_token_and_bearer_ones_do_not
         ..s.clone()
     };
     assert_eq!(
-        api.call("POST", "/v1/admin/teams", Cred::Session(&forged), team("a"))
+        api.call_as("POST", "/v1/admin/teams", Cred::Session(&forged), team("a"))
             .await
             .status,
         403
     );
     assert_eq!(
-        api.call("POST", "/v1/admin/teams", Cred::Session(&s), team("a"))
+        api.call_as("POST", "/v1/admin/teams", Cred::Session(&s), team("a"))
             .await
             .status,
         201
     );
     assert_eq!(
-        api.call("POST", "/v1/admin/teams", Cred::Bearer(&token), team("b"))
+        api.call_as("POST", "/v1/admin/teams", Cred::Bearer(&token), team("b"))
             .await
             .status,
         201
     );
     assert_eq!(
-        api.call("GET", "/v1/admin/teams", Cred::CookieOnly(&s), None)
+        api.call_as("GET", "/v1/admin/teams", Cred::CookieOnly(&s), None)
             .await
             .status,
         200,
@@ -336,10 +220,10 @@ async fn cookie_authenticated_changes_need_the_csrf_token_and_bearer_ones_do_not
 async fn revoked_and_expired_tokens_are_refused() {
     let data = DataDir::new();
     let admin = data.admin_token();
-    let kerf = start(&data, &[]);
-    let api = Api::new(&kerf);
+    let kerf = data.start_for_logins(&[]);
+    let api = kerf.api("").recording();
     let made = api
-        .call(
+        .call_as(
             "POST",
             "/v1/admin/tokens",
             Cred::Bearer(&admin),
@@ -352,26 +236,34 @@ async fn revoked_and_expired_tokens_are_refused() {
         made.body["token"]["id"].as_str().unwrap().to_string(),
     );
     assert_eq!(
-        api.call("GET", "/v1/me", Cred::Bearer(&value), None)
+        api.call_as("GET", "/v1/me", Cred::Bearer(&value), None)
             .await
             .status,
         200
     );
     // The last use is recorded off the request path: it shows up shortly after.
-    let recorded = eventually(Duration::from_secs(10), || async {
-        let listed = api
-            .call("GET", "/v1/admin/tokens", Cred::Bearer(&admin), None)
-            .await;
-        listed.body["items"].as_array().is_some_and(|items| {
-            items
-                .iter()
-                .any(|t| t["id"] == id.as_str() && t["lastUsedAt"].is_string())
-        })
+    let recorded = within("last use recorded", Duration::from_secs(10), async || {
+        let held = {
+            let listed = api
+                .call_as("GET", "/v1/admin/tokens", Cred::Bearer(&admin), None)
+                .await;
+            listed.body["items"].as_array().is_some_and(|items| {
+                items
+                    .iter()
+                    .any(|t| t["id"] == id.as_str() && t["lastUsedAt"].is_string())
+            })
+        };
+        if held {
+            Ok(())
+        } else {
+            Err(held)
+        }
     })
-    .await;
+    .await
+    .is_ok();
     assert!(recorded, "last use recorded");
     let revoked = api
-        .call(
+        .call_as(
             "DELETE",
             &format!("/v1/admin/tokens/{id}"),
             Cred::Bearer(&admin),
@@ -380,17 +272,17 @@ async fn revoked_and_expired_tokens_are_refused() {
         .await;
     assert_eq!(revoked.status, 200, "{}", revoked.body);
     assert_eq!(
-        api.call("GET", "/v1/me", Cred::Bearer(&value), None)
+        api.call_as("GET", "/v1/me", Cred::Bearer(&value), None)
             .await
             .status,
         401
     );
-    let soon = time::OffsetDateTime::now_utc() + time::Duration::seconds(2);
-    let soon = soon
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("the clock is after 1970");
+    let soon = kerf::timestamp::format_ms(now.as_millis() as i64 + 2_000);
     let short = api
-        .call(
+        .call_as(
             "POST",
             "/v1/admin/tokens",
             Cred::Bearer(&admin),
@@ -399,21 +291,29 @@ async fn revoked_and_expired_tokens_are_refused() {
         .await;
     let short = short.body["value"].as_str().unwrap().to_string();
     assert_eq!(
-        api.call("GET", "/v1/me", Cred::Bearer(&short), None)
+        api.call_as("GET", "/v1/me", Cred::Bearer(&short), None)
             .await
             .status,
         200
     );
-    let expired = eventually(Duration::from_secs(30), || async {
-        api.call("GET", "/v1/me", Cred::Bearer(&short), None)
-            .await
-            .status
-            == 401
+    let expired = within("the token expired", Duration::from_secs(30), async || {
+        let held = {
+            api.call_as("GET", "/v1/me", Cred::Bearer(&short), None)
+                .await
+                .status
+                == 401
+        };
+        if held {
+            Ok(())
+        } else {
+            Err(held)
+        }
     })
-    .await;
+    .await
+    .is_ok();
     assert!(expired, "the token expired");
     let past = api
-        .call(
+        .call_as(
             "POST",
             "/v1/admin/tokens",
             Cred::Bearer(&admin),
@@ -431,8 +331,8 @@ async fn a_cluster_token_reaches_only_its_own_clusters_agent_endpoints() {
     let data = DataDir::new();
     let prod = data.create_cluster("prod");
     data.create_cluster("staging");
-    let kerf = start(&data, &[]);
-    let api = Api::new(&kerf);
+    let kerf = data.start_for_logins(&[]);
+    let api = kerf.api("").recording();
     for path in [
         "/v1/admin/users",
         "/v1/admin/tokens",
@@ -440,18 +340,20 @@ async fn a_cluster_token_reaches_only_its_own_clusters_agent_endpoints() {
         "/v1/me",
         "/v1/audit",
     ] {
-        let r = api.call("GET", path, Cred::Bearer(&prod), None).await;
+        let r = api.call_as("GET", path, Cred::Bearer(&prod), None).await;
         assert_eq!(r.status, 403, "{path}: {}", r.body);
     }
     let batch = json!([event(&uuid())]);
     assert_eq!(
-        post_events(&api.http, &api.base, "staging", &prod, &batch)
+        Api::new(&api.base, &prod)
+            .post_events("staging", &batch)
             .await
             .0,
         403
     );
     assert_eq!(
-        post_events(&api.http, &api.base, "prod", &prod, &batch)
+        Api::new(&api.base, &prod)
+            .post_events("prod", &batch)
             .await
             .0,
         200
@@ -462,8 +364,8 @@ async fn a_cluster_token_reaches_only_its_own_clusters_agent_endpoints() {
 async fn a_failed_audit_insert_rolls_the_user_creation_back() {
     let data = DataDir::new();
     let admin = data.admin_token();
-    let kerf = start(&data, &[]);
-    let api = Api::new(&kerf);
+    let kerf = data.start_for_logins(&[]);
+    let api = kerf.api("").recording();
     let db = rusqlite::Connection::open(data.path().join("kerf.db")).expect("open db");
     db.busy_timeout(Duration::from_secs(5)).unwrap();
     db.execute_batch(
@@ -473,7 +375,7 @@ async fn a_failed_audit_insert_rolls_the_user_creation_back() {
     .unwrap();
     let body = json!({"username": "bob", "password": PASSWORD});
     let r = api
-        .call(
+        .call_as(
             "POST",
             "/v1/admin/users",
             Cred::Bearer(&admin),
@@ -482,7 +384,7 @@ async fn a_failed_audit_insert_rolls_the_user_creation_back() {
         .await;
     assert_eq!(r.status, 500, "{}", r.body);
     let users = api
-        .call("GET", "/v1/admin/users", Cred::Bearer(&admin), None)
+        .call_as("GET", "/v1/admin/users", Cred::Bearer(&admin), None)
         .await;
     assert!(
         users.body["items"].as_array().unwrap().is_empty(),
@@ -491,7 +393,7 @@ async fn a_failed_audit_insert_rolls_the_user_creation_back() {
     );
     db.execute_batch("DROP TRIGGER audit_down").unwrap();
     assert_eq!(
-        api.call("POST", "/v1/admin/users", Cred::Bearer(&admin), Some(body))
+        api.call_as("POST", "/v1/admin/users", Cred::Bearer(&admin), Some(body))
             .await
             .status,
         201

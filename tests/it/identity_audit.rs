@@ -5,8 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::identity::{bootstrap_admin, start, Api, Cred, PASSWORD};
-use crate::support::DataDir;
+use crate::support::{Cred, DataDir, PASSWORD};
 
 fn assert_change(
     items: &[Value],
@@ -40,14 +39,14 @@ fn assert_change(
 #[tokio::test(flavor = "multi_thread")]
 async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
     let data = DataDir::new();
-    let first = bootstrap_admin(&data, "alice");
-    let kerf = start(&data, &[]);
-    let api = Api::new(&kerf);
+    let first = data.bootstrap_admin("alice");
+    let kerf = data.start_for_logins(&[]);
+    let api = kerf.api("").recording();
     let alice = api.login("alice", &first).await.1.expect("alice session");
     let a = Cred::Session(&alice);
 
     let bob = api
-        .call(
+        .call_as(
             "POST",
             "/v1/admin/users",
             a,
@@ -61,7 +60,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
     );
     let bob_id = bob.body["user"]["id"].as_str().unwrap().to_string();
     let weak = api
-        .call(
+        .call_as(
             "POST",
             "/v1/admin/users",
             a,
@@ -73,7 +72,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         (400, Some("password"))
     );
     let r = api
-        .call(
+        .call_as(
             "PATCH",
             &format!("/v1/admin/users/{bob_id}"),
             a,
@@ -82,7 +81,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         .await;
     assert_eq!((r.status, r.body["role"].as_str()), (200, Some("viewer")));
     let reset = api
-        .call(
+        .call_as(
             "POST",
             &format!("/v1/admin/users/{bob_id}/password-reset"),
             a,
@@ -100,7 +99,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         "the old password is gone"
     );
     let carol = api
-        .call(
+        .call_as(
             "POST",
             "/v1/admin/users",
             a,
@@ -114,7 +113,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         .to_string();
 
     let tok = api
-        .call(
+        .call_as(
             "POST",
             "/v1/admin/tokens",
             a,
@@ -127,7 +126,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         tok.body["token"]["id"].as_str().unwrap().to_string(),
     );
     assert_eq!(
-        api.call(
+        api.call_as(
             "DELETE",
             &format!("/v1/admin/tokens/{tok_id}?reason=r-revoke"),
             a,
@@ -139,7 +138,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
     );
 
     let team = api
-        .call(
+        .call_as(
             "POST",
             "/v1/admin/teams",
             a,
@@ -151,12 +150,14 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
     assert_eq!(team.status, 201, "{}", team.body);
     let team_id = team.body["id"].as_str().unwrap().to_string();
     let bob_s = api.login("bob", &otp).await.1.expect("bob session");
-    let me = api.call("GET", "/v1/me", Cred::Session(&bob_s), None).await;
+    let me = api
+        .call_as("GET", "/v1/me", Cred::Session(&bob_s), None)
+        .await;
     assert_eq!(me.body["teams"][0]["role"], "team-admin", "{}", me.body);
     // A team-admin keeps current members by id and adds new ones by username.
     let members = json!({"members": [{"userId": bob_id, "role": "team-admin"}, {"username": "carol", "role": "team-viewer"}], "reason": "r-members"});
     let r = api
-        .call(
+        .call_as(
             "PUT",
             &format!("/v1/admin/teams/{team_id}/members"),
             Cred::Session(&bob_s),
@@ -165,7 +166,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         .await;
     assert_eq!(r.status, 200, "a team-admin manages members: {}", r.body);
     let r = api
-        .call(
+        .call_as(
             "PATCH",
             &format!("/v1/admin/teams/{team_id}"),
             Cred::Session(&bob_s),
@@ -174,7 +175,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         .await;
     assert_eq!(r.status, 403, "but cannot widen the team's namespaces");
     let r = api
-        .call(
+        .call_as(
             "PATCH",
             &format!("/v1/admin/teams/{team_id}"),
             a,
@@ -183,7 +184,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         .await;
     assert_eq!(r.status, 200);
     assert_eq!(
-        api.call(
+        api.call_as(
             "DELETE",
             &format!("/v1/admin/teams/{team_id}?reason=r-team-delete"),
             a,
@@ -194,7 +195,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         204
     );
     assert_eq!(
-        api.call(
+        api.call_as(
             "DELETE",
             &format!("/v1/admin/users/{carol_id}?reason=r-delete"),
             a,
@@ -204,9 +205,11 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         .status,
         204
     );
-    let me = api.call("GET", "/v1/me", Cred::Session(&alice), None).await;
+    let me = api
+        .call_as("GET", "/v1/me", Cred::Session(&alice), None)
+        .await;
     let last = api
-        .call(
+        .call_as(
             "PATCH",
             &format!("/v1/admin/users/{}", me.body["id"].as_str().unwrap()),
             a,
@@ -225,7 +228,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         let alice = alice.clone();
         async move {
             let r = api
-                .call(
+                .call_as(
                     "GET",
                     &format!("/v1/audit/config?action={action}"),
                     Cred::Session(&alice),
@@ -331,7 +334,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         "the CLI bootstrap is audited too"
     );
     let workload = api
-        .call("GET", "/v1/audit", Cred::Session(&alice), None)
+        .call_as("GET", "/v1/audit", Cred::Session(&alice), None)
         .await;
     assert_eq!(
         workload.body["items"],
@@ -339,7 +342,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         "config changes stay out of /v1/audit"
     );
     let page = api
-        .call(
+        .call_as(
             "GET",
             "/v1/audit/config?limit=2",
             Cred::Session(&alice),
@@ -348,7 +351,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
         .await;
     let next = page.body["next"].as_str().expect("more pages").to_string();
     let rest = api
-        .call(
+        .call_as(
             "GET",
             &format!("/v1/audit/config?limit=500&next={next}"),
             Cred::Session(&alice),
@@ -359,7 +362,7 @@ async fn identity_changes_are_audited_completely_and_secrets_leak_nowhere() {
 
     // Secret hygiene.
     let token_hash = kerf::auth::token::hash(&value);
-    let bodies = api.seen.lock().unwrap().clone();
+    let bodies = api.seen();
     for (secret, reveals) in [
         (PASSWORD, 0),
         (first.as_str(), 0),

@@ -60,17 +60,14 @@ fn a_panicking_job_ends_the_process_non_zero_naming_the_job() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn the child");
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = proc.try_wait().expect("wait") {
-            break status;
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = proc.kill();
-            panic!("the hub kept running after its job panicked");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let exited =
+        crate::support::wait::within_sync("the hub to exit", Duration::from_secs(60), || {
+            proc.try_wait().expect("wait").ok_or("running")
+        });
+    let status = exited.unwrap_or_else(|_| {
+        let _ = proc.kill();
+        panic!("the hub kept running after its job panicked");
+    });
     let out = proc.wait_with_output().expect("output");
     let logs =
         String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);

@@ -4,7 +4,8 @@
 //! `source_fence`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+
+use crate::support::source_tree::{module_of, named_modules, root, rust_files};
 
 /// Module → the modules it imports: exactly what the code does and what `src/lib.rs`
 /// says in its "Uses" lists (a test holds all three equal).
@@ -14,22 +15,42 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("jobs", &[]),
     ("names", &[]),
     ("timestamp", &[]),
-    ("config", &[]),
+    ("config", &["cron"]),
+    ("secret", &[]),
+    ("cron", &[]),
+    ("backoff", &[]),
     ("shutdown", &[]),
     ("tls", &[]),
     ("metrics", &[]),
     ("ui", &[]),
     ("fingerprint", &[]),
-    ("cluster", &["fingerprint"]),
+    ("workload", &[]),
+    ("run_vocabulary", &[]),
+    ("cluster", &["fingerprint", "workload"]),
     ("sim", &["clock", "cluster", "fingerprint"]),
-    ("policy", &["analysis", "names", "timestamp"]),
-    ("wire", &["policy"]),
-    ("events", &["wire", "timestamp"]),
-    ("store", &["events", "policy", "wire", "timestamp"]),
+    (
+        "policy",
+        &["analysis", "cron", "names", "timestamp", "workload"],
+    ),
+    ("wire", &["policy", "workload"]),
+    ("events", &["wire", "timestamp", "workload"]),
+    (
+        "store",
+        &["events", "policy", "wire", "timestamp", "run_vocabulary"],
+    ),
     ("operation", &["store"]),
     (
         "datasource",
-        &["analysis", "clock", "fingerprint", "sim", "tls"],
+        &[
+            "analysis",
+            "backoff",
+            "clock",
+            "fingerprint",
+            "secret",
+            "sim",
+            "tls",
+            "workload",
+        ],
     ),
     (
         "auth",
@@ -47,39 +68,47 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "agent",
         &[
+            "backoff",
             "clock",
             "cluster",
+            "cron",
             "jobs",
             "metrics",
             "policy",
             "timestamp",
             "tls",
             "wire",
+            "workload",
         ],
     ),
     (
         "notify",
         &[
             "auth",
+            "backoff",
             "clock",
             "config",
-            "datasource",
+            "cron",
             "events",
             "jobs",
             "metrics",
             "runs",
+            "secret",
             "store",
             "timestamp",
             "tls",
+            "workload",
         ],
     ),
     (
         "runs",
         &[
             "analysis",
+            "cron",
             "datasource",
             "policy",
             "readiness",
+            "secret",
             "sim",
             "store",
             "events",
@@ -89,6 +118,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "clock",
             "jobs",
             "timestamp",
+            "workload",
+            "run_vocabulary",
         ],
     ),
     (
@@ -103,22 +134,23 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "policy",
             "readiness",
             "runs",
+            "secret",
             "store",
             "timestamp",
             "wire",
         ],
     ),
+    ("export", &["agent", "cluster", "store", "wire"]),
     (
         "api",
         &[
-            "agent",
             "analysis",
             "auth",
             "clock",
-            "cluster",
             "config",
             "datasource",
             "events",
+            "export",
             "fleet",
             "jobs",
             "metrics",
@@ -127,10 +159,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "policy",
             "readiness",
             "runs",
+            "secret",
             "store",
             "timestamp",
             "ui",
             "wire",
+            "workload",
         ],
     ),
     (
@@ -139,6 +173,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "agent",
             "api",
             "auth",
+            "backoff",
             "clock",
             "cluster",
             "config",
@@ -150,6 +185,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "notify",
             "operation",
             "runs",
+            "secret",
             "shutdown",
             "store",
             "tls",
@@ -160,21 +196,23 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "commands",
         &[
             "analysis",
-            "api",
             "auth",
             "clock",
             "config",
             "datasource",
             "events",
+            "export",
             "fleet",
             "operation",
             "policy",
             "runs",
+            "secret",
             "server",
             "store",
             "timestamp",
             "tls",
             "wire",
+            "workload",
         ],
     ),
     (
@@ -203,36 +241,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     ("telemetry", &["config"]),
 ];
-
-pub(crate) fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
-/// Code lines only: comments may name what a module avoids.
-pub(crate) fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim_start().starts_with("//"))
-}
-
-/// The top-level module a file of `src` belongs to (`None` for lib.rs and main.rs).
-pub(crate) fn module_of(file: &Path) -> Option<String> {
-    let rel = file.strip_prefix(root().join("src")).ok()?;
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    let name = first.trim_end_matches(".rs");
-    (name != "lib" && name != "main").then(|| name.to_string())
-}
 
 /// Every `crate::x` arrow in `src`: (from, to) → first place seen.
 fn arrows() -> BTreeMap<(String, String), String> {
@@ -268,46 +276,6 @@ fn arrows() -> BTreeMap<(String, String), String> {
         }
     }
     out
-}
-
-/// The top-level modules named right after `crate::` in `rest`: `x` of `crate::x::…`,
-/// or the first name of each item of a group, `a` and `b` of `crate::{a::X, b::{Y, Z}}`
-/// (a group may span lines).
-fn named_modules(rest: &str) -> Vec<String> {
-    let ident = |s: &str| -> String {
-        s.trim_start()
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect()
-    };
-    let Some(group) = rest.strip_prefix('{') else {
-        return vec![ident(rest)]
-            .into_iter()
-            .filter(|n| !n.is_empty())
-            .collect();
-    };
-    let mut items = Vec::new();
-    let (mut depth, mut item_start) = (0usize, 0usize);
-    for (at, c) in group.char_indices() {
-        match c {
-            '{' => depth += 1,
-            '}' if depth == 0 => {
-                items.push(&group[item_start..at]);
-                break;
-            }
-            '}' => depth -= 1,
-            ',' if depth == 0 => {
-                items.push(&group[item_start..at]);
-                item_start = at + 1;
-            }
-            _ => {}
-        }
-    }
-    items
-        .into_iter()
-        .map(ident)
-        .filter(|n| !n.is_empty() && n != "self")
-        .collect()
 }
 
 /// Module → what `src/lib.rs`'s map says it uses: each bullet names its modules before

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::support::receiver::{Receiver, Shape};
-use crate::support::{call, client, error_code, DataDir};
+use crate::support::{error_code, Api, DataDir};
 
 const SECRET: &str = "api-signing-secret-0123456789";
 
@@ -18,7 +18,7 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
     data.create_cluster("prod");
     let admin = data.admin_token();
     let kerf = data.start();
-    let (http, base) = (client(), kerf.url(""));
+    let base = kerf.url("");
     let rx = Receiver::start(Shape::Webhook, "hooks/apipathsecret0007", Some(SECRET)).await;
 
     // Bad input: each answer names the field.
@@ -46,15 +46,9 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
             "teamId",
         ),
     ] {
-        let (s, v) = call(
-            &http,
-            &base,
-            &admin,
-            "POST",
-            "/v1/notifications/channels",
-            Some(body.clone()),
-        )
-        .await;
+        let (s, v) = Api::new(&base, &admin)
+            .call("POST", "/v1/notifications/channels", Some(body.clone()))
+            .await;
         assert_eq!(s, 400, "{body} → {v}");
         error_code(&v);
         assert_eq!(v["error"]["details"]["field"], field, "{body} → {v}");
@@ -62,15 +56,9 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
 
     // Create: the default rule comes along; both are audited, the URL masked.
     let body = json!({"name": "ops", "type": "webhook", "url": rx.url, "signingSecret": SECRET, "reason": "on-call hears rollbacks"});
-    let (s, ch) = call(
-        &http,
-        &base,
-        &admin,
-        "POST",
-        "/v1/notifications/channels",
-        Some(body),
-    )
-    .await;
+    let (s, ch) = Api::new(&base, &admin)
+        .call("POST", "/v1/notifications/channels", Some(body))
+        .await;
     assert_eq!(s, 201, "{ch}");
     let id = ch["id"].as_i64().expect("id");
     assert_eq!(
@@ -83,15 +71,13 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
             .is_some_and(|t| t.starts_with("http://127.0.0.1:") && !t.contains("apipathsecret")),
         "{ch}"
     );
-    let (_, rules) = call(
-        &http,
-        &base,
-        &admin,
-        "GET",
-        &format!("/v1/notifications/rules?channelId={id}"),
-        None,
-    )
-    .await;
+    let (_, rules) = Api::new(&base, &admin)
+        .call(
+            "GET",
+            &format!("/v1/notifications/rules?channelId={id}"),
+            None,
+        )
+        .await;
     let rule = &rules["items"][0];
     assert_eq!(
         rule["events"],
@@ -129,15 +115,9 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
             "channelId",
         ),
     ] {
-        let (s, v) = call(
-            &http,
-            &base,
-            &admin,
-            "POST",
-            "/v1/notifications/rules",
-            Some(body.clone()),
-        )
-        .await;
+        let (s, v) = Api::new(&base, &admin)
+            .call("POST", "/v1/notifications/rules", Some(body.clone()))
+            .await;
         assert_eq!(
             (s, v["error"]["details"]["field"].as_str()),
             (400, Some(field)),
@@ -158,15 +138,13 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
             "schedule",
         ),
     ] {
-        let (s, v) = call(
-            &http,
-            &base,
-            &admin,
-            "PUT",
-            &format!("/v1/notifications/channels/{id}/digest"),
-            Some(body.clone()),
-        )
-        .await;
+        let (s, v) = Api::new(&base, &admin)
+            .call(
+                "PUT",
+                &format!("/v1/notifications/channels/{id}/digest"),
+                Some(body.clone()),
+            )
+            .await;
         assert_eq!(
             (s, v["error"]["details"]["field"].as_str()),
             (400, Some(field)),
@@ -174,102 +152,78 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
         );
     }
     assert_eq!(
-        call(
-            &http,
-            &base,
-            &admin,
-            "GET",
-            "/v1/notifications/channels/77",
-            None
-        )
-        .await
-        .0,
+        Api::new(&base, &admin)
+            .call("GET", "/v1/notifications/channels/77", None)
+            .await
+            .0,
         404
     );
     assert_eq!(
-        call(
-            &http,
-            &base,
-            &admin,
-            "GET",
-            "/v1/notifications/deliveries?status=lost",
-            None
-        )
-        .await
-        .0,
+        Api::new(&base, &admin)
+            .call("GET", "/v1/notifications/deliveries?status=lost", None)
+            .await
+            .0,
         400
     );
 
     // Changes of every kind, then the audit names each with its action.
     let digest = json!({"enabled": true, "schedule": "0 8 * * 5", "timeZone": "America/New_York"});
-    let (s, v) = call(
-        &http,
-        &base,
-        &admin,
-        "PUT",
-        &format!("/v1/notifications/channels/{id}/digest"),
-        Some(digest),
-    )
-    .await;
+    let (s, v) = Api::new(&base, &admin)
+        .call(
+            "PUT",
+            &format!("/v1/notifications/channels/{id}/digest"),
+            Some(digest),
+        )
+        .await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["digest"]["timeZone"], "America/New_York");
     let replace = json!({"name": "ops-renamed", "type": "webhook"});
-    let (s, v) = call(
-        &http,
-        &base,
-        &admin,
-        "PUT",
-        &format!("/v1/notifications/channels/{id}"),
-        Some(replace),
-    )
-    .await;
+    let (s, v) = Api::new(&base, &admin)
+        .call(
+            "PUT",
+            &format!("/v1/notifications/channels/{id}"),
+            Some(replace),
+        )
+        .await;
     assert_eq!(s, 200, "secrets kept when left out: {v}");
     let edit = json!({"channelId": id, "name": "pauses only", "events": ["automation_paused", "automation_resumed"]});
     assert_eq!(
-        call(
-            &http,
-            &base,
-            &admin,
-            "PUT",
-            &format!("/v1/notifications/rules/{rule_id}"),
-            Some(edit)
-        )
-        .await
-        .0,
+        Api::new(&base, &admin)
+            .call(
+                "PUT",
+                &format!("/v1/notifications/rules/{rule_id}"),
+                Some(edit)
+            )
+            .await
+            .0,
         200
     );
-    let (s, extra) = call(
-        &http,
-        &base,
-        &admin,
-        "POST",
-        "/v1/notifications/rules",
-        Some(json!({"channelId": id, "name": "tmp", "events": ["failed"]})),
-    )
-    .await;
+    let (s, extra) = Api::new(&base, &admin)
+        .call(
+            "POST",
+            "/v1/notifications/rules",
+            Some(json!({"channelId": id, "name": "tmp", "events": ["failed"]})),
+        )
+        .await;
     assert_eq!(s, 201, "{extra}");
     assert_eq!(
-        call(
-            &http,
-            &base,
-            &admin,
-            "DELETE",
-            &format!("/v1/notifications/rules/{}?reason=unused", extra["id"]),
-            None
-        )
-        .await
-        .0,
+        Api::new(&base, &admin)
+            .call(
+                "DELETE",
+                &format!("/v1/notifications/rules/{}?reason=unused", extra["id"]),
+                None
+            )
+            .await
+            .0,
         204
     );
-    let (_, audit) = call(
-        &http,
-        &base,
-        &admin,
-        "GET",
-        "/v1/audit/config?targetType=notification&limit=100",
-        None,
-    )
-    .await;
+    let (_, audit) = Api::new(&base, &admin)
+        .call(
+            "GET",
+            "/v1/audit/config?targetType=notification&limit=100",
+            None,
+        )
+        .await;
     let actions: Vec<&str> = audit["items"]
         .as_array()
         .expect("items")
@@ -312,15 +266,13 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
     );
 
     // The test button: the receiver's answer is reported and logged, failures too.
-    let (s, t) = call(
-        &http,
-        &base,
-        &admin,
-        "POST",
-        &format!("/v1/notifications/channels/{id}/test"),
-        None,
-    )
-    .await;
+    let (s, t) = Api::new(&base, &admin)
+        .call(
+            "POST",
+            &format!("/v1/notifications/channels/{id}/test"),
+            None,
+        )
+        .await;
     assert_eq!(
         (
             s,
@@ -332,15 +284,13 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
         "{t}"
     );
     rx.fail_next(1);
-    let (_, t) = call(
-        &http,
-        &base,
-        &admin,
-        "POST",
-        &format!("/v1/notifications/channels/{id}/test"),
-        None,
-    )
-    .await;
+    let (_, t) = Api::new(&base, &admin)
+        .call(
+            "POST",
+            &format!("/v1/notifications/channels/{id}/test"),
+            None,
+        )
+        .await;
     assert_eq!(
         (t["delivered"].as_bool(), t["status"].as_i64()),
         (Some(false), Some(500)),
@@ -352,15 +302,9 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
             .is_some_and(|a| a.starts_with("no route for") && !a.contains("apipathsecret")),
         "scrubbed: {t}"
     );
-    let (_, log) = call(
-        &http,
-        &base,
-        &admin,
-        "GET",
-        "/v1/notifications/deliveries?kind=test",
-        None,
-    )
-    .await;
+    let (_, log) = Api::new(&base, &admin)
+        .call("GET", "/v1/notifications/deliveries?kind=test", None)
+        .await;
     let statuses: Vec<&str> = log["items"]
         .as_array()
         .expect("items")
@@ -373,27 +317,19 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
         .is_some_and(|e| e.contains("500")));
 
     // A pause and a resume reach the channel as notices.
-    let (s, v) = call(
-        &http,
-        &base,
-        &admin,
-        "POST",
-        "/v1/clusters/prod/pause",
-        Some(json!({"reason": "incident 42"})),
-    )
-    .await;
+    let (s, v) = Api::new(&base, &admin)
+        .call(
+            "POST",
+            "/v1/clusters/prod/pause",
+            Some(json!({"reason": "incident 42"})),
+        )
+        .await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(
-        call(
-            &http,
-            &base,
-            &admin,
-            "POST",
-            "/v1/clusters/prod/resume",
-            Some(json!({}))
-        )
-        .await
-        .0,
+        Api::new(&base, &admin)
+            .call("POST", "/v1/clusters/prod/resume", Some(json!({})))
+            .await
+            .0,
         200
     );
     rx.wait_until(Duration::from_secs(10), "pause and resume notices", |g| {
@@ -427,27 +363,19 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
     );
 
     assert_eq!(
-        call(
-            &http,
-            &base,
-            &admin,
-            "DELETE",
-            &format!("/v1/notifications/channels/{id}"),
-            None
-        )
-        .await
-        .0,
+        Api::new(&base, &admin)
+            .call("DELETE", &format!("/v1/notifications/channels/{id}"), None)
+            .await
+            .0,
         204
     );
-    let (_, audit) = call(
-        &http,
-        &base,
-        &admin,
-        "GET",
-        "/v1/audit/config?action=NotificationChannelDeleted",
-        None,
-    )
-    .await;
+    let (_, audit) = Api::new(&base, &admin)
+        .call(
+            "GET",
+            "/v1/audit/config?action=NotificationChannelDeleted",
+            None,
+        )
+        .await;
     assert_eq!(audit["items"][0]["target"]["id"], id.to_string());
     assert_eq!(kerf.stop(), Some(0));
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::support::receiver::{Receiver, Shape};
-use crate::support::{call, client, post_events, uuid, DataDir, Kerf};
+use crate::support::{client, eventually, secs, uuid, DataDir, Kerf};
 
 const WEBHOOK_SECRET: &str = "whsec-0123456789abcdef-do-not-leak";
 
@@ -31,41 +31,24 @@ fn rolled_back(id: &str, name: &str) -> Value {
 }
 
 /// Creates a channel listening to `events`; returns its id.
-async fn channel(
-    http: &reqwest::Client,
-    kerf: &Kerf,
-    admin: &str,
-    body: Value,
-    events: &[&str],
-) -> i64 {
-    let (status, ch) = call(
-        http,
-        &kerf.url(""),
-        admin,
-        "POST",
-        "/v1/notifications/channels",
-        Some(body),
-    )
-    .await;
+async fn channel(kerf: &Kerf, admin: &str, body: Value, events: &[&str]) -> i64 {
+    let (status, ch) = kerf
+        .api(admin)
+        .call("POST", "/v1/notifications/channels", Some(body))
+        .await;
     assert_eq!(status, 201, "{ch}");
     let id = ch["id"].as_i64().expect("id");
     let rule = json!({"channelId": id, "name": "changes", "events": events});
-    let (status, r) = call(
-        http,
-        &kerf.url(""),
-        admin,
-        "POST",
-        "/v1/notifications/rules",
-        Some(rule),
-    )
-    .await;
+    let (status, r) = kerf
+        .api(admin)
+        .call("POST", "/v1/notifications/rules", Some(rule))
+        .await;
     assert_eq!(status, 201, "{r}");
     id
 }
 
 /// Polls the delivery log until `done` holds for the deliveries of `channel`.
 async fn deliveries_until(
-    http: &reqwest::Client,
     kerf: &Kerf,
     admin: &str,
     channel: i64,
@@ -74,15 +57,14 @@ async fn deliveries_until(
 ) -> Vec<Value> {
     let started = Instant::now();
     loop {
-        let (_, page) = call(
-            http,
-            &kerf.url(""),
-            admin,
-            "GET",
-            &format!("/v1/notifications/deliveries?channelId={channel}"),
-            None,
-        )
-        .await;
+        let (_, page) = kerf
+            .api(admin)
+            .call(
+                "GET",
+                &format!("/v1/notifications/deliveries?channelId={channel}"),
+                None,
+            )
+            .await;
         let items = page["items"].as_array().cloned().unwrap_or_default();
         if done(&items) {
             return items;
@@ -102,7 +84,6 @@ async fn applied_and_rolled_back_events_reach_slack_teams_and_a_signed_webhook_o
     let agent = data.create_cluster("prod");
     let admin = data.admin_token();
     let kerf = data.start();
-    let http = client();
     let slack = Receiver::start(
         Shape::Slack,
         "services/T0001/B0001/slackpathsecret0001",
@@ -123,20 +104,19 @@ async fn applied_and_rolled_back_events_reach_slack_teams_and_a_signed_webhook_o
     .await;
     let events = ["applied", "rolled_back"];
     let ids = [
-        channel(&http, &kerf, &admin, json!({"name": "ops-slack", "type": "slack", "url": slack.url}), &events).await,
-        channel(&http, &kerf, &admin, json!({"name": "ops-teams", "type": "teams", "url": teams.url}), &events).await,
-        channel(&http, &kerf, &admin, json!({"name": "ops-hook", "type": "webhook", "url": hook.url, "signingSecret": WEBHOOK_SECRET}), &events).await,
+        channel(&kerf, &admin, json!({"name": "ops-slack", "type": "slack", "url": slack.url}), &events).await,
+        channel(&kerf, &admin, json!({"name": "ops-teams", "type": "teams", "url": teams.url}), &events).await,
+        channel(&kerf, &admin, json!({"name": "ops-hook", "type": "webhook", "url": hook.url, "signingSecret": WEBHOOK_SECRET}), &events).await,
     ];
     let (a, r) = (uuid(), uuid());
     let sent = Instant::now();
-    let (status, body) = post_events(
-        &http,
-        &kerf.url(""),
-        "prod",
-        &agent,
-        &json!([applied(&a, "catalog"), rolled_back(&r, "checkout")]),
-    )
-    .await;
+    let (status, body) = kerf
+        .api(&agent)
+        .post_events(
+            "prod",
+            &json!([applied(&a, "catalog"), rolled_back(&r, "checkout")]),
+        )
+        .await;
     assert_eq!(status, 200, "{body}");
     for (rx, name) in [(&slack, "slack"), (&teams, "teams"), (&hook, "webhook")] {
         rx.wait_until(
@@ -154,7 +134,7 @@ async fn applied_and_rolled_back_events_reach_slack_teams_and_a_signed_webhook_o
     // Exactly once: every delivery is booked delivered after one attempt, nothing is
     // pending, and each receiver accepted exactly those two messages.
     for (ch, rx) in ids.iter().zip([&slack, &teams, &hook]) {
-        let log = deliveries_until(&http, &kerf, &admin, *ch, Duration::from_secs(10), |d| {
+        let log = deliveries_until(&kerf, &admin, *ch, Duration::from_secs(10), |d| {
             d.len() == 2 && d.iter().all(|x| x["status"] == "delivered")
         })
         .await;
@@ -192,7 +172,6 @@ async fn applied_and_rolled_back_events_reach_slack_teams_and_a_signed_webhook_o
         "{slack_text}"
     );
     no_secret_anywhere(
-        &http,
         &kerf,
         &admin,
         &data,
@@ -206,7 +185,6 @@ async fn applied_and_rolled_back_events_reach_slack_teams_and_a_signed_webhook_o
 /// The secret parts of the URLs and the signing secret appear in no API answer, no log
 /// line, no audit row and nowhere in the database (delivery records included).
 async fn no_secret_anywhere(
-    http: &reqwest::Client,
     kerf: &Kerf,
     admin: &str,
     data: &DataDir,
@@ -231,31 +209,21 @@ async fn no_secret_anywhere(
         "/v1/notifications/digest",
         "/v1/audit/config?targetType=notification&limit=500",
     ] {
-        let (status, body) = call(http, &kerf.url(""), admin, "GET", path, None).await;
+        let (status, body) = kerf.api(admin).call("GET", path, None).await;
         assert_eq!(status, 200, "{path}: {body}");
         answers.push_str(&body.to_string());
     }
-    let (_, chans) = call(
-        http,
-        &kerf.url(""),
-        admin,
-        "GET",
-        "/v1/notifications/channels",
-        None,
-    )
-    .await;
+    let (_, chans) = kerf
+        .api(admin)
+        .call("GET", "/v1/notifications/channels", None)
+        .await;
     for c in chans["items"].as_array().expect("items") {
         let id = c["id"].as_i64().expect("id");
         for p in [
             format!("/v1/notifications/channels/{id}"),
             format!("/v1/notifications/channels/{id}/digest"),
         ] {
-            answers.push_str(
-                &call(http, &kerf.url(""), admin, "GET", &p, None)
-                    .await
-                    .1
-                    .to_string(),
-            );
+            answers.push_str(&kerf.api(admin).call("GET", &p, None).await.1.to_string());
         }
     }
     // The answers to changes and tests: a channel made with a secret URL path (on a
@@ -264,34 +232,24 @@ async fn no_secret_anywhere(
     let url = format!("http://127.0.0.1:1/{}", secrets[0]);
     let body = json!({"name": "leak-probe", "type": "webhook", "url": url, "signingSecret": signing,
                       "defaultRules": false});
-    let (s, made) = call(
-        http,
-        &kerf.url(""),
-        admin,
-        "POST",
-        "/v1/notifications/channels",
-        Some(body.clone()),
-    )
-    .await;
+    let (s, made) = kerf
+        .api(admin)
+        .call("POST", "/v1/notifications/channels", Some(body.clone()))
+        .await;
     assert_eq!(s, 201, "{made}");
     let probe = format!("/v1/notifications/channels/{}", made["id"]);
-    let (s, replaced) = call(http, &kerf.url(""), admin, "PUT", &probe, Some(body)).await;
+    let (s, replaced) = kerf.api(admin).call("PUT", &probe, Some(body)).await;
     assert_eq!(s, 200, "{replaced}");
     answers.push_str(&made.to_string());
     answers.push_str(&replaced.to_string());
-    let (s, tested) = call(
-        http,
-        &kerf.url(""),
-        admin,
-        "POST",
-        &format!("{probe}/test"),
-        None,
-    )
-    .await;
+    let (s, tested) = kerf
+        .api(admin)
+        .call("POST", &format!("{probe}/test"), None)
+        .await;
     assert_eq!(s, 200, "{tested}");
     assert_eq!(tested["delivered"], false, "{tested}");
     answers.push_str(&tested.to_string());
-    let (s, _) = call(http, &kerf.url(""), admin, "DELETE", &probe, None).await;
+    let (s, _) = kerf.api(admin).call("DELETE", &probe, None).await;
     assert_eq!(s, 204);
     assert!(
         answers.contains("NotificationChannelCreated"),
@@ -321,7 +279,7 @@ async fn a_receiver_failing_three_times_gets_the_message_once_and_a_hanging_one_
         ("KERF_NOTIFICATIONS__RETRY_BASE_MS", "200"),
         ("KERF_NOTIFICATIONS__SEND_TIMEOUT_SECONDS", "120"),
     ];
-    let kerf = Kerf::start(data.path(), &env);
+    let kerf = Kerf::builder(data.path()).envs(&env).start();
     let http = client();
     let flaky = Receiver::start(
         Shape::Webhook,
@@ -339,24 +297,9 @@ async fn a_receiver_failing_three_times_gets_the_message_once_and_a_hanging_one_
     flaky.fail_next(3);
     stuck.hang(true);
     let hook = |name: &str, url: &str| json!({"name": name, "type": "webhook", "url": url, "signingSecret": WEBHOOK_SECRET});
-    let flaky_id = channel(
-        &http,
-        &kerf,
-        &admin,
-        hook("flaky", &flaky.url),
-        &["applied"],
-    )
-    .await;
-    let stuck_id = channel(
-        &http,
-        &kerf,
-        &admin,
-        hook("stuck", &stuck.url),
-        &["applied"],
-    )
-    .await;
+    let flaky_id = channel(&kerf, &admin, hook("flaky", &flaky.url), &["applied"]).await;
+    let stuck_id = channel(&kerf, &admin, hook("stuck", &stuck.url), &["applied"]).await;
     channel(
-        &http,
         &kerf,
         &admin,
         json!({"name": "fine", "type": "slack", "url": fine.url}),
@@ -365,14 +308,10 @@ async fn a_receiver_failing_three_times_gets_the_message_once_and_a_hanging_one_
     .await;
     let a = uuid();
     let sent = Instant::now();
-    let (status, _) = post_events(
-        &http,
-        &kerf.url(""),
-        "prod",
-        &agent,
-        &json!([applied(&a, "catalog")]),
-    )
-    .await;
+    let (status, _) = kerf
+        .api(&agent)
+        .post_events("prod", &json!([applied(&a, "catalog")]))
+        .await;
     assert_eq!(status, 200);
     fine.wait_until(
         Duration::from_secs(5),
@@ -388,14 +327,9 @@ async fn a_receiver_failing_three_times_gets_the_message_once_and_a_hanging_one_
             |g| g.len() == 1,
         )
         .await;
-    let log = deliveries_until(
-        &http,
-        &kerf,
-        &admin,
-        flaky_id,
-        Duration::from_secs(10),
-        |d| d.first().is_some_and(|x| x["status"] == "delivered"),
-    )
+    let log = deliveries_until(&kerf, &admin, flaky_id, Duration::from_secs(10), |d| {
+        d.first().is_some_and(|x| x["status"] == "delivered")
+    })
     .await;
     assert_eq!(log.len(), 1);
     assert_eq!(
@@ -406,24 +340,19 @@ async fn a_receiver_failing_three_times_gets_the_message_once_and_a_hanging_one_
     assert_eq!(flaky.accepted().len(), 1, "taken once");
     assert_eq!(flaky.event_counts().get(&a), Some(&1));
     // The hanging receiver got its request and never answered: still pending, no attempt booked.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while stuck.attempts() == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the hanging receiver was never called"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(stuck.attempts(), 1);
-    let (_, page) = call(
-        &http,
-        &kerf.url(""),
-        &admin,
-        "GET",
-        &format!("/v1/notifications/deliveries?channelId={stuck_id}"),
-        None,
-    )
+    eventually("the hanging receiver to be called", secs(5), async || {
+        stuck.attempts() > 0
+    })
     .await;
+    assert_eq!(stuck.attempts(), 1);
+    let (_, page) = kerf
+        .api(&admin)
+        .call(
+            "GET",
+            &format!("/v1/notifications/deliveries?channelId={stuck_id}"),
+            None,
+        )
+        .await;
     assert_eq!(page["items"][0]["status"], "pending", "{page}");
     assert_eq!(page["items"][0]["attempts"], 0);
     let metrics = http
@@ -443,7 +372,6 @@ async fn a_receiver_failing_three_times_gets_the_message_once_and_a_hanging_one_
     }
     // The flaky receiver echoed its path in the 500 answers; kerf kept none of it.
     no_secret_anywhere(
-        &http,
         &kerf,
         &admin,
         &data,
@@ -460,21 +388,22 @@ async fn forty_changes_applied_by_one_run_are_one_message() {
     let agent = data.create_cluster("prod");
     let admin = data.admin_token();
     let kerf = data.start();
-    let http = client();
     let hook = Receiver::start(Shape::Webhook, "hooks/burst40", Some(WEBHOOK_SECRET)).await;
     let body = json!({"name": "burst", "type": "webhook", "url": hook.url, "signingSecret": WEBHOOK_SECRET});
-    let id = channel(&http, &kerf, &admin, body, &["applied"]).await;
+    let id = channel(&kerf, &admin, body, &["applied"]).await;
     let events: Vec<Value> = (0..40)
         .map(|i| applied(&uuid(), &format!("svc-{i:02}")))
         .collect();
-    let (status, _) =
-        post_events(&http, &kerf.url(""), "prod", &agent, &Value::Array(events)).await;
+    let (status, _) = kerf
+        .api(&agent)
+        .post_events("prod", &Value::Array(events))
+        .await;
     assert_eq!(status, 200);
     hook.wait_until(Duration::from_secs(5), "the burst's message", |g| {
         !g.is_empty()
     })
     .await;
-    let log = deliveries_until(&http, &kerf, &admin, id, Duration::from_secs(10), |d| {
+    let log = deliveries_until(&kerf, &admin, id, Duration::from_secs(10), |d| {
         d.iter().all(|x| x["status"] == "delivered") && !d.is_empty()
     })
     .await;

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::support::hub::hub_at;
 use crate::support::receiver::{Receiver, Shape};
 use crate::support::smtp::Smtp;
-use crate::support::{call, client, uuid};
+use crate::support::{eventually, secs, uuid, Api};
 
 const CLUSTER: &str = "demo-east";
 const SMTP_USER: &str = "kerf-digest";
@@ -63,12 +63,11 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
     let (dir, clock, runs) = (&h.dir, &h.clock, &h.runs);
     let (base, admin, agent) = (h.base.clone(), h.admin.clone(), h.agent.clone());
     let jobs = kerf::server::hub_jobs(&h.state);
-    let http = client();
     let run = runs
         .run_to_end(CLUSTER, Trigger::Manual)
         .await
         .expect("run");
-    assert_eq!(run.status, "succeeded", "{:?}", run.errors);
+    assert_eq!(run.status.as_str(), "succeeded", "{:?}", run.errors);
 
     // Receivers: a real SMTP server (STARTTLS with its own CA, AUTH) and a webhook.
     let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).expect("cert");
@@ -89,26 +88,14 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
         "caPem": cert.cert.pem()}});
     let web = json!({"name": "ops-hook", "type": "webhook", "url": hook.url, "signingSecret": SECRET, "defaultRules": false});
     for body in [mail, web] {
-        let (s, v) = call(
-            &http,
-            &base,
-            &admin,
-            "POST",
-            "/v1/notifications/channels",
-            Some(body),
-        )
-        .await;
+        let (s, v) = Api::new(&base, &admin)
+            .call("POST", "/v1/notifications/channels", Some(body))
+            .await;
         assert_eq!(s, 201, "{v}");
     }
-    let (_, digests) = call(
-        &http,
-        &base,
-        &admin,
-        "GET",
-        "/v1/notifications/digest",
-        None,
-    )
-    .await;
+    let (_, digests) = Api::new(&base, &admin)
+        .call("GET", "/v1/notifications/digest", None)
+        .await;
     assert_eq!(digests["defaultTimeZone"], "Europe/Berlin");
     for d in digests["items"].as_array().expect("items") {
         assert_eq!(
@@ -121,7 +108,9 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
 
     // The week's events: three changes applied (one of them rolled back later), two
     // blocked; one applied change from the week before, outside the digest.
-    let (_, list) = call(&http, &base, &admin, "GET", "/v1/workloads?limit=500", None).await;
+    let (_, list) = Api::new(&base, &admin)
+        .call("GET", "/v1/workloads?limit=500", None)
+        .await;
     let mut saving: Vec<Value> = list["items"]
         .as_array()
         .expect("workloads")
@@ -145,15 +134,13 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
         event("blocked", "Cooldown", &saving[1], day(26, 11)),
         event("blocked", "Cooldown", &saving[2], day(27, 11)),
     ]);
-    let (s, v) = call(
-        &http,
-        &base,
-        &agent,
-        "POST",
-        &format!("/v1/clusters/{CLUSTER}/events"),
-        Some(events),
-    )
-    .await;
+    let (s, v) = Api::new(&base, &agent)
+        .call(
+            "POST",
+            &format!("/v1/clusters/{CLUSTER}/events"),
+            Some(events),
+        )
+        .await;
     assert_eq!(s, 200, "{v}");
 
     // The hub's clock reaches the slot (the schedule math around it, one second before
@@ -170,14 +157,14 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
     // The expected figures, from the API for the same week.
     let (start, end) = (utc(2027, 3, 22, 8, 0), utc(2027, 3, 29, 7, 0));
     let count = |kind: &'static str| {
-        let (http, base, admin) = (http.clone(), base.clone(), admin.clone());
+        let (base, admin) = (base.clone(), admin.clone());
         async move {
             let q = format!(
                 "/v1/audit?type={kind}&since={}&until={}&limit=500",
                 at(start),
                 at(end)
             );
-            call(&http, &base, &admin, "GET", &q, None).await.1["items"]
+            Api::new(&base, &admin).call("GET", &q, None).await.1["items"]
                 .as_array()
                 .map_or(0, Vec::len)
         }
@@ -188,7 +175,9 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
         count("blocked").await,
     );
     assert_eq!((applied, rolled_back, blocked), (3, 1, 2));
-    let (_, savings) = call(&http, &base, &admin, "GET", "/v1/savings", None).await;
+    let (_, savings) = Api::new(&base, &admin)
+        .call("GET", "/v1/savings", None)
+        .await;
     let available = savings["fleet"]["monthlySavings"]
         .as_f64()
         .expect("savings");
@@ -223,14 +212,14 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
     assert_eq!(d["changes"]["blocked"], blocked);
     // The top reasons and the workloads needing attention, from the API for the week.
     let week = |q: String| {
-        let (http, base, admin) = (http.clone(), base.clone(), admin.clone());
+        let (base, admin) = (base.clone(), admin.clone());
         async move {
             let q = format!(
                 "/v1/audit?{q}&since={}&until={}&limit=500",
                 at(start),
                 at(end)
             );
-            call(&http, &base, &admin, "GET", &q, None).await.1["items"]
+            Api::new(&base, &admin).call("GET", &q, None).await.1["items"]
                 .as_array()
                 .cloned()
                 .unwrap_or_default()
@@ -275,10 +264,10 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
         assert_eq!(d["changes"][field], json!(want), "{field}");
     }
     let workloads = |q: &'static str| {
-        let (http, base, admin) = (http.clone(), base.clone(), admin.clone());
+        let (base, admin) = (base.clone(), admin.clone());
         async move {
             let path = format!("/v1/workloads?{q}&limit=500");
-            let items = call(&http, &base, &admin, "GET", &path, None).await.1["items"]
+            let items = Api::new(&base, &admin).call("GET", &path, None).await.1["items"]
                 .as_array()
                 .cloned()
                 .unwrap_or_default();
@@ -347,48 +336,34 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
     );
 
     // Once: each channel's log holds one digest, delivered, and the next slot is a week on.
-    let (_, log) = call(
-        &http,
-        &base,
-        &admin,
-        "GET",
-        "/v1/notifications/deliveries?kind=digest",
-        None,
-    )
-    .await;
+    let (_, log) = Api::new(&base, &admin)
+        .call("GET", "/v1/notifications/deliveries?kind=digest", None)
+        .await;
     let items = log["items"].as_array().expect("items");
     assert_eq!(items.len(), 2, "{log}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (_, log) = call(
-            &http,
-            &base,
-            &admin,
-            "GET",
-            "/v1/notifications/deliveries?kind=digest",
-            None,
-        )
-        .await;
-        if log["items"]
-            .as_array()
-            .expect("items")
-            .iter()
-            .all(|d| d["status"] == "delivered" && d["attempts"] == 1)
-        {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{log}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let (_, digests) = call(
-        &http,
-        &base,
-        &admin,
-        "GET",
-        "/v1/notifications/digest",
-        None,
+    eventually(
+        "both digests delivered at the first attempt",
+        secs(10),
+        async || {
+            let (_, log) = Api::new(&base, &admin)
+                .call("GET", "/v1/notifications/deliveries?kind=digest", None)
+                .await;
+            if log["items"]
+                .as_array()
+                .expect("items")
+                .iter()
+                .all(|d| d["status"] == "delivered" && d["attempts"] == 1)
+            {
+                Ok(())
+            } else {
+                Err(log)
+            }
+        },
     )
     .await;
+    let (_, digests) = Api::new(&base, &admin)
+        .call("GET", "/v1/notifications/digest", None)
+        .await;
     for d in digests["items"].as_array().expect("items") {
         assert_eq!(d["nextAt"], at(utc(2027, 4, 5, 7, 0)), "{d}");
     }
@@ -401,7 +376,8 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
         "/v1/notifications/deliveries",
     ] {
         seen.push_str(
-            &call(&http, &base, &admin, "GET", path, None)
+            &Api::new(&base, &admin)
+                .call("GET", path, None)
                 .await
                 .1
                 .to_string(),

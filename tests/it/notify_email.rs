@@ -9,7 +9,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use crate::support::smtp::Smtp;
-use crate::support::{call, client, DataDir, Kerf};
+use crate::support::{Api, DataDir, Kerf};
 
 const USER: &str = "kerf-mailer";
 const PASSWORD: &str = "smtp-tls-password-do-not-leak-77";
@@ -26,8 +26,10 @@ fn email(name: &str, port: u16, security: &str, password: &str, ca: &str) -> Val
 async fn implicit_tls_email_is_sent_by_the_test_button_and_the_password_shows_nowhere() {
     let data = DataDir::new();
     let admin = data.admin_token();
-    let kerf = Kerf::start(data.path(), &[("KERF_LOG", "debug")]);
-    let (http, base) = (client(), kerf.url(""));
+    let kerf = Kerf::builder(data.path())
+        .envs(&[("KERF_LOG", "debug")])
+        .start();
+    let base = kerf.url("");
     let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).expect("cert");
     let (crt, key) = (data.path().join("smtp.crt"), data.path().join("smtp.key"));
     std::fs::write(&crt, cert.cert.pem()).expect("cert");
@@ -38,17 +40,11 @@ async fn implicit_tls_email_is_sent_by_the_test_button_and_the_password_shows_no
 
     let mut answers = String::new();
     let create = |body: Value| {
-        let (http, base, admin) = (http.clone(), base.clone(), admin.clone());
+        let (base, admin) = (base.clone(), admin.clone());
         async move {
-            let (s, v) = call(
-                &http,
-                &base,
-                &admin,
-                "POST",
-                "/v1/notifications/channels",
-                Some(body),
-            )
-            .await;
+            let (s, v) = Api::new(&base, &admin)
+                .call("POST", "/v1/notifications/channels", Some(body))
+                .await;
             assert_eq!(s, 201, "{v}");
             v
         }
@@ -61,10 +57,10 @@ async fn implicit_tls_email_is_sent_by_the_test_button_and_the_password_shows_no
         assert_eq!(v["email"]["passwordSet"], true, "{v}");
     }
     let test = |id: &Value| {
-        let (http, base, admin) = (http.clone(), base.clone(), admin.clone());
+        let (base, admin) = (base.clone(), admin.clone());
         let path = format!("/v1/notifications/channels/{id}/test");
         async move {
-            let (s, v) = call(&http, &base, &admin, "POST", &path, None).await;
+            let (s, v) = Api::new(&base, &admin).call("POST", &path, None).await;
             assert_eq!(s, 200, "{v}");
             v
         }
@@ -100,7 +96,9 @@ async fn implicit_tls_email_is_sent_by_the_test_button_and_the_password_shows_no
         .expect("email")
         .remove("password");
     let path = format!("/v1/notifications/channels/{}", good["id"]);
-    let (s, v) = call(&http, &base, &admin, "PUT", &path, Some(replace)).await;
+    let (s, v) = Api::new(&base, &admin)
+        .call("PUT", &path, Some(replace))
+        .await;
     assert_eq!(s, 200, "{v}");
     answers.push_str(&v.to_string());
     let again = test(&good["id"]).await;
@@ -113,7 +111,8 @@ async fn implicit_tls_email_is_sent_by_the_test_button_and_the_password_shows_no
         "/v1/audit/config?targetType=notification&limit=500".into(),
     ] {
         answers.push_str(
-            &call(&http, &base, &admin, "GET", &path, None)
+            &Api::new(&base, &admin)
+                .call("GET", &path, None)
                 .await
                 .1
                 .to_string(),

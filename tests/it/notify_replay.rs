@@ -9,7 +9,7 @@ use serde_json::json;
 
 use crate::support::hub::hub;
 use crate::support::receiver::{Receiver, Shape};
-use crate::support::{call, client};
+use crate::support::Api;
 
 const SECRET: &str = "replay-signing-secret-0123456789";
 
@@ -18,25 +18,21 @@ async fn a_receiver_refuses_a_signature_whose_timestamp_is_stale() {
     // The hub's manual clock is in 2027; the receiver starts on the system clock.
     let h = hub("replay", false).await;
     let rx = Receiver::start(Shape::Webhook, "hooks/replaypathsecret", Some(SECRET)).await;
-    let http = client();
-    let (s, ch) = call(
-        &http,
-        &h.base,
-        &h.admin,
-        "POST",
-        "/v1/notifications/channels",
-        Some(
-            json!({"name": "hook", "type": "webhook", "url": rx.url, "signingSecret": SECRET,
+    let (s, ch) = Api::new(&h.base, &h.admin)
+        .call(
+            "POST",
+            "/v1/notifications/channels",
+            Some(
+                json!({"name": "hook", "type": "webhook", "url": rx.url, "signingSecret": SECRET,
                     "defaultRules": false}),
-        ),
-    )
-    .await;
+            ),
+        )
+        .await;
     assert_eq!(s, 201, "{ch}");
     let test = format!("/v1/notifications/channels/{}/test", ch["id"]);
     let send = || {
-        let (http, base, admin, test) =
-            (http.clone(), h.base.clone(), h.admin.clone(), test.clone());
-        async move { call(&http, &base, &admin, "POST", &test, None).await.1 }
+        let (api, test) = (h.api.clone(), test.clone());
+        async move { api.call("POST", &test, None).await.1 }
     };
 
     let refused = send().await;

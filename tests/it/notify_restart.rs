@@ -9,13 +9,15 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
+use crate::support::api::send_until_acked;
 use crate::support::receiver::{event_ids, Receiver, Shape};
-use crate::support::{call, client, uuid, DataDir, Kerf};
+use crate::support::wait::eventually_every;
+use crate::support::{client, secs, uuid, DataDir, Kerf};
 
 const SECRET: &str = "burst-signing-secret-0123456789";
 const EVENTS: usize = 1000;
@@ -41,33 +43,6 @@ fn event(i: usize) -> Value {
     e
 }
 
-/// Resends `batch` until the hub (wherever it listens now) acknowledges it.
-async fn send_until_acked(
-    http: &reqwest::Client,
-    url: &watch::Receiver<String>,
-    token: &str,
-    batch: &Value,
-) {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let base = url.borrow().clone();
-        if let Ok(r) = http
-            .post(format!("{base}/v1/clusters/prod/events"))
-            .bearer_auth(token)
-            .json(batch)
-            .send()
-            .await
-        {
-            if r.status() == 200 && r.json::<Value>().await.is_ok() {
-                return;
-            }
-        }
-        assert!(Instant::now() < deadline, "batch never acknowledged");
-        let mut rx = url.clone();
-        let _ = tokio::time::timeout(Duration::from_millis(50), rx.changed()).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sigkill_during_a_burst_of_1000_events_loses_none_and_delivers_none_twice() {
     let data = DataDir::new();
@@ -78,34 +53,23 @@ async fn sigkill_during_a_burst_of_1000_events_loses_none_and_delivers_none_twic
         ("KERF_NOTIFICATIONS__GROUP_WINDOW_MS", "100"),
         ("KERF_NOTIFICATIONS__MAX_PER_MINUTE", "100000"),
     ];
-    let kerf = Kerf::start(data.path(), &env);
+    let kerf = Kerf::builder(data.path()).envs(&env).start();
     let http = client();
     let rx = Receiver::start(Shape::Webhook, "hooks/burstpathsecret", Some(SECRET)).await;
     // Slow enough that a message is often in flight when the kill comes.
     rx.delay(30);
     let body = json!({"name": "burst", "type": "webhook", "url": rx.url, "signingSecret": SECRET, "defaultRules": false});
-    let (status, ch) = call(
-        &http,
-        &kerf.url(""),
-        &admin,
-        "POST",
-        "/v1/notifications/channels",
-        Some(body),
-    )
-    .await;
+    let (status, ch) = kerf
+        .api(&admin)
+        .call("POST", "/v1/notifications/channels", Some(body))
+        .await;
     assert_eq!(status, 201, "{ch}");
     let rule = json!({"channelId": ch["id"], "name": "burst", "events": MATCHING});
     assert_eq!(
-        call(
-            &http,
-            &kerf.url(""),
-            &admin,
-            "POST",
-            "/v1/notifications/rules",
-            Some(rule)
-        )
-        .await
-        .0,
+        kerf.api(&admin)
+            .call("POST", "/v1/notifications/rules", Some(rule))
+            .await
+            .0,
         201
     );
 
@@ -132,18 +96,27 @@ async fn sigkill_during_a_burst_of_1000_events_loses_none_and_delivers_none_twic
             }
         })
     };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while acked.load(Ordering::SeqCst) < EVENTS / BATCH / 2 || rx.accepted().len() < 2 {
-        assert!(Instant::now() < deadline, "the burst made no progress");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    eventually_every(
+        "half the burst acknowledged and two deliveries",
+        secs(60),
+        Duration::from_millis(5),
+        async || {
+            let (n, accepted) = (acked.load(Ordering::SeqCst), rx.accepted().len());
+            if n >= EVENTS / BATCH / 2 && accepted >= 2 {
+                Ok(())
+            } else {
+                Err((n, accepted))
+            }
+        },
+    )
+    .await;
     let delivered_before = rx.event_counts().len();
     kerf.kill();
     assert!(
         delivered_before < matching.len(),
         "killed mid-burst ({delivered_before} delivered)"
     );
-    let kerf = Kerf::start(data.path(), &env);
+    let kerf = Kerf::builder(data.path()).envs(&env).start();
     url_tx.send(kerf.url("")).expect("sender listens");
     sender.await.expect("every batch acknowledged");
 
@@ -187,15 +160,14 @@ async fn sigkill_during_a_burst_of_1000_events_loses_none_and_delivers_none_twic
             .as_ref()
             .map(|n| format!("&next={n}"))
             .unwrap_or_default();
-        let (_, page) = call(
-            &http,
-            &kerf.url(""),
-            &admin,
-            "GET",
-            &format!("/v1/notifications/deliveries?limit=500{q}"),
-            None,
-        )
-        .await;
+        let (_, page) = kerf
+            .api(&admin)
+            .call(
+                "GET",
+                &format!("/v1/notifications/deliveries?limit=500{q}"),
+                None,
+            )
+            .await;
         for d in page["items"].as_array().expect("items") {
             assert_eq!(d["status"], "delivered", "{d}");
             for id in d["eventIds"].as_array().expect("ids") {

@@ -6,12 +6,10 @@
 //! dispatcher re-opened the channel every 0.5 s forever, logging an error each time,
 //! and the deliveries stayed pending at zero attempts.)
 
-use std::time::{Duration, Instant};
-
 use serde_json::{json, Value};
 
 use crate::support::receiver::{Receiver, Shape};
-use crate::support::{call, client, post_events, uuid, DataDir, Kerf};
+use crate::support::{client, eventually, secs, uuid, DataDir, Kerf};
 
 const ATTEMPTS: i64 = 3;
 const LOG_LINE: &str = "cannot open the notification channel";
@@ -28,15 +26,14 @@ fn applied(name: &str) -> Value {
 
 /// A webhook channel to `rx` hearing `applied`; returns its id.
 async fn channel(kerf: &Kerf, admin: &str, name: &str, rx: &Receiver) -> i64 {
-    let http = client();
     let body = json!({"name": name, "type": "webhook", "url": rx.url, "signingSecret": SIGNING, "defaultRules": false});
     let path = "/v1/notifications/channels";
-    let (status, ch) = call(&http, &kerf.url(""), admin, "POST", path, Some(body)).await;
+    let (status, ch) = kerf.api(admin).call("POST", path, Some(body)).await;
     assert_eq!(status, 201, "{ch}");
     let id = ch["id"].as_i64().expect("id");
     let rule = json!({"channelId": id, "name": name, "events": ["applied"]});
     let path = "/v1/notifications/rules";
-    let (status, r) = call(&http, &kerf.url(""), admin, "POST", path, Some(rule)).await;
+    let (status, r) = kerf.api(admin).call("POST", path, Some(rule)).await;
     assert_eq!(status, 201, "{r}");
     id
 }
@@ -44,19 +41,20 @@ async fn channel(kerf: &Kerf, admin: &str, name: &str, rx: &Receiver) -> i64 {
 /// Polls channel `id`'s delivery log until every one of `n` deliveries is settled
 /// (delivered or failed); returns them.
 async fn settled(kerf: &Kerf, admin: &str, id: i64, n: usize) -> Vec<Value> {
-    let http = client();
     let path = format!("/v1/notifications/deliveries?channelId={id}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (_, page) = call(&http, &kerf.url(""), admin, "GET", &path, None).await;
+    let what = format!("channel {id}'s {n} deliveries settled");
+    let api = kerf.api(admin);
+    eventually(&what, secs(30), async || {
+        let (_, page) = api.call("GET", &path, None).await;
         let items = page["items"].as_array().cloned().unwrap_or_default();
         let done = |d: &Value| d["status"] == "delivered" || d["status"] == "failed";
         if items.len() == n && items.iter().all(done) {
-            return items;
+            Ok(items)
+        } else {
+            Err(items)
         }
-        assert!(Instant::now() < deadline, "channel {id}: {items:#?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -70,7 +68,7 @@ async fn a_channel_whose_secret_does_not_open_fails_on_the_retry_schedule_and_lo
         ("KERF_NOTIFICATIONS__GROUP_WINDOW_MS", "50"),
         ("KERF_NOTIFICATIONS__MAX_ATTEMPTS", attempts.as_str()),
     ];
-    let kerf = Kerf::start(data.path(), &env);
+    let kerf = Kerf::builder(data.path()).envs(&env).start();
     let broken_rx =
         Receiver::start(Shape::Webhook, "hooks/brokenpathsecret0001", Some(SIGNING)).await;
     let fine_rx = Receiver::start(Shape::Webhook, "hooks/finepathsecret0002", Some(SIGNING)).await;
@@ -87,13 +85,12 @@ async fn a_channel_whose_secret_does_not_open_fails_on_the_retry_schedule_and_lo
     )
     .expect("move the blob");
     drop(conn);
-    let kerf = Kerf::start(data.path(), &env);
+    let kerf = Kerf::builder(data.path()).envs(&env).start();
     let http = client();
     // Two events a while apart: the second finds the first's sender gone, so the
     // log's limit has to outlive a sender.
     for (round, name) in ["catalog", "checkout"].into_iter().enumerate() {
-        let (status, body) =
-            post_events(&http, &kerf.url(""), "prod", &agent, &applied(name)).await;
+        let (status, body) = kerf.api(&agent).post_events("prod", &applied(name)).await;
         assert_eq!(status, 200, "{body}");
         let log = settled(&kerf, &admin, broken, round + 1).await;
         for d in &log {
@@ -141,13 +138,13 @@ async fn a_channel_whose_secret_does_not_open_fails_on_the_retry_schedule_and_lo
     // Saving the channel mends it, once its secrets are given again (they cannot be kept).
     let path = format!("/v1/notifications/channels/{broken}");
     let bare = json!({"name": "broken", "type": "webhook"});
-    let (status, body) = call(&http, &kerf.url(""), &admin, "PUT", &path, Some(bare)).await;
+    let (status, body) = kerf.api(&admin).call("PUT", &path, Some(bare)).await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(body["error"]["details"]["field"], "url", "{body}");
     let whole = json!({"name": "broken", "type": "webhook", "url": broken_rx.url, "signingSecret": SIGNING});
-    let (status, body) = call(&http, &kerf.url(""), &admin, "PUT", &path, Some(whole)).await;
+    let (status, body) = kerf.api(&admin).call("PUT", &path, Some(whole)).await;
     assert_eq!(status, 200, "{body}");
-    let (status, body) = post_events(&http, &kerf.url(""), "prod", &agent, &applied("cart")).await;
+    let (status, body) = kerf.api(&agent).post_events("prod", &applied("cart")).await;
     assert_eq!(status, 200, "{body}");
     let log = settled(&kerf, &admin, broken, 3).await;
     assert_eq!(

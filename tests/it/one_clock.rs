@@ -14,11 +14,11 @@ const CLUSTER: &str = "demo-east";
 async fn feeds(h: &Hub) -> (ConfigFeed, RecommendationFeed) {
     let config = serde_json::from_value(h.config(CLUSTER).await).expect("a wire::ConfigFeed");
     let (s, v) = h
+        .as_token(&h.agent)
         .call(
             "GET",
             &format!("/v1/clusters/{CLUSTER}/recommendations"),
-            &h.agent,
-            json!(null),
+            None,
         )
         .await;
     assert_eq!(s, 200, "{v}");
@@ -42,21 +42,21 @@ async fn the_feeds_expiry_and_auto_resume_agree_as_the_manual_clock_moves() {
     let body = json!({"mode": {"cpu": "off", "memory": "off"}, "expiresAt": until,
                       "reason": "hands off for a minute"});
     let (s, v) = h
+        .as_token(&h.admin)
         .call(
             "PUT",
             &format!("/v1/workloads/{workload}/override"),
-            &h.admin,
-            body,
+            Some(body),
         )
         .await;
     assert_eq!(s, 200, "{v}");
     let pause = json!({"reason": "change freeze", "resumeAt": until});
     let (s, v) = h
+        .as_token(&h.admin)
         .call(
             "POST",
             &format!("/v1/clusters/{CLUSTER}/pause"),
-            &h.admin,
-            pause,
+            Some(pause),
         )
         .await;
     assert_eq!(s, 200, "{v}");
@@ -85,7 +85,7 @@ async fn the_feeds_expiry_and_auto_resume_agree_as_the_manual_clock_moves() {
     assert_ne!(w.policy_identity, default_identity);
     assert!(r.recommendation_stale, "made before the override");
     let policy_path = format!("/v1/workloads/{workload}/policy");
-    let (_, policy) = h.call("GET", &policy_path, &h.admin, json!(null)).await;
+    let (_, policy) = h.as_token(&h.admin).call("GET", &policy_path, None).await;
     assert_eq!(
         policy["recommendationStale"], true,
         "the workload page is served the feed's staleness, not left to recompute it"
@@ -122,12 +122,8 @@ async fn the_feeds_expiry_and_auto_resume_agree_as_the_manual_clock_moves() {
         "the recommendation matches the policy again"
     );
     let (s, policy) = h
-        .call(
-            "GET",
-            &format!("/v1/workloads/{workload}/policy"),
-            &h.admin,
-            json!(null),
-        )
+        .as_token(&h.admin)
+        .call("GET", &format!("/v1/workloads/{workload}/policy"), None)
         .await;
     assert_eq!(s, 200, "{policy}");
     assert_eq!(policy["identity"], default_identity.as_str());

@@ -6,28 +6,8 @@
 
 use std::process::Command;
 
+use crate::support::tools::python_tools;
 use crate::support::{client, DataDir};
-
-/// The bin directory of the test suite's Python tools (installed when missing).
-pub fn python_tools() -> std::path::PathBuf {
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ensure-python-tools.sh");
-    let out = Command::new(script)
-        .output()
-        .expect("run ensure-python-tools.sh");
-    assert!(
-        out.status.success(),
-        "ensure-python-tools.sh failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    stdout
-        .lines()
-        .last()
-        .expect("the bin directory")
-        .trim()
-        .into()
-}
 
 #[test]
 fn the_committed_document_is_the_generated_one() {

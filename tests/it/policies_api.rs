@@ -6,93 +6,8 @@
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::support::{client, DataDir};
-
-pub struct Http {
-    pub http: reqwest::Client,
-    pub base: String,
-    pub token: String,
-}
-
-pub struct Answer {
-    pub status: u16,
-    pub etag: Option<String>,
-    pub body: Value,
-}
-
-impl Http {
-    pub async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Answer {
-        self.call_as(&self.token.clone(), method, path, body, None)
-            .await
-    }
-
-    pub async fn call_as(
-        &self,
-        token: &str,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-        if_match: Option<i64>,
-    ) -> Answer {
-        let mut rb = self
-            .http
-            .request(method, format!("{}{path}", self.base))
-            .bearer_auth(token);
-        if let Some(v) = if_match {
-            rb = rb.header("if-match", format!("\"{v}\""));
-        }
-        if let Some(b) = body {
-            rb = rb.json(&b);
-        }
-        let resp = rb.send().await.expect("send");
-        let status = resp.status().as_u16();
-        let etag = resp
-            .headers()
-            .get("etag")
-            .map(|v| v.to_str().unwrap().to_string());
-        let body = resp.json().await.unwrap_or(Value::Null);
-        Answer { status, etag, body }
-    }
-
-    /// Every configuration change with `action`, newest first.
-    pub async fn changes(&self, action: &str) -> Vec<Value> {
-        let a = self
-            .call(
-                Method::GET,
-                &format!("/v1/audit/config?action={action}&limit=500"),
-                None,
-            )
-            .await;
-        assert_eq!(a.status, 200, "{}", a.body);
-        a.body["items"].as_array().unwrap().clone()
-    }
-}
-
-/// The one change with `action` and `reason`, checked for actor, target and sides.
-pub fn assert_change(
-    items: &[Value],
-    reason: &str,
-    actor: &str,
-    target: (&str, &str),
-    sides: (bool, bool),
-) -> Value {
-    let c = items
-        .iter()
-        .find(|c| c["reason"] == reason)
-        .unwrap_or_else(|| panic!("no change with reason {reason}: {items:#?}"));
-    assert_eq!(c["actor"]["name"], actor, "{c}");
-    assert_eq!(
-        (c["target"]["type"].as_str(), c["target"]["id"].as_str()),
-        (Some(target.0), Some(target.1)),
-        "{c}"
-    );
-    assert_eq!(
-        (c["before"].is_object(), c["after"].is_object()),
-        sides,
-        "{c}"
-    );
-    c.clone()
-}
+use crate::support::audit::assert_change;
+use crate::support::{Api, Cred, DataDir};
 
 fn spec(name: &str, priority: i64) -> Value {
     json!({"name": name, "priority": priority, "selector": {"namespaces": ["shop"]},
@@ -104,18 +19,12 @@ async fn policies_are_validated_versioned_soft_deleted_reverted_and_audited() {
     let data = DataDir::new();
     let token = data.admin_token();
     let kerf = data.start();
-    let api = Http {
-        http: client(),
-        base: kerf.url(""),
-        token,
-    };
+    let api = Api::new(kerf.url(""), token);
     let bad = api
-        .call(
-            Method::POST,
-            "/v1/policies",
-            Some(json!({"name": "Bad Name", "priority": 5000,
-                "apply": {"maintenanceWindows": [{"cron": "nope", "duration": "2h"}]}})),
-        )
+        .request(Method::POST, "/v1/policies")
+        .json(&json!({"name": "Bad Name", "priority": 5000,
+                "apply": {"maintenanceWindows": [{"cron": "nope", "duration": "2h"}]}}))
+        .send()
         .await;
     assert_eq!(bad.status, 400, "{}", bad.body);
     assert_eq!(bad.body["error"]["code"], "invalid_policy");
@@ -130,31 +39,43 @@ async fn policies_are_validated_versioned_soft_deleted_reverted_and_audited() {
     }
     let mut body = spec("web", 1);
     body["reason"] = json!("r-create");
-    let made = api.call(Method::POST, "/v1/policies", Some(body)).await;
+    let made = api
+        .request(Method::POST, "/v1/policies")
+        .json(&body)
+        .send()
+        .await;
     assert_eq!(made.status, 201, "{}", made.body);
-    assert_eq!(made.etag.as_deref(), Some("\"1\""));
+    assert_eq!(made.etag().as_deref(), Some("\"1\""));
     let id = made.body["id"].as_i64().unwrap();
     let path = format!("/v1/policies/{id}");
     let dup = api
-        .call(Method::POST, "/v1/policies", Some(spec("web", 2)))
+        .request(Method::POST, "/v1/policies")
+        .json(&spec("web", 2))
+        .send()
         .await;
     assert_eq!(dup.status, 409, "a live name is unique");
-    let missing = api.call(Method::PUT, &path, Some(spec("web", 2))).await;
+    let missing = api
+        .request(Method::PUT, &path)
+        .json(&spec("web", 2))
+        .send()
+        .await;
     assert_eq!(missing.status, 428, "a write names the version it read");
     let mut v2 = spec("web", 2);
     v2["reason"] = json!("r-update");
     let up = api
-        .call_as(&api.token, Method::PUT, &path, Some(v2), Some(1))
+        .request(Method::PUT, &path)
+        .cred(Cred::Bearer(&api.token))
+        .json(&v2)
+        .if_match(1)
+        .send()
         .await;
     assert_eq!((up.status, up.body["version"].as_i64()), (200, Some(2)));
     let stale = api
-        .call_as(
-            &api.token,
-            Method::PUT,
-            &path,
-            Some(spec("web", 3)),
-            Some(1),
-        )
+        .request(Method::PUT, &path)
+        .cred(Cred::Bearer(&api.token))
+        .json(&spec("web", 3))
+        .if_match(1)
+        .send()
         .await;
     assert_eq!(
         (stale.status, stale.body["error"]["code"].as_str()),
@@ -163,16 +84,14 @@ async fn policies_are_validated_versioned_soft_deleted_reverted_and_audited() {
     assert_eq!(stale.body["error"]["details"]["currentVersion"], 2);
     let mut in_body = spec("web", 3);
     in_body["version"] = json!(1);
-    let stale = api.call(Method::PUT, &path, Some(in_body)).await;
+    let stale = api.request(Method::PUT, &path).json(&in_body).send().await;
     assert_eq!(stale.status, 409, "a stale body version is a conflict");
     let rev = api
-        .call_as(
-            &api.token,
-            Method::POST,
-            &format!("{path}/revert"),
-            Some(json!({"version": 1, "reason": "r-revert"})),
-            Some(2),
-        )
+        .request(Method::POST, &format!("{path}/revert"))
+        .cred(Cred::Bearer(&api.token))
+        .json(&json!({"version": 1, "reason": "r-revert"}))
+        .if_match(2)
+        .send()
         .await;
     assert_eq!(rev.status, 200, "{}", rev.body);
     assert_eq!(
@@ -184,19 +103,17 @@ async fn policies_are_validated_versioned_soft_deleted_reverted_and_audited() {
         "a revert appends the old content as a new version"
     );
     let del = api
-        .call(
-            Method::DELETE,
-            &format!("{path}?version=3&reason=r-delete"),
-            None,
-        )
+        .request(Method::DELETE, &format!("{path}?version=3&reason=r-delete"))
+        .send()
         .await;
     assert_eq!(del.status, 204, "{}", del.body);
-    let live = api.call(Method::GET, "/v1/policies", None).await;
+    let live = api.request(Method::GET, "/v1/policies").send().await;
     assert_eq!(live.body["items"].as_array().unwrap().len(), 0);
-    let gone = api.call(Method::GET, &path, None).await;
+    let gone = api.request(Method::GET, &path).send().await;
     assert!(gone.body["deletedAt"].is_string(), "{}", gone.body);
     let versions = api
-        .call(Method::GET, &format!("{path}/versions"), None)
+        .request(Method::GET, &format!("{path}/versions"))
+        .send()
         .await;
     let list: Vec<i64> = versions.body["items"]
         .as_array()
@@ -206,7 +123,9 @@ async fn policies_are_validated_versioned_soft_deleted_reverted_and_audited() {
         .collect();
     assert_eq!(list, [1, 2, 3], "history kept after delete");
     let again = api
-        .call(Method::POST, "/v1/policies", Some(spec("web", 9)))
+        .request(Method::POST, "/v1/policies")
+        .json(&spec("web", 9))
+        .send()
         .await;
     assert_eq!(again.status, 201, "a deleted policy's name is free");
 
@@ -259,31 +178,32 @@ async fn eight_concurrent_writers_lose_no_update_and_leave_no_gap() {
     let data = DataDir::new();
     let token = data.admin_token();
     let kerf = data.start();
-    let api = Http {
-        http: client(),
-        base: kerf.url(""),
-        token,
-    };
+    let api = Api::new(kerf.url(""), token);
     let made = api
-        .call(Method::POST, "/v1/policies", Some(spec("hot", 0)))
+        .request(Method::POST, "/v1/policies")
+        .json(&spec("hot", 0))
+        .send()
         .await;
     let id = made.body["id"].as_i64().unwrap();
     const WRITES: usize = 5;
     let mut tasks = Vec::new();
     for client_no in 0..8 {
-        let (http, base, token) = (api.http.clone(), api.base.clone(), api.token.clone());
+        let api = api.clone();
         tasks.push(tokio::spawn(async move {
-            let api = Http { http, base, token };
             let path = format!("/v1/policies/{id}");
             let (mut accepted, mut refused) = (Vec::new(), 0);
             while accepted.len() < WRITES {
-                let cur = api.call(Method::GET, &path, None).await;
+                let cur = api.request(Method::GET, &path).send().await;
                 let version = cur.body["version"].as_i64().unwrap();
                 let label = format!("c{client_no}-w{}", accepted.len());
                 let mut body = spec("hot", (client_no * 10 + accepted.len()) as i64);
                 body["description"] = json!(label);
                 let r = api
-                    .call_as(&api.token, Method::PUT, &path, Some(body), Some(version))
+                    .request(Method::PUT, &path)
+                    .cred(Cred::Bearer(&api.token))
+                    .json(&body)
+                    .if_match(version)
+                    .send()
                     .await;
                 match r.status {
                     200 => accepted.push((r.body["version"].as_i64().unwrap(), label)),
@@ -303,7 +223,8 @@ async fn eight_concurrent_writers_lose_no_update_and_leave_no_gap() {
     }
     assert_eq!(accepted.len(), 8 * WRITES);
     let versions = api
-        .call(Method::GET, &format!("/v1/policies/{id}/versions"), None)
+        .request(Method::GET, &format!("/v1/policies/{id}/versions"))
+        .send()
         .await;
     let items = versions.body["items"].as_array().unwrap();
     let numbers: Vec<i64> = items
@@ -334,33 +255,30 @@ async fn settings_and_datasource_changes_are_audited_without_secrets() {
     let data = DataDir::new();
     let token = data.admin_token();
     let kerf = data.start();
-    let api = Http {
-        http: client(),
-        base: kerf.url(""),
-        token,
-    };
+    let api = Api::new(kerf.url(""), token);
     let pricing = api
-        .call(Method::GET, "/v1/admin/settings/pricing", None)
+        .request(Method::GET, "/v1/admin/settings/pricing")
+        .send()
         .await
         .body;
     let r = api
-        .call(
-            Method::PUT,
-            "/v1/admin/settings/pricing?reason=r-pricing",
-            Some(pricing.clone()),
-        )
+        .request(Method::PUT, "/v1/admin/settings/pricing?reason=r-pricing")
+        .json(&pricing.clone())
+        .send()
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     let rec = api
-        .call(Method::GET, "/v1/admin/settings/recommender", None)
+        .request(Method::GET, "/v1/admin/settings/recommender")
+        .send()
         .await
         .body;
     let r = api
-        .call(
+        .request(
             Method::PUT,
             "/v1/admin/settings/recommender?reason=r-recommender",
-            Some(rec),
         )
+        .json(&rec)
+        .send()
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     let settings = api.changes("SettingsUpdated").await;
@@ -386,7 +304,9 @@ async fn settings_and_datasource_changes_are_audited_without_secrets() {
         "headers": [{"name": "X-Org", "value": header_secret, "secret": true}],
         "reason": "r-ds-create"});
     let made = api
-        .call(Method::POST, "/v1/datasources", Some(ds.clone()))
+        .request(Method::POST, "/v1/datasources")
+        .json(&ds.clone())
+        .send()
         .await;
     assert_eq!(made.status, 201, "{}", made.body);
     let id = made.body["id"].as_i64().unwrap().to_string();
@@ -394,15 +314,17 @@ async fn settings_and_datasource_changes_are_audited_without_secrets() {
     replace["reason"] = json!("r-ds-update");
     replace["url"] = json!("http://127.0.0.1:10/");
     let r = api
-        .call(Method::PUT, &format!("/v1/datasources/{id}"), Some(replace))
+        .request(Method::PUT, &format!("/v1/datasources/{id}"))
+        .json(&replace)
+        .send()
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
     let r = api
-        .call(
+        .request(
             Method::DELETE,
             &format!("/v1/datasources/{id}?reason=r-ds-delete"),
-            None,
         )
+        .send()
         .await;
     assert_eq!(r.status, 204, "{}", r.body);
     let created = api.changes("DatasourceCreated").await;
@@ -432,7 +354,8 @@ async fn settings_and_datasource_changes_are_audited_without_secrets() {
         (true, false),
     );
     let all = api
-        .call(Method::GET, "/v1/audit/config?limit=500", None)
+        .request(Method::GET, "/v1/audit/config?limit=500")
+        .send()
         .await
         .body
         .to_string();

@@ -81,16 +81,16 @@ fn hub_run(url: &str) -> BTreeMap<String, Value> {
     let run = runtime
         .block_on(runs.run_to_end("scan", Trigger::Manual))
         .expect("run");
-    assert_eq!(run.status, "succeeded", "{}", run.errors);
+    assert_eq!(run.status.as_str(), "succeeded", "{}", run.errors);
     let filter = WorkloadFilter {
         limit: 1_000,
         ..WorkloadFilter::default()
     };
-    let (items, more) = runtime
-        .block_on(store.list_workload_page(filter))
+    let page = runtime
+        .block_on(store.reading(move |r| r.list_workload_page(&filter)))
         .expect("list");
-    assert!(!more);
-    items
+    assert!(page.next.is_none());
+    page.items
         .iter()
         .map(|i| {
             let item = workload_json(&i.row, i.summary.as_deref()).expect("item");

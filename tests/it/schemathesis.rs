@@ -7,43 +7,28 @@
 
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::openapi_document::python_tools;
-use crate::support::{call, client, DataDir, Demo};
+use crate::support::tools::python_tools;
+use crate::support::{eventually, within, DataDir, Demo};
 
 /// Examples per operation in the coverage and fuzzing phases.
 const EXAMPLES_PER_OPERATION: &str = "15";
 /// The whole run's bound (it takes about two minutes on an idle machine).
 const RUN_LIMIT: Duration = Duration::from_secs(20 * 60);
 
-/// Polls `f` until it gives a value, or panics after `limit`.
-async fn eventually<T, F: std::future::Future<Output = Option<T>>>(
-    what: &str,
-    limit: Duration,
-    mut f: impl FnMut() -> F,
-) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn schemathesis_finds_nothing_wrong_with_a_demo_hub_and_its_document() {
     let tools = python_tools();
     let data = DataDir::new();
     let demo = Demo::start(Some(data.path()));
-    let (http, base, admin) = (client(), demo.kerf.url(""), demo.token.clone());
+    let admin = demo.token.clone();
+    let api = demo.api();
     let get = |path: String| {
-        let (http, base, admin) = (http.clone(), base.clone(), admin.clone());
-        async move { call(&http, &base, &admin, "GET", &path, None).await }
+        let api = api.clone();
+        async move { api.get(&path).await }
     };
     // Data first: a finished run (recommendations) and events the demo's agents sent.
     eventually("a finished run", Duration::from_secs(180), || async {
@@ -58,25 +43,17 @@ async fn schemathesis_finds_nothing_wrong_with_a_demo_hub_and_its_document() {
     .await;
 
     // An agent of its own for the agent routes, and a spare token to revoke.
-    let (status, agent) = call(
-        &http,
-        &base,
-        &admin,
-        "POST",
-        "/v1/clusters",
-        Some(json!({"name": "st-agent"})),
-    )
-    .await;
+    let (status, agent) = api
+        .call("POST", "/v1/clusters", Some(json!({"name": "st-agent"})))
+        .await;
     assert_eq!(status, 201, "{agent}");
-    let (status, spare) = call(
-        &http,
-        &base,
-        &admin,
-        "POST",
-        "/v1/admin/tokens",
-        Some(json!({"name": "spare", "role": "viewer"})),
-    )
-    .await;
+    let (status, spare) = api
+        .call(
+            "POST",
+            "/v1/admin/tokens",
+            Some(json!({"name": "spare", "role": "viewer"})),
+        )
+        .await;
     assert_eq!(status, 201, "{spare}");
     let (_, workloads) = get("/v1/workloads?limit=1".into()).await;
     let cursor = |v: Value| kerf::api::query::encode_cursor(&v);
@@ -130,17 +107,14 @@ async fn schemathesis_finds_nothing_wrong_with_a_demo_hub_and_its_document() {
         let _ = stdout.read_to_string(&mut out);
         out
     });
-    let deadline = Instant::now() + RUN_LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("schemathesis ran past {RUN_LIMIT:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
+    let ran = within("schemathesis to finish", RUN_LIMIT, async || {
+        child.try_wait().expect("wait").ok_or("running")
+    })
+    .await;
+    let status = ran.unwrap_or_else(|_| {
+        let _ = child.kill();
+        panic!("schemathesis ran past {RUN_LIMIT:?}");
+    });
     let mut stderr = String::new();
     if let Some(mut e) = child.stderr.take() {
         let _ = e.read_to_string(&mut stderr);

@@ -4,13 +4,11 @@
 //! the list holds, only a team's namespaces for a team token; the workload page's apply
 //! configuration is a Kubernetes object the typed API reads.
 
-use std::time::{Duration, Instant};
-
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::PodSpec;
 use serde_json::{json, Value};
 
-use crate::support::{client, Demo};
+use crate::support::{client, Api, Demo};
 
 async fn get(http: &reqwest::Client, url: String, token: &str) -> (u16, String, String) {
     let r = http.get(url).bearer_auth(token).send().await.expect("send");
@@ -30,45 +28,6 @@ async fn get_json(http: &reqwest::Client, url: String, token: &str) -> Value {
     serde_json::from_str(&body).expect("json")
 }
 
-/// Every demo workload, once every cluster has a finished run and none is running.
-pub(crate) async fn analysed(http: &reqwest::Client, base: &str, token: &str) -> Vec<Value> {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let clusters = get_json(http, format!("{base}/v1/clusters"), token).await;
-        let names: Vec<Value> = clusters["items"]
-            .as_array()
-            .or(clusters.as_array())
-            .into_iter()
-            .flatten()
-            .map(|c| c["name"].clone())
-            .collect();
-        let done = get_json(
-            http,
-            format!("{base}/v1/runs?status=succeeded&limit=500"),
-            token,
-        )
-        .await;
-        let running = get_json(http, format!("{base}/v1/runs?status=running"), token).await;
-        let finished = |c: &Value| {
-            done["items"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|r| &r["cluster"] == c)
-        };
-        let idle = running["items"].as_array().is_some_and(|a| a.is_empty());
-        if !names.is_empty() && idle && names.iter().all(finished) {
-            let body = get_json(http, format!("{base}/v1/workloads?limit=500"), token).await;
-            return body["items"].as_array().cloned().expect("items");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "demo runs never finished: {done}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 fn saving(w: &Value) -> f64 {
     -w["estimatedMonthlyCostDelta"].as_f64().unwrap_or(0.0)
 }
@@ -76,7 +35,7 @@ fn saving(w: &Value) -> f64 {
 /// The pod spec of an apply configuration, read with the Kubernetes API's own types
 /// (`None` for kinds other than the apps/v1 ones).
 fn pod_spec(yaml: &str) -> Option<PodSpec> {
-    let doc: Value = serde_norway::from_str(yaml).expect("yaml");
+    let doc: Value = yaml_serde::from_str(yaml).expect("yaml");
     let spec = match doc["kind"].as_str().expect("kind") {
         "Deployment" => serde_json::from_value::<Deployment>(doc.clone())
             .expect("a Deployment")
@@ -99,7 +58,7 @@ fn pod_spec(yaml: &str) -> Option<PodSpec> {
 async fn the_list_summary_export_and_apply_configuration_tell_the_same_answer() {
     let demo = Demo::start(None);
     let (http, base, admin) = (client(), demo.kerf.url(""), demo.token.clone());
-    let all = analysed(&http, &base, &admin).await;
+    let all = Api::new(&base, &admin).analysed().await;
 
     // Values on the list: some workload shows a current and a recommended value.
     let changed = all

@@ -11,12 +11,32 @@
 
 use super::values::{fields_of, Proposal};
 use super::Finding;
-use crate::cluster::{Pdb, RestartPolicy, UpdateStrategy, Workload, WorkloadKind};
+use crate::cluster::{Pdb, Pod, RestartPolicy, Snapshot, UpdateStrategy, Workload, WorkloadKind};
 use crate::policy::Strategy;
 use crate::wire::{EventResource, Reason};
 
 /// The annotation that lets kerf disrupt a workload that has no Ready pod to spare.
 pub const ALLOW_DISRUPTION: &str = "kerf.getkerf.dev/allow-disruption";
+
+/// The PodDisruptionBudgets of `live`'s namespace that select its pods (or, with no
+/// pod yet, whose selector its own selector satisfies).
+pub fn pdbs_of<'a>(snap: &'a Snapshot, live: &Workload, pods: &[&Pod]) -> Vec<&'a Pdb> {
+    let selects = |sel: &std::collections::BTreeMap<String, String>,
+                   labels: &std::collections::BTreeMap<String, String>| {
+        !sel.is_empty() && sel.iter().all(|(k, v)| labels.get(k) == Some(v))
+    };
+    snap.pdbs
+        .iter()
+        .filter(|p| p.namespace == live.key.namespace)
+        .filter(|p| {
+            if pods.is_empty() {
+                selects(&p.selector, &live.selector)
+            } else {
+                pods.iter().any(|pod| selects(&p.selector, &pod.labels))
+            }
+        })
+        .collect()
+}
 
 /// `"25%"` or `"1"` of `replicas`, rounded up (surge) or down (unavailable), as the
 /// Deployment controller resolves them.

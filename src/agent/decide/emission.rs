@@ -8,27 +8,10 @@
 //! The memory ([`Reported`]) is persisted in the workload's RightsizingRecommendation
 //! status, so an agent restart does not repeat what was already reported.
 
-use serde::{Deserialize, Serialize};
-
 use super::values::{fields_of, moved, ProposedValue};
 use super::Finding;
-use crate::wire::{EventResource, Reason};
-
-/// A finding as it was last reported.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Reported {
-    pub reason: Reason,
-    /// Empty: the whole workload.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub resources: Vec<EventResource>,
-    /// The proposed values when it was reported (of `resources` only, when given).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub values: Vec<ProposedValue>,
-    /// The effective-policy identity when it was reported.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub policy_identity: String,
-}
+pub use crate::agent::state::Reported;
+use crate::wire::EventResource;
 
 /// What to report now, and the memory to keep.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,43 +8,14 @@
 //! reads a container kerf does not change, the request is unset, or the new target would
 //! leave 1–100 %.
 
-use serde::{Deserialize, Serialize};
-
 use super::values::{fields_of, Proposal};
 use super::Finding;
-use crate::cluster::{Hpa, HpaMetric, Workload};
+pub use crate::agent::state::HpaChange;
+use crate::cluster::{Hpa, Workload};
 use crate::wire::{EventResource, Reason};
 
 /// The bounds a coordinated utilization target must stay in (percent).
 pub const TARGET_BOUNDS: (i32, i32) = (1, 100);
-
-/// An HPA's metrics before and after a change (the list is atomic: kerf applies it
-/// whole, and a rollback applies `from` again).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HpaChange {
-    pub namespace: String,
-    pub name: String,
-    /// `cpu` or `memory`.
-    pub resource: String,
-    pub target_from: i32,
-    pub target_to: i32,
-    pub from: Vec<HpaMetric>,
-    pub to: Vec<HpaMetric>,
-}
-
-impl HpaChange {
-    /// The same change the other way round (a rollback).
-    pub fn reversed(&self) -> HpaChange {
-        HpaChange {
-            target_from: self.target_to,
-            target_to: self.target_from,
-            from: self.to.clone(),
-            to: self.from.clone(),
-            ..self.clone()
-        }
-    }
-}
 
 fn resource_name(r: EventResource) -> &'static str {
     match r {

@@ -7,6 +7,7 @@
 //! never removes one (adding a limit changes the pod's QoS class or behaviour in ways a
 //! recommendation should not decide alone).
 
+pub use crate::agent::state::ProposedValue;
 use crate::cluster::{Container, ResourceField, Resources};
 use crate::wire::{ContainerSummary, EventResource};
 
@@ -173,14 +174,6 @@ impl Proposal {
             })
             .collect()
     }
-}
-
-/// One proposed value, as remembered by the emission state.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ProposedValue {
-    pub container: String,
-    pub field: ResourceField,
-    pub value: u64,
 }
 
 /// True when `now` moved beyond `tolerance` from `then` (a value appeared, vanished or

@@ -9,12 +9,7 @@
 //! occurrence. Windows that cannot be read (bad cron, zone or duration: validation
 //! refuses them, but a feed is not trusted) are ignored and named in `unreadable`.
 
-use std::str::FromStr;
-
-use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
-use croner::Cron;
-
+use crate::cron::{Cron, Zone};
 use crate::policy::model::{FreezeWindow, MaintenanceWindow};
 use crate::policy::validate::parse_duration;
 
@@ -28,33 +23,22 @@ pub struct Span {
 /// A recurring window, read.
 struct Recurring {
     cron: Cron,
-    tz: Tz,
+    zone: Zone,
     duration_ms: i64,
 }
 
 impl Recurring {
     fn read(cron: &str, duration: &str, timezone: &str) -> Option<Recurring> {
-        if cron.split_whitespace().count() != 5 {
-            return None;
-        }
         Some(Recurring {
-            cron: Cron::from_str(cron).ok()?,
-            tz: Tz::from_str(timezone).ok()?,
+            cron: Cron::five_fields(cron)?,
+            zone: Zone::parse(timezone)?,
             duration_ms: parse_duration(duration)? as i64 * 1000,
         })
     }
 
-    fn at(&self, ms: i64) -> Option<DateTime<Tz>> {
-        Some(DateTime::<Utc>::from_timestamp_millis(ms)?.with_timezone(&self.tz))
-    }
-
     /// The occurrence open at `now_ms`, if any (the latest start whose span covers it).
     fn open_at(&self, now_ms: i64) -> Option<Span> {
-        let start = self
-            .cron
-            .find_previous_occurrence(&self.at(now_ms)?, true)
-            .ok()?
-            .timestamp_millis();
+        let start = self.cron.latest_until(self.zone, now_ms)?;
         let span = Span {
             start_ms: start,
             end_ms: start + self.duration_ms,
@@ -64,11 +48,7 @@ impl Recurring {
 
     /// The first occurrence starting after `now_ms`.
     fn next_after(&self, now_ms: i64) -> Option<Span> {
-        let start = self
-            .cron
-            .find_next_occurrence(&self.at(now_ms)?, false)
-            .ok()?
-            .timestamp_millis();
+        let start = self.cron.next_after(self.zone, now_ms)?;
         Some(Span {
             start_ms: start,
             end_ms: start + self.duration_ms,

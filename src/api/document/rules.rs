@@ -1,5 +1,5 @@
 //! What the readers of every request hold, written into the document. Query strings
-//! (`api::query::pairs`): no parameter is given empty (leave it out instead). Bodies
+//! (`api::query::Query`): no parameter is given empty (leave it out instead). Bodies
 //! (`api::body`, and the hand readers of policies and datasources): no value is `null`
 //! (leave the field out instead), except the fields where `null` means something, and
 //! except the agent's event batch, which the events contract reads with `null` as absent.

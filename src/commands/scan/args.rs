@@ -74,7 +74,8 @@ pub struct ScanArgs {
     /// Do not verify the server's TLS certificate.
     #[arg(long)]
     pub insecure_skip_verify: bool,
-    /// How usage is read: auto (remote read when served), remoteRead, queryRange.
+    /// How usage is read: auto (remote read when served), remoteRead, vmExport,
+    /// queryRange (the query API's range selectors).
     #[arg(long, default_value = "auto")]
     pub protocol: String,
     /// Requests in flight at most.
@@ -170,12 +171,14 @@ fn policy_of(args: &ScanArgs) -> Result<(Policy, String), Exit> {
 
 fn auth(args: &ScanArgs) -> Result<ClientAuth, Exit> {
     if let Some(path) = &args.bearer_token_file {
-        return Ok(ClientAuth::Bearer(first_line("bearer-token-file", path)?));
+        return Ok(ClientAuth::Bearer(
+            first_line("bearer-token-file", path)?.into(),
+        ));
     }
     match (&args.username, &args.password_file) {
         (Some(user), Some(path)) => Ok(ClientAuth::Basic {
             username: user.clone(),
-            password: first_line("password-file", path)?,
+            password: first_line("password-file", path)?.into(),
         }),
         _ => Ok(ClientAuth::None),
     }

@@ -189,7 +189,7 @@ pub async fn collect(scan: &Scan) -> Result<Found, Exit> {
         rows.extend(analyzed?);
     }
     progress.done();
-    rows.sort_by(|a, b| a.key().cmp(&b.key()));
+    rows.sort_by_cached_key(|r| r.key());
     Ok(Found {
         rows,
         stats,

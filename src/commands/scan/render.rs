@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 
 use super::rows::{Row, Severity};
 use super::{Found, Scan};
-use crate::api::export::plan::{cpu_quantity, memory_quantity, SettingPlan};
-use crate::api::export::render::csv_text;
+use crate::export::plan::{cpu_quantity, memory_quantity, SettingPlan};
+use crate::export::render::csv_text;
 use crate::timestamp::format_ms;
 
 /// An output format.

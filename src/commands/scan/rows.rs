@@ -4,10 +4,11 @@
 
 use serde::Serialize;
 
-use crate::api::export::plan::{plan, ContainerPlan};
 use crate::datasource::WorkloadInfo;
+use crate::export::plan::{plan, ContainerPlan};
 use crate::runs::analyze::ChunkOutcome;
 use crate::wire::{HpaSummary, RecommendationSummary, ResourceSummary};
+use crate::workload::WorkloadKey;
 
 /// How a container's line is coloured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -58,8 +59,9 @@ pub struct Row {
 }
 
 impl Row {
-    pub fn key(&self) -> (&str, &str, &str) {
-        (&self.namespace, &self.kind, &self.name)
+    /// The workload's identity (rows sort by it).
+    pub fn key(&self) -> WorkloadKey {
+        WorkloadKey::new(&self.namespace, self.kind.clone(), &self.name)
     }
 }
 

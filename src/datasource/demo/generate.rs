@@ -1,5 +1,6 @@
 //! Synthesizes the raw query answers for the demo catalogue: pod lifetimes, cAdvisor
-//! usage on the query grid, and kube-state-metrics metadata, labelled exactly as the
+//! usage scraped once a step (the demo's own scrape times: its raw samples, not a grid
+//! laid over someone else's), and kube-state-metrics metadata, labelled exactly as the
 //! Prometheus queries return them. Deterministic given the seed and the window.
 
 use crate::analysis::Sample;
@@ -43,7 +44,7 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
         .collect()
 }
 
-/// The query grid: step-aligned points ending exactly at the window end.
+/// The demo's scrape times: one a step, ending exactly at the window end.
 pub fn grid(window: Window) -> impl Iterator<Item = i64> {
     let step = i64::from(window.step_seconds.max(1)) * 1000;
     let n = (window.end_ms - window.start_ms).max(0) / step;

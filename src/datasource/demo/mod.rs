@@ -191,13 +191,17 @@ impl Source for DemoFleet {
     async fn usage(
         &self,
         scope: &ClusterScope,
-        workload: (&str, &str, &str),
+        workload: &crate::workload::WorkloadKey,
         container: &str,
         resource: UsageResource,
         window: Window,
     ) -> Result<Vec<Series>, DatasourceError> {
         // Only this workload is generated (its samples do not depend on the others).
-        let (ns, kind, name) = workload;
+        let (ns, kind, name) = (
+            workload.namespace.as_str(),
+            workload.kind.as_str(),
+            workload.name.as_str(),
+        );
         let specs: Vec<WorkloadSpec> = self
             .specs(scope, window)?
             .into_iter()

@@ -150,17 +150,27 @@ pub fn map_with(
             ));
         }
         workloads.push(WorkloadInfo {
-            namespace: key.namespace.clone(),
-            kind: key.kind.clone(),
-            name: key.name.clone(),
-            uid: workload_uid,
-            replicas: pods.replicas(&key).map(|s| s.value.max(0.0) as u32),
             containers: names,
-            labels: pods.labels(&key),
-            hpa: pods.hpa(&key),
+            uid: workload_uid,
+            ..workload_info(pods, &key)
         });
     }
     (observations, workloads)
+}
+
+/// What the inventory tells of workload `key`, its containers not yet known.
+pub fn workload_info(pods: &PodIndex, key: &WorkloadKey) -> WorkloadInfo {
+    WorkloadInfo {
+        namespace: key.namespace.clone(),
+        kind: key.kind.clone(),
+        name: key.name.clone(),
+        uid: pods.workload_uid(key),
+        replicas: pods.replicas(key).map(|s| s.value.max(0.0) as u32),
+        containers: Vec::new(),
+        labels: pods.labels(key),
+        hpa: pods.hpa(key),
+        unreadable: None,
+    }
 }
 
 /// The release running at the window end.

@@ -12,13 +12,7 @@ use crate::datasource::raw::{label, Labels, RawInventory, RawSeries};
 /// exported by kube-state-metrics (its `--metric-labels-allowlist`).
 pub const UNKNOWN_REVISION: &str = "unknown-revision";
 
-/// A workload as kerf names it.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct WorkloadKey {
-    pub namespace: String,
-    pub kind: String,
-    pub name: String,
-}
+pub use crate::workload::WorkloadKey;
 
 /// One pod lifetime (one pod UID).
 #[derive(Debug, Clone, PartialEq)]

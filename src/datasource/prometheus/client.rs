@@ -17,12 +17,15 @@ use tokio::sync::Semaphore;
 
 use super::decode;
 use crate::analysis::Sample;
+use crate::backoff::Backoff;
 use crate::datasource::raw::RawSeries;
 use crate::datasource::DatasourceError;
+use crate::secret::{Secret, MASK};
 
 /// Transient failures are retried this many times after the first attempt.
 const RETRIES: u32 = 3;
-const BACKOFF_START: Duration = Duration::from_millis(200);
+/// Doubling from 200 ms (three retries: 200, 400, 800 ms).
+const BACKOFF: Backoff = Backoff::new(Duration::from_millis(200), 2, Duration::MAX);
 
 /// How to authenticate. Secret values live only in memory, decrypted.
 #[derive(Clone, Default)]
@@ -31,9 +34,9 @@ pub enum ClientAuth {
     None,
     Basic {
         username: String,
-        password: String,
+        password: Secret,
     },
-    Bearer(String),
+    Bearer(Secret),
 }
 
 /// Everything the client needs, secrets decrypted.
@@ -56,7 +59,8 @@ impl std::fmt::Debug for ClientConfig {
         let header_names: Vec<&str> = self.headers.iter().map(|(n, _)| n.as_str()).collect();
         f.debug_struct("ClientConfig")
             .field("url", &self.url)
-            .field("auth", &"***")
+            // Not even which kind of auth: the whole of it stands masked.
+            .field("auth", &MASK)
             .field("headers", &header_names)
             .field("insecure_skip_verify", &self.insecure_skip_verify)
             .field("timeout", &self.timeout)
@@ -211,7 +215,7 @@ impl Client {
     pub(in crate::datasource::prometheus) fn shown(&self, raw: &str) -> String {
         let mut text: String = raw.chars().take(4096).collect();
         for secret in self.secrets.iter() {
-            text = text.replace(secret.as_str(), "***");
+            text = text.replace(secret.as_str(), MASK);
         }
         let text = mask_auth_values(&text);
         let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -232,8 +236,10 @@ impl Client {
     ) -> reqwest::RequestBuilder {
         req = match &self.config.auth {
             ClientAuth::None => req,
-            ClientAuth::Basic { username, password } => req.basic_auth(username, Some(password)),
-            ClientAuth::Bearer(token) => req.bearer_auth(token),
+            ClientAuth::Basic { username, password } => {
+                req.basic_auth(username, Some(password.expose()))
+            }
+            ClientAuth::Bearer(token) => req.bearer_auth(token.expose()),
         };
         for (name, value) in &self.config.headers {
             req = req.header(name.as_str(), value.as_str());
@@ -251,7 +257,7 @@ impl Client {
         F: FnMut() -> Fut,
         Fut: std::future::Future<Output = Result<T, (DatasourceError, bool)>>,
     {
-        let mut backoff = BACKOFF_START;
+        let mut backoff = BACKOFF.streak();
         let mut tries = 0;
         loop {
             self.counters.requests.fetch_add(1, Ordering::Relaxed);
@@ -259,8 +265,7 @@ impl Client {
                 Ok(v) => return Ok(v),
                 Err((err, transient)) if transient && tries < RETRIES => {
                     tracing::debug!(error = %err, attempt = tries, "transient datasource failure; retrying");
-                    tokio::time::sleep(backoff).await;
-                    backoff *= 2;
+                    tokio::time::sleep(backoff.next_delay()).await;
                     tries += 1;
                 }
                 Err((err, _)) => return Err(err),
@@ -275,7 +280,30 @@ impl Client {
         time_ms: i64,
     ) -> Result<Vec<RawSeries>, DatasourceError> {
         let form = [("query", promql.to_string()), ("time", seconds(time_ms))];
-        self.post("api/v1/query", &form).await
+        self.post("api/v1/query", &form, false).await
+    }
+
+    /// An instant query of a range selector (`selector[span]`): the raw samples of each
+    /// series in the span ending at `time_ms`. Anything but a matrix is refused.
+    pub async fn range_selector(
+        &self,
+        promql: &str,
+        time_ms: i64,
+    ) -> Result<Vec<RawSeries>, DatasourceError> {
+        let form = [("query", promql.to_string()), ("time", seconds(time_ms))];
+        self.post("api/v1/query", &form, true).await
+    }
+
+    /// The datasource as messages name it: its URL without credentials.
+    pub fn name(&self) -> String {
+        match reqwest::Url::parse(&self.config.url) {
+            Ok(mut url) => {
+                let _ = url.set_username("");
+                let _ = url.set_password(None);
+                url.to_string()
+            }
+            Err(_) => "(an unreadable URL)".into(),
+        }
     }
 
     /// A range query; the caller keeps each call within the points-per-series limit.
@@ -292,7 +320,7 @@ impl Client {
             ("end", seconds(end_ms)),
             ("step", step_seconds.to_string()),
         ];
-        self.post("api/v1/query_range", &form).await
+        self.post("api/v1/query_range", &form, false).await
     }
 
     /// `GET /api/v1/status/buildinfo`-free reachability: a trivial instant query.
@@ -304,6 +332,7 @@ impl Client {
         &self,
         path: &str,
         form: &[(&str, String)],
+        matrix: bool,
     ) -> Result<Vec<RawSeries>, DatasourceError> {
         let _permit = self
             .permits
@@ -313,7 +342,8 @@ impl Client {
         let url = self.url(path);
         let body = serde_urlencoded::to_string(form)
             .map_err(|e| DatasourceError::Query(format!("cannot encode query: {e}")))?;
-        self.with_retries(|| self.attempt(&url, body.clone())).await
+        self.with_retries(|| self.attempt(&url, body.clone(), matrix))
+            .await
     }
 
     /// One HTTP attempt; the flag says whether a retry may help.
@@ -321,6 +351,7 @@ impl Client {
         &self,
         url: &str,
         body: String,
+        matrix: bool,
     ) -> Result<Vec<RawSeries>, (DatasourceError, bool)> {
         let req = self
             .authorized(self.http.post(url))
@@ -362,7 +393,7 @@ impl Client {
         let data = envelope
             .data
             .ok_or_else(|| (DatasourceError::Decode("answer without data".into()), false))?;
-        let series = decode(data, self).map_err(|e| (e, false))?;
+        let series = decode(data, self, matrix).map_err(|e| (e, false))?;
         let samples: usize = series.iter().map(|s| s.samples.len()).sum();
         self.counters
             .samples
@@ -371,10 +402,22 @@ impl Client {
     }
 }
 
-fn decode(data: Data, client: &Client) -> Result<Vec<RawSeries>, DatasourceError> {
-    if !matches!(data.result_type.as_str(), "matrix" | "vector") {
+/// The series of an answer; with `matrix`, only a matrix of `values` lists is accepted
+/// (what a range selector must give).
+fn decode(data: Data, client: &Client, matrix: bool) -> Result<Vec<RawSeries>, DatasourceError> {
+    let wrong = match data.result_type.as_str() {
+        "matrix" => matrix && data.result.iter().any(|i| i.value.is_some()),
+        "vector" => matrix,
+        _ => true,
+    };
+    if wrong {
+        let what = if matrix {
+            "a range selector"
+        } else {
+            "a query"
+        };
         return Err(DatasourceError::Decode(format!(
-            "unexpected result type {}",
+            "{what} was answered with a {} of the wrong shape",
             client.shown(&data.result_type)
         )));
     }
@@ -452,11 +495,11 @@ fn credentials(config: &ClientConfig) -> Vec<String> {
     match &config.auth {
         ClientAuth::None => {}
         ClientAuth::Basic { username, password } => {
-            let pair = format!("{username}:{password}");
+            let pair = format!("{username}:{}", password.expose());
             out.push(base64::engine::general_purpose::STANDARD.encode(&pair));
-            out.push(password.clone());
+            out.push(password.expose().to_string());
         }
-        ClientAuth::Bearer(token) => out.push(token.clone()),
+        ClientAuth::Bearer(token) => out.push(token.expose().to_string()),
     }
     // Longest first, so a secret containing another is masked whole; short values
     // (a tenant id of 1-3 characters) would mask ordinary words and are left.
@@ -488,7 +531,7 @@ fn mask_auth_values(text: &str) -> String {
         match scheme {
             Some(len) if credential_like(&text[i + len..]) => {
                 out.push_str(&text[i..i + len]);
-                out.push_str("***");
+                out.push_str(MASK);
                 i += len;
                 while i < text.len() && !text.as_bytes()[i].is_ascii_whitespace() {
                     i += 1;

@@ -1,10 +1,10 @@
 //! Collection from a Prometheus-compatible API (Prometheus, Thanos, Mimir,
 //! VictoriaMetrics): one inventory phase for the whole cluster (the plan), then settings
-//! and OOM queries per group of workloads (never per container), and usage either
-//! streamed workload by workload (`stream`: remote read, or VictoriaMetrics's export
-//! API) or by `query_range` per group (each range split under the points-per-series
-//! limit), whichever the server supports (`protocol`), all through one bounded client. Answers are decoded straight
-//! into samples, mapped, and dropped.
+//! and OOM queries per group of workloads (never per container), and usage as the raw
+//! samples the TSDB stores, streamed workload by workload (`stream`) over remote read,
+//! VictoriaMetrics's export API or range selectors, whichever the server supports
+//! (`protocol`), all through one bounded client. Answers are decoded straight into
+//! samples, mapped, and dropped.
 
 pub mod client;
 pub mod decode;
@@ -12,8 +12,10 @@ pub mod merged;
 mod on_demand;
 pub mod protocol;
 pub mod queries;
+pub mod range_selector;
 pub mod remote_read;
-pub mod resample;
+pub mod remote_write;
+pub mod samples;
 mod stream;
 pub mod vm_export;
 
@@ -22,9 +24,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::analysis::Series;
-use crate::datasource::mapping::{map_batch, PodIndex};
+use crate::datasource::mapping::PodIndex;
 use crate::datasource::plan::{group_pods, plan_groups, MAX_GROUP_PODS};
-use crate::datasource::raw::{metric, RawInventory, RawSeries, RawSettings, RawUsage};
+use crate::datasource::raw::{RawInventory, RawSeries, RawSettings};
 use crate::datasource::{
     Budget, ClusterScope, CollectPlan, CollectStats, Collection, DatasourceError, Group, Sink,
     Source, TestReport, UsageResource, Window,
@@ -245,50 +247,6 @@ impl PrometheusSource {
             oom_reasons,
         })
     }
-
-    /// One group over `query_range`: settings and usage concurrently, mapped whole.
-    async fn collect_range_group(
-        &self,
-        plan: &CollectPlan,
-        group: &Group,
-    ) -> Result<Collection, DatasourceError> {
-        let window = plan.window;
-        let window_s = check(window)?;
-        let before = self.counters();
-        let started = Instant::now();
-        let sel = Selector::group(&plan.scope, group);
-        let (cpu_q, memory_q) = (
-            queries::usage(&sel, metric::CPU),
-            queries::usage(&sel, metric::MEMORY),
-        );
-        let (settings, cpu, memory) = tokio::try_join!(
-            self.group_settings(&plan.scope, group, window, window_s),
-            self.range(&cpu_q, window, Some(queries::USAGE_LABELS)),
-            self.range(&memory_q, window, Some(queries::USAGE_LABELS)),
-        )?;
-        let usage = RawUsage { cpu, memory };
-        let fetched_ms = ms(started);
-        let series = (usage.cpu.len() + usage.memory.len()) as u64;
-        let samples = usage
-            .cpu
-            .iter()
-            .chain(&usage.memory)
-            .map(|s| s.samples.len() as u64)
-            .sum();
-        let mapped = Instant::now();
-        let (containers, workloads) = map_batch(window, &plan.pods, &settings, usage);
-        let mut out = Collection::empty(window);
-        out.input.containers = containers;
-        out.workloads = workloads;
-        out.sort();
-        out.stats = CollectStats {
-            series,
-            samples,
-            phase_ms: vec![("usage".into(), fetched_ms), ("map".into(), ms(mapped))],
-            ..self.stats_since(before)
-        };
-        Ok(out)
-    }
 }
 
 /// The group of the pods `series` name (their namespaces and pod names).
@@ -319,10 +277,12 @@ impl Source for PrometheusSource {
         )?;
         let pods = PodIndex::build(&inventory);
         drop(inventory);
-        // Remote read streams usage per workload: a group only bounds settings queries.
+        // Usage is streamed per workload, so a group only bounds the settings queries;
+        // without remote read or export, those include OOM range queries of every pod
+        // of the group, which the load budget sizes.
         let budget = match protocol {
-            Protocol::RemoteRead(_) | Protocol::VmExport(_) => MAX_GROUP_PODS,
-            Protocol::QueryRange => group_pods(window, self.budget),
+            Protocol::RemoteRead | Protocol::VmExport => MAX_GROUP_PODS,
+            Protocol::RangeSelector => group_pods(window, self.budget),
         };
         let groups = plan_groups(&pods, budget);
         Ok(CollectPlan {
@@ -342,12 +302,10 @@ impl Source for PrometheusSource {
         plan: &CollectPlan,
         index: usize,
     ) -> Result<Collection, DatasourceError> {
-        let group = plan
-            .groups
-            .get(index)
-            .ok_or_else(|| DatasourceError::Invalid(format!("the plan has no group {index}")))?;
-        if let Protocol::QueryRange = self.protocol().await? {
-            return self.collect_range_group(plan, group).await;
+        if plan.groups.get(index).is_none() {
+            return Err(DatasourceError::Invalid(format!(
+                "the plan has no group {index}"
+            )));
         }
         // Streamed workloads gathered into one collection (tests, `collect`).
         let (sink, mut pieces) = tokio::sync::mpsc::channel(4);
@@ -372,31 +330,18 @@ impl Source for PrometheusSource {
         index: usize,
         sink: &Sink,
     ) -> Result<CollectStats, DatasourceError> {
-        match self.protocol().await? {
-            Protocol::RemoteRead(lookback) => {
-                let reader = stream::Reader::RemoteRead(lookback);
-                stream::stream_group(self, plan, index, reader, sink).await
-            }
-            Protocol::VmExport(rollup) => {
-                let reader = stream::Reader::VmExport(rollup);
-                stream::stream_group(self, plan, index, reader, sink).await
-            }
-            Protocol::QueryRange => {
-                let group = plan.groups.get(index).ok_or_else(|| {
-                    DatasourceError::Invalid(format!("the plan has no group {index}"))
-                })?;
-                let mut whole = self.collect_range_group(plan, group).await?;
-                let stats = std::mem::take(&mut whole.stats);
-                crate::datasource::send(sink, whole).await?;
-                Ok(stats)
-            }
-        }
+        let reader = match self.protocol().await? {
+            Protocol::RemoteRead => stream::Reader::RemoteRead,
+            Protocol::VmExport => stream::Reader::VmExport,
+            Protocol::RangeSelector => stream::Reader::RangeSelector,
+        };
+        stream::stream_group(self, plan, index, reader, sink).await
     }
 
     async fn usage(
         &self,
         scope: &ClusterScope,
-        workload: (&str, &str, &str),
+        workload: &crate::workload::WorkloadKey,
         container: &str,
         resource: UsageResource,
         window: Window,

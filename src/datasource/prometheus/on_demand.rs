@@ -1,39 +1,38 @@
-//! What the API asks of a Prometheus source outside runs: one container's series for a
-//! chart, and the datasource test (reachability, credentials, the metrics kerf needs,
+//! What the API asks of a Prometheus source outside runs: one container's raw series
+//! for a chart (read as runs read them), and the datasource test (reachability, credentials, the metrics kerf needs,
 //! whether the server streams remote read or answers VictoriaMetrics's export API).
 
-use super::protocol::{self, ProtocolChoice};
+use super::merged::Merged;
+use super::protocol::{self, Protocol, ProtocolChoice};
 use super::queries::{self, Selector};
+use super::remote_read::{MatchType, Matcher, ReadQuery};
+use super::stream::{read_raw, Reader};
 use super::vm_export;
 use super::{check, PrometheusSource};
 use crate::analysis::Series;
 use crate::datasource::mapping::{map_batch, PodIndex, WorkloadKey};
-use crate::datasource::raw::{metric, RawSettings, RawUsage};
+use crate::datasource::raw::{label, metric, RawSettings, RawUsage};
 use crate::datasource::{ClusterScope, DatasourceError, Group, TestReport, UsageResource, Window};
 
 /// Only the chart's container: the namespace's inventory (instant queries) names the
-/// workload's pods, and one range query selects that container of those pods.
+/// workload's pods, and one selector reads that container of those pods, raw, with the
+/// source's protocol (the chart downsamples for drawing only).
 pub(super) async fn usage(
     src: &PrometheusSource,
     scope: &ClusterScope,
-    workload: (&str, &str, &str),
+    workload: &WorkloadKey,
     container: &str,
     resource: UsageResource,
     window: Window,
 ) -> Result<Vec<Series>, DatasourceError> {
     let window_s = check(window)?;
-    let (ns, kind, name) = workload;
+    let ns = workload.namespace.as_str();
     let namespaces = vec![ns.to_string()];
     let inventory = src
         .inventory(&Selector::new(scope, &namespaces), window_s, window.end_ms)
         .await?;
     let pods = PodIndex::build(&inventory);
     drop(inventory);
-    let key = WorkloadKey {
-        namespace: ns.to_string(),
-        kind: kind.to_string(),
-        name: name.to_string(),
-    };
     let mut group = Group {
         namespaces,
         ..Group::default()
@@ -42,24 +41,34 @@ pub(super) async fn usage(
         match pods
             .workloads_by_namespace()
             .remove(ns)
-            .and_then(|mut w| w.remove(&key))
+            .and_then(|mut w| w.remove(workload))
         {
             Some(w) => group.pods = w.pods,
             None => return Ok(Vec::new()),
         }
     }
-    let sel = Selector::group(scope, &group).container(container);
     let name_of = match resource {
         UsageResource::Cpu => metric::CPU,
         UsageResource::Memory => metric::MEMORY,
     };
-    let series = src
-        .range(
-            &queries::usage(&sel, name_of),
-            window,
-            Some(queries::USAGE_LABELS),
-        )
-        .await?;
+    let mut matchers = queries::usage_matchers(scope, &group.namespaces, &group.pods);
+    matchers[0] = Matcher::new(MatchType::Eq, label::NAME, name_of);
+    matchers.push(Matcher::new(MatchType::Eq, label::CONTAINER, container));
+    let query = ReadQuery {
+        start_ms: window.start_ms,
+        end_ms: window.end_ms,
+        matchers,
+    };
+    let reader = match src.protocol().await? {
+        Protocol::RemoteRead => Reader::RemoteRead,
+        Protocol::VmExport => Reader::VmExport,
+        Protocol::RangeSelector => Reader::RangeSelector,
+    };
+    let mut merged = Merged::default();
+    for s in read_raw(src, reader, &query).await? {
+        merged.add(s.labels, Some(queries::USAGE_LABELS), s.samples);
+    }
+    let series = merged.into_series();
     let usage = match resource {
         UsageResource::Cpu => RawUsage {
             cpu: series,
@@ -73,7 +82,10 @@ pub(super) async fn usage(
     let (containers, _) = map_batch(window, &pods, &RawSettings::default(), usage);
     Ok(containers
         .into_iter()
-        .find(|c| c.target.kind == kind && c.target.name == name && c.target.container == container)
+        .find(|c| {
+            let t = &c.target;
+            t.kind == workload.kind && t.name == workload.name && t.container == container
+        })
         .map(|c| match resource {
             UsageResource::Cpu => c.cpu.series,
             UsageResource::Memory => c.memory.series,
@@ -122,7 +134,9 @@ pub(super) async fn test(
     let export = (!remote_read || src.choice == ProtocolChoice::VmExport)
         && vm_export::probe(&src.client, now).await?.is_ok();
     let used = match (src.choice, remote_read, export) {
-        (ProtocolChoice::QueryRange, _, _) | (ProtocolChoice::Auto, false, false) => "query-range",
+        (ProtocolChoice::QueryRange, _, _) | (ProtocolChoice::Auto, false, false) => {
+            "range-selector"
+        }
         (ProtocolChoice::Auto | ProtocolChoice::RemoteRead, true, _) => "remote-read",
         (ProtocolChoice::RemoteRead, false, _) => "none (remote read is forced but refused)",
         (ProtocolChoice::Auto | ProtocolChoice::VmExport, _, true) => "vm-export",

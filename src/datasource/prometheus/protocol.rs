@@ -1,15 +1,13 @@
 //! How usage samples are read from one datasource, chosen once per source: streamed
 //! remote read when the server answers it (Prometheus ≥ 2.13, Mimir, Cortex), else
-//! VictoriaMetrics's export API when it answers that, else `query_range`. The datasource
-//! setting `protocol` can force any of them. With remote read, the server's lookback
-//! delta and version decide how raw samples are put on the step grid; with the export
-//! API, VictoriaMetrics's rollup settings do; so every protocol gives the engine the
-//! samples that server's `query_range` would.
+//! VictoriaMetrics's export API when it answers that, else range selectors over the HTTP
+//! query API (`selector[span]` evaluated at successive span ends). The datasource
+//! setting `protocol` can force any of them. All three hand the engine the same raw
+//! samples, as the TSDB stores them.
 
 use super::client::Client;
 use super::remote_read::{MatchType, Matcher, ReadQuery};
-use super::resample::Lookback;
-use super::vm_export::{self, VmRollup};
+use super::vm_export;
 use crate::datasource::DatasourceError;
 
 /// The `protocol` setting of a datasource.
@@ -22,7 +20,8 @@ pub enum ProtocolChoice {
     RemoteRead,
     /// VictoriaMetrics's export API or fail.
     VmExport,
-    /// Always `query_range`.
+    /// Always the HTTP query API (range selectors; the spelling `queryRange` is kept
+    /// so saved settings stay valid).
     QueryRange,
 }
 
@@ -42,18 +41,19 @@ impl ProtocolChoice {
 /// The protocol a source reads usage with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
-    RemoteRead(Lookback),
-    VmExport(VmRollup),
-    QueryRange,
+    RemoteRead,
+    VmExport,
+    /// Range selectors in instant queries (servers with neither remote read nor export).
+    RangeSelector,
 }
 
 impl Protocol {
     /// As run records, metrics and the datasource test name it.
     pub fn name(self) -> &'static str {
         match self {
-            Protocol::RemoteRead(_) => "remote-read",
-            Protocol::VmExport(_) => "vm-export",
-            Protocol::QueryRange => "query-range",
+            Protocol::RemoteRead => "remote-read",
+            Protocol::VmExport => "vm-export",
+            Protocol::RangeSelector => "range-selector",
         }
     }
 }
@@ -90,19 +90,18 @@ pub async fn probe(client: &Client, now_ms: i64) -> Result<Result<(), String>, D
 }
 
 /// Chooses the protocol for `choice`: probes remote read, then the export API, unless
-/// the setting forces one; reads the server settings that shape the step grid of the
-/// protocol chosen.
+/// the setting forces one.
 pub async fn choose(
     client: &Client,
     choice: ProtocolChoice,
     now_ms: i64,
 ) -> Result<Protocol, DatasourceError> {
     if choice == ProtocolChoice::QueryRange {
-        return Ok(Protocol::QueryRange);
+        return Ok(Protocol::RangeSelector);
     }
     if choice != ProtocolChoice::VmExport {
         match probe(client, now_ms).await? {
-            Ok(()) => return Ok(Protocol::RemoteRead(lookback(client).await)),
+            Ok(()) => return Ok(Protocol::RemoteRead),
             Err(why) if choice == ProtocolChoice::RemoteRead => {
                 return Err(DatasourceError::Query(format!(
                     "the datasource is set to remote read, but the server refused it: {why}"
@@ -112,38 +111,13 @@ pub async fn choose(
         }
     }
     match vm_export::probe(client, now_ms).await? {
-        Ok(()) => Ok(Protocol::VmExport(vm_export::rollup_settings(client).await)),
+        Ok(()) => Ok(Protocol::VmExport),
         Err(why) if choice == ProtocolChoice::VmExport => Err(DatasourceError::Query(format!(
             "the datasource is set to the VictoriaMetrics export API, but the server refused it: {why}"
         ))),
         Err(why) => {
-            tracing::debug!(reason = %why, "export API not available; using query_range");
-            Ok(Protocol::QueryRange)
+            tracing::debug!(reason = %why, "export API not available; using range selectors");
+            Ok(Protocol::RangeSelector)
         }
     }
-}
-
-/// The server's `--query.lookback-delta` and whether it still counts a sample exactly
-/// that old (Prometheus 2.x yes, 3.x no). Servers without these status pages (Mimir,
-/// Cortex) get Prometheus's defaults.
-async fn lookback(client: &Client) -> Lookback {
-    let mut out = Lookback::default();
-    if let Ok(flags) = client.status("flags").await {
-        if let Some(ms) = flags["query.lookback-delta"]
-            .as_str()
-            .and_then(|d| humantime::parse_duration(d).ok())
-            .map(|d| d.as_millis() as i64)
-            .filter(|ms| *ms > 0)
-        {
-            out.ms = ms;
-        }
-    }
-    if let Ok(info) = client.status("buildinfo").await {
-        let major = info["version"]
-            .as_str()
-            .and_then(|v| v.split('.').next())
-            .and_then(|m| m.parse::<u32>().ok());
-        out.inclusive = major.is_none_or(|m| m < 3);
-    }
-    out
 }

@@ -18,7 +18,6 @@ pub struct Selector {
     cluster: String,
     namespaces: String,
     pods: String,
-    container: String,
 }
 
 pub(super) fn quote(value: &str) -> String {
@@ -68,7 +67,6 @@ impl Selector {
             cluster,
             namespaces: alternation("namespace", namespaces),
             pods: String::new(),
-            container: String::new(),
         }
     }
 
@@ -80,20 +78,13 @@ impl Selector {
         sel
     }
 
-    /// Restricted to container `name` (charts).
-    pub fn container(mut self, name: &str) -> Selector {
-        self.container = format!("container={}", quote(name));
-        self
-    }
-
-    /// `{<extra>, <cluster>, <namespaces>, <pods>, <container>}`.
+    /// `{<extra>, <cluster>, <namespaces>, <pods>}`.
     pub fn with(&self, extra: &str) -> String {
         let parts: Vec<&str> = [
             extra,
             self.cluster.as_str(),
             self.namespaces.as_str(),
             self.pods.as_str(),
-            self.container.as_str(),
         ]
         .into_iter()
         .filter(|p| !p.is_empty())
@@ -237,23 +228,12 @@ pub fn oom_reasons(sel: &Selector) -> String {
     )
 }
 
-/// Raw usage series (range query): a plain selector, which Prometheus answers ~5× cheaper
-/// than `max by (namespace, pod, container, id) (…)` (no per-step grouping). kerf keeps
-/// only [`USAGE_LABELS`] and takes the max of series that collapse onto the same
-/// labels, which is what the aggregation did.
-pub fn usage(sel: &Selector, metric_name: &str) -> String {
-    format!(
-        "{metric_name}{}",
-        sel.with("container!=\"\",container!=\"POD\"")
-    )
-}
-
 /// The labels of a usage series kerf keeps: one series per cAdvisor container instance.
 pub const USAGE_LABELS: &[&str] = &["namespace", "pod", "container", "id"];
 
-/// The remote-read selector of queries 12 and 13 together, for `pods` of `namespaces`
-/// (every namespace when empty; every pod when `pods` is empty). Same series as
-/// [`usage`] selects, both metrics in one selector.
+/// The usage selector (queries 12 and 13 together: both metrics in one selector), for
+/// `pods` of `namespaces` (every namespace when empty; every pod when `pods` is empty).
+/// Remote read sends it as matchers; the export API and range selectors as text.
 pub fn usage_matchers(
     scope: &ClusterScope,
     namespaces: &[String],
@@ -330,7 +310,7 @@ mod tests {
     #[test]
     fn every_selector_carries_the_cluster_label_and_namespace_batch() {
         let sel = Selector::new(&scope(), &["shop".into(), "a.b".into()]);
-        let q = usage(&sel, metric::CPU);
+        let q = settings_now(&sel);
         assert!(q.contains("cluster=\"ea\\\"st\""), "{q}");
         assert!(q.contains("namespace=~\"shop|a\\\\.b\""), "{q}");
         for q in inventory(&sel, 3600) {

@@ -164,7 +164,7 @@ pub async fn report_for(
     rec: &ChannelRecord,
     (start, end): (i64, i64),
 ) -> Result<DigestReport, NotifyError> {
-    let facts = n.store.digest_facts(start, end).await?;
+    let facts = n.store.reading(move |r| r.digest_facts(start, end)).await?;
     let currency = n
         .runs
         .pricing()
@@ -175,7 +175,7 @@ pub async fn report_for(
     Ok(match rec.team_id {
         None => report::build(&facts, "fleet", None, &currency, period),
         Some(t) => {
-            let scopes = n.store.team_scopes().await?;
+            let scopes = n.store.reading(|r| r.team_scopes()).await?;
             let patterns = scopes.get(&t).cloned().unwrap_or_default();
             let name = rec.team_name.clone().unwrap_or_default();
             report::build(&facts, &name, Some(&patterns), &currency, period)
@@ -205,7 +205,12 @@ async fn owe(n: &Notifier, ch: &ChannelRecord, now: i64) -> Result<i64, NotifyEr
         message_json: serde_json::to_string(&m).map_err(super::ops::task)?,
         event_ids: Vec::new(),
     };
-    if n.store.record_digest(ch.id, slot, delivery, now).await? {
+    let channel_id = ch.id;
+    let recorded = n
+        .store
+        .writing(move |tx| tx.record_digest(channel_id, slot, &delivery, now))
+        .await?;
+    if recorded {
         tracing::info!(channel = ch.id, name = %ch.name, slot = %format_ms(slot), "weekly digest recorded");
         n.poke();
     }
@@ -216,7 +221,7 @@ async fn owe(n: &Notifier, ch: &ChannelRecord, now: i64) -> Result<i64, NotifyEr
 /// next tick; the others go on); returns the earliest upcoming slot.
 pub async fn tick(n: &Notifier, now: i64) -> Result<Option<i64>, NotifyError> {
     let mut earliest: Option<i64> = None;
-    for ch in n.store.channels(None).await? {
+    for ch in n.store.reading(|r| r.channels(&None)).await? {
         if !ch.enabled || !ch.digest.enabled {
             continue;
         }

@@ -1,11 +1,11 @@
 //! When a channel's digest is due: a cron expression evaluated in an IANA time zone, so
 //! "Monday 09:00 in Europe/Berlin" stays 09:00 local across daylight-saving changes.
-//! Pure: every function takes the times it compares.
+//! Pure: every function takes the times it compares. The cron and the zone are
+//! `crate::cron`'s.
 
-use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 
+use crate::cron::{Cron, Zone};
 use crate::notify::FieldError;
 
 /// Monday 09:00.
@@ -26,14 +26,6 @@ pub struct DigestInput {
     pub reason: Option<String>,
 }
 
-fn zone(tz: &str) -> Option<Tz> {
-    tz.parse().ok()
-}
-
-fn at(tz: Tz, ms: i64) -> Option<DateTime<Tz>> {
-    Some(DateTime::<Utc>::from_timestamp_millis(ms)?.with_timezone(&tz))
-}
-
 /// Checks a schedule and zone; errors name `schedule` or `timeZone`.
 pub fn validate(schedule: &str, tz: &str) -> Result<(), Vec<FieldError>> {
     let mut errors = Vec::new();
@@ -43,14 +35,13 @@ pub fn validate(schedule: &str, tz: &str) -> Result<(), Vec<FieldError>> {
             message,
         })
     };
-    let zone = zone(tz);
-    if zone.is_none() {
+    if Zone::parse(tz).is_none() {
         err(
             "timeZone",
             format!("{tz:?} is not an IANA time zone (e.g. Europe/Berlin)"),
         );
     }
-    match crate::runs::schedule::parse(schedule) {
+    match Cron::parse(schedule) {
         Err(e) => err("schedule", e),
         Ok(_) if schedule.split_whitespace().count() == 6 => err(
             "schedule",
@@ -79,37 +70,29 @@ pub fn validate(schedule: &str, tz: &str) -> Result<(), Vec<FieldError>> {
 
 /// The first slot strictly after `after_ms`, or `None` (bad schedule or zone, or never).
 pub fn next_slot(schedule: &str, tz: &str, after_ms: i64) -> Option<i64> {
-    let cron = crate::runs::schedule::parse(schedule).ok()?;
-    let tz = zone(tz)?;
-    let t = cron.find_next_occurrence(&at(tz, after_ms)?, false).ok()?;
-    Some(t.timestamp_millis())
+    let cron = Cron::parse(schedule).ok()?;
+    cron.next_after(Zone::parse(tz)?, after_ms)
 }
 
 /// The latest slot in `(after_ms, now_ms]`: the one digest owed now. Missed slots
 /// before it (the hub was down) are not owed separately.
 pub fn due_slot(schedule: &str, tz: &str, after_ms: i64, now_ms: i64) -> Option<i64> {
-    let cron = crate::runs::schedule::parse(schedule).ok()?;
-    let tz = zone(tz)?;
-    let t = cron.find_previous_occurrence(&at(tz, now_ms)?, true).ok()?;
-    let slot = t.timestamp_millis();
+    let cron = Cron::parse(schedule).ok()?;
+    let slot = cron.latest_until(Zone::parse(tz)?, now_ms)?;
     (slot > after_ms).then_some(slot)
 }
 
 /// The latest slot strictly before `before_ms`: where the digest of the slot at
 /// `before_ms` starts counting.
 pub fn previous_slot(schedule: &str, tz: &str, before_ms: i64) -> Option<i64> {
-    let cron = crate::runs::schedule::parse(schedule).ok()?;
-    let tz = zone(tz)?;
-    let t = cron
-        .find_previous_occurrence(&at(tz, before_ms)?, false)
-        .ok()?;
-    Some(t.timestamp_millis())
+    let cron = Cron::parse(schedule).ok()?;
+    cron.latest_before(Zone::parse(tz)?, before_ms)
 }
 
 /// A slot's local time, for people: `Mon 29 Mar 2027 09:00 CEST`.
 pub fn local_label(tz: &str, ms: i64) -> String {
-    match zone(tz).and_then(|z| at(z, ms)) {
-        Some(t) => t.format("%a %d %b %Y %H:%M %Z").to_string(),
+    match Zone::parse(tz).and_then(|z| z.label(ms)) {
+        Some(label) => label,
         None => crate::timestamp::format_ms(ms),
     }
 }
@@ -117,7 +100,7 @@ pub fn local_label(tz: &str, ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
+    use chrono::{TimeZone, Utc};
 
     fn utc(y: i32, mo: u32, d: u32, h: u32, mi: u32) -> i64 {
         Utc.with_ymd_and_hms(y, mo, d, h, mi, 0)

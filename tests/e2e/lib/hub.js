@@ -1,10 +1,10 @@
 // Starts the real kerf binary for a browser test: `kerf demo` (the built-in demo fleet;
-// it prints a UI login and an admin API token) on port 0 with a temp data dir, the
-// address read from the `listening addr=` log line. `serve(dataDir)` starts `kerf serve`
-// on a data dir an earlier demo filled. E2E_URL + E2E_USER + E2E_PASSWORD + E2E_TOKEN
-// target a hub that already runs.
+// it prints a UI login and an admin API token) on port 0 with a temp data dir, ready
+// when its `--ready-file` appears (it names the bound address). `serve(dataDir)` starts
+// `kerf serve` on a data dir an earlier demo filled. E2E_URL + E2E_USER + E2E_PASSWORD +
+// E2E_TOKEN target a hub that already runs.
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -49,32 +49,37 @@ export async function serve(dataDir, creds) {
   return hubHandle({ ...started, ...creds, dataDir, stop: async () => { await started.stop(); rmSync(dataDir, { recursive: true, force: true }); } });
 }
 
+/**
+ * Spawns `kerf ARGS --ready-file FILE` and waits (up to 30 s) for FILE, then for
+ * `parse(stdout + stderr)` to find what the test needs in what kerf printed.
+ */
 async function spawnKerf(args, parse) {
   const env = { ...process.env, KERF_LOG: process.env.KERF_LOG ?? "info" };
-  const child = spawn(BIN, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const readyDir = mkdtempSync(join(tmpdir(), "kerf-e2e-ready-"));
+  const readyFile = join(readyDir, "ready.json");
+  const child = spawn(BIN, [...args, "--ready-file", readyFile], { env, stdio: ["ignore", "pipe", "pipe"] });
   let logs = "";
-  const ready = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`kerf did not start within 30 s:\n${logs}`)), 30000);
-    const onData = (chunk) => {
-      logs += chunk;
-      const addr = logs.match(/listening addr=(\S+)/)?.[1];
-      const parsed = parse(logs);
-      if (addr && parsed) { clearTimeout(timer); resolve({ url: `http://${addr}`, ...parsed }); }
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.on("exit", (code) => { clearTimeout(timer); reject(new Error(`kerf exited with ${code}:\n${logs}`)); });
-  });
-  const started = await ready;
+  let exited = null;
+  child.stdout.on("data", (chunk) => { logs += chunk; });
+  child.stderr.on("data", (chunk) => { logs += chunk; });
+  child.on("exit", (code) => { exited = code; });
+  const ready = await until("kerf's ready file", 30000, () => {
+    if (exited !== null) throw new Error(`kerf exited with ${exited}:\n${logs}`);
+    return existsSync(readyFile) && JSON.parse(readFileSync(readyFile, "utf8"));
+  }, { every: 20 });
+  // The demo prints its banner before it writes the file; the pipe may lag behind.
+  const parsed = await until("what kerf printed", 30000, () => parse(logs), { every: 20 });
   return {
-    ...started,
+    url: `http://${ready.addr}`,
+    ...parsed,
     logs: () => logs,
     stop: async () => {
       if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once("exit", r));
+        const gone = new Promise((r) => child.once("exit", r));
         child.kill("SIGTERM");
-        await exited;
+        await gone;
       }
+      rmSync(readyDir, { recursive: true, force: true });
     },
   };
 }
@@ -96,19 +101,14 @@ function hubHandle({ url, token, login, clusterToken, dataDir, logs = () => "", 
      * Waits (up to 60 s) until every registered cluster (but `e2e`, whose agent is the test)
      * has finished a run and none is in progress, e.g. the demo's first runs.
      */
-    runsDone: async () => {
-      const deadline = Date.now() + 60000;
-      while (Date.now() < deadline) {
-        const running = await api("GET", "/v1/runs?status=running&limit=1");
-        const clusters = await api("GET", "/v1/clusters");
-        const runs = await api("GET", "/v1/runs?limit=500");
-        const names = clusters.status === 200 ? clusters.body.items.filter((c) => c.state !== "retired" && c.name !== "e2e").map((c) => c.name) : [];
-        const finished = (n) => runs.status === 200 && runs.body.items.some((r) => r.cluster === n && r.status !== "running");
-        if (running.status === 200 && running.body.items.length === 0 && names.every(finished)) return;
-        await new Promise((res) => setTimeout(res, 200));
-      }
-      throw new Error("the recommendation runs are not done after 60 s");
-    },
+    runsDone: () => until("the recommendation runs to be done", 60000, async () => {
+      const running = await api("GET", "/v1/runs?status=running&limit=1");
+      const clusters = await api("GET", "/v1/clusters");
+      const runs = await api("GET", "/v1/runs?limit=500");
+      const names = clusters.status === 200 ? clusters.body.items.filter((c) => c.state !== "retired" && c.name !== "e2e").map((c) => c.name) : [];
+      const finished = (n) => runs.status === 200 && runs.body.items.some((r) => r.cluster === n && r.status !== "running");
+      return running.status === 200 && running.body.items.length === 0 && names.every(finished);
+    }, { every: 200 }),
     /** Stores workload events as the e2e cluster's agent would. */
     postEvents: clusterToken ? async (events) => {
       const r = await api("POST", "/v1/clusters/e2e/events", events, clusterToken);
@@ -131,13 +131,16 @@ export async function routes(url) {
   return set;
 }
 
-/** Polls `check` every 2 s until it returns a value, at most `ms`; then fails naming `what`. */
-export async function until(what, ms, check) {
+/**
+ * Polls `check` (every 2 s, or `every` ms) until it returns a value, at most `ms`; then
+ * fails naming `what` and the last value seen.
+ */
+export async function until(what, ms, check, { every = 2000 } = {}) {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await check();
     if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(ms / 1000)} s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2000));
+    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(ms / 1000)} s waiting for ${what} (last seen: ${JSON.stringify(v)})`);
+    await new Promise((r) => setTimeout(r, every));
   }
 }

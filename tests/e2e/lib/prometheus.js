@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { until } from "./hub.js";
 
 const STEP = 60_000;
 
@@ -91,13 +92,10 @@ export async function startPrometheus(om) {
   let logs = "";
   child.stderr.on("data", (c) => { logs += c; });
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
+  await until("prometheus to be ready", 60_000, async () => {
     if (child.exitCode !== null) throw new Error(`prometheus exited with ${child.exitCode}:\n${logs}`);
-    try { if ((await fetch(`${url}/-/ready`)).status === 200) break; } catch { /* not listening yet */ }
-    if (Date.now() > deadline) throw new Error(`prometheus not ready within 60 s:\n${logs}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    try { return (await fetch(`${url}/-/ready`)).status === 200; } catch { return false; /* not listening yet */ }
+  }, { every: 100 }).catch((e) => { throw new Error(`${e.message}:\n${logs}`); });
   return {
     url,
     stop: async () => {

@@ -103,22 +103,23 @@ async fn rollout_makes_a_new_replicaset_and_kerf_owns_exactly_the_resources() {
     let mut agent = w.agent().await;
     drive(&mut agent, "applied by rollout", |a| applied_phase(a, &key)).await;
     // New pods from a new ReplicaSet carry the values.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        let p = pods(&w, &key).await;
-        let replaced = p.len() == 1
-            && p[0].ready
-            && p[0].revision != before[0].revision
-            && p[0].containers[0].resources == res(300, 600, 192, 384);
-        if replaced {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "new ReplicaSet's pod: {p:?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    crate::support::eventually(
+        "new ReplicaSet's pod",
+        crate::support::secs(60),
+        async || {
+            let p = pods(&w, &key).await;
+            let replaced = p.len() == 1
+                && p[0].ready
+                && p[0].revision != before[0].revision
+                && p[0].containers[0].resources == res(300, 600, 192, 384);
+            if replaced {
+                Ok(())
+            } else {
+                Err(p)
+            }
+        },
+    )
+    .await;
     // managedFields: kerf's Apply entry holds the container's resources and nothing else.
     let d = Api::<Deployment>::namespaced(w.admin.clone(), &w.ns.name)
         .get("api")

@@ -183,17 +183,26 @@ async fn unknown_fields_are_accepted_a_broken_item_fails_only_its_workload_and_a
     let settled = |a: &Agent<KubeCluster, HttpHub>, i: usize| {
         a.state(&keys[i]).is_some_and(|s| s.operation.is_none())
     };
-    let deadline = std::time::Instant::now() + Duration::from_secs(90);
     agent.pass().await;
-    while !(phase(&agent, 0) == Some(Phase::Applied) && settled(&agent, 0)) {
-        assert!(std::time::Instant::now() < deadline, "a was never applied");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        if agent.busy() {
-            agent.advance_all().await;
-        } else {
-            agent.pass().await;
-        }
-    }
+    let every = Duration::from_millis(200);
+    crate::support::wait::eventually_every(
+        "a applied",
+        crate::support::secs(90),
+        every,
+        async || {
+            if phase(&agent, 0) == Some(Phase::Applied) && settled(&agent, 0) {
+                return Ok(());
+            }
+            let seen = phase(&agent, 0);
+            if agent.busy() {
+                agent.advance_all().await;
+            } else {
+                agent.pass().await;
+            }
+            Err(seen)
+        },
+    )
+    .await;
     assert_eq!(phase(&agent, 1), Some(Phase::Failed));
     assert_eq!(phase(&agent, 2), Some(Phase::Failed));
     let flushed = agent.outbox().flush(hub.as_ref()).await;

@@ -12,14 +12,14 @@ use kerf::metrics::Metrics;
 use kerf::wire::AgentEvent;
 use serde_json::json;
 
-use crate::support::{audit_all, client, event, uuid, DataDir, Kerf};
+use crate::support::{client, event, uuid, DataDir, Kerf};
 
 /// A hub with cluster `edge`: the running server, the agent's client and an admin token.
 fn hub(env: &[(&str, &str)]) -> (DataDir, Kerf, HttpHub, String) {
     let data = DataDir::new();
     let token = data.create_cluster("edge");
     let admin = data.admin_token();
-    let kerf = Kerf::start(data.path(), env);
+    let kerf = Kerf::builder(data.path()).envs(env).start();
     let hub =
         HttpHub::new(&kerf.url(""), "edge", token, None, Duration::from_secs(10)).expect("client");
     (data, kerf, hub, admin)
@@ -31,7 +31,7 @@ fn typed(v: serde_json::Value) -> AgentEvent {
 
 /// The ids the hub stored, sorted.
 async fn stored(kerf: &Kerf, admin: &str) -> Vec<String> {
-    let items = audit_all(&client(), &kerf.url(""), admin, "&cluster=edge").await;
+    let items = kerf.api(admin).audit_all("&cluster=edge").await;
     let mut ids: Vec<String> = items
         .iter()
         .map(|e| e["id"].as_str().expect("id").to_string())

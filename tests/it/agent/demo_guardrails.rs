@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use kerf::agent::{Agent, Options, Outbox};
-use kerf::api::in_process::InProcessHub;
 use kerf::runs::Trigger;
+use kerf::server::in_process::InProcessHub;
 use kerf::sim::in_process::SimCluster;
 use kerf::sim::live::Live;
 use serde_json::Value;
@@ -22,7 +22,10 @@ async fn the_demo_shows_six_guardrails_and_a_rollback_within_ten_minutes() {
     let h = hub_live("demo-east", live.clone()).await;
     for spec in kerf::demo::demo_policies() {
         let body = serde_json::to_value(&spec).expect("policy json");
-        let (s, v) = h.call("POST", "/v1/policies", &h.admin, body).await;
+        let (s, v) = h
+            .as_token(&h.admin)
+            .call("POST", "/v1/policies", Some(body))
+            .await;
         assert_eq!(s, 201, "{v}");
     }
     let run = h
@@ -30,14 +33,14 @@ async fn the_demo_shows_six_guardrails_and_a_rollback_within_ten_minutes() {
         .run_to_end("demo-east", Trigger::Manual)
         .await
         .expect("run");
-    assert_eq!(run.status, "succeeded", "{:?}", run.errors);
+    assert_eq!(run.status.as_str(), "succeeded", "{:?}", run.errors);
     // The feed carries the covered history as a duration and the hub's flags.
     let (s, feed) = h
+        .as_token(&h.agent)
         .call(
             "GET",
             "/v1/clusters/demo-east/recommendations?limit=500",
-            &h.agent,
-            Value::Null,
+            None,
         )
         .await;
     assert_eq!(s, 200, "{feed}");
@@ -99,7 +102,8 @@ async fn the_demo_shows_six_guardrails_and_a_rollback_within_ten_minutes() {
         kerf::agent::outbox::Flushed::Empty { .. }
     ));
     let (_, audit) = h
-        .call("GET", "/v1/audit?limit=500", &h.admin, Value::Null)
+        .as_token(&h.admin)
+        .call("GET", "/v1/audit?limit=500", None)
         .await;
     let items = audit["items"].as_array().expect("items");
     let of = |t: &str| -> BTreeSet<String> {

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use kerf::agent::state::Phase;
 use kerf::agent::{Agent, Options, Outbox};
-use kerf::api::in_process::InProcessHub;
 use kerf::cluster::{Cluster, View};
 use kerf::runs::Trigger;
+use kerf::server::in_process::InProcessHub;
 use kerf::sim::in_process::SimCluster;
 use kerf::sim::live::Live;
 use serde_json::json;
@@ -19,15 +19,15 @@ async fn the_demo_world_gets_its_auto_patch_workloads_applied() {
     let live = Live::default();
     let h = hub_live("demo-east", live.clone()).await;
     let (s, v) = h
+        .as_token(&h.admin)
         .call(
             "POST",
             "/v1/policies",
-            &h.admin,
-            json!({
+            Some(json!({
             "name": "auto-web", "priority": 10,
             "selector": { "clusters": ["demo-east"], "namespaces": ["web"] },
             "mode": { "cpu": "auto-patch", "memory": "auto-patch" },
-            "guardrails": { "learningPeriod": "3d", "minConfidence": 50 } }),
+            "guardrails": { "learningPeriod": "3d", "minConfidence": 50 } })),
         )
         .await;
     assert_eq!(s, 201, "{v}");
@@ -36,7 +36,7 @@ async fn the_demo_world_gets_its_auto_patch_workloads_applied() {
         .run_to_end("demo-east", Trigger::Manual)
         .await
         .expect("run");
-    assert_eq!(run.status, "succeeded");
+    assert_eq!(run.status.as_str(), "succeeded");
     let sim = SimCluster::demo("demo-east", 7, h.clock.clone(), live)
         .expect("builds")
         .expect("known");
@@ -89,12 +89,8 @@ async fn the_demo_world_gets_its_auto_patch_workloads_applied() {
         kerf::agent::outbox::Flushed::Empty { .. }
     ));
     let (_, audit) = h
-        .call(
-            "GET",
-            "/v1/audit?type=applied&limit=100",
-            &h.admin,
-            json!(null),
-        )
+        .as_token(&h.admin)
+        .call("GET", "/v1/audit?type=applied&limit=100", None)
         .await;
     let items = audit["items"].as_array().expect("items");
     assert_eq!(items.len(), web.len());
@@ -110,11 +106,11 @@ async fn the_demo_world_gets_its_auto_patch_workloads_applied() {
         .await
         .expect("second run");
     let (_, list) = h
+        .as_token(&h.admin)
         .call(
             "GET",
             &format!("/v1/workloads?cluster=demo-east&q={name}"),
-            &h.admin,
-            json!(null),
+            None,
         )
         .await;
     let w = list["items"]
@@ -125,11 +121,11 @@ async fn the_demo_world_gets_its_auto_patch_workloads_applied() {
         .expect("workload")
         .clone();
     let (_, detail) = h
+        .as_token(&h.admin)
         .call(
             "GET",
             &format!("/v1/workloads/{}", w["id"].as_str().expect("id")),
-            &h.admin,
-            json!(null),
+            None,
         )
         .await;
     let applied_cpu = e["containers"][0]["to"]["requests"]["cpu"]

@@ -4,7 +4,7 @@
 //! ResizeError` (a pod's resize) with the API's message, read back from `GET /v1/audit`.
 //! A refusal is not retried: only transport errors, 409, 429 and 5xx are.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::{
     ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
@@ -80,23 +80,21 @@ impl Refusal {
     /// (no new pod template, so nothing rolls out) until it is refused.
     async fn wait_until_in_force(&self, w: &World, deployment: &str) {
         let api = Api::<Deployment>::namespaced(w.admin.clone(), &w.ns.name);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        for n in 0.. {
+        let mut n = 0;
+        let what = "the admission policy to take effect";
+        crate::support::eventually(what, Duration::from_secs(60), async || {
+            n += 1;
             let patch =
                 json!({ "metadata": { "annotations": { "kerf-test/probe": n.to_string() } } });
             match api
                 .patch(deployment, &PatchParams::default(), &Patch::Merge(&patch))
                 .await
             {
-                Err(kube::Error::Api(e)) if e.message.contains(REFUSAL) => return,
-                Ok(_) | Err(_) => {}
+                Err(kube::Error::Api(e)) if e.message.contains(REFUSAL) => Ok(()),
+                other => Err(other.map(drop).map_err(|e| e.to_string())),
             }
-            assert!(
-                Instant::now() < deadline,
-                "the admission policy never took effect"
-            );
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        })
+        .await;
     }
 }
 

@@ -224,21 +224,19 @@ async fn in_place_values_outlive_pod_churn_until_the_template_moves() {
             .is_some_and(|x| x.later_pods_resized >= 2)
     })
     .await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
+    let every = std::time::Duration::from_millis(300);
+    let what = "three pods at the applied values";
+    crate::support::wait::eventually_every(what, crate::support::secs(60), every, async || {
         let p = ready(&w, &key, 3).await;
         if p.iter()
             .all(|p| p.status("app").and_then(|s| s.resources) == Some(res(250, 500, 200, 400)))
         {
-            break;
+            return Ok(());
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "three pods at the applied values: {p:?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         agent.pass().await;
-    }
+        Err(p)
+    })
+    .await;
     agent.pass().await;
     let admin = KubeCluster::new(w.admin.clone());
     let r = admin

@@ -39,19 +39,21 @@ async fn an_on_delete_statefulset_gets_its_pods_evicted_one_at_a_time_across_a_r
     // Applied, and at least one outdated pod evicted and replaced.
     let mut agent = w.agent().await;
     drive(&mut agent, "the first eviction", |a| evicting(a, &key)).await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    loop {
-        let p = pods(&w, &key).await;
-        if p.iter().any(|p| !first_uids.contains(&p.uid)) {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no pod was evicted: {p:?}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        agent.advance_all().await;
-    }
+    let every = std::time::Duration::from_millis(200);
+    crate::support::wait::eventually_every(
+        "a pod evicted",
+        crate::support::secs(90),
+        every,
+        async || {
+            let p = pods(&w, &key).await;
+            if p.iter().any(|p| !first_uids.contains(&p.uid)) {
+                return Ok(());
+            }
+            agent.advance_all().await;
+            Err(p)
+        },
+    )
+    .await;
     assert!(evicting(&agent, &key), "still evicting the others");
     w.deliver(&agent).await;
     drop(agent);
@@ -59,23 +61,30 @@ async fn an_on_delete_statefulset_gets_its_pods_evicted_one_at_a_time_across_a_r
     // A new agent (the write-ahead operation in the record) finishes the evictions,
     // never having more than one pod down at a time.
     let mut agent = w.agent().await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
     let mut worst_down = 0;
     agent.pass().await;
-    while !agent
-        .state(&key)
-        .is_some_and(|s| s.phase == Phase::Applied && s.operation.is_none())
-    {
-        assert!(std::time::Instant::now() < deadline, "every pod replaced");
-        let up = pods(&w, &key).await.iter().filter(|p| p.ready).count();
-        worst_down = worst_down.max(3 - up.min(3));
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        if agent.busy() {
-            agent.advance_all().await;
-        } else {
-            agent.pass().await;
-        }
-    }
+    let every = std::time::Duration::from_millis(100);
+    crate::support::wait::eventually_every(
+        "every pod replaced",
+        crate::support::secs(90),
+        every,
+        async || {
+            let state = agent.state(&key);
+            if state.is_some_and(|s| s.phase == Phase::Applied && s.operation.is_none()) {
+                return Ok(());
+            }
+            let seen = state.map(|s| (s.phase, s.operation.is_some()));
+            let up = pods(&w, &key).await.iter().filter(|p| p.ready).count();
+            worst_down = worst_down.max(3 - up.min(3));
+            if agent.busy() {
+                agent.advance_all().await;
+            } else {
+                agent.pass().await;
+            }
+            Err(seen)
+        },
+    )
+    .await;
     assert!(worst_down <= 1, "{worst_down} pods were down at once");
     let after = ready(&w, &key, 3).await;
     for p in &after {

@@ -7,7 +7,7 @@ use kerf::cluster::NodeManagers;
 use serde_json::{json, Value};
 
 use super::world::{deployment, drive, ready, res, Rec, World};
-use crate::kube::objects::node;
+use crate::support::kube::objects::node;
 
 fn named(name: &str, patch: Value) -> Value {
     let mut p = json!({ "priority": 20, "selector": { "names": [name] } });
@@ -78,11 +78,11 @@ async fn each_skip_and_block_is_reported_once_with_its_details() {
         if *n == "approved" {
             let (s, v) = w
                 .hub
+                .as_token(&w.hub.admin)
                 .call(
                     "POST",
                     &format!("/v1/workloads/{}/approve", w.workload_id(key)),
-                    &w.hub.admin,
-                    json!({ "recommendationId": rec, "reason": "checked by hand" }),
+                    Some(json!({ "recommendationId": rec, "reason": "checked by hand" })),
                 )
                 .await;
             assert_eq!(s, 201, "{v}");
@@ -178,11 +178,11 @@ async fn each_skip_and_block_is_reported_once_with_its_details() {
     // Nothing is pending approval any more.
     let feed = w
         .hub
+        .as_token(&w.hub.agent)
         .call(
             "GET",
             &format!("/v1/clusters/{}/recommendations", w.cluster),
-            &w.hub.agent,
-            Value::Null,
+            None,
         )
         .await
         .1;
@@ -209,16 +209,22 @@ async fn in_place_is_refused_on_a_node_with_swap() {
     w.policy("auto", json!({})).await;
     w.recommend(&key, res(250, 500, 200, 400)).await;
     let mut agent = w.agent().await;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     // Until the pod is bound and running, there is no node to judge.
-    while agent
-        .state(&key)
-        .is_none_or(|s| s.last_reason != Some(kerf::wire::Reason::UnsupportedNode))
-    {
-        assert!(std::time::Instant::now() < deadline, "UnsupportedNode");
-        agent.pass().await;
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    let every = std::time::Duration::from_millis(200);
+    crate::support::wait::eventually_every(
+        "UnsupportedNode",
+        crate::support::secs(60),
+        every,
+        async || {
+            let reason = agent.state(&key).and_then(|s| s.last_reason);
+            if reason == Some(kerf::wire::Reason::UnsupportedNode) {
+                return Ok(());
+            }
+            agent.pass().await;
+            Err(reason)
+        },
+    )
+    .await;
     agent.pass().await;
     w.deliver(&agent).await;
     let events = w.audit().await;

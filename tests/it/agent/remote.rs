@@ -4,7 +4,7 @@
 //! RBAC). Stopping the hub yields one `HubUnreachable`; once it is back, the buffered
 //! events arrive exactly once.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kerf::cluster::WorkloadKind;
 use kerf::sim::api_kubelet::ApiKubelet;
@@ -12,43 +12,19 @@ use kerf::store::{Store, StoreOptions};
 use serde_json::{json, Value};
 
 use super::world::{seed, Rec};
-use crate::kube::objects::{deployment, node};
+use crate::support::kube::objects::{deployment, node};
 use crate::support::kube::{control_plane, namespace};
-use crate::support::{DataDir, Kerf};
+use crate::support::{eventually, Api, DataDir, Kerf};
 
-struct Https {
-    client: reqwest::Client,
-    base: String,
-    token: String,
-}
-
-impl Https {
-    async fn call(&self, method: &str, path: &str, body: Value) -> (u16, Value) {
-        let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let mut req = self
-            .client
-            .request(m, format!("{}{path}", self.base))
-            .bearer_auth(&self.token);
-        if !body.is_null() {
-            req = req.json(&body);
-        }
-        match req.send().await {
-            Ok(r) => {
-                let s = r.status().as_u16();
-                (s, r.json().await.unwrap_or(Value::Null))
-            }
-            Err(_) => (0, Value::Null),
-        }
-    }
-
+impl Api {
     /// `(type, reason, id)` of the cluster's stored events, oldest first (empty while
     /// the hub does not answer).
     async fn events(&self, cluster: &str) -> Vec<(String, String, String)> {
         let (s, v) = self
-            .call(
+            .try_call(
                 "GET",
                 &format!("/v1/audit?cluster={cluster}&limit=500"),
-                Value::Null,
+                None,
             )
             .await;
         if s != 200 {
@@ -65,17 +41,6 @@ impl Https {
             .collect();
         out.reverse();
         out
-    }
-}
-
-async fn until<T>(what: &str, limit: Duration, mut check: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
     }
 }
 
@@ -111,17 +76,18 @@ async fn a_remote_agent_over_https_buffers_while_the_hub_is_away() {
         ("KERF_AGENTS__LOOP_INTERVAL_SECONDS", "1"),
         ("KERF_AGENTS__HEARTBEAT_INTERVAL_SECONDS", "1"),
     ];
-    let hub = Kerf::start_at(hub_dir.path(), &hub_env, &[], &listen);
-    let https = Https {
-        client: reqwest::Client::builder()
+    let hub = Kerf::builder(hub_dir.path())
+        .envs(&hub_env)
+        .listen(&listen)
+        .start();
+    let https = Api::new(format!("https://{listen}"), admin_token).with_http(
+        reqwest::Client::builder()
             .add_root_certificate(
                 reqwest::Certificate::from_pem(cert.cert.pem().as_bytes()).expect("ca"),
             )
             .build()
             .expect("client"),
-        base: format!("https://{listen}"),
-        token: admin_token,
-    };
+    );
     // A workload, a policy, a recommendation (written as a run writes it).
     kube::Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(admin.clone(), &ns.name)
         .create(
@@ -131,13 +97,13 @@ async fn a_remote_agent_over_https_buffers_while_the_hub_is_away() {
         .await
         .expect("deployment");
     let (s, v) = https
-        .call(
+        .try_call(
             "POST",
             "/v1/policies",
-            json!({
+            Some(json!({
             "name": "remote", "selector": { "clusters": [cluster] },
             "mode": { "cpu": "auto-patch", "memory": "auto-patch" },
-            "guardrails": { "learningPeriod": "1d", "minConfidence": 50 } }),
+            "guardrails": { "learningPeriod": "1d", "minConfidence": 50 } })),
         )
         .await;
     assert_eq!(s, 201, "{v}");
@@ -219,8 +185,8 @@ async fn a_remote_agent_over_https_buffers_while_the_hub_is_away() {
         ("KERF_AGENT_TOKEN", token.as_str()),
         ("KUBECONFIG", kc.as_str()),
     ];
-    let agent = Kerf::start(agent_dir.path(), &agent_env);
-    let applied = until(
+    let agent = Kerf::builder(agent_dir.path()).envs(&agent_env).start();
+    let applied = eventually(
         "the remote agent's applied event",
         Duration::from_secs(120),
         async || {
@@ -232,15 +198,11 @@ async fn a_remote_agent_over_https_buffers_while_the_hub_is_away() {
     assert_eq!(applied[0].1, "RecommendationApplied", "{applied:?}");
     // The heartbeat cleared the cluster's readiness check.
     let (_, r) = https
-        .call(
-            "GET",
-            &format!("/v1/clusters/{cluster}/readiness"),
-            Value::Null,
-        )
+        .try_call("GET", &format!("/v1/clusters/{cluster}/readiness"), None)
         .await;
     assert_eq!(r["checks"]["heartbeat"]["status"], "pass", "{r}");
     // The hub goes away for a while: the agent notices on its next passes.
-    until(
+    eventually(
         "the quiet after the apply",
         Duration::from_secs(30),
         async || {
@@ -252,7 +214,7 @@ async fn a_remote_agent_over_https_buffers_while_the_hub_is_away() {
     )
     .await;
     assert_eq!(hub.stop(), Some(0));
-    until(
+    eventually(
         "the agent to miss the hub three times",
         Duration::from_secs(60),
         async || {
@@ -265,8 +227,11 @@ async fn a_remote_agent_over_https_buffers_while_the_hub_is_away() {
         },
     )
     .await;
-    let hub = Kerf::start_at(hub_dir.path(), &hub_env, &[], &listen);
-    let events = until("the buffered events", Duration::from_secs(60), async || {
+    let hub = Kerf::builder(hub_dir.path())
+        .envs(&hub_env)
+        .listen(&listen)
+        .start();
+    let events = eventually("the buffered events", Duration::from_secs(60), async || {
         let e = https.events(&cluster).await;
         (e.iter()
             .filter(|(_, r, _)| r == "NoSignificantChange")
@@ -277,7 +242,7 @@ async fn a_remote_agent_over_https_buffers_while_the_hub_is_away() {
     .await;
     // A few more passes with the hub back: nothing repeats.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let settled = until("the hub answering", Duration::from_secs(10), async || {
+    let settled = eventually("the hub answering", Duration::from_secs(10), async || {
         Some(https.events(&cluster).await).filter(|e| !e.is_empty())
     })
     .await;

@@ -6,22 +6,22 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use kerf::agent::{Agent, Options, Outbox};
-use kerf::api::in_process::InProcessHub;
 use kerf::cluster::kube::KubeCluster;
 use kerf::cluster::quantity::{format_cpu, format_memory};
 use kerf::cluster::{Cluster, Node, Pod, Resources, WorkloadKey, WorkloadKind};
+use kerf::server::in_process::InProcessHub;
 use kerf::sim::api_kubelet::ApiKubelet;
 use kerf::sim::kubelet::{Usage, USAGE_ANNOTATION};
 use kerf::store::{ChunkWrite, NewRecommendation, WorkloadSeen};
 use kube::api::{Api, PostParams};
 use serde_json::{json, Value};
 
-use crate::kube::objects::{node, POOL_LABEL};
 use crate::support::hub::Hub;
+use crate::support::kube::objects::{node, POOL_LABEL};
 use crate::support::kube::{control_plane, namespace, TestNamespace};
 
 pub const MIB: u64 = 1 << 20;
@@ -253,7 +253,8 @@ impl World {
         merge(&mut spec, patch);
         let (status, body) = self
             .hub
-            .call("POST", "/v1/policies", &self.hub.admin, spec)
+            .as_token(&self.hub.admin)
+            .call("POST", "/v1/policies", Some(spec))
             .await;
         assert_eq!(status, 201, "create policy: {body}");
         body["id"].as_i64().expect("policy id")
@@ -263,7 +264,11 @@ impl World {
     /// the hub as its admin, as an operator would.
     pub async fn cluster_action(&self, method: &str, what: &str, body: Value) {
         let path = format!("/v1/clusters/{}/{what}", self.cluster);
-        let (s, v) = self.hub.call(method, &path, &self.hub.admin, body).await;
+        let (s, v) = self
+            .hub
+            .as_token(&self.hub.admin)
+            .call(method, &path, Some(body))
+            .await;
         assert_eq!(s, 200, "{method} {path}: {v}");
     }
 
@@ -271,12 +276,8 @@ impl World {
     pub async fn update_policy(&self, id: i64, patch: Value) {
         let (s, current) = self
             .hub
-            .call(
-                "GET",
-                &format!("/v1/policies/{id}"),
-                &self.hub.admin,
-                Value::Null,
-            )
+            .as_token(&self.hub.admin)
+            .call("GET", &format!("/v1/policies/{id}"), None)
             .await;
         assert_eq!(s, 200, "{current}");
         let mut spec = current["spec"].clone();
@@ -284,7 +285,8 @@ impl World {
         spec["version"] = current["version"].clone();
         let (s, body) = self
             .hub
-            .call("PUT", &format!("/v1/policies/{id}"), &self.hub.admin, spec)
+            .as_token(&self.hub.admin)
+            .call("PUT", &format!("/v1/policies/{id}"), Some(spec))
             .await;
         assert_eq!(s, 200, "update policy: {body}");
     }
@@ -421,11 +423,11 @@ impl World {
     pub async fn audit(&self) -> Vec<Value> {
         let (s, v) = self
             .hub
+            .as_token(&self.hub.admin)
             .call(
                 "GET",
                 &format!("/v1/audit?cluster={}&limit=500", self.cluster),
-                &self.hub.admin,
-                Value::Null,
+                None,
             )
             .await;
         assert_eq!(s, 200, "{v}");
@@ -511,7 +513,7 @@ pub async fn seed(
         failed: Vec::new(),
     };
     store
-        .write_chunk(chunk)
+        .writing(move |tx| tx.write_chunk(&chunk))
         .await
         .expect("store recommendation");
     id
@@ -530,18 +532,16 @@ pub async fn pods(w: &World, key: &WorkloadKey) -> Vec<Pod> {
 }
 
 pub async fn ready(w: &World, key: &WorkloadKey, n: usize) -> Vec<Pod> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
+    let what = format!("{n} ready pods of {key}");
+    crate::support::eventually(&what, Duration::from_secs(60), async || {
         let p = pods(w, key).await;
         if p.len() == n && p.iter().all(|p| p.ready) {
-            return p;
+            Ok(p)
+        } else {
+            Err(p)
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{n} ready pods of {key}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    })
+    .await
 }
 
 /// Passes and advances the agent until `done` holds; fails naming `what` after 90 s.
@@ -550,10 +550,24 @@ pub async fn drive<H: kerf::agent::Hub>(
     what: &str,
     done: impl Fn(&Agent<KubeCluster, H>) -> bool,
 ) {
-    let deadline = Instant::now() + Duration::from_secs(90);
     agent.pass().await;
-    while !done(agent) {
-        if Instant::now() >= deadline {
+    // Steady passes, as an agent makes them.
+    let every = Duration::from_millis(200);
+    let limit = Duration::from_secs(90);
+    let driven = crate::support::wait::within_every(what, limit, every, async || {
+        if done(agent) {
+            return Ok(());
+        }
+        if agent.busy() {
+            agent.advance_all().await;
+        } else {
+            agent.pass().await;
+        }
+        Err("not yet")
+    })
+    .await;
+    if let Err(timed_out) = driven {
+        {
             for (k, s) in agent.states() {
                 eprintln!(
                     "{k}: {:?} {:?} {} op={:?} watch={:?}",
@@ -566,13 +580,7 @@ pub async fn drive<H: kerf::agent::Hub>(
                         .map(|w| (w.oom_kills, w.restarts, w.periods, w.throttled))
                 );
             }
-            panic!("timed out waiting for: {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        if agent.busy() {
-            agent.advance_all().await;
-        } else {
-            agent.pass().await;
+            panic!("{timed_out}");
         }
     }
 }

@@ -11,10 +11,9 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::Client;
 use serde_json::{json, Value};
 
-use super::objects::POOL_LABEL;
+use crate::support::kube::objects::POOL_LABEL;
 use crate::support::kube::{control_plane, namespace};
 use crate::support::{client, Demo};
-use crate::workload_export::analysed;
 
 /// The settings in force of one container, as a Kubernetes resources block.
 fn resources_in_force(current: &Value) -> Value {
@@ -104,7 +103,7 @@ fn container<'a>(spec: &'a PodSpec, name: &str) -> &'a Container {
 async fn the_copied_apply_yaml_passes_a_server_side_dry_run_for_every_kind_the_demo_has() {
     let demo = Demo::start(None);
     let (http, base, token) = (client(), demo.kerf.url(""), demo.token.clone());
-    let all = analysed(&http, &base, &token).await;
+    let all = demo.api().analysed().await;
     let plane = control_plane();
     let admin = plane.admin().await;
     let ns = namespace(&admin, "apply-dry-run").await;
@@ -127,7 +126,7 @@ async fn the_copied_apply_yaml_passes_a_server_side_dry_run_for_every_kind_the_d
         let yaml = detail["apply"]["yaml"].as_str().expect("apply yaml");
         let command = detail["apply"]["command"].as_str().expect("command");
         assert!(command.contains("--field-manager=kerf-manual") && command.contains(yaml));
-        let mut doc: Value = serde_norway::from_str(yaml).expect("the copied YAML parses");
+        let mut doc: Value = yaml_serde::from_str(yaml).expect("the copied YAML parses");
         // The same document, in this test's namespace (the demo's are not in this cluster).
         doc["metadata"]["namespace"] = json!(ns.name);
         let name = w["name"].as_str().expect("name");

@@ -12,7 +12,8 @@ use kerf::cluster::{
 use kerf::sim::api_kubelet::ApiKubelet;
 use kube::api::{Api, ListParams, PostParams};
 
-use super::objects::{deployment, node, poll, MIB};
+use crate::support::eventually;
+use crate::support::kube::objects::{deployment, node, MIB};
 use crate::support::kube::{control_plane, namespace};
 
 #[tokio::test]
@@ -31,7 +32,7 @@ async fn a_deployment_runs_and_a_pod_is_resized_in_place_or_refused_as_infeasibl
 
     let agent = KubeCluster::new(plane.agent().await);
     let key = WorkloadKey::new(&ns.name, WorkloadKind::Deployment, "web");
-    let ready = poll("3 pods Ready", Duration::from_secs(60), || async {
+    let ready = eventually("3 pods Ready", Duration::from_secs(60), || async {
         let snap = agent
             .snapshot(std::slice::from_ref(&ns.name))
             .await
@@ -69,7 +70,7 @@ async fn a_deployment_runs_and_a_pod_is_resized_in_place_or_refused_as_infeasibl
         .await
         .expect("resize accepted by the API server");
     assert_eq!(stored.containers[0].resources.cpu_request, Some(750));
-    let resized = poll(
+    let resized = eventually(
         "resize applied in status",
         Duration::from_secs(30),
         || async {

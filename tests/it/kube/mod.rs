@@ -5,5 +5,4 @@ mod apply_dry_run;
 mod conformance;
 mod control_plane;
 mod deployment;
-pub mod objects;
 mod throttling;

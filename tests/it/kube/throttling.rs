@@ -14,7 +14,8 @@ use kerf::sim::api_kubelet::ApiKubelet;
 use kerf::sim::kubelet::USAGE_ANNOTATION;
 use kube::api::{Api, PostParams};
 
-use super::objects::{deployment, node, poll};
+use crate::support::eventually;
+use crate::support::kube::objects::{deployment, node};
 use crate::support::kube::{control_plane, namespace};
 
 /// The value of `metric` for `pod_prefix`'s `app` container, if present.
@@ -71,7 +72,7 @@ async fn cpu_above_the_limit_shows_in_the_cadvisor_throttling_counters() {
             .expect("create");
     }
     let http = crate::support::client();
-    let text = poll(
+    let text = eventually(
         "throttled periods for busy",
         Duration::from_secs(60),
         || async {
@@ -119,7 +120,7 @@ async fn cpu_above_the_limit_shows_in_the_cadvisor_throttling_counters() {
         "the node names its kubelet endpoint: {:?}",
         n.daemon_endpoint
     );
-    let counters = poll(
+    let counters = eventually(
         "the agent reads the throttling counters",
         Duration::from_secs(30),
         || async {

@@ -13,13 +13,15 @@ use kerf::runs::Runs;
 use kerf::store::{Store, StoreOptions};
 use serde_json::{json, Value};
 
+use crate::support::Api;
+
 pub const T0: i64 = 1_800_000_000_000;
 
 pub struct Hub {
     /// The data dir (database, secret key).
     pub dir: tempfile::TempDir,
     /// The state the router serves (for the hub's jobs, `kerf::server::hub_jobs`, and
-    /// the in-process agent, `kerf::api::in_process`).
+    /// the in-process agent, `kerf::server::in_process`).
     pub state: AppState,
     pub store: Store,
     pub clock: Arc<ManualClock>,
@@ -27,7 +29,8 @@ pub struct Hub {
     pub base: String,
     pub admin: String,
     pub agent: String,
-    pub http: reqwest::Client,
+    /// The API as the admin token ([`Hub::as_token`] for another).
+    pub api: Api,
 }
 
 /// A hub on a manual clock at [`T0`]; `demo` makes every cluster read the demo fleet.
@@ -86,6 +89,7 @@ async fn hub_from(
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
     });
+    let api = Api::new(&base, &admin);
     Hub {
         dir,
         state,
@@ -93,48 +97,29 @@ async fn hub_from(
         clock,
         runs,
         base,
+        api,
         admin,
         agent,
-        http: crate::support::client(),
     }
 }
 
 impl Hub {
-    pub async fn call(&self, method: &str, path: &str, token: &str, body: Value) -> (u16, Value) {
-        let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let resp = self
-            .http
-            .request(m, format!("{}{path}", self.base))
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-            .expect("request");
-        let status = resp.status().as_u16();
-        (status, resp.json().await.unwrap_or(Value::Null))
+    /// The API as `token` (the same client).
+    pub fn as_token(&self, token: &str) -> Api {
+        self.api.as_token(token)
     }
 
     pub async fn config(&self, cluster: &str) -> Value {
-        let (s, v) = self
-            .call(
-                "GET",
-                &format!("/v1/clusters/{cluster}/config"),
-                &self.agent,
-                json!(null),
-            )
-            .await;
+        let path = format!("/v1/clusters/{cluster}/config");
+        let (s, v) = self.as_token(&self.agent).get(&path).await;
         assert_eq!(s, 200, "{v}");
         v
     }
 
     pub async fn changes(&self, action: &str) -> Vec<Value> {
         let (s, v) = self
-            .call(
-                "GET",
-                &format!("/v1/audit/config?action={action}"),
-                &self.admin,
-                json!(null),
-            )
+            .api
+            .get(&format!("/v1/audit/config?action={action}"))
             .await;
         assert_eq!(s, 200, "{v}");
         v["items"].as_array().expect("items").clone()
@@ -143,14 +128,8 @@ impl Hub {
     pub async fn heartbeat(&self, cluster: &str) -> Value {
         let body = json!({"agentVersion": "0.1.0", "kubernetesVersion": "v1.33.1",
                           "capabilities": {"inPlaceResize": true}});
-        let (s, v) = self
-            .call(
-                "POST",
-                &format!("/v1/clusters/{cluster}/heartbeat"),
-                &self.agent,
-                body,
-            )
-            .await;
+        let path = format!("/v1/clusters/{cluster}/heartbeat");
+        let (s, v) = self.as_token(&self.agent).post(&path, body).await;
         assert_eq!(s, 200, "{v}");
         v
     }
@@ -165,7 +144,7 @@ pub async fn hub_after_run(cluster: &str) -> Hub {
         .run_to_end(cluster, kerf::runs::Trigger::Manual)
         .await
         .expect("run");
-    assert_eq!(run.status, "succeeded", "{:?}", run.errors);
+    assert_eq!(run.status.as_str(), "succeeded", "{:?}", run.errors);
     h
 }
 
@@ -260,7 +239,10 @@ impl Seeded<'_> {
             )],
             failed: Vec::new(),
         };
-        store.write_chunk(chunk).await.expect("store the workload");
+        store
+            .writing(move |tx| tx.write_chunk(&chunk))
+            .await
+            .expect("store the workload");
         wid
     }
 }

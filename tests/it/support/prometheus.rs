@@ -9,7 +9,7 @@ use std::io::Write as _;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Password behind [`BASIC_AUTH_HASH`] (bcrypt, cost 4).
 pub const BASIC_AUTH_USER: &str = "kerf";
@@ -136,6 +136,14 @@ impl Prometheus {
         Self::serve(dir, tsdb, basic_auth, &[])
     }
 
+    /// An empty TSDB that takes remote write (samples with the writer's timestamps,
+    /// staleness markers included).
+    pub fn remote_write_receiver() -> Prometheus {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tsdb = dir.path().join("tsdb");
+        Self::serve(dir, tsdb, false, &["--web.enable-remote-write-receiver"])
+    }
+
     /// Serves an existing TSDB directory (the benchmark's cache) from a copy-free path.
     pub fn serve_existing(tsdb: &Path) -> Prometheus {
         Self::serve_existing_with(tsdb, &[])
@@ -195,11 +203,12 @@ impl Prometheus {
 
     /// Polls `/-/ready` until 200 (or 401 behind basic auth: listening and checking).
     fn wait_ready(&mut self, limit: Duration) -> Result<(), String> {
-        let deadline = Instant::now() + limit;
         let addr = self.url.trim_start_matches("http://").to_string();
-        loop {
+        let mut exited = None;
+        let ready = super::wait::within_sync("prometheus to be ready", limit, || {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("prometheus exited with {status}"));
+                exited = Some(status);
+                return Ok(());
             }
             if let Ok(mut s) = std::net::TcpStream::connect(&addr) {
                 let req = format!("GET /-/ready HTTP/1.0\r\nHost: {addr}\r\n\r\n");
@@ -211,10 +220,12 @@ impl Prometheus {
                     return Ok(());
                 }
             }
-            if Instant::now() > deadline {
-                return Err("not ready in time".into());
-            }
-            std::thread::sleep(Duration::from_millis(20));
+            Err("not ready")
+        });
+        match (ready, exited) {
+            (_, Some(status)) => Err(format!("prometheus exited with {status}")),
+            (Ok(()), None) => Ok(()),
+            (Err(_), None) => Err("not ready in time".into()),
         }
     }
 

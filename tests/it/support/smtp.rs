@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -97,19 +97,17 @@ impl Smtp {
 
     /// Polls until `n` messages arrived; panics after `limit`.
     pub async fn wait_for(&self, n: usize, limit: Duration) -> Vec<Value> {
-        let started = Instant::now();
-        loop {
+        let what = format!("{n} emails");
+        let every = Duration::from_millis(20);
+        super::wait::eventually_every(&what, limit, every, async || {
             let got = self.messages();
             if got.len() >= n {
-                return got;
+                Ok(got)
+            } else {
+                Err(got.len())
             }
-            assert!(
-                started.elapsed() < limit,
-                "{} of {n} emails within {limit:?}",
-                got.len()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        })
+        .await
     }
 }
 

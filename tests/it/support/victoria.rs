@@ -1,6 +1,6 @@
 //! A real VictoriaMetrics (Debian's `victoria-metrics`) for tests: a Prometheus-compatible
 //! server that refuses remote read. Started on 127.0.0.1 at a free port from a temp
-//! dir, filled through `/api/v1/import/prometheus`, polled until the data is searchable,
+//! dir, filled through `/api/v1/import/prometheus` (or remote write), polled until the data is searchable,
 //! killed on drop.
 
 #![allow(dead_code)]
@@ -8,7 +8,7 @@
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::prometheus::OpenMetrics;
 
@@ -41,9 +41,8 @@ pub struct Victoria {
 }
 
 impl Victoria {
-    /// Serves `om` (imported with millisecond timestamps); returns once every series is
-    /// searchable.
-    pub async fn with_data(om: &OpenMetrics) -> Victoria {
+    /// An empty VictoriaMetrics, started and healthy.
+    pub async fn empty() -> Victoria {
         ensure_installed();
         let dir = tempfile::tempdir().expect("tempdir");
         let port = TcpListener::bind("127.0.0.1:0")
@@ -70,39 +69,54 @@ impl Victoria {
             _dir: dir,
         };
         let http = super::client();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !http
-            .get(format!("{}/health", vm.url))
-            .send()
-            .await
-            .is_ok_and(|r| r.status().is_success())
-        {
-            assert!(Instant::now() < deadline, "victoria-metrics did not start");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let health = format!("{}/health", vm.url);
+        super::wait::eventually(
+            "victoria-metrics to start",
+            Duration::from_secs(60),
+            async || match http.get(&health).send().await {
+                Ok(r) if r.status().is_success() => Ok(()),
+                other => Err(other.map(|r| r.status())),
+            },
+        )
+        .await;
+        vm
+    }
+
+    /// Serves `om` (imported with millisecond timestamps); returns once every series is
+    /// searchable.
+    pub async fn with_data(om: &OpenMetrics) -> Victoria {
+        let vm = Victoria::empty().await;
         let text = om.prometheus_text();
         let series = text
             .lines()
             .filter_map(|l| l.rsplitn(3, ' ').nth(2))
             .collect::<std::collections::BTreeSet<_>>()
             .len();
-        let resp = http
+        let resp = super::client()
             .post(format!("{}/api/v1/import/prometheus", vm.url))
             .body(text)
             .send()
             .await
             .expect("import");
         assert!(resp.status().is_success(), "import: {}", resp.status());
-        // Imported rows become searchable after an in-memory flush: poll, never sleep.
-        loop {
+        vm.searchable(series).await;
+        vm
+    }
+
+    /// Waits until `series` series are searchable (written rows become so after an
+    /// in-memory flush: poll, never sleep).
+    pub async fn searchable(&self, series: usize) {
+        let http = super::client();
+        let what = "the written series to become searchable";
+        super::wait::eventually(what, Duration::from_secs(60), async || {
             let _ = http
-                .get(format!("{}/internal/force_flush", vm.url))
+                .get(format!("{}/internal/force_flush", self.url))
                 .send()
                 .await;
             // The export API lists every series whatever its age (the series API does
             // not search a range from 0).
             let found = http
-                .post(format!("{}/api/v1/export", vm.url))
+                .post(format!("{}/api/v1/export", self.url))
                 .header("Content-Type", "application/x-www-form-urlencoded")
                 .body("match%5B%5D=%7B__name__%21%3D%22%22%7D")
                 .send()
@@ -110,14 +124,12 @@ impl Victoria {
                 .expect("export");
             let exported = found.text().await.expect("export text").lines().count();
             if exported >= series {
-                return vm;
+                Ok(())
+            } else {
+                Err(format!("{exported} of {series}"))
             }
-            assert!(
-                Instant::now() < deadline,
-                "imported series never became searchable: {exported} of {series}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        })
+        .await;
     }
 }
 

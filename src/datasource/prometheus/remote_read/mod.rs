@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 
 use prost::Message as _;
 
-use super::resample::trim;
+use super::samples::{check_order, join_repeats, trim, SeriesFault};
 use crate::analysis::Sample;
 use crate::datasource::raw::Labels;
 use crate::datasource::DatasourceError;
@@ -52,12 +52,14 @@ pub struct ReadQuery {
 }
 
 /// One whole series of an answer: which query it answers, its labels, and its raw
-/// samples inside the query's range, in time order.
+/// samples inside the query's range, in time order (staleness markers included).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReadSeries {
     pub query: usize,
     pub labels: Labels,
     pub samples: Vec<Sample>,
+    /// What was wrong with the samples the server sent (its workload is not analyzed).
+    pub fault: Option<SeriesFault>,
 }
 
 /// The request body: a snappy block (not the framed format) of the protobuf request,
@@ -188,6 +190,7 @@ impl<B: Body> ReadStream<B> {
                         query,
                         labels,
                         samples: Vec::new(),
+                        fault: None,
                     });
                 }
                 self.append(&series.chunks)?;
@@ -238,20 +241,25 @@ impl<B: Body> ReadStream<B> {
                     chunk.r#type
                 )));
             }
+            let before = series.samples.len();
             let n = xor::decode(&chunk.data, from, to, &mut series.samples).map_err(decode_err)?;
             self.counts.samples += n as u64;
+            // Within a chunk time only moves forward; chunks may overlap each other.
+            if let Err(fault) = check_order(&series.samples[before..]) {
+                series.fault.get_or_insert(fault);
+            }
         }
         Ok(())
     }
 
     /// A series whose chunks are all read: in time order, one sample per timestamp
-    /// (chunks of overlapping blocks can repeat samples).
+    /// (chunks of overlapping blocks can repeat samples; two values at one time are a
+    /// fault).
     fn complete(&mut self, mut series: ReadSeries) -> ReadSeries {
         self.counts.series += 1;
-        if !series.samples.is_sorted_by_key(|s| s.timestamp) {
-            series.samples.sort_by_key(|s| s.timestamp);
+        if let Err(fault) = join_repeats(&mut series.samples) {
+            series.fault.get_or_insert(fault);
         }
-        series.samples.dedup_by_key(|s| s.timestamp);
         trim(&mut series.samples);
         series
     }

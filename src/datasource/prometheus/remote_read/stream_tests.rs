@@ -167,3 +167,47 @@ async fn a_series_buffer_is_sized_once_from_its_first_chunk_and_the_estimate_is_
     assert_eq!(expected_samples(&tight, 0, 1_000), 2);
     assert_eq!(expected_samples(&chunk(&[(0, 1.0)]), 0, 1_000_000), 1);
 }
+
+#[tokio::test]
+async fn a_chunk_out_of_order_or_two_values_at_one_time_mark_their_series_faulty() {
+    let wire = [
+        frame(0, vec![series("ok", vec![chunk(&[(0, 1.0), (10, 2.0)])])]),
+        // Time runs backwards inside one chunk: no TSDB writes that.
+        frame(
+            0,
+            vec![series(
+                "back",
+                vec![chunk(&[(0, 1.0), (20, 2.0), (10, 3.0)])],
+            )],
+        ),
+        // Overlapping chunks that disagree at 20 ms: the engine's contract refuses it.
+        frame(
+            0,
+            vec![series(
+                "split",
+                vec![
+                    chunk(&[(0, 1.0), (20, 2.0)]),
+                    chunk(&[(20, 2.5), (30, 3.0)]),
+                ],
+            )],
+        ),
+    ]
+    .concat();
+    let queries = [query(0, 100)];
+    let mut stream = ReadStream::new(Pieces(VecDeque::from([Bytes::from(wire)])), &queries);
+    let mut faults = Vec::new();
+    while let Some(s) = stream.next().await.expect("series") {
+        faults.push((s.labels["__name__"].clone(), s.fault.map(|f| f.to_string())));
+    }
+    assert_eq!(faults[0], ("ok".to_string(), None));
+    assert_eq!(faults[1].0, "back");
+    assert!(faults[1]
+        .1
+        .as_deref()
+        .is_some_and(|f| f.contains("out of time order")));
+    assert_eq!(faults[2].0, "split");
+    assert!(faults[2]
+        .1
+        .as_deref()
+        .is_some_and(|f| f.contains("conflicting samples")));
+}

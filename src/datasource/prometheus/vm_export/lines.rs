@@ -56,13 +56,15 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// A value as VictoriaMetrics writes it: a JSON number, or `+Inf`, `-Inf`, `Inf`, `NaN`.
+/// A value as VictoriaMetrics writes it: a JSON number, or `+Inf`, `-Inf`, `Inf`, `NaN`,
+/// `null`.
 fn value(text: &str) -> Result<f64, LineError> {
     let plain = text.trim_matches('"');
     match plain {
         "+Inf" | "Inf" => Ok(f64::INFINITY),
         "-Inf" => Ok(f64::NEG_INFINITY),
-        "NaN" => Ok(f64::NAN),
+        // A staleness marker: `null` from VictoriaMetrics 1.79's export, `NaN` elsewhere.
+        "NaN" | "null" => Ok(f64::NAN),
         _ => plain
             .parse::<f64>()
             .ok()
@@ -138,6 +140,15 @@ mod tests {
         assert_eq!(s.samples[5].value, 1e21);
         let empty = parse(br#"{"metric":{},"values":[],"timestamps":[]}"#).expect("empty");
         assert!(empty.labels.is_empty() && empty.samples.is_empty());
+    }
+
+    #[test]
+    fn a_staleness_marker_written_as_null_is_read_as_nan() {
+        // What VictoriaMetrics 1.79 exports for a marker taken by remote write.
+        let line = br#"{"metric":{"__name__":"m"},"values":[1,null,2],"timestamps":[1,2,3]}"#;
+        let s = parse(line).expect("line");
+        assert_eq!(s.samples.len(), 3);
+        assert!(s.samples[1].value.is_nan());
     }
 
     #[test]

@@ -1,14 +1,12 @@
 //! VictoriaMetrics's export API (`POST api/v1/export`, JSON lines): raw samples of every
 //! series matching one or more selectors, one series per line, gzip-compressed on the
 //! wire. kerf reads the answer line by line as it arrives ([`ExportStream`] holds one
-//! line and the compressed piece being inflated), and `rollup` puts each series on the
-//! step grid exactly as the server's `query_range` would. VictoriaMetrics serves no
-//! remote read, so this is how kerf reads it without having it render every step as
-//! JSON text. The native export format is not used: it is the server's internal block
+//! line and the compressed piece being inflated) and hands on the raw samples as
+//! stored. VictoriaMetrics serves no remote read, so this is how kerf reads its raw
+//! samples without JSON rendering of every one by the query API. The native export format is not used: it is the server's internal block
 //! encoding, which may change between releases.
 
 mod lines;
-pub mod rollup;
 
 use std::io::Write as _;
 use std::sync::atomic::Ordering;
@@ -20,7 +18,6 @@ use crate::datasource::prometheus::client::{redact, send, Client, Counters};
 use crate::datasource::raw::RawSeries;
 use crate::datasource::DatasourceError;
 pub use lines::LineError;
-pub use rollup::VmRollup;
 
 /// The content type of an export answer (a probe answered with anything else is "no").
 pub const EXPORT_CONTENT_TYPE: &str = "application/stream+json";
@@ -232,52 +229,5 @@ pub async fn probe(client: &Client, now_ms: i64) -> Result<Result<(), String>, D
             Ok(None) => return Ok(Ok(())),
             Err(e) => return Ok(Err(e.to_string())),
         }
-    }
-}
-
-/// The server's settings that size the rollup window, from its `flags` page (which
-/// lists only flags set away from their defaults); the defaults when it has none.
-pub async fn rollup_settings(client: &Client) -> VmRollup {
-    let Ok(text) = client.text("flags").await else {
-        return VmRollup::default();
-    };
-    let flag = |name: &str| -> i64 {
-        text.lines()
-            .filter_map(|l| l.trim().strip_prefix('-'))
-            .filter_map(|l| l.split_once('='))
-            .find(|(n, _)| *n == name)
-            .and_then(|(_, v)| humantime::parse_duration(v.trim().trim_matches('"')).ok())
-            .map_or(0, |d| d.as_millis() as i64)
-    };
-    let max_lookback = match flag("search.maxLookback") {
-        0 => flag("search.maxStalenessInterval"),
-        ms => ms,
-    };
-    VmRollup {
-        max_lookback_ms: max_lookback,
-        min_staleness_ms: flag("search.minStalenessInterval"),
-    }
-}
-
-impl Client {
-    /// `GET <path>` of the server as text (VictoriaMetrics's `flags` page).
-    async fn text(&self, path: &str) -> Result<String, DatasourceError> {
-        let url = self.url(path);
-        self.counters.requests.fetch_add(1, Ordering::Relaxed);
-        let resp = send(self.authorized(self.http.get(&url)))
-            .await
-            .map_err(|(e, _)| e)?;
-        let status = resp.status().as_u16();
-        if status >= 300 {
-            return Err(DatasourceError::Query(format!("{path}: HTTP {status}")));
-        }
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| DatasourceError::Unreachable(redact(&e)))?;
-        self.counters
-            .bytes
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 }

@@ -6,11 +6,11 @@
 //! ones, every rollback happened and was reported, and no decision was stored twice.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use kerf::api::in_process::InProcessHub;
 use kerf::cluster::kube::KubeCluster;
 use kerf::cluster::{Cluster, Resources, WorkloadKey};
+use kerf::server::in_process::InProcessHub;
 use kerf::sim::shape::Rng;
 use serde_json::{json, Value};
 
@@ -158,23 +158,31 @@ async fn fifty_workloads_survive_ten_agent_kills_with_no_stray_value_or_lost_rol
     }
     // Let the last agent finish: every workload reaches its end.
     let admin = KubeCluster::new(w.admin.clone());
-    let deadline = Instant::now() + Duration::from_secs(240);
-    let settled = loop {
-        // Fifty workloads keep the API server busy: a slow answer is asked again.
-        let Ok(snap) = admin.snapshot(std::slice::from_ref(&w.ns.name)).await else {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            continue;
-        };
-        let events = w.audit().await;
-        let pending: Vec<String> = fleet
-            .iter()
-            .filter(|(shape, key)| !at_end(*shape, key, &snap, &events))
-            .map(|(_, key)| key.name.clone())
-            .collect();
-        if pending.is_empty() {
-            break (snap, events);
-        }
-        if Instant::now() >= deadline {
+    let mut pending: Vec<String> = Vec::new();
+    let every = Duration::from_millis(500);
+    let what = "every workload at its end";
+    let settled =
+        crate::support::wait::within_every(what, Duration::from_secs(240), every, async || {
+            // Fifty workloads keep the API server busy: a slow answer is asked again.
+            let Ok(snap) = admin.snapshot(std::slice::from_ref(&w.ns.name)).await else {
+                return Err(Vec::new());
+            };
+            let events = w.audit().await;
+            pending = fleet
+                .iter()
+                .filter(|(shape, key)| !at_end(*shape, key, &snap, &events))
+                .map(|(_, key)| key.name.clone())
+                .collect();
+            if pending.is_empty() {
+                Ok((snap, events))
+            } else {
+                Err(pending.clone())
+            }
+        })
+        .await;
+    let settled = match settled {
+        Ok(settled) => settled,
+        Err(timed_out) => {
             let records = admin
                 .records(std::slice::from_ref(&w.ns.name))
                 .await
@@ -192,9 +200,8 @@ async fn fifty_workloads_survive_ten_agent_kills_with_no_stray_value_or_lost_rol
                     r.status["agent"]["operation"]
                 );
             }
-            panic!("not at their end: {pending:?}");
+            panic!("not at their end: {pending:?} ({timed_out})");
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
     };
     task.abort();
     let (snap, events) = settled;

@@ -12,7 +12,7 @@ mod pressure;
 mod release;
 mod rollback;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -159,8 +159,8 @@ pub async fn freeze_deployments(w: &World, key: &WorkloadKey) {
         .expect("bind the admission policy");
     let agent = crate::support::kube::control_plane().agent_cluster().await;
     let current = workload(w, key).await.containers[0].resources;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    let what = "the admission policy to refuse a change";
+    crate::support::eventually(what, Duration::from_secs(30), async || {
         let mode = kerf::cluster::ApplyMode {
             force: true,
             dry_run: true,
@@ -172,15 +172,9 @@ pub async fn freeze_deployments(w: &World, key: &WorkloadKey) {
                 mode,
             )
             .await;
-        if probe.is_err() {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the admission policy never applied"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        probe.is_err()
+    })
+    .await;
 }
 
 /// Every pod's uid, generation and restart count (what "untouched" compares).
@@ -200,6 +194,7 @@ pub fn fingerprint(pods: &[Pod]) -> Vec<(String, i64, i32)> {
 pub async fn actions_total(w: &World, event_type: &str, reason: &str) -> f64 {
     let text = w
         .hub
+        .api
         .http
         .get(format!("{}/metrics", w.hub.base))
         .bearer_auth(&w.hub.admin)

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::super::world::{deployment, drive, pods, ready, res, Spec, World};
 use super::{kinds, of, one, pair};
-use crate::kube::objects::poll;
+use crate::support::eventually;
 
 /// Creates `spec` and waits for its pods.
 async fn create(w: &World, spec: &Spec) -> WorkloadKey {
@@ -78,7 +78,7 @@ async fn a_throttled_container_keeps_its_cpu_while_memory_changes() {
         .into_iter()
         .find(|n| n.name.starts_with(&w.ns.name))
         .expect("node");
-    poll(
+    eventually(
         "throttled periods counted",
         Duration::from_secs(60),
         || async {
@@ -122,7 +122,7 @@ async fn an_oom_killed_container_keeps_its_memory_while_cpu_changes() {
     let base = res(500, 1000, 256, 256);
     let spec = deployment("tight", 2, base).using(50.0, 300.0);
     let key = create(&w, &spec).await;
-    poll("an OOM kill", Duration::from_secs(60), || async {
+    eventually("an OOM kill", Duration::from_secs(60), || async {
         pods(&w, &key)
             .await
             .iter()

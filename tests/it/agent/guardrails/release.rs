@@ -65,11 +65,11 @@ async fn leaving_auto_patch_releases_kerfs_fields_and_git_applies_without_confli
     // Paused: the mode changes, nothing is released.
     let (s, v) = w
         .hub
+        .as_token(&w.hub.admin)
         .call(
             "POST",
             &format!("/v1/clusters/{}/pause", w.cluster),
-            &w.hub.admin,
-            json!({ "reason": "change board" }),
+            Some(json!({ "reason": "change board" })),
         )
         .await;
     assert_eq!(s, 200, "{v}");
@@ -86,11 +86,11 @@ async fn leaving_auto_patch_releases_kerfs_fields_and_git_applies_without_confli
         .contains(&"kerf".to_string()));
     let (s, v) = w
         .hub
+        .as_token(&w.hub.admin)
         .call(
             "POST",
             &format!("/v1/clusters/{}/resume", w.cluster),
-            &w.hub.admin,
-            json!({}),
+            Some(json!({})),
         )
         .await;
     assert_eq!(s, 200, "{v}");

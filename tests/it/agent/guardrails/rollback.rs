@@ -23,7 +23,7 @@ use super::{actions_total, freeze_deployments, hpa, hpas, kinds, of, one, pair, 
 /// Waits until a pod of `key` was OOM-killed (so the agent's next look sees it before
 /// it decides anything else).
 async fn oom_killed(w: &World, key: &WorkloadKey) {
-    crate::kube::objects::poll(
+    crate::support::eventually(
         "an OOM kill",
         std::time::Duration::from_secs(60),
         || async {
@@ -48,20 +48,23 @@ fn rolled_back(a: &super::super::world::TestAgent, key: &WorkloadKey) -> bool {
 
 /// Every pod runs with `want` again (status), after the kubelet actuated it.
 async fn live_again(w: &World, key: &WorkloadKey, n: usize, want: Resources) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let p = ready(w, key, n).await;
-        if p.iter()
-            .all(|p| p.status("app").and_then(|s| s.resources) == Some(want))
-        {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the old values live again"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    crate::support::eventually(
+        "the old values live again",
+        crate::support::secs(30),
+        async || {
+            let p = ready(w, key, n).await;
+            let live: Vec<_> = p
+                .iter()
+                .map(|p| p.status("app").and_then(|s| s.resources))
+                .collect();
+            if live.iter().all(|r| *r == Some(want)) {
+                Ok(())
+            } else {
+                Err(live)
+            }
+        },
+    )
+    .await;
 }
 
 /// The (type, reason) pairs of `name`'s events without the `skipped

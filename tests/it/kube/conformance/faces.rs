@@ -19,7 +19,7 @@ use kerf::sim::in_process::{SimCluster, WorkloadSpec};
 use kerf::sim::kubelet::{Usage, USAGE_ANNOTATION};
 use kube::api::{Api, PostParams};
 
-use crate::kube::objects::POOL_LABEL;
+use crate::support::kube::objects::POOL_LABEL;
 use crate::support::kube::{control_plane, namespace, TestNamespace};
 
 /// Who creates the test's objects (a plain create: owner of the fields it sets).

@@ -12,7 +12,7 @@ use kerf::cluster::{
 use kerf::sim::kubelet::Usage;
 use kerf::sim::shape::{Cpu, Memory};
 
-use crate::kube::objects::{node, MIB};
+use crate::support::kube::objects::{node, MIB};
 use faces::{wait_for, Deploy, Face, Real, Sim, CREATOR};
 
 /// Runs `$scenario` on both faces, each with a node of `$cpu` millicores.

@@ -3,7 +3,7 @@
 //! `kubectl apply`, so every test runs the agent with exactly the shipped CRDs and
 //! ClusterRole.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -14,7 +14,7 @@ pub const FILES: &[&str] = &["packaging/k8s/crds.yaml", "packaging/k8s/agent-rba
 pub fn documents(file: &str) -> Vec<Value> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
-    serde_norway::Deserializer::from_str(&text)
+    yaml_serde::Deserializer::from_str(&text)
         .map(|doc| {
             let v: Value = serde::Deserialize::deserialize(doc)
                 .unwrap_or_else(|e| panic!("{file} is not valid YAML: {e}"));
@@ -67,11 +67,11 @@ pub async fn install(server: &str, ca_pem: &str, admin_token: &str) {
             }
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    for url in crds {
-        loop {
+    let what = format!("the CRDs established: {crds:?}");
+    crate::support::eventually(&what, Duration::from_secs(30), async || {
+        for url in &crds {
             let crd: Value = client
-                .get(&url)
+                .get(url)
                 .bearer_auth(admin_token)
                 .send()
                 .await
@@ -84,11 +84,11 @@ pub async fn install(server: &str, ca_pem: &str, admin_token: &str) {
                 .into_iter()
                 .flatten()
                 .any(|c| c["type"] == "Established" && c["status"] == "True");
-            if established {
-                break;
+            if !established {
+                return Err(crd);
             }
-            assert!(Instant::now() < deadline, "{url} not established: {crd}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-    }
+        Ok(())
+    })
+    .await;
 }

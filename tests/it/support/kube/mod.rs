@@ -9,6 +9,7 @@
 //! stopped by PID. Their logs stay in the run directory (printed) when a test failed.
 
 pub mod manifests;
+pub mod objects;
 pub mod pki;
 
 use std::net::TcpListener;
@@ -327,15 +328,11 @@ impl ControlPlane {
                     .timeout(Duration::from_secs(5))
                     .build()
                     .expect("client");
-                let deadline = Instant::now() + limit;
-                while Instant::now() < deadline {
+                let healthy = crate::support::within(&url, limit, async || {
                     let answer = client.get(&url).bearer_auth(&token).send().await;
-                    if answer.is_ok_and(|r| r.status().is_success()) {
-                        return true;
-                    }
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-                false
+                    answer.map(|r| r.status().is_success()).unwrap_or(false)
+                });
+                healthy.await.is_ok()
             })
         })
         .join()
@@ -378,17 +375,17 @@ impl ControlPlane {
                 libc::kill(*pid as i32, libc::SIGTERM);
             }
         }
-        let deadline = Instant::now() + Duration::from_secs(5);
+        let (grace, started) = (Duration::from_secs(5), Instant::now());
         for (_, pid) in pids.iter().rev() {
-            while Path::new(&format!("/proc/{pid}")).exists() && !is_zombie(*pid) {
-                if Instant::now() > deadline {
-                    // SAFETY: as above.
-                    unsafe {
-                        libc::kill(*pid as i32, libc::SIGKILL);
-                    }
-                    break;
+            let left = grace.saturating_sub(started.elapsed());
+            let gone = crate::support::wait::within_sync("the process to exit", left, || {
+                !Path::new(&format!("/proc/{pid}")).exists() || is_zombie(*pid)
+            });
+            if gone.is_err() {
+                // SAFETY: as above.
+                unsafe {
+                    libc::kill(*pid as i32, libc::SIGKILL);
                 }
-                std::thread::sleep(Duration::from_millis(50));
             }
         }
         if self.failures.load(Ordering::SeqCst) == 0 {

@@ -6,12 +6,10 @@
 //! written ahead, so a restart mid-release finishes it and reports it once. A refusal
 //! is `failed ReleaseError` (once per error) and is tried again on the next pass.
 
-use super::decide::emission::select;
-use super::decide::Finding;
-use super::hub::Hub;
-use super::pass::set_phase;
-use super::run::Agent;
-use super::state::Phase;
+use super::Actions;
+use crate::agent::decide::emission::select;
+use crate::agent::decide::Finding;
+use crate::agent::state::Phase;
 use crate::cluster::{Cluster, ClusterError, Snapshot, Workload};
 use crate::policy::{EffectiveMode, Mode, Strategy};
 use crate::wire::{EventResource, Reason, WorkloadConfig};
@@ -30,9 +28,9 @@ pub fn mode_text(m: &EffectiveMode) -> String {
     }
 }
 
-impl<C: Cluster, H: Hub> Agent<C, H> {
+impl<C: Cluster> Actions<'_, C> {
     /// Releases `live` (it left `auto-patch`; `previous` was its mode before).
-    pub(super) async fn release(
+    pub async fn release(
         &mut self,
         live: &Workload,
         snap: &Snapshot,
@@ -42,15 +40,15 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         now: i64,
     ) {
         let key = live.key.clone();
-        let t = self.tracked.entry(key.clone()).or_default();
+        let t = self.memory.entry(&key);
         let id = match &t.state.releasing {
             Some(id) => id.clone(),
             None => {
-                let id = super::event::new_id();
+                let id = crate::agent::event::new_id();
                 t.state.releasing = Some(id.clone());
                 t.dirty = true;
                 if !self.persist_one(&key).await {
-                    if let Some(t) = self.tracked.get_mut(&key) {
+                    if let Some(t) = self.memory.get_mut(&key) {
                         t.state.releasing = None;
                     }
                     return;
@@ -83,7 +81,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 result = self.cluster.release_hpa(&ns, &name).await;
             }
         }
-        let t = self.tracked.entry(key.clone()).or_default();
+        let t = self.memory.entry(&key);
         let (was, now_mode) = (mode_text(&previous), mode_text(&config.mode));
         if let Err(e) = result {
             let message = format!("cannot release kerf's field ownership: {e}");
@@ -99,16 +97,16 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 0.0,
             );
             t.state.reported = sel.next;
-            set_phase(
-                &mut t.state,
-                Phase::Failed,
-                Reason::ReleaseError,
-                &message,
-                now,
-            );
+            t.state
+                .set_phase(Phase::Failed, Reason::ReleaseError, &message, now);
             t.dirty = true;
             if !sel.emit.is_empty() {
-                let e = super::event::finding(now, &key, &f, t.state.recommendation_id.as_deref());
+                let e = crate::agent::event::finding(
+                    now,
+                    &key,
+                    &f,
+                    t.state.recommendation_id.as_deref(),
+                );
                 self.emit(&key, e);
             }
             return;
@@ -135,7 +133,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         } else {
             resources
         };
-        let e = super::event::released(
+        let e = crate::agent::event::released(
             now,
             &key,
             id,
@@ -150,13 +148,8 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         t.state.reported.clear();
         t.state.mode = Some(config.mode.clone());
         t.patched.clear();
-        set_phase(
-            &mut t.state,
-            Phase::Skipped,
-            Reason::ModeChanged,
-            &message,
-            now,
-        );
+        t.state
+            .set_phase(Phase::Skipped, Reason::ModeChanged, &message, now);
         t.dirty = true;
         self.emit(&key, e);
     }

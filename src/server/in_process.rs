@@ -2,14 +2,15 @@
 //! it: the agent's [`Hub`] interface served by the same functions the HTTP routes call
 //! after parsing (feeds, heartbeat, event validation, exactly-once storage, the
 //! `kerf_actions_total` count), with the same types, without the network hop. The
-//! agent is the cluster's own, so no token is checked.
+//! agent is the cluster's own, so no token is checked. It sits with the server, which
+//! starts that agent, so `api` never imports `agent`.
 
 use serde_json::json;
 
-use super::error::ApiError;
-use super::AppState;
 use crate::agent::hub::refusal;
 use crate::agent::{FeedItem, FeedPage, Hub, HubError};
+use crate::api::error::ApiError;
+use crate::api::{agent, feed, query, AppState};
 use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
 
 /// Items per feed page, as the HTTP route's default.
@@ -39,7 +40,7 @@ fn refused(e: ApiError) -> HubError {
 impl Hub for InProcessHub {
     async fn config(&self) -> Result<ConfigFeed, HubError> {
         let s = &self.state;
-        let agent = super::agent::agent_settings(s);
+        let agent = agent::agent_settings(s);
         crate::fleet::feed::config(&s.store, &s.runs, s.now(), &self.cluster, agent)
             .await
             .map_err(|e| refused(e.into()))
@@ -47,14 +48,14 @@ impl Hub for InProcessHub {
 
     async fn recommendations(&self, next: Option<String>) -> Result<FeedPage, HubError> {
         let after = match next {
-            Some(n) => super::query::decode_cursor("next", &n)
+            Some(n) => query::decode_cursor("next", &n)
                 .map_err(refused)?
                 .as_str()
                 .unwrap_or_default()
                 .to_string(),
             None => String::new(),
         };
-        let feed = super::feed::page(&self.state, &self.cluster, after, PAGE)
+        let feed = feed::page(&self.state, &self.cluster, after, PAGE)
             .await
             .map_err(refused)?;
         Ok(FeedPage {
@@ -68,7 +69,7 @@ impl Hub for InProcessHub {
     }
 
     async fn heartbeat(&self, heartbeat: &Heartbeat) -> Result<Readiness, HubError> {
-        super::agent::store_heartbeat(&self.state, &self.cluster, heartbeat.clone())
+        agent::store_heartbeat(&self.state, &self.cluster, heartbeat.clone())
             .await
             .map_err(refused)
     }
@@ -76,7 +77,7 @@ impl Hub for InProcessHub {
     async fn send_events(&self, batch: &[AgentEvent]) -> Result<(), HubError> {
         let body = serde_json::to_vec(batch)
             .map_err(|e| HubError::Unreachable(format!("the batch does not serialize: {e}")))?;
-        super::agent::store_events(&self.state, &self.cluster, &body)
+        agent::store_events(&self.state, &self.cluster, &body)
             .await
             .map_err(refused)?;
         Ok(())

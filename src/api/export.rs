@@ -3,36 +3,51 @@
 //! the caller's team scope), and the per-workload apply configuration and `kubectl`
 //! command the workload page copies.
 
-pub mod plan;
-pub mod render;
-
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use serde::de::{Deserializer, Error as _};
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::access::Access;
 use super::error::ApiError;
-use super::query::{self, bad, stored_json};
+use super::query::{stored_json, Query};
+use super::state::AppState;
 use super::workload_query::{
-    finish, take_filter, take_paging, OrderParam, Paging, SortParam, WorkloadQuery,
+    filter, OrderParam, SortParam, WorkloadOrder, WorkloadPaging, WorkloadQuery,
 };
-use super::AppState;
-use crate::store::{RecommendationRow, WorkloadFilter, WorkloadRow};
+use crate::export::{plan, render};
+use crate::store::{RecommendationRow, WorkloadRow};
 use crate::wire::RecommendationSummary;
 use render::Exported;
 
 /// The most workloads one export holds.
 pub const MAX_EXPORT: usize = 100_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ToSchema)]
 #[schema(as = FormatParam)]
 #[serde(rename_all = "lowercase")]
-enum Format {
+pub enum Format {
     Csv,
     Json,
     Yaml,
+}
+
+/// The export's own parameters; `limit` and `next` are named only to refuse them.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExportQuery {
+    format: Option<Format>,
+    #[serde(rename = "limit", deserialize_with = "whole")]
+    _limit: Option<()>,
+    #[serde(rename = "next", deserialize_with = "whole")]
+    _next: Option<()>,
+}
+
+/// An export is never paged.
+fn whole<'de, D: Deserializer<'de>>(_: D) -> Result<Option<()>, D::Error> {
+    Err(D::Error::custom("an export holds every matching workload"))
 }
 
 fn summary_of(text: Option<&str>) -> Result<Option<RecommendationSummary>, ApiError> {
@@ -108,38 +123,23 @@ pub fn apply_view(w: &WorkloadRow, rec: &RecommendationRow) -> Result<Option<App
 pub async fn get_recommendations(
     State(state): State<AppState>,
     access: Access,
-    RawQuery(raw): RawQuery,
+    Query((export, q, order)): Query<(ExportQuery, WorkloadQuery, WorkloadOrder)>,
 ) -> Result<Response, ApiError> {
-    let mut f = WorkloadFilter::default();
-    let mut paging = Paging::default();
-    let mut format = Format::Json;
-    for (key, value) in query::pairs(raw.as_deref())? {
-        if key == "format" {
-            format = match value.as_str() {
-                "csv" => Format::Csv,
-                "json" => Format::Json,
-                "yaml" => Format::Yaml,
-                _ => return Err(bad(&key, "must be csv, json or yaml")),
-            };
-            continue;
-        }
-        if key == "limit" || key == "next" {
-            return Err(bad(&key, "an export holds every matching workload"));
-        }
-        if !take_paging(&mut f, &mut paging, &key, &value)? && !take_filter(&mut f, &key, value)? {
-            return Err(bad(&key, "unknown parameter"));
-        }
-    }
-    finish(&mut f, paging, &access)?;
+    let format = export.format.unwrap_or(Format::Json);
+    let mut f = filter(q, order, WorkloadPaging::default(), &access)?;
     f.limit = MAX_EXPORT;
-    let (rows, more) = state.store.list_workload_page(f).await?;
-    if more {
+    let page = state
+        .store
+        .reading(move |r| r.list_workload_page(&f))
+        .await?;
+    if page.next.is_some() {
         return Err(ApiError::bad_request(
             "export_too_large",
             format!("more than {MAX_EXPORT} workloads match: narrow the filter"),
         ));
     }
-    let items = rows
+    let items = page
+        .items
         .iter()
         .map(|l| {
             exported(

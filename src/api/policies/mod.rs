@@ -5,24 +5,26 @@
 //! bad field with its JSON path in one 400 `invalid_policy`.
 
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+mod write;
+
+pub use write::{PolicyWrite, RevertBody};
+
 use super::access::Access;
-use super::body::{read_limited, MAX_JSON_BYTES};
 use super::config_audit::context;
 use super::error::ApiError;
+use super::ids::{self, Id};
 use super::lists::Items;
-use super::query::{self, bad};
-use super::routes::parse_id;
-use super::AppState;
+use super::query::Query;
+use super::state::AppState;
 use crate::fleet::policies::{self, policy_json, version_json, PolicyVersionView, PolicyView};
-use crate::policy::{FieldError, PolicySpec};
 use crate::store::policies::PolicyRecord;
 
 /// A policy's version history.
@@ -33,123 +35,33 @@ pub struct PolicyVersions {
     pub items: Vec<PolicyVersionView>,
 }
 
-/// What `POST`/`PUT /v1/policies…` read: the policy document with the audit reason and
-/// (PUT, without If-Match) the version read. Documents the body `object`/`spec_of`
-/// parse by hand (so every bad field is reported at once).
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct PolicyWrite {
-    #[serde(flatten)]
-    spec: PolicySpec,
+/// `DELETE /v1/policies/{id}`'s query.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DeleteQuery {
     reason: Option<String>,
-    /// PUT: the version read, when If-Match is not sent.
+    #[serde(deserialize_with = "version_number")]
     version: Option<i64>,
 }
 
-/// What `POST /v1/policies/{id}/revert` reads (by hand, like [`PolicyWrite`]).
-#[derive(Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)]
-pub struct RevertBody {
-    /// The version whose content comes back.
-    version: i64,
-    /// The version read, when If-Match is not sent.
-    current_version: Option<i64>,
-    reason: Option<String>,
+fn version_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    String::deserialize(d)?
+        .parse::<i64>()
+        .map(Some)
+        .map_err(|_| D::Error::custom("must be a positive integer"))
+}
+
+/// `GET /v1/policies`' query.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ListQuery {
+    deleted: Option<bool>,
 }
 
 /// A policy answer with its version as the ETag.
 fn with_etag(status: StatusCode, p: &PolicyRecord) -> Response {
     let etag = format!("\"{}\"", p.version);
     (status, [(header::ETAG, etag)], Json(policy_json(p))).into_response()
-}
-
-fn invalid(errors: Vec<FieldError>) -> ApiError {
-    policies::invalid(errors).into()
-}
-
-/// The JSON object of a body.
-async fn object(body: Body) -> Result<Map<String, Value>, ApiError> {
-    let bytes = read_limited(body, MAX_JSON_BYTES).await?;
-    let mut value = serde_json::from_slice::<Value>(&bytes);
-    if let Ok(v) = &mut value {
-        super::body::whole_numbers(v);
-    }
-    match value {
-        Ok(Value::Object(o)) => refuse_nulls(o),
-        Ok(_) => Err(invalid(vec![FieldError {
-            path: "$".into(),
-            message: "must be a JSON object".into(),
-        }])),
-        Err(e) => Err(ApiError::bad_request(
-            "invalid_json",
-            format!("request body is not JSON: {e}"),
-        )),
-    }
-}
-
-/// `o`, unless a value in it is `null` (leave the field out instead): every such
-/// field is reported.
-fn refuse_nulls(o: Map<String, Value>) -> Result<Map<String, Value>, ApiError> {
-    fn walk(v: &Value, path: String, out: &mut Vec<FieldError>) {
-        match v {
-            Value::Null => out.push(FieldError {
-                path,
-                message: "must not be null; leave it out instead".into(),
-            }),
-            Value::Array(items) => {
-                for (i, x) in items.iter().enumerate() {
-                    walk(x, format!("{path}[{i}]"), out);
-                }
-            }
-            Value::Object(map) => {
-                for (k, x) in map {
-                    walk(x, format!("{path}.{k}"), out);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut errors = Vec::new();
-    for (k, v) in &o {
-        walk(v, k.clone(), &mut errors);
-    }
-    if errors.is_empty() {
-        Ok(o)
-    } else {
-        Err(invalid(errors))
-    }
-}
-
-/// Removes `key` from `o` as an optional string / integer.
-fn take_string(o: &mut Map<String, Value>, key: &str) -> Result<Option<String>, ApiError> {
-    match o.remove(key) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(ApiError::invalid_field(key, "must be a string")),
-    }
-}
-
-fn take_int(o: &mut Map<String, Value>, key: &str) -> Result<Option<i64>, ApiError> {
-    match o.remove(key) {
-        None => Ok(None),
-        Some(v) => v
-            .as_i64()
-            .filter(|n| *n > 0)
-            .map(Some)
-            .ok_or_else(|| ApiError::invalid_field(key, "must be a positive integer")),
-    }
-}
-
-/// Parses a policy document (its rules are checked by `fleet::policies`).
-fn spec_of(o: Map<String, Value>) -> Result<PolicySpec, ApiError> {
-    serde_path_to_error::deserialize(Value::Object(o)).map_err(|e| {
-        let path = e.path().to_string();
-        let message = e.into_inner().to_string();
-        let path = if path == "." { "$".into() } else { path };
-        invalid(vec![FieldError { path, message }])
-    })
 }
 
 /// The version a write expects: `If-Match` (412 when stale) or the body's (409).
@@ -215,15 +127,9 @@ fn conflict(e: crate::operation::OpError, exp: Expected) -> ApiError {
 )]
 pub async fn list(
     State(state): State<AppState>,
-    RawQuery(raw): RawQuery,
+    Query(q): Query<ListQuery>,
 ) -> Result<Json<Items<PolicyView>>, ApiError> {
-    let mut deleted = false;
-    for (key, value) in query::pairs(raw.as_deref())? {
-        match key.as_str() {
-            "deleted" => deleted = query::boolean(&key, &value)?,
-            _ => return Err(bad(&key, "unknown parameter")),
-        }
-    }
+    let deleted = q.deleted.unwrap_or(false);
     let items = policies::list(&state.store, deleted)
         .await?
         .iter()
@@ -232,8 +138,7 @@ pub async fn list(
     Ok(Json(Items::new(items)))
 }
 
-async fn fetch(state: &AppState, raw: &str) -> Result<PolicyRecord, ApiError> {
-    let id = parse_id("policy", raw)?;
+async fn fetch(state: &AppState, id: i64) -> Result<PolicyRecord, ApiError> {
     Ok(policies::get(&state.store, id).await?)
 }
 
@@ -251,9 +156,9 @@ async fn fetch(state: &AppState, raw: &str) -> Result<PolicyRecord, ApiError> {
 )]
 pub async fn get(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Policy>,
 ) -> Result<Response, ApiError> {
-    Ok(with_etag(StatusCode::OK, &fetch(&state, &id).await?))
+    Ok(with_etag(StatusCode::OK, &fetch(&state, id).await?))
 }
 
 /// `POST /v1/policies`: the policy document plus an optional `reason`.
@@ -272,10 +177,8 @@ pub async fn create(
     access: Access,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let mut o = object(body).await?;
-    let ctx = context(&access, take_string(&mut o, "reason")?)?;
-    let spec = spec_of(o)?;
-    let p = policies::create(&state.store, state.now(), ctx, spec).await?;
+    let (ctx, write) = PolicyWrite::read(body, &access, false).await?;
+    let p = policies::create(&state.store, state.now(), ctx, write.spec).await?;
     Ok(with_etag(StatusCode::CREATED, &p))
 }
 
@@ -299,16 +202,13 @@ pub async fn create(
 pub async fn replace(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Policy>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let id = parse_id("policy", &id)?;
-    let mut o = object(body).await?;
-    let ctx = context(&access, take_string(&mut o, "reason")?)?;
-    let exp = expected(&headers, take_int(&mut o, "version")?, "version")?;
-    let spec = spec_of(o)?;
-    let p = policies::replace(&state.store, state.now(), ctx, id, exp.version, spec)
+    let (ctx, write) = PolicyWrite::read(body, &access, true).await?;
+    let exp = expected(&headers, write.version, "version")?;
+    let p = policies::replace(&state.store, state.now(), ctx, id, exp.version, write.spec)
         .await
         .map_err(|e| conflict(e, exp))?;
     Ok(with_etag(StatusCode::OK, &p))
@@ -335,27 +235,12 @@ pub async fn replace(
 pub async fn delete(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Policy>,
     headers: HeaderMap,
-    RawQuery(raw): RawQuery,
+    Query(q): Query<DeleteQuery>,
 ) -> Result<StatusCode, ApiError> {
-    let id = parse_id("policy", &id)?;
-    let (mut reason, mut version) = (None, None);
-    for (key, value) in query::pairs(raw.as_deref())? {
-        match key.as_str() {
-            "reason" => reason = Some(value),
-            "version" => {
-                version = Some(
-                    value
-                        .parse::<i64>()
-                        .map_err(|_| bad(&key, "must be a positive integer"))?,
-                )
-            }
-            _ => return Err(bad(&key, "unknown parameter")),
-        }
-    }
-    let ctx = context(&access, reason)?;
-    let exp = expected(&headers, version, "version")?;
+    let ctx = context(&access, q.reason)?;
+    let exp = expected(&headers, q.version, "version")?;
     policies::delete(&state.store, state.now(), ctx, id, exp.version)
         .await
         .map_err(|e| conflict(e, exp))?;
@@ -376,9 +261,9 @@ pub async fn delete(
 )]
 pub async fn versions(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Policy>,
 ) -> Result<Json<PolicyVersions>, ApiError> {
-    let p = fetch(&state, &id).await?;
+    let p = fetch(&state, id).await?;
     let items = policies::versions(&state.store, p.id)
         .await?
         .iter()
@@ -405,10 +290,10 @@ pub async fn versions(
 )]
 pub async fn version(
     State(state): State<AppState>,
-    Path((id, version)): Path<(String, String)>,
+    Id(id, _): Id<ids::Policy>,
+    Id(n, _): Id<ids::PolicyVersion>,
 ) -> Result<Json<PolicyVersionView>, ApiError> {
-    let p = fetch(&state, &id).await?;
-    let n = parse_id("policy version", &version)?;
+    let p = fetch(&state, id).await?;
     let v = policies::version(&state.store, p.id, n).await?;
     Ok(Json(version_json(&v)))
 }
@@ -434,23 +319,13 @@ pub async fn version(
 pub async fn revert(
     State(state): State<AppState>,
     access: Access,
-    Path(id): Path<String>,
+    Id(id, _): Id<ids::Policy>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    let id = parse_id("policy", &id)?;
-    let mut o = object(body).await?;
-    let ctx = context(&access, take_string(&mut o, "reason")?)?;
-    let to = take_int(&mut o, "version")?
-        .ok_or_else(|| ApiError::invalid_field("version", "required: the version to restore"))?;
-    let exp = expected(
-        &headers,
-        take_int(&mut o, "currentVersion")?,
-        "currentVersion",
-    )?;
-    if let Some(key) = o.keys().next() {
-        return Err(ApiError::invalid_field(key, "unknown field"));
-    }
+    let (ctx, revert) = RevertBody::read(body, &access).await?;
+    let exp = expected(&headers, revert.current_version, "currentVersion")?;
+    let to = revert.version;
     let p = policies::revert(&state.store, state.now(), ctx, id, exp.version, to)
         .await
         .map_err(|e| conflict(e, exp))?;

@@ -1,10 +1,9 @@
-//! Secrets at rest (datasource credentials, notification channel URLs, signing secrets
-//! and SMTP passwords): ChaCha20-Poly1305 with a 32-byte key kept in
-//! `data_dir/secret.key` (created 0600 on first use). Sealed blobs are
-//! `nonce (12 bytes) || ciphertext` of the secrets' JSON. Secret values never appear in
-//! `Debug` output.
+//! The secret box: secrets at rest (datasource credentials, notification channel URLs,
+//! signing secrets and SMTP passwords) sealed with ChaCha20-Poly1305 and a 32-byte key
+//! kept in `data_dir/secret.key` (created 0600 on first use). Sealed blobs are
+//! `nonce (12 bytes) || ciphertext` of the secrets' JSON, bound to their record. The key
+//! never appears in `Debug` output.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -12,7 +11,9 @@ use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
 use rand::RngCore;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+use super::MASK;
 
 /// File name of the key inside the data dir.
 pub const KEY_FILE: &str = "secret.key";
@@ -36,33 +37,8 @@ pub struct SecretKey(Key);
 
 impl std::fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SecretKey(***)")
+        write!(f, "SecretKey({MASK})")
     }
-}
-
-/// The write-only values of one datasource.
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Secrets {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub password: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
-    /// Values of headers marked secret, by header name.
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-}
-
-impl std::fmt::Debug for Secrets {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secrets(***)")
-    }
-}
-
-/// What a datasource's sealed secrets are bound to: its stored settings (URL, headers,
-/// TLS choices), so the credentials never open for a datasource pointed elsewhere
-/// behind kerf's back, nor for another datasource.
-pub fn datasource_binding(settings_json: &str) -> String {
-    format!("kerf datasource\n{settings_json}")
 }
 
 /// The first bytes of a bound blob (format 1). Blobs without them were sealed by kerf
@@ -222,11 +198,18 @@ pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secret::{reveal, Secret};
+
+    /// A payload like the ones kerf seals (a datasource's credentials).
+    #[derive(Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+    struct Secrets {
+        #[serde(default, serialize_with = "reveal::option")]
+        password: Option<Secret>,
+    }
 
     fn secrets() -> Secrets {
         Secrets {
             password: Some("correct-horse-battery".into()),
-            ..Secrets::default()
         }
     }
 

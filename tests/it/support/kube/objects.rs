@@ -1,7 +1,4 @@
-//! Objects and waits the Kubernetes tests share.
-
-use std::future::Future;
-use std::time::{Duration, Instant};
+//! Objects the Kubernetes tests share: simulated nodes and Deployments.
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kerf::cluster::{Node, NodeManagers};
@@ -47,23 +44,4 @@ pub fn deployment(ns: &str, name: &str, replicas: i32, cpu: u64, memory_mib: u64
         },
     }))
     .expect("deployment object")
-}
-
-/// Polls `check` until it yields a value; fails naming `what` after `limit`.
-pub async fn poll<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {limit:?} waiting for: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }

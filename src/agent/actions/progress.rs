@@ -7,13 +7,11 @@
 
 use std::collections::BTreeMap;
 
-use super::apply::{advance, Progress};
-use super::decide::emission::select;
-use super::decide::inplace::{changes_qos, to_resize};
-use super::hub::Hub;
-use super::pass::{failure, set_phase};
-use super::run::Agent;
-use super::state::{Applied, Phase, RolledBack, Step};
+use super::Actions;
+use crate::agent::apply::{advance, Progress};
+use crate::agent::decide::emission::select;
+use crate::agent::decide::inplace::{changes_qos, to_resize};
+use crate::agent::state::{Applied, Failure, Phase, RolledBack, Step};
 use crate::cluster::{Cluster, Resources, Snapshot, Workload, WorkloadKey};
 use crate::policy::{Mode, Strategy};
 use crate::wire::WorkloadConfig;
@@ -21,21 +19,17 @@ use crate::wire::WorkloadConfig;
 /// A rollback the API refused is tried again after this.
 pub const ROLLBACK_RETRY_MS: i64 = 60_000;
 
-impl<C: Cluster, H: Hub> Agent<C, H> {
+impl<C: Cluster> Actions<'_, C> {
     /// Advances the change in flight of `key` by as many steps as are due now.
-    pub(super) async fn advance(&mut self, key: &WorkloadKey, snap: &Snapshot, now: i64) {
+    pub async fn advance(&mut self, key: &WorkloadKey, snap: &Snapshot, now: i64) {
         // A fallback continues as a rollout at once; nothing else loops.
         for _ in 0..2 {
-            let Some(mut op) = self
-                .tracked
-                .get(key)
-                .and_then(|t| t.state.operation.clone())
-            else {
+            let Some(mut op) = self.memory.get(key).and_then(|t| t.state.operation.clone()) else {
                 return;
             };
             let before = op.clone();
-            let progress = advance(&self.cluster, snap, key, &mut op, now).await;
-            let t = self.tracked.entry(key.clone()).or_default();
+            let progress = advance(self.cluster, snap, key, &mut op, now).await;
+            let t = self.memory.entry(key);
             if op != before {
                 t.dirty = true;
             }
@@ -55,7 +49,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     t.state.reported = sel.next;
                     t.state.operation = Some(op);
                     if !sel.emit.is_empty() {
-                        let e = super::event::finding(
+                        let e = crate::agent::event::finding(
                             now,
                             key,
                             &finding,
@@ -76,9 +70,10 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                         at_ms: now,
                         message: cause.message.clone(),
                     });
-                    let e = super::event::rolled_back(now, key, &op);
+                    let e = crate::agent::event::rolled_back(now, key, &op);
                     let message = e.message.clone().unwrap_or_default();
-                    set_phase(&mut t.state, Phase::RolledBack, op.reason, &message, now);
+                    t.state
+                        .set_phase(Phase::RolledBack, op.reason, &message, now);
                     t.state.operation =
                         matches!(op.step, Step::Evicting { .. }).then(|| op.clone());
                     t.dirty = true;
@@ -103,20 +98,20 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     t.patched.clear();
                     t.state.last_change_ms = Some(now);
                     t.state.reported.clear();
-                    let message = super::event::applied(now, key, &op)
+                    let message = crate::agent::event::applied(now, key, &op)
                         .message
                         .unwrap_or_default();
-                    set_phase(&mut t.state, Phase::Applied, op.reason, &message, now);
+                    t.state.set_phase(Phase::Applied, op.reason, &message, now);
                     t.state.operation =
                         matches!(op.step, Step::Evicting { .. }).then(|| op.clone());
                     // The watch counts from now: the pods as they are when the change is live.
-                    t.state.watch = super::decide::watch::start(&op, now).map(|mut w| {
+                    t.state.watch = crate::agent::decide::watch::start(&op, now).map(|mut w| {
                         let pods: Vec<_> = snap.pods_of(key).collect();
-                        super::decide::watch::observe(&mut w, &pods, &[]);
+                        crate::agent::decide::watch::observe(&mut w, &pods, &[]);
                         w
                     });
                     t.dirty = true;
-                    let e = super::event::applied(now, key, &op);
+                    let e = crate::agent::event::applied(now, key, &op);
                     self.emit(key, e);
                     return;
                 }
@@ -133,8 +128,8 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     if op.rollback.is_none() {
                         let refused = snap.workloads.iter().find(|w| &w.key == key).and_then(|w| {
                             let pods: Vec<_> = snap.pods_of(key).collect();
-                            let pdbs = super::pass::pdbs_of(snap, w, &pods);
-                            super::decide::disruption::unsafe_rollout(w, &pdbs)
+                            let pdbs = crate::agent::decide::disruption::pdbs_of(snap, w, &pods);
+                            crate::agent::decide::disruption::unsafe_rollout(w, &pdbs)
                         });
                         if let Some(f) = refused {
                             self.refuse_fallback(key, snap, op, f, reason, &message, now)
@@ -142,7 +137,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                             return;
                         }
                     }
-                    let e = super::event::outcome(now, key, &op, reason, &message, details);
+                    let e = crate::agent::event::outcome(now, key, &op, reason, &message, details);
                     op.step = Step::Rollout;
                     op.strategy = Strategy::Rollout;
                     op.fallback = Some(reason);
@@ -157,7 +152,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 }
                 Progress::Failed { reason, message } if op.rollback.is_some() => {
                     // A rollback is never dropped: reported once per error, tried again.
-                    let f = super::decide::Finding::new(reason, message.clone())
+                    let f = crate::agent::decide::Finding::new(reason, message.clone())
                         .detail("error", &message);
                     let sel = select(
                         &t.state.reported,
@@ -176,12 +171,13 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                         _ => Step::Rollout,
                     };
                     t.state.operation = Some(op.clone());
-                    set_phase(&mut t.state, Phase::Failed, reason, &message, now);
+                    t.state.set_phase(Phase::Failed, reason, &message, now);
                     t.dirty = true;
                     if !sel.emit.is_empty() {
                         let mut details = BTreeMap::new();
                         details.insert("error".to_string(), message.clone());
-                        let e = super::event::outcome(now, key, &op, reason, &message, details);
+                        let e =
+                            crate::agent::event::outcome(now, key, &op, reason, &message, details);
                         self.emit(key, e);
                     }
                     return;
@@ -189,11 +185,11 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 Progress::Failed { reason, message } => {
                     let mut details = BTreeMap::new();
                     details.insert("error".to_string(), message.clone());
-                    let e = super::event::outcome(now, key, &op, reason, &message, details);
-                    t.state.failure = Some(failure(&op, now));
+                    let e = crate::agent::event::outcome(now, key, &op, reason, &message, details);
+                    t.state.failure = Some(Failure::of(&op, now));
                     t.state.operation = None;
                     t.state.reported.clear();
-                    set_phase(&mut t.state, Phase::Failed, reason, &message, now);
+                    t.state.set_phase(Phase::Failed, reason, &message, now);
                     t.dirty = true;
                     self.emit(key, e);
                     return;
@@ -206,14 +202,14 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
     /// workload without a Ready pod: pods already resized are given their values back
     /// (so nothing stays pending at the kubelet), and the change is reported as
     /// `blocked SingleReplicaUnsafe` with `details.fallbackReason`; the same
-    /// recommendation is not tried again before [`super::pass::RETRY_FAILED_AFTER_MS`].
+    /// recommendation is not tried again before [`super::decision::RETRY_FAILED_AFTER_MS`].
     #[allow(clippy::too_many_arguments)]
     async fn refuse_fallback(
         &mut self,
         key: &WorkloadKey,
         snap: &Snapshot,
-        op: super::state::Operation,
-        finding: super::decide::Finding,
+        op: crate::agent::state::Operation,
+        finding: crate::agent::decide::Finding,
         fallback: crate::wire::Reason,
         why: &str,
         now: i64,
@@ -240,13 +236,12 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         }
         let mut f = finding.detail("fallbackReason", fallback.as_str());
         f.message = format!("{why}; falling back to a rollout is refused: {}", f.message);
-        let t = self.tracked.entry(key.clone()).or_default();
+        let t = self.memory.entry(key);
         let sel = select(&t.state.reported, std::slice::from_ref(&f), &[], "", 0.0);
         t.state.reported = sel.next;
         t.state.operation = None;
-        t.state.failure = Some(failure(&op, now));
-        set_phase(
-            &mut t.state,
+        t.state.failure = Some(Failure::of(&op, now));
+        t.state.set_phase(
             Phase::Blocked,
             crate::wire::Reason::SingleReplicaUnsafe,
             &f.message,
@@ -254,14 +249,14 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         );
         t.dirty = true;
         if !sel.emit.is_empty() {
-            let e = super::event::finding(now, key, &f, Some(&op.recommendation_id));
+            let e = crate::agent::event::finding(now, key, &f, Some(&op.recommendation_id));
             self.emit(key, e);
         }
     }
 
     /// Pods created since an in-place change, from the unchanged template, are resized
     /// to the applied values as soon as they run.
-    pub(super) async fn keep_in_place(
+    pub async fn keep_in_place(
         &mut self,
         live: &Workload,
         snap: &Snapshot,
@@ -269,7 +264,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         config: Option<&WorkloadConfig>,
     ) {
         let key = &live.key;
-        let Some(t) = self.tracked.get(key) else {
+        let Some(t) = self.memory.get(key) else {
             return;
         };
         let Some(applied) = &t.state.applied else {
@@ -300,7 +295,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             match self.cluster.resize_pod(&pod, &changes).await {
                 Ok(_) => {
                     tracing::info!(workload = %key, pod = %pod.name, "a later pod resized to the applied values");
-                    if let Some(t) = self.tracked.get_mut(key) {
+                    if let Some(t) = self.memory.get_mut(key) {
                         t.patched.insert(uid);
                         if let Some(a) = &mut t.state.applied {
                             a.later_pods_resized += 1;
@@ -318,7 +313,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
 
 /// The template's values of the containers `op` changes (what an in-place change keeps
 /// pods away from while the template still carries them).
-fn template_of(w: &Workload, op: &super::state::Operation) -> BTreeMap<String, Resources> {
+fn template_of(w: &Workload, op: &crate::agent::state::Operation) -> BTreeMap<String, Resources> {
     w.containers
         .iter()
         .filter(|c| op.containers.iter().any(|x| x.name == c.name))

@@ -216,13 +216,10 @@ fn parse_strict<T: DeserializeOwned + Serialize>(
         let path = if nullable.contains(&key.as_str()) && v.is_null() {
             None
         } else {
-            first_null(v, key.clone())
+            null_paths(v, key.clone()).into_iter().next()
         };
         if let Some(path) = path {
-            return Err(shape_error(
-                &path,
-                format!("{path}: must not be null; leave it out instead"),
-            ));
+            return Err(shape_error(&path, format!("{path}: {NOT_NULL}")));
         }
     }
     let parsed: T = serde_path_to_error::deserialize(value.clone()).map_err(|e| {
@@ -256,19 +253,32 @@ pub fn whole_numbers(v: &mut Value) {
     }
 }
 
-/// The path of the first `null` inside `v` (itself included).
-fn first_null(v: &Value, path: String) -> Option<String> {
-    match v {
-        Value::Null => Some(path),
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(i, x)| first_null(x, format!("{path}[{i}]"))),
-        Value::Object(map) => map
-            .iter()
-            .find_map(|(k, x)| first_null(x, format!("{path}.{k}"))),
-        _ => None,
+/// What a body is told of a `null` value (the API has no null-as-absent, bar the few
+/// fields documented as nullable).
+pub const NOT_NULL: &str = "must not be null; leave it out instead";
+
+/// The path of every `null` inside `v` (itself included), `v` being at `path`: the
+/// members of `a` as `a.b`, `a[0]`. Bodies report them all at once.
+pub fn null_paths(v: &Value, path: String) -> Vec<String> {
+    fn walk(v: &Value, path: String, out: &mut Vec<String>) {
+        match v {
+            Value::Null => out.push(path),
+            Value::Array(items) => {
+                for (i, x) in items.iter().enumerate() {
+                    walk(x, format!("{path}[{i}]"), out);
+                }
+            }
+            Value::Object(map) => {
+                for (k, x) in map {
+                    walk(x, format!("{path}.{k}"), out);
+                }
+            }
+            _ => {}
+        }
     }
+    let mut out = Vec::new();
+    walk(v, path, &mut out);
+    out
 }
 
 /// The first path where the request had an array and the parsed value is an object.
@@ -330,6 +340,15 @@ mod tests {
         assert_eq!(field(r#"{"name": "a", "x": 1}"#), "x");
         assert_eq!(field(r#"{"name": "a", "n": "many"}"#), "n");
         assert_eq!(parse_json::<T>(b"{").unwrap_err().code, "invalid_json");
+    }
+
+    #[test]
+    fn every_null_is_named_by_its_path() {
+        let v = serde_json::json!({"a": null, "b": {"c": null, "d": [1, null]}, "e": 0});
+        assert_eq!(null_paths(&v["b"], "b".into()), ["b.c", "b.d[1]"]);
+        assert_eq!(null_paths(&v, "$".into()), ["$.a", "$.b.c", "$.b.d[1]"]);
+        let err = parse_json::<T>(br#"{"name": null, "n": null}"#).unwrap_err();
+        assert_eq!(err.details["field"], "n");
     }
 
     #[test]

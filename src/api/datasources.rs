@@ -10,7 +10,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::access::Access;
-use super::body::read_limited;
+use super::body::{null_paths, read_limited, NOT_NULL};
 use super::config_audit::context;
 use super::error::ApiError;
 use super::ids::{self, Id};
@@ -18,7 +18,9 @@ use super::lists::Items;
 use super::query::params::ReasonQuery;
 use super::query::Query;
 use super::state::AppState;
-use crate::datasource::view::{DatasourceInput, DatasourceView};
+use crate::datasource::connection::FieldError;
+use crate::datasource::input::DatasourceInput;
+use crate::datasource::view::DatasourceView;
 use crate::datasource::TestReport;
 use crate::events::config_change::AuditContext;
 use crate::fleet::datasources;
@@ -89,12 +91,24 @@ async fn body_json(body: Body) -> Result<Value, ApiError> {
 fn take_reason(body: &mut Value) -> Result<Option<String>, ApiError> {
     match body.as_object_mut().and_then(|o| o.remove("reason")) {
         None => Ok(None),
-        Some(Value::Null) => Err(ApiError::invalid_field(
-            "reason",
-            "must not be null; leave it out instead",
-        )),
+        Some(Value::Null) => Err(ApiError::invalid_field("reason", NOT_NULL)),
         Some(Value::String(r)) => Ok(Some(r)),
         Some(_) => Err(ApiError::invalid_field("reason", "must be a string")),
+    }
+}
+
+/// Refuses a create/replace body with a `null` anywhere, every one named (before the
+/// document is read: the datasource module reads a `null` as a left-out field).
+fn refuse_nulls(body: &Value) -> Result<(), ApiError> {
+    let members = body.as_object().into_iter().flatten();
+    let errors: Vec<FieldError> = members
+        .flat_map(|(k, v)| null_paths(v, format!("$.{k}")))
+        .map(|path| FieldError::new(&path, NOT_NULL))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(datasources::invalid(errors).into())
     }
 }
 
@@ -117,6 +131,7 @@ pub async fn create(
     let key = key(&state)?;
     let mut body = body_json(body).await?;
     let ctx = context(&access, take_reason(&mut body)?)?;
+    refuse_nulls(&body)?;
     let view = datasources::create(&state.store, &key, state.now(), ctx, body).await?;
     Ok((StatusCode::CREATED, Json(view)).into_response())
 }
@@ -177,6 +192,7 @@ pub async fn replace(
     let mut body = body_json(body).await?;
     let ctx = context(&access, take_reason(&mut body)?)?;
     guard_datasource(&state.store, &state.config.fleet, id).await?;
+    refuse_nulls(&body)?;
     let now = state.now();
     Ok(Json(
         datasources::replace(&state.store, &key, now, ctx, id, body).await?,

@@ -1,13 +1,15 @@
-//! Datasource settings as the API takes and shows them, and their pure validation.
-//! Secret fields (basic password, bearer token, secret header values) are write-only:
-//! they are split off into [`Secrets`] on input, sealed at rest, and shown only as
-//! `passwordSet` / `tokenSet` / `valueSet` flags. Validation errors name the JSON path
-//! and never echo a value.
+//! Datasource settings as stored, and their pure validation from the document the API
+//! takes (`input::DatasourceInput`). Secret fields (basic password, bearer token,
+//! secret header values) are write-only: they are split off into [`Secrets`] on input,
+//! sealed at rest, and shown only as `passwordSet` / `tokenSet` / `valueSet` flags.
+//! Validation errors name the JSON path and never echo a value.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::credentials::Secrets;
+use super::input::{self, AuthInput, DatasourceKind, HeaderInput, TlsInput};
+use super::view::AuthKind;
 use crate::secret::Secret;
 
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
@@ -83,117 +85,102 @@ pub struct FieldError {
     pub message: String,
 }
 
-const NOT_NULL: &str = "must not be null; leave it out instead";
-
-/// `v` as a whole number: `30` and `30.0` are the same JSON number.
-fn whole(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| {
-        v.as_f64()
-            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < u64::MAX as f64)
-            .map(|f| f as u64)
-    })
-}
-
-/// An optional object member: absent, or present and not `null`.
-fn member<'a>(v: Option<&'a Value>, path: &str, errors: &mut Vec<FieldError>) -> Option<&'a Value> {
-    match v {
-        Some(Value::Null) => {
-            errors.push(err(path, NOT_NULL));
-            None
+impl FieldError {
+    pub fn new(path: &str, message: &str) -> FieldError {
+        FieldError {
+            path: path.to_string(),
+            message: message.to_string(),
         }
-        v => v,
-    }
-}
-
-/// Reports the keys of `obj` that are not `known`, under `path`.
-fn unknown(obj: &Map<String, Value>, known: &[&str], path: &str, errors: &mut Vec<FieldError>) {
-    for key in obj.keys().filter(|k| !known.contains(&k.as_str())) {
-        errors.push(err(&format!("{path}.{key}"), "unknown field"));
     }
 }
 
 fn err(path: &str, message: &str) -> FieldError {
-    FieldError {
-        path: path.to_string(),
-        message: message.to_string(),
-    }
+    FieldError::new(path, message)
 }
 
-fn string(
-    obj: &Map<String, Value>,
-    key: &str,
-    path: &str,
-    errors: &mut Vec<FieldError>,
-) -> Option<String> {
-    match obj.get(key) {
-        None => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Null) => {
-            errors.push(err(path, NOT_NULL));
-            None
-        }
-        Some(_) => {
-            errors.push(err(path, "must be a string"));
-            None
-        }
-    }
-}
-
-fn number(
-    obj: &Map<String, Value>,
-    key: &str,
-    default: u64,
-    range: (u64, u64),
-    errors: &mut Vec<FieldError>,
-) -> u64 {
-    match obj.get(key) {
-        None => default,
-        Some(Value::Null) => {
-            errors.push(err(&format!("$.{key}"), NOT_NULL));
-            default
-        }
-        Some(v) => match whole(v).filter(|n| (range.0..=range.1).contains(n)) {
-            Some(n) => n,
-            None => {
-                errors.push(err(
-                    &format!("$.{key}"),
-                    &format!("must be an integer from {} to {}", range.0, range.1),
-                ));
-                default
-            }
-        },
-    }
-}
-
-pub(super) const KNOWN: &[&str] = &[
-    "name",
-    "type",
-    "url",
-    "auth",
-    "headers",
-    "tls",
-    "timeoutSeconds",
-    "maxConcurrentQueries",
-    "maxSamplesPerQuery",
-    "maxSeriesPerQuery",
-    "protocol",
-    "stepSeconds",
-    "clusterLabel",
-    "clusterValue",
-];
-
-/// Validates a create/replace body. `previous` secrets are kept where the body omits a
-/// secret (write-only fields are not echoed back, so a PUT cannot repeat them).
+/// Validates a create/replace body: read as [`input::DatasourceInput`] (every member
+/// of the wrong type or unknown refused at once), then checked, every bad field
+/// reported. `previous` secrets are kept where the body omits a secret (write-only
+/// fields are not echoed back, so a PUT cannot repeat them). A `null` reads as left
+/// out: the API refuses nulls before this, and a config file's unset keys come as null.
 pub fn validate(
     body: &Value,
     previous: Option<&Secrets>,
 ) -> Result<(DatasourceSettings, Secrets), Vec<FieldError>> {
     let mut errors = Vec::new();
-    let Some(obj) = body.as_object() else {
-        return Err(vec![err("$", "must be a JSON object")]);
+    let Some(input) = input::read(body, &mut errors) else {
+        return Err(errors);
     };
-    unknown(obj, KNOWN, "$", &mut errors);
-    let name = string(obj, "name", "$.name", &mut errors).unwrap_or_default();
+    check_name(&input.name, &mut errors);
+    check_url(&input.url, &mut errors);
+    let previous = previous.cloned().unwrap_or_default();
+    let mut secrets = Secrets::default();
+    // A refused auth type is named as sent, as the fields that do not belong to it.
+    let sent_auth = body.pointer("/auth/type").and_then(Value::as_str);
+    let (auth_type, username) = auth(input.auth, sent_auth, &previous, &mut secrets, &mut errors);
+    let headers = headers(input.headers, &previous, &mut secrets, &mut errors);
+    let (ca_pem, insecure_skip_verify) = tls(input.tls, &mut errors);
+    let cluster_label = input.cluster_label.filter(|s| !s.is_empty());
+    check_label(cluster_label.as_deref(), &mut errors);
+    let mut number = |value: Option<u64>, key: &str, default: u64| {
+        let (range, message) = input::range(key).expect("a whole-number setting");
+        match value {
+            None => default,
+            Some(n) if range.contains(&n) => n,
+            Some(_) => {
+                errors.push(err(&format!("$.{key}"), &message));
+                default
+            }
+        }
+    };
+    let settings = DatasourceSettings {
+        name: input.name,
+        kind: input
+            .kind
+            .unwrap_or(DatasourceKind::Prometheus)
+            .as_str()
+            .into(),
+        url: input.url,
+        auth_type,
+        username,
+        headers,
+        ca_pem,
+        insecure_skip_verify,
+        timeout_seconds: number(
+            input.timeout_seconds,
+            "timeoutSeconds",
+            DEFAULT_TIMEOUT_SECONDS,
+        ),
+        max_concurrent_queries: number(
+            input.max_concurrent_queries,
+            "maxConcurrentQueries",
+            DEFAULT_MAX_CONCURRENT_QUERIES,
+        ),
+        max_samples_per_query: number(
+            input.max_samples_per_query,
+            "maxSamplesPerQuery",
+            default_samples(),
+        ),
+        max_series_per_query: number(
+            input.max_series_per_query,
+            "maxSeriesPerQuery",
+            default_series(),
+        ),
+        protocol: input
+            .protocol
+            .map_or_else(default_protocol, |p| p.as_str().into()),
+        step_seconds: number(input.step_seconds, "stepSeconds", DEFAULT_STEP_SECONDS),
+        cluster_label,
+        cluster_value: input.cluster_value.filter(|s| !s.is_empty()),
+    };
+    if errors.is_empty() {
+        Ok((settings, secrets))
+    } else {
+        Err(errors)
+    }
+}
+
+fn check_name(name: &str, errors: &mut Vec<FieldError>) {
     if name.is_empty()
         || name.len() > 100
         || !name
@@ -205,15 +192,10 @@ pub fn validate(
             "required: 1-100 characters of letters, digits, '-', '_' or '.'",
         ));
     }
-    let kind = string(obj, "type", "$.type", &mut errors).unwrap_or_else(|| "prometheus".into());
-    if kind != "prometheus" {
-        errors.push(err(
-            "$.type",
-            "must be \"prometheus\" (Prometheus, Thanos, Mimir, VictoriaMetrics)",
-        ));
-    }
-    let url = string(obj, "url", "$.url", &mut errors).unwrap_or_default();
-    match reqwest::Url::parse(&url) {
+}
+
+fn check_url(url: &str, errors: &mut Vec<FieldError>) {
+    match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host().is_some() => {
             if !u.username().is_empty() || u.password().is_some() {
                 errors.push(err("$.url", "must not carry credentials; use auth"));
@@ -221,125 +203,54 @@ pub fn validate(
         }
         _ => errors.push(err("$.url", "required: an absolute http or https URL")),
     }
-    let previous = previous.cloned().unwrap_or_default();
-    let mut secrets = Secrets::default();
-    let auth_v = member(obj.get("auth"), "$.auth", &mut errors);
-    let (auth_type, username) = auth(auth_v, &previous, &mut secrets, &mut errors);
-    let headers_v = member(obj.get("headers"), "$.headers", &mut errors);
-    let headers = headers(headers_v, &previous, &mut secrets, &mut errors);
-    let tls_v = member(obj.get("tls"), "$.tls", &mut errors);
-    let (ca_pem, insecure_skip_verify) = tls(tls_v, &mut errors);
-    let cluster_label =
-        string(obj, "clusterLabel", "$.clusterLabel", &mut errors).filter(|s| !s.is_empty());
-    if let Some(l) = &cluster_label {
+}
+
+fn check_label(label: Option<&str>, errors: &mut Vec<FieldError>) {
+    if let Some(l) = label {
         if !l.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             || l.starts_with(|c: char| c.is_ascii_digit())
         {
             errors.push(err("$.clusterLabel", "must be a Prometheus label name"));
         }
     }
-    let cluster_value =
-        string(obj, "clusterValue", "$.clusterValue", &mut errors).filter(|s| !s.is_empty());
-    let protocol =
-        string(obj, "protocol", "$.protocol", &mut errors).unwrap_or_else(default_protocol);
-    if super::prometheus::ProtocolChoice::parse(&protocol).is_none() {
-        errors.push(err(
-            "$.protocol",
-            "must be auto, remoteRead, vmExport or queryRange",
-        ));
-    }
-    let settings = DatasourceSettings {
-        name,
-        kind,
-        url,
-        auth_type,
-        username,
-        headers,
-        ca_pem,
-        insecure_skip_verify,
-        timeout_seconds: number(
-            obj,
-            "timeoutSeconds",
-            DEFAULT_TIMEOUT_SECONDS,
-            (1, 600),
-            &mut errors,
-        ),
-        max_concurrent_queries: number(
-            obj,
-            "maxConcurrentQueries",
-            DEFAULT_MAX_CONCURRENT_QUERIES,
-            (1, 64),
-            &mut errors,
-        ),
-        max_samples_per_query: number(
-            obj,
-            "maxSamplesPerQuery",
-            default_samples(),
-            (10_000, 100_000_000),
-            &mut errors,
-        ),
-        max_series_per_query: number(
-            obj,
-            "maxSeriesPerQuery",
-            default_series(),
-            (10, 1_000_000),
-            &mut errors,
-        ),
-        protocol,
-        step_seconds: number(
-            obj,
-            "stepSeconds",
-            DEFAULT_STEP_SECONDS,
-            (10, 3600),
-            &mut errors,
-        ),
-        cluster_label,
-        cluster_value,
-    };
-    if errors.is_empty() {
-        Ok((settings, secrets))
-    } else {
-        Err(errors)
-    }
 }
 
 fn auth(
-    v: Option<&Value>,
+    input: Option<AuthInput>,
+    sent: Option<&str>,
     prev: &Secrets,
     out: &mut Secrets,
     errors: &mut Vec<FieldError>,
 ) -> (String, Option<String>) {
-    let Some(v) = v else {
+    let Some(a) = input else {
         return ("none".into(), None);
     };
-    let Some(obj) = v.as_object() else {
-        errors.push(err("$.auth", "must be an object"));
-        return ("none".into(), None);
+    let named = a.kind.map(AuthKind::as_str).or(sent).unwrap_or("none");
+    let belongs: &[&str] = match named {
+        "basic" => &["username", "password"],
+        "bearer" => &["token"],
+        _ => &[],
     };
-    let kind = string(obj, "type", "$.auth.type", errors).unwrap_or_else(|| "none".into());
-    let belongs: &[&str] = match kind.as_str() {
-        "basic" => &["type", "username", "password"],
-        "bearer" => &["type", "token"],
-        _ => &["type"],
-    };
-    for key in obj.keys().filter(|k| !belongs.contains(&k.as_str())) {
-        let message = if ["username", "password", "token"].contains(&key.as_str()) {
-            format!("does not belong to auth type {kind:?}")
-        } else {
-            "unknown field".into()
-        };
-        errors.push(err(&format!("$.auth.{key}"), &message));
+    let given = [
+        ("username", a.username.is_some()),
+        ("password", a.password.is_some()),
+        ("token", a.token.is_some()),
+    ];
+    for (key, _) in given.iter().filter(|(k, set)| *set && !belongs.contains(k)) {
+        errors.push(err(
+            &format!("$.auth.{key}"),
+            &format!("does not belong to auth type {named:?}"),
+        ));
     }
-    match kind.as_str() {
-        "none" => ("none".into(), None),
-        "basic" => {
-            let user = string(obj, "username", "$.auth.username", errors).unwrap_or_default();
+    match a.kind {
+        // Left out, or refused (and reported) when read.
+        None | Some(AuthKind::None) => ("none".into(), None),
+        Some(AuthKind::Basic) => {
+            let user = a.username.unwrap_or_default();
             if user.is_empty() {
                 errors.push(err("$.auth.username", "required for basic auth"));
             }
-            out.password = string(obj, "password", "$.auth.password", errors)
-                .map(Secret::from)
-                .or_else(|| prev.password.clone());
+            out.password = a.password.or_else(|| prev.password.clone());
             if out.password.as_ref().is_none_or(Secret::is_empty) {
                 errors.push(err(
                     "$.auth.password",
@@ -348,44 +259,29 @@ fn auth(
             }
             ("basic".into(), Some(user))
         }
-        "bearer" => {
-            out.token = string(obj, "token", "$.auth.token", errors)
-                .map(Secret::from)
-                .or_else(|| prev.token.clone());
+        Some(AuthKind::Bearer) => {
+            out.token = a.token.or_else(|| prev.token.clone());
             if out.token.as_ref().is_none_or(Secret::is_empty) {
                 errors.push(err("$.auth.token", "required for bearer auth (write-only)"));
             }
             ("bearer".into(), None)
         }
-        _ => {
-            errors.push(err("$.auth.type", "must be none, basic or bearer"));
-            ("none".into(), None)
-        }
     }
 }
 
 fn headers(
-    v: Option<&Value>,
+    input: Option<Vec<HeaderInput>>,
     prev: &Secrets,
     out: &mut Secrets,
     errors: &mut Vec<FieldError>,
 ) -> Vec<HeaderSetting> {
-    let Some(v) = v else {
-        return Vec::new();
-    };
-    let Some(items) = v.as_array() else {
-        errors.push(err("$.headers", "must be an array"));
-        return Vec::new();
-    };
     let mut result = Vec::new();
-    for (i, item) in items.iter().enumerate() {
+    for (i, h) in input.unwrap_or_default().into_iter().enumerate() {
         let path = format!("$.headers[{i}]");
-        let Some(obj) = item.as_object() else {
-            errors.push(err(&path, "must be an object"));
-            continue;
-        };
-        unknown(obj, &["name", "value", "secret"], &path, errors);
-        let name = string(obj, "name", &format!("{path}.name"), errors).unwrap_or_default();
+        if errors.iter().any(|e| e.path == path) {
+            continue; // refused whole when read
+        }
+        let name = h.name;
         if result
             .iter()
             .any(|h: &HeaderSetting| h.name.eq_ignore_ascii_case(&name))
@@ -400,22 +296,11 @@ fn headers(
         {
             errors.push(err(&format!("{path}.name"), "must be a valid header name other than Authorization, Content-Type, Host or Content-Length"));
         }
-        let secret = match obj.get("secret") {
-            None => false,
-            Some(Value::Bool(b)) => *b,
-            Some(Value::Null) => {
-                errors.push(err(&format!("{path}.secret"), NOT_NULL));
-                false
-            }
-            Some(_) => {
-                errors.push(err(&format!("{path}.secret"), "must be a boolean"));
-                false
-            }
-        };
-        let value = string(obj, "value", &format!("{path}.value"), errors);
+        let secret = h.secret.unwrap_or(false);
+        let value = h.value;
         if value
-            .as_deref()
-            .is_some_and(|v| reqwest::header::HeaderValue::from_str(v).is_err())
+            .as_ref()
+            .is_some_and(|v| reqwest::header::HeaderValue::from_str(v.expose()).is_err())
         {
             errors.push(err(
                 &format!("{path}.value"),
@@ -423,10 +308,7 @@ fn headers(
             ));
         }
         if secret {
-            match value
-                .map(Secret::from)
-                .or_else(|| prev.headers.get(&name).cloned())
-            {
+            match value.or_else(|| prev.headers.get(&name).cloned()) {
                 Some(v) => {
                     out.headers.insert(name.clone(), v);
                 }
@@ -446,7 +328,7 @@ fn headers(
             }
             result.push(HeaderSetting {
                 name,
-                value,
+                value: value.map(|v| v.expose().to_string()),
                 secret,
             });
         }
@@ -454,16 +336,11 @@ fn headers(
     result
 }
 
-fn tls(v: Option<&Value>, errors: &mut Vec<FieldError>) -> (Option<String>, bool) {
-    let Some(v) = v else {
+fn tls(input: Option<TlsInput>, errors: &mut Vec<FieldError>) -> (Option<String>, bool) {
+    let Some(t) = input else {
         return (None, false);
     };
-    let Some(obj) = v.as_object() else {
-        errors.push(err("$.tls", "must be an object"));
-        return (None, false);
-    };
-    unknown(obj, &["caPem", "insecureSkipVerify"], "$.tls", errors);
-    let pem = string(obj, "caPem", "$.tls.caPem", errors).filter(|s| !s.is_empty());
+    let pem = t.ca_pem.filter(|s| !s.is_empty());
     if let Some(p) = &pem {
         if reqwest::Certificate::from_pem_bundle(p.as_bytes())
             .map(|c| c.is_empty())
@@ -475,17 +352,5 @@ fn tls(v: Option<&Value>, errors: &mut Vec<FieldError>) -> (Option<String>, bool
             ));
         }
     }
-    let insecure = match obj.get("insecureSkipVerify") {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Null) => {
-            errors.push(err("$.tls.insecureSkipVerify", NOT_NULL));
-            false
-        }
-        Some(_) => {
-            errors.push(err("$.tls.insecureSkipVerify", "must be a boolean"));
-            false
-        }
-    };
-    (pem, insecure)
+    (pem, t.insecure_skip_verify.unwrap_or(false))
 }

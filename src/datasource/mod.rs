@@ -253,6 +253,7 @@ pub async fn send(sink: &Sink, piece: Collection) -> Result<(), DatasourceError>
 pub mod connection;
 pub mod credentials;
 pub mod demo;
+pub mod input;
 pub mod mapping;
 pub mod plan;
 pub mod prometheus;

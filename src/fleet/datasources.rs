@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::datasource::connection::{validate, DatasourceSettings};
+use crate::datasource::connection::{validate, DatasourceSettings, FieldError};
 use crate::datasource::view::{public_view, DatasourceView};
 use crate::datasource::{datasource_binding, scope_for, Datasource, Secrets, Source, TestReport};
 use crate::events::config_change::{action, target, AuditContext, Change};
@@ -56,17 +56,20 @@ fn view(rec: &DatasourceRecord, key: &SecretKey) -> Result<DatasourceView, Store
     Ok(public_view(rec.id, &settings, &secrets, &rec.clusters))
 }
 
+/// The one 400 listing every bad field of a datasource document.
+pub fn invalid(errors: Vec<FieldError>) -> OpError {
+    OpError::rejected(
+        "invalid_datasource",
+        "the datasource settings are invalid",
+        errors,
+    )
+}
+
 fn validated(
     body: &Value,
     previous: Option<&Secrets>,
 ) -> Result<(DatasourceSettings, Secrets), OpError> {
-    validate(body, previous).map_err(|errors| {
-        OpError::rejected(
-            "invalid_datasource",
-            "the datasource settings are invalid",
-            errors,
-        )
-    })
+    validate(body, previous).map_err(invalid)
 }
 
 /// A taken name names what it conflicts with.

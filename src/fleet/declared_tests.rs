@@ -41,6 +41,21 @@ fn a_bad_datasource_is_refused_naming_its_keys_and_never_its_secrets() {
 }
 
 #[test]
+fn a_declared_tls_without_a_ca_file_trusts_the_system_roots() {
+    // The document has `"caPem": null` for the unset key, which reads as left out.
+    let f = fleet(
+        "[[fleet.datasources]]\nname = \"p\"\nurl = \"https://p:9090\"\n\
+         tls = { insecure_skip_verify = true }\n",
+    );
+    let resolved = resolve(&f, &[]).expect("resolves");
+    let settings = &resolved.datasources[0].settings;
+    assert_eq!(
+        (&settings.ca_pem, settings.insecure_skip_verify),
+        (&None, true)
+    );
+}
+
+#[test]
 fn a_bad_cluster_is_refused_naming_its_key() {
     let f = fleet("[[fleet.clusters]]\nname = \"Prod_East\"\n");
     let Err(DeclaredError::Refused(m)) = resolve(&f, &[]) else {

@@ -125,6 +125,8 @@ async fn datasource_password_appears_in_no_response_log_or_audit_record() {
     let mut replaced = body.clone();
     replaced["auth"] = json!({"type": "basic", "username": BASIC_AUTH_USER});
     replaced["headers"] = json!([{"name": "X-Scope-OrgID", "secret": true}]);
+    // A whole number is one JSON number however it is written.
+    replaced["timeoutSeconds"] = json!(30.0);
     let (s, t) = call(
         http.put(kerf.url(&format!("/v1/datasources/{id}")))
             .bearer_auth(&admin)
@@ -173,6 +175,32 @@ async fn datasource_password_appears_in_no_response_log_or_audit_record() {
     ] {
         assert!(t.contains(path), "errors name the JSON path {path}: {t}");
     }
+    seen.push(t);
+    // Every null is named at once, before the document is read (so the bad timeout is
+    // not reported yet).
+    let mut nulls = body.clone();
+    nulls["clusterValue"] = Value::Null;
+    nulls["tls"] = json!({"caPem": null});
+    nulls["timeoutSeconds"] = json!(BASIC_AUTH_PASSWORD);
+    let (s, t) = call(
+        http.post(kerf.url("/v1/datasources"))
+            .bearer_auth(&admin)
+            .json(&nulls)
+            .send()
+            .await
+            .expect("nulls"),
+    )
+    .await;
+    assert_eq!(s, 400, "{t}");
+    let refused: Value = serde_json::from_str(&t).expect("json");
+    let not_null = "must not be null; leave it out instead";
+    assert_eq!(refused["error"]["code"], "invalid_datasource", "{t}");
+    assert_eq!(
+        refused["error"]["details"]["errors"],
+        json!([{"path": "$.clusterValue", "message": not_null},
+               {"path": "$.tls.caPem", "message": not_null}]),
+        "{t}"
+    );
     seen.push(t);
     let (s, t) = call(
         http.delete(kerf.url(&format!("/v1/datasources/{id}")))

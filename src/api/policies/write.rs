@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::api::access::Access;
-use crate::api::body::{read_limited, whole_numbers, MAX_JSON_BYTES};
+use crate::api::body::{null_paths, read_limited, whole_numbers, MAX_JSON_BYTES, NOT_NULL};
 use crate::api::config_audit::context;
 use crate::api::error::ApiError;
 use crate::events::config_change::AuditContext;
@@ -113,29 +113,14 @@ async fn object(body: Body) -> Result<Map<String, Value>, ApiError> {
 /// `o`, unless a value in it is `null` (leave the field out instead): every such
 /// field is reported.
 fn refuse_nulls(o: Map<String, Value>) -> Result<Map<String, Value>, ApiError> {
-    fn walk(v: &Value, path: String, out: &mut Vec<FieldError>) {
-        match v {
-            Value::Null => out.push(FieldError {
-                path,
-                message: "must not be null; leave it out instead".into(),
-            }),
-            Value::Array(items) => {
-                for (i, x) in items.iter().enumerate() {
-                    walk(x, format!("{path}[{i}]"), out);
-                }
-            }
-            Value::Object(map) => {
-                for (k, x) in map {
-                    walk(x, format!("{path}.{k}"), out);
-                }
-            }
-            _ => {}
-        }
-    }
-    let mut errors = Vec::new();
-    for (k, v) in &o {
-        walk(v, k.clone(), &mut errors);
-    }
+    let errors: Vec<FieldError> = o
+        .iter()
+        .flat_map(|(k, v)| null_paths(v, k.clone()))
+        .map(|path| FieldError {
+            path,
+            message: NOT_NULL.into(),
+        })
+        .collect();
     if errors.is_empty() {
         Ok(o)
     } else {

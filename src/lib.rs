@@ -34,6 +34,8 @@
 //! - `config`: infrastructure. Uses `cron` (the notification time zone).
 //!
 //! Vocabulary and data:
+//! - `xor`: Prometheus's XOR chunk encoding both ways (remote read decodes it, the
+//!   usage store writes and reads it), pure. Uses `analysis` (its `Sample`).
 //! - `policy`: the RightsizingPolicy model, validation and effective-policy resolution
 //!   (pure). Uses `analysis`, `cron`, `names`, `timestamp`, `workload`.
 //! - `wire`: what travels between hub and agent (config feed, recommendation feed,
@@ -60,7 +62,7 @@
 //!   fleet, mapped into the engine's input and streamed to runs workload by workload; a
 //!   datasource's credentials (`datasource::credentials`).
 //!   Uses `analysis`, `backoff`, `clock` (probes ask the real present), `fingerprint`,
-//!   `secret`, `sim` (the demo fleet's catalogue and shapes), `tls`, `workload`.
+//!   `secret`, `sim` (the demo fleet's catalogue and shapes), `tls`, `workload`, `xor`.
 //! - (`cluster` and `sim`: see "The cluster side" below.)
 //!
 //! Domain (operations below the API: store, now, audit context and typed input in,
@@ -182,3 +184,4 @@ pub mod tls;
 pub mod ui;
 pub mod wire;
 pub mod workload;
+pub mod xor;

@@ -26,6 +26,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("fingerprint", &[]),
     ("workload", &[]),
     ("run_vocabulary", &[]),
+    ("xor", &["analysis"]),
     ("cluster", &["fingerprint", "workload"]),
     ("sim", &["clock", "cluster", "fingerprint"]),
     (
@@ -50,6 +51,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "sim",
             "tls",
             "workload",
+            "xor",
         ],
     ),
     (

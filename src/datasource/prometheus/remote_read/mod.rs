@@ -8,7 +8,6 @@
 pub mod frames;
 pub mod http;
 pub mod proto;
-pub mod xor;
 
 use std::collections::VecDeque;
 
@@ -18,6 +17,7 @@ use super::samples::{check_order, join_repeats, trim, SeriesFault};
 use crate::analysis::Sample;
 use crate::datasource::raw::Labels;
 use crate::datasource::DatasourceError;
+use crate::xor;
 use frames::Frames;
 pub use proto::MatchType;
 use proto::{ChunkEncoding, ChunkedReadResponse, ChunkedSeries, LabelMatcher, ReadRequest};

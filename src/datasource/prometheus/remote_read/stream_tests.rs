@@ -5,7 +5,6 @@ use bytes::Bytes;
 use prost::Message as _;
 
 use super::proto::{Chunk, ChunkEncoding, ChunkedReadResponse, ChunkedSeries, Label};
-use super::xor::tests::encode;
 use super::*;
 
 struct Pieces(VecDeque<Bytes>);
@@ -21,7 +20,7 @@ fn chunk(samples: &[(i64, f64)]) -> Chunk {
         min_time_ms: samples[0].0,
         max_time_ms: samples[samples.len() - 1].0,
         r#type: ChunkEncoding::Xor as i32,
-        data: Bytes::from(encode(samples)),
+        data: Bytes::from(xor::encode_unordered(samples)),
     }
 }
 

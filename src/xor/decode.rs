@@ -1,17 +1,13 @@
-//! Prometheus's XOR chunk encoding (Gorilla-style), decoded straight into the engine's
-//! 16-byte samples. Layout: a big-endian u16 sample count, then a bit stream: the first
-//! sample as a zig-zag varint time and 64 raw value bits; the second as a uvarint time
-//! delta and an XOR-coded value; every later one as a delta-of-delta in one of five bit
-//! buckets (`0`, `10`+14, `110`+17, `1110`+20, `1111`+64 bits) and an XOR-coded value
-//! (`0` same value; `10` meaningful bits in the previous window; `11` + 5 bits leading
-//! zeros + 6 bits length (0 = 64) + the bits).
+//! Reading an XOR chunk, straight into the engine's 16-byte samples: a [`Cursor`] walks
+//! the bit stream sample by sample and keeps the decoder's state, which is also the
+//! state an [`super::Appender`] resumes from.
 
 use crate::analysis::Sample;
 
 /// Why a chunk could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("XOR chunk: {0}")]
-pub struct XorError(&'static str);
+pub struct XorError(pub(super) &'static str);
 
 struct Bits<'a> {
     data: &'a [u8],
@@ -70,9 +66,81 @@ impl Bits<'_> {
     }
 }
 
-/// Reads the XOR-coded value that follows `prev`, keeping the bit window in `window`
-/// (leading, trailing zeros).
-fn next_value(bits: &mut Bits, prev: u64, window: &mut (u32, u32)) -> Result<u64, XorError> {
+/// The state after the samples read so far: what the next sample is coded against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct State {
+    /// Samples read.
+    pub(super) read: usize,
+    pub(super) t: i64,
+    /// The last time delta.
+    pub(super) delta: i64,
+    /// The last value's bits.
+    pub(super) value: u64,
+    /// The XOR bit window (leading, trailing zeros), once a value has changed.
+    pub(super) window: Option<(u32, u32)>,
+}
+
+/// A position in a chunk's samples.
+pub(super) struct Cursor<'a> {
+    bits: Bits<'a>,
+    count: usize,
+    pub(super) state: State,
+}
+
+impl<'a> Cursor<'a> {
+    pub(super) fn new(chunk: &'a [u8]) -> Result<Cursor<'a>, XorError> {
+        let [hi, lo, ..] = chunk else {
+            return Err(XorError("shorter than its header"));
+        };
+        Ok(Cursor {
+            bits: Bits {
+                data: &chunk[2..],
+                pos: 0,
+            },
+            count: usize::from(u16::from_be_bytes([*hi, *lo])),
+            state: State::default(),
+        })
+    }
+
+    /// Bits read after the header.
+    pub(super) fn bit_position(&self) -> usize {
+        self.bits.pos
+    }
+
+    /// The next sample (time, value bits), or `None` after the last.
+    pub(super) fn next_sample(&mut self) -> Result<Option<(i64, u64)>, XorError> {
+        let s = &mut self.state;
+        if s.read == self.count {
+            return Ok(None);
+        }
+        match s.read {
+            0 => {
+                s.t = self.bits.varint()?;
+                s.value = self.bits.bits(64)?;
+            }
+            1 => {
+                s.delta = self.bits.uvarint()? as i64;
+                s.t += s.delta;
+                s.value = next_value(&mut self.bits, s.value, &mut s.window)?;
+            }
+            _ => {
+                s.delta += delta_of_delta(&mut self.bits)?;
+                s.t += s.delta;
+                s.value = next_value(&mut self.bits, s.value, &mut s.window)?;
+            }
+        }
+        s.read += 1;
+        Ok(Some((s.t, s.value)))
+    }
+}
+
+/// Reads the XOR-coded value that follows `prev`, keeping the bit window (leading,
+/// trailing zeros).
+fn next_value(
+    bits: &mut Bits,
+    prev: u64,
+    window: &mut Option<(u32, u32)>,
+) -> Result<u64, XorError> {
     if !bits.bit()? {
         return Ok(prev);
     }
@@ -85,9 +153,9 @@ fn next_value(bits: &mut Bits, prev: u64, window: &mut (u32, u32)) -> Result<u64
         if leading + meaningful > 64 {
             return Err(XorError("value window wider than 64 bits"));
         }
-        *window = (leading, 64 - leading - meaningful);
+        *window = Some((leading, 64 - leading - meaningful));
     }
-    let (leading, trailing) = *window;
+    let (leading, trailing) = window.ok_or(XorError("a value reuses a window never set"))?;
     let meaningful = 64 - leading - trailing;
     let delta = bits.bits(meaningful)?;
     Ok(prev ^ (delta << trailing))
@@ -130,34 +198,9 @@ pub fn decode(
     to_ms: i64,
     out: &mut Vec<Sample>,
 ) -> Result<usize, XorError> {
-    let [hi, lo, ..] = chunk else {
-        return Err(XorError("shorter than its header"));
-    };
-    let count = usize::from(u16::from_be_bytes([*hi, *lo]));
-    let mut bits = Bits {
-        data: &chunk[2..],
-        pos: 0,
-    };
-    let (mut t, mut value, mut delta) = (0i64, 0u64, 0i64);
-    let mut window = (0u32, 0u32);
+    let mut cursor = Cursor::new(chunk)?;
     let mut kept = 0;
-    for i in 0..count {
-        match i {
-            0 => {
-                t = bits.varint()?;
-                value = bits.bits(64)?;
-            }
-            1 => {
-                delta = bits.uvarint()? as i64;
-                t += delta;
-                value = next_value(&mut bits, value, &mut window)?;
-            }
-            _ => {
-                delta += delta_of_delta(&mut bits)?;
-                t += delta;
-                value = next_value(&mut bits, value, &mut window)?;
-            }
-        }
+    while let Some((t, value)) = cursor.next_sample()? {
         if t > to_ms {
             break;
         }
@@ -171,7 +214,3 @@ pub fn decode(
     }
     Ok(kept)
 }
-
-#[cfg(test)]
-#[path = "xor_tests.rs"]
-pub(crate) mod tests;

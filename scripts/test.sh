@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run). Installs what the tests need when it is
-# missing, runs every test (Rust, then the browser tests), then builds the static binaries
-# (dist profile, as shipped) and runs the black-box suite again against them.
-# `scripts/test.sh --quick` skips the static-binary pass.
+# missing, runs every test (Rust, then the browser tests), and builds the static binaries
+# (dist profile, as shipped, both architectures) beside the tests, then runs the
+# black-box suite again against them. `scripts/test.sh --quick` skips the static builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/stage.sh
@@ -12,12 +12,32 @@ trap 'tool_stop; stage_summary; rm -rf "$outs"' EXIT
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 
+# Debian packages, all in one apt run before anything starts beside it (two apt runs at
+# once would fight over dpkg's lock): the tests' tools, the browser, and for the static
+# builds musl's and the aarch64 cross compiler and qemu-user.
 need_apt=()
 command -v jq >/dev/null || need_apt+=(jq)
 command -v file >/dev/null || need_apt+=(file)
+command -v chromium >/dev/null || need_apt+=(chromium)
+command -v node >/dev/null || need_apt+=(nodejs)
+command -v npm >/dev/null || need_apt+=(npm)
+if [ "$quick" = 0 ]; then
+  command -v x86_64-linux-musl-gcc >/dev/null || command -v musl-gcc >/dev/null ||
+    need_apt+=(musl-tools)
+  command -v aarch64-linux-gnu-gcc >/dev/null || need_apt+=(gcc-aarch64-linux-gnu)
+  command -v qemu-aarch64 >/dev/null || need_apt+=(qemu-user)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "test.sh: installing ${need_apt[*]}" >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >&2
+  apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+    "${need_apt[@]}" >&2
+fi
+# The static builds' Rust targets, added here for the same reason (one rustup at a time).
+if [ "$quick" = 0 ]; then
+  for target in x86_64-unknown-linux-musl aarch64-unknown-linux-musl; do
+    rustup target list --installed 2>/dev/null | grep -qx "$target" || rustup target add "$target" >&2
+  done
 fi
 
 ensure_tools() {
@@ -36,6 +56,24 @@ tool_start kube scripts/ensure-kube.sh
 tool_start helm scripts/ensure-helm.sh
 
 stage build-tests cargo test --locked --no-run
+
+if [ "$quick" = 0 ]; then
+  # The static binaries (dist profile: fat LTO, one codegen unit) are built beside the
+  # tests, at the lowest priority, so they take the cores the tests leave idle (the
+  # black-box and browser tests wait on servers much of the time) rather than adding
+  # their whole build time after them. Both share one target dir kept in the cache (the
+  # host's build scripts and proc macros built once; cargo's fingerprints rebuild only
+  # what changed); the aarch64 build starts when the x86_64 one has ended, whose
+  # binary the tests need first.
+  static_target=${STATIC_TARGET_DIR:-$(scripts/ensure-target-cache.sh static 12 | tail -n 1)}
+  tool_start static-x86_64 nice -n 19 env CARGO_TARGET_DIR="$static_target" \
+    packaging/build-static.sh
+  tool_start static-aarch64 bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 2; done; shift; exec "$@"' \
+    _ "${TOOL_PIDS[static-x86_64]}" \
+    nice -n 19 env CARGO_TARGET_DIR="${AARCH64_TARGET_DIR:-$static_target}" \
+    packaging/build-static.sh --arch aarch64
+fi
+
 stage lib-tests cargo test --locked --lib
 stage ensure-kube tool_wait kube
 KUBE_CONTROL_PLANE_DIR=$(tool_result kube)
@@ -47,15 +85,8 @@ stage it-tests cargo test --locked --test it
 stage browser-tests scripts/e2e.sh
 
 if [ "$quick" = 0 ]; then
-  # The static builds' target dir lives in the cache, like the control plane, shared by
-  # both architectures (the host's build scripts and proc macros are built once): a cold
-  # build of every dependency in the dist profile costs minutes per target, and cargo's
-  # fingerprints rebuild exactly what changed, so later runs on a machine pay for kerf
-  # alone (docs/testing.md has the figures).
-  static_target=${STATIC_TARGET_DIR:-$(scripts/ensure-target-cache.sh static 12 | tail -n 1)}
-  echo "test.sh: building the static binary and re-running the black-box tests against it" >&2
-  stage build-static env CARGO_TARGET_DIR="$static_target" packaging/build-static.sh >"$outs/static-bin"
-  static_bin=$(tail -n 1 "$outs/static-bin")
+  stage build-static tool_wait static-x86_64
+  static_bin=$(tool_result static-x86_64)
   # Relative to here, or absolute when the target dir is.
   case "$static_bin" in /*) ;; *) static_bin="$PWD/$static_bin" ;; esac
   stage it-static env KERF_TEST_BIN="$static_bin" cargo test --locked --test it -- \
@@ -63,15 +94,8 @@ if [ "$quick" = 0 ]; then
     identity:: identity_audit:: notify_delivery:: edge::
 
   # Edge hardware: the static aarch64 binary, run under qemu-user (Debian's qemu-user).
-  echo "test.sh: building the static aarch64 binary and smoke-testing it under qemu-user" >&2
-  if ! command -v qemu-aarch64 >/dev/null; then
-    echo "test.sh: installing qemu-user" >&2
-    apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq qemu-user >&2
-  fi
-  stage build-aarch64 env CARGO_TARGET_DIR="${AARCH64_TARGET_DIR:-$static_target}" \
-    packaging/build-static.sh --arch aarch64 >"$outs/aarch64-bin"
-  aarch64_bin=$(tail -n 1 "$outs/aarch64-bin")
+  stage build-aarch64 tool_wait static-aarch64
+  aarch64_bin=$(tool_result static-aarch64)
   under_qemu="$outs/kerf-aarch64-under-qemu"
   printf '#!/bin/sh\nexec qemu-aarch64 %s "$@"\n' "$(realpath "$aarch64_bin")" >"$under_qemu"
   chmod +x "$under_qemu"

@@ -4,7 +4,7 @@
 //! route's permission adds what every route of that permission shares: the security it
 //! accepts, `x-kerf-permission`, and the error answers the guard, the path, the query
 //! and the body reader can give. `docs/contracts/openapi.yaml` is this document,
-//! committed for readers and kept equal by a drift test.
+//! committed for readers and kept equal by a drift test; the hub serves that file.
 
 use std::sync::OnceLock;
 
@@ -77,7 +77,13 @@ const ERRORS: &[(u16, &str, &str)] = &[
     ),
 ];
 
-/// The document as YAML (served and committed), built once.
+/// The document the hub serves: the committed file, which the drift test keeps equal to
+/// the generated [`yaml`]. Serving it as built in keeps the generator, its YAML writer
+/// and its passes out of the shipped binary (only the tests build the document).
+pub const SERVED: &str = include_str!("../../docs/contracts/openapi.yaml");
+
+/// The document as YAML, generated from the route table (the drift test compares it
+/// with the committed file), built once.
 pub fn yaml() -> &'static str {
     static YAML: OnceLock<String> = OnceLock::new();
     YAML.get_or_init(|| yaml_serde::to_string(&build()).expect("the document serializes"))

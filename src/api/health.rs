@@ -112,7 +112,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
 pub async fn openapi() -> Response {
     (
         [(header::CONTENT_TYPE, "application/yaml")],
-        super::document::yaml(),
+        super::document::SERVED,
     )
         .into_response()
 }

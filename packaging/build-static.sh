@@ -84,10 +84,11 @@ else
 fi
 if ready_musl; then
   log "building for $musl"
-  if cargo build --profile dist --locked --target "$musl" "$@" >&2; then
-    out=$target_dir/$musl/dist/kerf
-    method=musl
-  fi
+  # A build that fails here fails: falling back would only build everything again
+  # for glibc to meet the same error.
+  cargo build --profile dist --locked --target "$musl" "$@" >&2
+  out=$target_dir/$musl/dist/kerf
+  method=musl
 fi
 if [ -z "$out" ]; then
   log "musl unavailable; building glibc with crt-static for $gnu"

@@ -12,8 +12,10 @@ use serde::{Deserialize, Serialize};
 
 pub mod agent;
 mod bounds;
+pub mod collector;
 pub mod declared;
 pub use agent::{AgentConfig, AgentsConfig};
+pub use collector::{CollectorConfig, CollectorEnabled};
 pub use declared::FleetConfig;
 
 /// Environment variables that are not config keys (they steer the loader or logging).
@@ -76,6 +78,9 @@ pub struct Config {
     pub agent: AgentConfig,
     #[serde(default)]
     pub agents: AgentsConfig,
+    /// The agent as collector of usage (`config/collector.rs`).
+    #[serde(default)]
+    pub collector: CollectorConfig,
     pub audit: AuditConfig,
     /// Datasources and clusters declared here, applied at start (`config/declared.rs`).
     #[serde(default)]
@@ -298,6 +303,7 @@ impl Default for Config {
             notifications: NotificationsConfig::default(),
             agent: AgentConfig::default(),
             agents: AgentsConfig::default(),
+            collector: CollectorConfig::default(),
             audit: AuditConfig::default(),
             fleet: FleetConfig::default(),
         }
@@ -357,6 +363,7 @@ impl Config {
         self.validate_notifications()?;
         self.agent.validate(self.mode)?;
         self.agents.validate()?;
+        self.collector.validate()?;
         self.fleet.validate(self.mode)?;
         if self.data_dir.as_os_str().is_empty() {
             return Err(ConfigError::Invalid("data_dir must not be empty".into()));

@@ -40,7 +40,8 @@
 //!   (pure). Uses `analysis`, `cron`, `names`, `timestamp`, `workload`.
 //! - `wire`: what travels between hub and agent (config feed, recommendation feed,
 //!   heartbeat, typed agent events with `EventType`/`Reason`, the recommendation
-//!   summary), Serialize + Deserialize. Uses `policy`, `workload`; no store, no HTTP,
+//!   summary), Serialize + Deserialize, and the Prometheus remote-write 1.0 messages the
+//!   agent's collector sends and the hub reads (`wire::remote_write`, protobuf). Uses `policy`, `workload`; no store, no HTTP,
 //!   so the agent imports it in either build.
 //! - `events`: the audit-event vocabulary and batch validation into `wire::AgentEvent`,
 //!   and the configuration-change vocabulary (pure). Uses `wire`, `timestamp`,
@@ -54,7 +55,8 @@
 //!   the cursor of the next page). No rusqlite type leaves it but `StoreError`'s cause
 //!   and the read-only connection `kerf migrate --status` inspects, so a second backend
 //!   implements the same methods (`tests/it/store_fence.rs` keeps it one way). Uses
-//!   `events`, `policy`, `run_vocabulary`, `wire`, `timestamp`.
+//!   `events`, `policy`, `run_vocabulary`, `wire`, `timestamp`, `xor` and `analysis`
+//!   (`store::usage`, the embedded usage store: samples in XOR chunks in a second file).
 //! - `operation`: `OpError`, what every hub operation returns when it does not do what
 //!   was asked. Uses `store`.
 //! - `datasource`: usage from Prometheus-compatible APIs (the TSDB's raw samples, by
@@ -128,8 +130,9 @@
 //! The cluster side (the agent builds on it):
 //! - `cluster`: the agent's one view of a Kubernetes cluster (model, `Cluster` trait,
 //!   errors that keep the API server's Status, kerf's RightsizingRecommendation
-//!   records, the watched `View`, the kubelets' cAdvisor CPU counters) and its kube-rs
-//!   face (feature `kube`, reflectors, the kubelet clients).
+//!   records, the watched `View`, what the kubelets serve at `/metrics/cadvisor`: CPU
+//!   counters and usage, one parser) and its kube-rs face (feature `kube`, reflectors,
+//!   the kubelet clients).
 //!   Uses `fingerprint` (short record names), `workload`.
 //! - `sim`: the simulated world (usage shapes, demo catalogue, the kubelet's decisions)
 //!   with its two faces: a kubelet against a real API server (tests) and the in-process
@@ -141,10 +144,12 @@
 //! - `agent` (feature `agent`): reads the hub's feeds through its `Hub` interface,
 //!   decides per workload (`agent::decide`, pure and fenced like `analysis`), changes
 //!   workloads through `cluster` (in place or by rollout), reports every decision as a
-//!   contract event (bounded outbox) and keeps its memory in the RightsizingRecommendation
-//!   records. Uses `backoff`, `clock`, `cluster`, `cron` (the windows), `jobs`,
-//!   `metrics`, `policy`, `timestamp`, `tls`, `wire`, `workload`; never `store` (in
-//!   all-in-one it reaches the hub through `server::in_process`).
+//!   contract event (bounded outbox), keeps its memory in the RightsizingRecommendation
+//!   records, and collects usage for a hub without a Prometheus (`agent::collector`:
+//!   kubelets and watches, shipped by remote write, bounded buffer). Uses `backoff`,
+//!   `clock`, `cluster`, `cron` (the windows), `jobs`, `metrics`, `policy`,
+//!   `timestamp`, `tls`, `wire`, `workload`; never `store` (in all-in-one it reaches
+//!   the hub through `server::in_process`).
 
 #[cfg(feature = "agent")]
 pub mod agent;

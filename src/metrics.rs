@@ -39,12 +39,86 @@ pub struct CollectLabels {
     pub protocol: String,
 }
 
-/// Labels of `kerf_agent_events_dropped_total`.
+/// Labels of `kerf_agent_events_dropped_total` and `kerf_agent_samples_dropped_total`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct DropLabels {
-    /// `buffer_full` (the oldest dropped while the hub was away) or `invalid` (refused
-    /// by the hub's validation).
+    /// `buffer_full` (the oldest dropped while the hub was away); events: `invalid`
+    /// (refused by the hub's validation); samples: `refused` (a 400 from the hub).
     pub reason: String,
+}
+
+/// Labels of a metric counted by outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    pub outcome: String,
+}
+
+/// Labels of `kerf_agent_samples_collected_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SourceLabels {
+    /// `cadvisor` (the kubelets) or `kube-state` (the agent's watches).
+    pub source: String,
+}
+
+/// The agent's collector (docs/contracts/metrics.md). Clones count into the same
+/// families; [`CollectorMetrics::default`] is unregistered (tests).
+#[derive(Clone)]
+pub struct CollectorMetrics {
+    /// Kubelet scrapes by outcome: `ok`, `error`, `timeout`.
+    pub scrapes: Family<OutcomeLabels, Counter>,
+    /// How long one kubelet took to answer (timeouts included, at the timeout).
+    pub scrape_duration: Histogram,
+    /// Samples collected, by source.
+    pub samples: Family<SourceLabels, Counter>,
+    /// Samples dropped before the hub stored them: `buffer_full` (the oldest, while the
+    /// hub was away) or `refused` (a 400: the hub will never take them).
+    pub dropped: Family<DropLabels, Counter>,
+    /// Write requests to the hub by outcome: `ok`, `refused` (dropped), `retry`.
+    pub writes: Family<OutcomeLabels, Counter>,
+}
+
+impl Default for CollectorMetrics {
+    fn default() -> Self {
+        CollectorMetrics {
+            scrapes: Family::default(),
+            scrape_duration: Histogram::new(exponential_buckets(0.005, 2.0, 12)),
+            samples: Family::default(),
+            dropped: Family::default(),
+            writes: Family::default(),
+        }
+    }
+}
+
+impl CollectorMetrics {
+    fn register(registry: &mut Registry) -> CollectorMetrics {
+        let m = CollectorMetrics::default();
+        registry.register(
+            "kerf_agent_scrapes",
+            "Kubelet scrapes of the agent's collector, by outcome",
+            m.scrapes.clone(),
+        );
+        registry.register(
+            "kerf_agent_scrape_duration_seconds",
+            "Time a kubelet took to answer the collector's scrape",
+            m.scrape_duration.clone(),
+        );
+        registry.register(
+            "kerf_agent_samples_collected",
+            "Samples the agent's collector gathered, by source",
+            m.samples.clone(),
+        );
+        registry.register(
+            "kerf_agent_samples_dropped",
+            "Collected samples dropped before the hub stored them, by reason",
+            m.dropped.clone(),
+        );
+        registry.register(
+            "kerf_agent_write_requests",
+            "Remote-write requests the agent sent the hub, by outcome",
+            m.writes.clone(),
+        );
+        m
+    }
 }
 
 /// Every metric kerf exposes, plus the registry that renders them.
@@ -66,6 +140,8 @@ pub struct Metrics {
     pub collect_samples: Family<CollectLabels, Counter>,
     /// Events the agent dropped before the hub stored them.
     pub agent_events_dropped: Family<DropLabels, Counter>,
+    /// The agent's collector.
+    pub collector: CollectorMetrics,
 }
 
 impl Metrics {
@@ -127,9 +203,11 @@ impl Metrics {
             "Events the agent dropped before the hub stored them, by reason",
             agent_events_dropped.clone(),
         );
+        let collector = CollectorMetrics::register(&mut registry);
         Metrics {
             registry,
             agent_events_dropped,
+            collector,
             notifications_sent,
             collect_requests,
             collect_bytes,

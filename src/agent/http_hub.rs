@@ -1,14 +1,19 @@
 //! The hub over HTTP(S), for `mode = "agent"`: rustls with the ring provider, the hub's
 //! CA configurable (`[agent] hub_ca_file`, else the system's roots), the cluster token as
 //! a bearer token. Transport failures, 5xx answers and answers that do not parse are
-//! [`HubError::Unreachable`]; refusals keep the hub's error code.
+//! [`HubError::Unreachable`]; refusals keep the hub's error code. Collected usage goes
+//! as Prometheus remote write 1.0 (snappy protobuf, any 2xx taken as stored, 429 as
+//! "later").
 
 use std::time::Duration;
 
+use bytes::Bytes;
+use reqwest::header::{CONTENT_ENCODING, CONTENT_TYPE};
 use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
 use super::hub::{refusal, FeedPage, Hub, HubError};
+use crate::wire::remote_write;
 use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
 
 /// A remote hub.
@@ -107,6 +112,28 @@ impl HttpHub {
     }
 }
 
+/// The refusal of a write: 429 and 5xx are for later, a 400 is for good (whatever its
+/// code), the rest keep the hub's error code.
+fn write_refusal(status: u16, text: &str) -> HubError {
+    let body: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    let message = body["error"]["message"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| text.chars().take(200).collect());
+    match status {
+        429 | 500..=599 => HubError::Unreachable(format!("{status}: {message}")),
+        413 => HubError::TooLarge,
+        _ => HubError::Refused {
+            status,
+            code: body["error"]["code"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            message,
+        },
+    }
+}
+
 fn unreadable(what: &str, e: serde_json::Error) -> HubError {
     HubError::Unreachable(format!("the {what} does not parse: {e}"))
 }
@@ -137,6 +164,26 @@ impl Hub for HttpHub {
         self.call(Method::POST, "/events", Some(&body)).await?;
         Ok(())
     }
+
+    async fn write(&self, body: Bytes) -> Result<(), HubError> {
+        let resp = self
+            .http
+            .post(format!("{}/write", self.base))
+            .bearer_auth(&self.token)
+            .header(CONTENT_ENCODING, remote_write::CONTENT_ENCODING)
+            .header(CONTENT_TYPE, remote_write::CONTENT_TYPE)
+            .header(remote_write::VERSION_HEADER, remote_write::VERSION)
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| HubError::Unreachable(e.without_url().to_string()))?;
+        let status = resp.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let text = resp.text().await.unwrap_or_default();
+        Err(write_refusal(status.as_u16(), &text))
+    }
 }
 
 /// Percent-encodes a query value (cursors are base64url, but nothing is assumed).
@@ -144,4 +191,122 @@ fn form_urlencoded_component(s: &str) -> String {
     serde_urlencoded::to_string([("", s)])
         .map(|q| q.trim_start_matches('=').to_string())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::wire::remote_write::{decode, encode, series, WriteRequest};
+
+    /// One HTTP/1.1 exchange on `listener`: the request's head (lowercased) and body,
+    /// answered with `status` and `body`.
+    async fn exchange(listener: TcpListener, status: u16, body: &'static str) -> (String, Vec<u8>) {
+        let (mut socket, _) = listener.accept().await.expect("accept");
+        let mut got = Vec::new();
+        let mut chunk = [0u8; 4096];
+        let head_end = loop {
+            let n = socket.read(&mut chunk).await.expect("read");
+            assert!(n > 0, "the request ended early");
+            got.extend_from_slice(&chunk[..n]);
+            if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                break i + 4;
+            }
+        };
+        let head = String::from_utf8_lossy(&got[..head_end]).to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        while got.len() < head_end + length {
+            let n = socket.read(&mut chunk).await.expect("read body");
+            assert!(n > 0, "the body ended early");
+            got.extend_from_slice(&chunk[..n]);
+        }
+        let answer = format!(
+            "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        socket.write_all(answer.as_bytes()).await.expect("answer");
+        (head, got[head_end..].to_vec())
+    }
+
+    async fn write_answered(
+        status: u16,
+        answer: &'static str,
+    ) -> (Result<(), HubError>, String, Vec<u8>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let server = tokio::spawn(exchange(listener, status, answer));
+        let hub = HttpHub::new(&url, "edge", "tok-1".into(), None, Duration::from_secs(5))
+            .expect("client");
+        let labels = [("__name__".to_string(), "m".to_string())].into();
+        let request = WriteRequest {
+            timeseries: vec![series(&labels, &[(1_000, 2.5)])],
+        };
+        let result = hub
+            .write(Bytes::from(encode(&request).expect("encode")))
+            .await;
+        let (head, body) = server.await.expect("server");
+        (result, head, body)
+    }
+
+    #[tokio::test]
+    async fn a_write_is_a_snappy_protobuf_post_with_the_remote_write_headers_and_the_token() {
+        let (result, head, body) = write_answered(204, "").await;
+        assert_eq!(result, Ok(()));
+        assert!(
+            head.starts_with("post /v1/clusters/edge/write http/1.1\r\n"),
+            "{head}"
+        );
+        for line in [
+            "authorization: bearer tok-1",
+            "content-encoding: snappy",
+            "content-type: application/x-protobuf",
+            "x-prometheus-remote-write-version: 0.1.0",
+        ] {
+            assert!(head.contains(line), "{line} in {head}");
+        }
+        let request = decode(&body).expect("the body is the request");
+        assert_eq!(request.timeseries[0].samples[0].timestamp, 1_000);
+    }
+
+    #[tokio::test]
+    async fn a_400_is_refused_for_good_and_429_and_5xx_are_for_later() {
+        let (refused, _, _) = write_answered(
+            400,
+            r#"{"error":{"code":"out_of_order","message":"sample too old"}}"#,
+        )
+        .await;
+        assert_eq!(
+            refused,
+            Err(HubError::Refused {
+                status: 400,
+                code: "out_of_order".into(),
+                message: "sample too old".into(),
+            })
+        );
+        for status in [429, 503] {
+            let (later, _, _) = write_answered(status, "busy").await;
+            assert!(
+                matches!(later, Err(HubError::Unreachable(ref m)) if m.contains("busy")),
+                "{later:?}"
+            );
+        }
+        assert_eq!(write_answered(413, "").await.0, Err(HubError::TooLarge));
+        let away = HttpHub::new(
+            "http://127.0.0.1:9",
+            "edge",
+            "t".into(),
+            None,
+            Duration::from_secs(2),
+        )
+        .expect("client")
+        .write(Bytes::from_static(b"x"))
+        .await;
+        assert!(matches!(away, Err(HubError::Unreachable(_))), "{away:?}");
+    }
 }

@@ -1,4 +1,5 @@
-//! The agent's one interface to the hub: the two feeds, the heartbeat and event batches.
+//! The agent's one interface to the hub: the two feeds, the heartbeat, event batches
+//! and the usage it collects (remote write).
 //! A remote agent talks to it over HTTPS ([`super::http_hub::HttpHub`]); the in-process
 //! agent of `mode = "all-in-one"` gets the same calls served by the hub's own operations
 //! (`server::in_process`), with the same types, validation and idempotency.
@@ -118,6 +119,13 @@ pub trait Hub: Send + Sync + 'static {
         &self,
         batch: &[AgentEvent],
     ) -> impl Future<Output = Result<(), HubError>> + Send;
+
+    /// `POST /v1/clusters/{cluster}/write`: one Prometheus remote-write 1.0 request,
+    /// `body` the snappy block of its `WriteRequest` (`wire::remote_write::encode`).
+    /// The hub takes an exact duplicate of what it stored as done, so a request is sent
+    /// again after any doubt. A 400 is [`HubError::Refused`] with status 400 (never
+    /// taken: drop it); 429, 5xx and no answer are [`HubError::Unreachable`] (later).
+    fn write(&self, body: bytes::Bytes) -> impl Future<Output = Result<(), HubError>> + Send;
 }
 
 /// The refusal a hub answered with (its stable error body), as a [`HubError`].

@@ -9,12 +9,14 @@
 //! settings, heartbeat), `memory` (what it keeps per workload), `reports` (events on
 //! their way: outbox, acknowledgements, Kubernetes Events) and `counters` (the kubelets'
 //! CPU counters), and lends them to `actions` (deciding and acting on the cluster,
-//! carrying changes forward, releasing, the health watch, writing the records). Below
-//! them: `apply` (one step of a change), `decide` (pure), `state`, `record`, `event`,
-//! `outbox`, `hub` and its HTTP client `http_hub`.
+//! carrying changes forward, releasing, the health watch, writing the records), and
+//! starts `collector` (usage for a hub without a Prometheus: kubelets and watches,
+//! shipped by remote write). Below them: `apply` (one step of a change), `decide`
+//! (pure), `state`, `record`, `event`, `outbox`, `hub` and its HTTP client `http_hub`.
 
 mod actions;
 pub mod apply;
+pub mod collector;
 mod counters;
 pub mod decide;
 pub mod event;

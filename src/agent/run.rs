@@ -1,8 +1,8 @@
 //! The agent's life: start (watch the cluster, read back its records, re-send what the
 //! hub never acknowledged), then loop — a full pass every `loopIntervalSeconds`, the
 //! changes in flight advanced as the watches see the cluster move, a heartbeat every
-//! `heartbeatIntervalSeconds` — while a delivery task sends events to the hub. Stops
-//! when asked (the job's `Stop`).
+//! `heartbeatIntervalSeconds` — while a delivery task sends events to the hub (and,
+//! when asked, a collector task ships usage). Stops when asked (the job's `Stop`).
 //!
 //! The agent owns its parts and lends them to its actions: the link to the hub
 //! (`link`), what it keeps per workload (`memory`), the events on their way
@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::actions::Actions;
+use super::collector::{self, Collector};
 use super::counters::Counters;
 use super::hub::Hub;
 pub use super::link::Options;
@@ -30,6 +31,8 @@ use super::state::WorkloadState;
 use crate::backoff::Backoff;
 use crate::clock::Clock;
 use crate::cluster::{Cluster, ClusterError, View, WorkloadKey};
+use crate::metrics::CollectorMetrics;
+use crate::wire::UsageSource;
 
 /// Why the agent cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -56,13 +59,17 @@ pub struct PassReport {
 
 /// The agent.
 pub struct Agent<C: Cluster, H: Hub> {
-    cluster: C,
-    view: C::View,
+    cluster: Arc<C>,
+    view: Arc<C::View>,
     clock: Arc<dyn Clock>,
     link: HubLink<H>,
     memory: Memory,
     reports: Reports,
     counters: Counters,
+    /// Where the hub reads usage, as its last config feed said (the collector's `auto`).
+    usage_source: tokio::sync::watch::Sender<UsageSource>,
+    /// How to collect usage, when asked to ([`Agent::with_collector`]).
+    collector: Option<(collector::Settings, CollectorMetrics)>,
 }
 
 impl<C: Cluster, H: Hub> Agent<C, H> {
@@ -107,14 +114,27 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             "agent started"
         );
         Ok(Agent {
-            cluster,
-            view,
+            cluster: Arc::new(cluster),
+            view: Arc::new(view),
             clock,
             link,
             memory,
             reports,
             counters: Counters::default(),
+            usage_source: tokio::sync::watch::Sender::new(UsageSource::default()),
+            collector: None,
         })
+    }
+
+    /// The agent also collects usage for the hub while it runs, as `settings` say
+    /// (`[collector]`), counting in `metrics`.
+    pub fn with_collector(
+        mut self,
+        settings: collector::Settings,
+        metrics: CollectorMetrics,
+    ) -> Self {
+        self.collector = Some((settings, metrics));
+        self
     }
 
     /// The memory of one workload (tests, benchmarks).
@@ -167,6 +187,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         let (config, items) = match fetched {
             Ok((c, i)) => {
                 self.link.adopt(c.agent.clone());
+                self.usage_source.send_replace(c.usage_source);
                 self.reports
                     .outbox()
                     .set_capacity(c.agent.event_buffer_size as usize);
@@ -232,13 +253,39 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         act.persist().await;
     }
 
-    /// Runs until `stop`: passes, changes in flight, heartbeats; events are delivered by
-    /// a task of their own.
-    pub async fn run(mut self, stop: crate::jobs::Stop) {
+    /// The collector's task, unless none was asked for or its settings say `off`.
+    fn start_collector(&mut self) -> Option<tokio::task::JoinHandle<()>>
+    where
+        C: 'static,
+    {
+        let (settings, metrics) = self.collector.take()?;
+        if settings.enabled == collector::Enabled::Off {
+            return None;
+        }
+        let collector = Collector {
+            cluster: self.cluster.clone(),
+            view: self.view.clone(),
+            hub: self.link.hub().clone(),
+            clock: self.clock.clone(),
+            settings,
+            namespaces: self.link.options().namespaces.clone(),
+            metrics,
+            source: self.usage_source.subscribe(),
+        };
+        Some(tokio::spawn(collector.run()))
+    }
+
+    /// Runs until `stop`: passes, changes in flight, heartbeats; events are delivered,
+    /// and usage collected, by tasks of their own.
+    pub async fn run(mut self, stop: crate::jobs::Stop)
+    where
+        C: 'static,
+    {
         let mut delivery = tokio::spawn(deliver(
             self.reports.outbox().clone(),
             self.link.hub().clone(),
         ));
+        let mut collecting = self.start_collector();
         let mut stop = std::pin::pin!(stop);
         loop {
             let report = self.pass().await;
@@ -253,6 +300,9 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 tokio::select! {
                     _ = &mut stop => {
                         delivery.abort();
+                        if let Some(c) = &collecting {
+                            c.abort();
+                        }
                         let _ = self
                             .reports
                             .outbox()
@@ -272,6 +322,20 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                         };
                         tracing::error!(cause = %why, "the agent's event delivery ended");
                         panic!("the agent's event delivery ended: {why}");
+                    }
+                    // The collector never returns either: a panic in it ends the agent.
+                    ended = async {
+                        match &mut collecting {
+                            Some(task) => task.await,
+                            None => std::future::pending().await,
+                        }
+                    } => {
+                        let why = match ended {
+                            Err(e) => crate::jobs::panic_message(e),
+                            Ok(()) => "it returned".into(),
+                        };
+                        tracing::error!(cause = %why, "the agent's collector ended");
+                        panic!("the agent's collector ended: {why}");
                     }
                 }
                 if self.busy() || self.watching() {

@@ -1,5 +1,5 @@
 //! The agent's one view of a Kubernetes cluster: what it reads (workloads, pods, nodes,
-//! HPAs, PDBs, and the kubelets' CPU counters) and the few writes it makes (resize a pod,
+//! HPAs, PDBs, ReplicaSets, and from the kubelets their CPU counters and usage) and the few writes it makes (resize a pod,
 //! server-side apply a pod template's resources or an HPA's target as field manager
 //! `kerf`, release that ownership, evict a pod, record an Event). Two faces implement
 //! it with the API server's semantics:
@@ -24,6 +24,7 @@ mod snapshot_tests;
 use std::future::Future;
 use std::time::Duration;
 
+pub use cadvisor::{UsageMetric, UsageSample};
 pub use error::{ApiStatus, Cause, ClusterError};
 pub use model::*;
 pub use record::Record;
@@ -129,6 +130,16 @@ pub trait Cluster: Send + Sync {
         &self,
         node: &Node,
     ) -> impl Future<Output = Result<Vec<CpuCounters>, ClusterError>> + Send;
+
+    /// The CPU usage and memory working set of every container on `node` and of each of
+    /// its pods' own cgroups, read from its kubelet's `/metrics/cadvisor` in one request
+    /// (as `cpu_counters`). Samples keep the kubelet's timestamps; a line without one is
+    /// stamped `scraped_at_ms`. The caller bounds the time it waits.
+    fn usage(
+        &self,
+        node: &Node,
+        scraped_at_ms: i64,
+    ) -> impl Future<Output = Result<Vec<UsageSample>, ClusterError>> + Send;
 
     /// Evicts the pod through the Eviction API (429 when a PDB refuses).
     fn evict(&self, pod: &PodRef) -> impl Future<Output = Result<(), ClusterError>> + Send;

@@ -199,6 +199,9 @@ pub struct Workload {
     /// StatefulSets: the revision pods of the current template carry
     /// (`status.updateRevision`, matched against a pod's `controller-revision-hash`).
     pub update_revision: Option<String>,
+    /// `metadata.creationTimestamp` (Unix ms).
+    #[serde(default)]
+    pub created_ms: Option<i64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -274,6 +277,22 @@ pub struct ContainerStatus {
     pub last_termination: Option<Termination>,
 }
 
+/// The controller of an object, as its `ownerReferences` name it (`controller: true`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OwnerRef {
+    pub kind: String,
+    pub name: String,
+}
+
+impl OwnerRef {
+    pub fn new(kind: &str, name: &str) -> OwnerRef {
+        OwnerRef {
+            kind: kind.into(),
+            name: name.into(),
+        }
+    }
+}
+
 /// A pod with what kerf needs of its spec and status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pod {
@@ -281,6 +300,9 @@ pub struct Pod {
     pub uid: String,
     /// The workload that controls it (through its ReplicaSet for Deployments).
     pub owner: Option<WorkloadKey>,
+    /// Its direct controller (a Deployment's pods: their ReplicaSet; a Job's: the Job).
+    #[serde(default)]
+    pub controller: Option<OwnerRef>,
     pub node: Option<String>,
     pub phase: PodPhase,
     pub ready: bool,
@@ -379,6 +401,17 @@ pub struct CpuCounters {
     pub throttled_periods: u64,
 }
 
+/// A ReplicaSet: which Deployment it belongs to, and when it was made (the start of
+/// that Deployment's release).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplicaSet {
+    pub namespace: String,
+    pub name: String,
+    pub controller: Option<OwnerRef>,
+    /// `metadata.creationTimestamp` (Unix ms).
+    pub created_ms: Option<i64>,
+}
+
 /// A PodDisruptionBudget.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pdb {
@@ -401,6 +434,9 @@ pub struct Snapshot {
     pub nodes: Vec<Node>,
     pub hpas: Vec<Hpa>,
     pub pdbs: Vec<Pdb>,
+    /// The Deployments' ReplicaSets (old ones included: the controller keeps a history).
+    #[serde(default)]
+    pub replica_sets: Vec<ReplicaSet>,
     /// Each owner's pods (indexes into `pods`), built by the first [`Snapshot::pods_of`]:
     /// a pass asks for every workload's pods several times, and scanning all pods each
     /// time is quadratic in the cluster's size.

@@ -7,6 +7,7 @@ fn pod(name: &str, owner: Option<&WorkloadKey>) -> Pod {
         pod: PodRef::new("shop", name),
         uid: name.into(),
         owner: owner.cloned(),
+        controller: None,
         node: Some("n1".into()),
         phase: PodPhase::Running,
         ready: true,

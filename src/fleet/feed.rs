@@ -42,6 +42,9 @@ pub async fn config(
         pause: applying.as_ref().map(pause::view),
         freeze: super::clusters::freeze_view(frozen),
         agent,
+        // Filled when the hub stores usage (issue 30): until then every cluster reads
+        // its usage from a Prometheus-compatible datasource.
+        usage_source: crate::wire::UsageSource::Prometheus,
         workloads: workloads
             .into_iter()
             .map(|w| WorkloadConfig {

@@ -2,7 +2,8 @@
 //! cluster when new and runs the agent as its job `agent`, reaching the hub in process
 //! (`server::in_process`). `mode = "agent"`: the agent reports to a remote hub over HTTPS
 //! with the cluster token, and this process serves only `/healthz`, `/readyz` and
-//! `/metrics` (`kerf_agent_events_dropped_total`). Both check the cluster before
+//! `/metrics` (`kerf_agent_events_dropped_total`, the collector's). Either agent collects
+//! usage for the hub as `[collector]` says. Both check the cluster before
 //! serving (its version, kerf's CRD, the agent's rights) and refuse to start with one
 //! line naming what is missing.
 
@@ -14,6 +15,7 @@ use tokio::net::TcpListener;
 
 use super::in_process::InProcessHub;
 use super::ServeError;
+use crate::agent::collector;
 use crate::agent::http_hub::HttpHub;
 use crate::agent::{Agent, Hub, Options, Outbox};
 
@@ -21,9 +23,26 @@ use crate::api::AppState;
 use crate::clock::{Clock, SystemClock};
 use crate::cluster::kube::{KubeCluster, KubeletTls};
 use crate::cluster::Cluster;
-use crate::config::Config;
+use crate::config::{CollectorEnabled, Config};
 use crate::jobs::{Board, Jobs};
 use crate::metrics::Metrics;
+
+/// How the agent collects usage, from `[collector]` (validated at load).
+pub fn collector_settings(config: &Config) -> collector::Settings {
+    let c = &config.collector;
+    let defaults = collector::Settings::default();
+    collector::Settings {
+        enabled: match c.enabled {
+            CollectorEnabled::Auto => collector::Enabled::Auto,
+            CollectorEnabled::On => collector::Enabled::On,
+            CollectorEnabled::Off => collector::Enabled::Off,
+        },
+        interval: c.interval().unwrap_or(defaults.interval),
+        scrape_timeout: c.scrape_timeout().unwrap_or(defaults.scrape_timeout),
+        max_concurrent_nodes: c.max_concurrent_nodes,
+        buffer_max_samples: c.buffer_max_samples,
+    }
+}
 
 /// The agent's options from the config.
 pub fn options(config: &Config) -> Options {
@@ -128,8 +147,21 @@ pub fn spawn_in_process<C>(
             panic!("{e}");
         }
         let hub = Arc::new(InProcessHub::new(state.clone(), &options.cluster));
+        let collecting = (
+            collector_settings(&state.config),
+            state.metrics.collector.clone(),
+        );
         let dropped = state.metrics.agent_events_dropped.clone();
-        run(cluster, hub, state.clock.clone(), options, dropped, stop).await
+        run(
+            cluster,
+            hub,
+            state.clock.clone(),
+            options,
+            dropped,
+            collecting,
+            stop,
+        )
+        .await
     });
 }
 
@@ -142,6 +174,7 @@ async fn run<C: Cluster + 'static, H: Hub>(
         crate::metrics::DropLabels,
         prometheus_client::metrics::counter::Counter,
     >,
+    (collecting, counted): (collector::Settings, crate::metrics::CollectorMetrics),
     stop: crate::jobs::Stop,
 ) {
     let outbox = Outbox::new(
@@ -149,7 +182,7 @@ async fn run<C: Cluster + 'static, H: Hub>(
         dropped,
     );
     match Agent::start(cluster, hub, clock, options, outbox).await {
-        Ok(agent) => agent.run(stop).await,
+        Ok(agent) => agent.with_collector(collecting, counted).run(stop).await,
         // The supervisor stops kerf naming the job and this reason.
         Err(e) => panic!("the agent cannot start: {e}"),
     }
@@ -189,10 +222,11 @@ pub async fn run_agent(
     let board = Board::default();
     let mut jobs = Jobs::new(board.clone());
     let (opts, dropped) = (options(&config), metrics.agent_events_dropped.clone());
+    let collecting = (collector_settings(&config), metrics.collector.clone());
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let hub = Arc::new(hub);
     jobs.spawn("agent", move |stop| {
-        run(cluster, hub, clock, opts, dropped, stop)
+        run(cluster, hub, clock, opts, dropped, collecting, stop)
     });
     let app = axum::Router::new()
         .route(

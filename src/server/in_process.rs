@@ -1,10 +1,12 @@
 //! The hub as the in-process agent of `mode = "all-in-one"` (and `kerf demo`) reaches
 //! it: the agent's [`Hub`] interface served by the same functions the HTTP routes call
 //! after parsing (feeds, heartbeat, event validation, exactly-once storage, the
-//! `kerf_actions_total` count), with the same types, without the network hop. The
+//! `kerf_actions_total` count; the collected usage's remote writes once the hub stores
+//! usage), with the same types, without the network hop. The
 //! agent is the cluster's own, so no token is checked. It sits with the server, which
 //! starts that agent, so `api` never imports `agent`.
 
+use bytes::Bytes;
 use serde_json::json;
 
 use crate::agent::hub::refusal;
@@ -82,4 +84,17 @@ impl Hub for InProcessHub {
             .map_err(refused)?;
         Ok(())
     }
+
+    async fn write(&self, body: Bytes) -> Result<(), HubError> {
+        store_usage(&self.state, &self.cluster, body).await
+    }
+}
+
+/// Where the in-process agent's remote writes go: the hub's usage ingest, as
+/// `POST /v1/clusters/{cluster}/write` stores them (issue 30). Until the hub stores
+/// usage, every write waits in the collector's buffer as if the hub were away.
+async fn store_usage(_state: &AppState, _cluster: &str, _body: Bytes) -> Result<(), HubError> {
+    Err(HubError::Unreachable(
+        "the hub does not store usage yet".into(),
+    ))
 }

@@ -1,7 +1,10 @@
 //! The simulated kubelet's decisions, shared by both faces: whether a resize fits the
 //! node (accepted, `Deferred`, `Infeasible`), and what a running container does between
 //! two moments (OOM kill when its memory reaches the limit, CFS throttling when it wants
-//! more CPU than its limit). Pure: the faces own the time and the objects.
+//! more CPU than its limit), and what it serves of them at `/metrics/cadvisor`
+//! (`cadvisor`). Pure: the faces own the time and the objects.
+
+pub mod cadvisor;
 
 use serde::{Deserialize, Serialize};
 

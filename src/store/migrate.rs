@@ -1,6 +1,8 @@
 //! Forward-only schema migrations embedded from `migrations/NNNN_name.sql`, each recorded
 //! with its SHA-256. A database from a newer kerf is refused; a non-empty database is
-//! copied aside with SQLite's online backup before any migration touches it.
+//! copied aside with SQLite's online backup before any migration touches it. The same
+//! machinery migrates each database kerf keeps, given its [`Schema`]: the main store's
+//! ([`MAIN`]) and the usage store's (`migrations/usage/`).
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +17,19 @@ pub struct Migration {
     pub name: &'static str,
     pub sql: &'static str,
 }
+
+/// One database's migrations and the name its pre-migration copies carry.
+pub struct Schema {
+    /// Copies are `backups/{copy_stem}-v{version}-{now}.db` beside the database.
+    pub copy_stem: &'static str,
+    pub migrations: &'static [Migration],
+}
+
+/// The main store's schema (`kerf.db`).
+pub const MAIN: Schema = Schema {
+    copy_stem: "kerf",
+    migrations: MIGRATIONS,
+};
 
 /// Every migration, in order. A test keeps this list equal to the `migrations/` folder.
 pub const MIGRATIONS: &[Migration] = &[
@@ -84,18 +99,20 @@ pub struct MigrationStatus {
     pub pending: Vec<(i64, &'static str)>,
     /// Highest version recorded in the database.
     pub db_version: i64,
+    /// Highest version this build knows.
+    pub supported: i64,
 }
 
 impl MigrationStatus {
     pub fn is_current(&self) -> bool {
-        self.pending.is_empty() && self.db_version <= latest()
+        self.pending.is_empty() && self.db_version <= self.supported
     }
 
     pub(super) fn check_current(&self) -> Result<(), StoreError> {
-        if self.db_version > latest() {
+        if self.db_version > self.supported {
             return Err(StoreError::TooNew {
                 found: self.db_version,
-                supported: latest(),
+                supported: self.supported,
             });
         }
         if !self.pending.is_empty() {
@@ -107,8 +124,10 @@ impl MigrationStatus {
     }
 }
 
-fn latest() -> i64 {
-    MIGRATIONS.last().map(|m| m.version).unwrap_or(0)
+impl Schema {
+    fn latest(&self) -> i64 {
+        self.migrations.last().map(|m| m.version).unwrap_or(0)
+    }
 }
 
 fn checksum(sql: &str) -> String {
@@ -133,8 +152,13 @@ fn ledger_exists(conn: &Connection) -> Result<bool, StoreError> {
         .is_some())
 }
 
-/// Reads the ledger and verifies every recorded checksum this build knows.
+/// Reads the main store's ledger and verifies every recorded checksum this build knows.
 pub fn status(conn: &Connection) -> Result<MigrationStatus, StoreError> {
+    status_of(conn, &MAIN)
+}
+
+/// [`status`] of a database with `schema`.
+pub(super) fn status_of(conn: &Connection, schema: &Schema) -> Result<MigrationStatus, StoreError> {
     let mut applied = Vec::new();
     if ledger_exists(conn)? {
         let mut stmt = conn.prepare(
@@ -150,7 +174,7 @@ pub fn status(conn: &Connection) -> Result<MigrationStatus, StoreError> {
         })?;
         for row in rows {
             let (version, name, sum, at) = row?;
-            if let Some(m) = MIGRATIONS.iter().find(|m| m.version == version) {
+            if let Some(m) = schema.migrations.iter().find(|m| m.version == version) {
                 if checksum(m.sql) != sum {
                     return Err(StoreError::ChecksumMismatch { version, name });
                 }
@@ -159,7 +183,8 @@ pub fn status(conn: &Connection) -> Result<MigrationStatus, StoreError> {
         }
     }
     let db_version = applied.iter().map(|a| a.0).max().unwrap_or(0);
-    let pending = MIGRATIONS
+    let pending = schema
+        .migrations
         .iter()
         .filter(|m| !applied.iter().any(|a| a.0 == m.version))
         .map(|m| (m.version, m.name))
@@ -168,24 +193,35 @@ pub fn status(conn: &Connection) -> Result<MigrationStatus, StoreError> {
         applied,
         pending,
         db_version,
+        supported: schema.latest(),
     })
 }
 
-/// Applies pending migrations, each in its own transaction, after a safety copy.
-/// Returns the versions applied; `now` stamps the ledger and names the copy.
+/// Applies the main store's pending migrations, each in its own transaction, after a
+/// safety copy. Returns the versions applied; `now` stamps the ledger and names the copy.
 pub fn run(conn: &mut Connection, db_path: &Path, now: i64) -> Result<Vec<i64>, StoreError> {
-    let before = status(conn)?;
-    if before.db_version > latest() {
+    run_schema(conn, db_path, now, &MAIN)
+}
+
+/// [`run`] for a database with `schema`.
+pub(super) fn run_schema(
+    conn: &mut Connection,
+    db_path: &Path,
+    now: i64,
+    schema: &Schema,
+) -> Result<Vec<i64>, StoreError> {
+    let before = status_of(conn, schema)?;
+    if before.db_version > before.supported {
         return Err(StoreError::TooNew {
             found: before.db_version,
-            supported: latest(),
+            supported: before.supported,
         });
     }
     if before.pending.is_empty() {
         return Ok(Vec::new());
     }
     if !before.applied.is_empty() {
-        let copy = pre_migration_copy_path(db_path, before.db_version, now);
+        let copy = pre_migration_copy_path(db_path, schema.copy_stem, before.db_version, now);
         super::backup::backup_connection(conn, &copy)?;
         tracing::info!(backup = %copy.display(), "copied database before migrating");
     }
@@ -193,7 +229,8 @@ pub fn run(conn: &mut Connection, db_path: &Path, now: i64) -> Result<Vec<i64>, 
     let mut done = Vec::new();
     // Every migration the ledger lacks, in version order: parallel branches may land a
     // lower version after a higher one was applied.
-    let pending = MIGRATIONS
+    let pending = schema
+        .migrations
         .iter()
         .filter(|m| before.pending.iter().any(|(v, _)| *v == m.version));
     for m in pending {
@@ -210,13 +247,40 @@ pub fn run(conn: &mut Connection, db_path: &Path, now: i64) -> Result<Vec<i64>, 
     Ok(done)
 }
 
-fn pre_migration_copy_path(db_path: &Path, version: i64, now: i64) -> PathBuf {
+fn pre_migration_copy_path(db_path: &Path, stem: &str, version: i64, now: i64) -> PathBuf {
     let dir = db_path
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default()
         .join("backups");
-    dir.join(format!("kerf-v{version}-{now}.db"))
+    dir.join(format!("{stem}-v{version}-{now}.db"))
+}
+
+/// Fails unless `schema`'s list equals the `.sql` files of `dir` (relative to the
+/// repository), byte for byte, with versions contiguous from 1.
+#[cfg(test)]
+pub(super) fn assert_embedded_match_folder(schema: &Schema, dir: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("migrations dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".sql"))
+        .collect();
+    files.sort();
+    let embedded: Vec<String> = schema
+        .migrations
+        .iter()
+        .map(|m| format!("{:04}_{}.sql", m.version, m.name))
+        .collect();
+    assert_eq!(files, embedded);
+    for m in schema.migrations {
+        let on_disk = std::fs::read_to_string(dir.join(format!("{:04}_{}.sql", m.version, m.name)))
+            .expect("readable");
+        assert_eq!(on_disk, m.sql);
+    }
+    for (i, m) in schema.migrations.iter().enumerate() {
+        assert_eq!(m.version, i as i64 + 1, "versions are contiguous from 1");
+    }
 }
 
 #[cfg(test)]
@@ -225,27 +289,7 @@ mod tests {
 
     #[test]
     fn embedded_migrations_match_the_migrations_folder() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
-        let mut files: Vec<String> = std::fs::read_dir(&dir)
-            .expect("migrations dir")
-            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".sql"))
-            .collect();
-        files.sort();
-        let embedded: Vec<String> = MIGRATIONS
-            .iter()
-            .map(|m| format!("{:04}_{}.sql", m.version, m.name))
-            .collect();
-        assert_eq!(files, embedded);
-        for m in MIGRATIONS {
-            let on_disk =
-                std::fs::read_to_string(dir.join(format!("{:04}_{}.sql", m.version, m.name)))
-                    .expect("readable");
-            assert_eq!(on_disk, m.sql);
-        }
-        for (i, m) in MIGRATIONS.iter().enumerate() {
-            assert_eq!(m.version, i as i64 + 1, "versions are contiguous from 1");
-        }
+        assert_embedded_match_folder(&MAIN, "migrations");
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod sessions;
 pub mod teams;
 pub mod tokens;
 mod tx;
+pub mod usage;
 pub mod users;
 mod workload_list;
 mod workload_totals;
@@ -67,6 +68,7 @@ pub use workload_totals::{GroupBy, WorkloadTotals, COUNTED_NOTICES};
 pub use workloads::{WorkloadRow, WorkloadSeen};
 
 pub use tx::{Read, Tx};
+pub use usage::{UsageOptions, UsageRead, UsageStore};
 
 use pool::ReaderPool;
 

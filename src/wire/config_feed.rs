@@ -25,6 +25,11 @@ pub struct ConfigFeed {
     /// The cluster-wide freeze in force; `enabled: false` when there is none.
     pub freeze: Freeze,
     pub agent: AgentSettings,
+    /// Where the hub reads this cluster's usage: `embedded` (its own store, which the
+    /// agent fills by remote write when its `[collector] enabled` is `auto`) or
+    /// `prometheus`. Absent: `prometheus`.
+    #[serde(default)]
+    pub usage_source: UsageSource,
     /// Every workload of the cluster the hub knows (stale ones included).
     pub workloads: Vec<WorkloadConfig>,
     /// Entries of `workloads` this agent could not read (filled by [`ConfigFeed::read`],
@@ -59,6 +64,8 @@ impl ConfigFeed {
             pause: Option<Pause>,
             freeze: Freeze,
             agent: AgentSettings,
+            #[serde(default)]
+            usage_source: UsageSource,
             #[serde(borrow)]
             workloads: Vec<&'a RawValue>,
         }
@@ -70,6 +77,7 @@ impl ConfigFeed {
             pause: e.pause,
             freeze: e.freeze,
             agent: e.agent,
+            usage_source: e.usage_source,
             workloads: Vec::with_capacity(e.workloads.len()),
             unreadable: Vec::new(),
         };
@@ -121,6 +129,28 @@ impl NamedWorkload {
             namespace: self.namespace?,
             kind: self.kind?,
             name: self.name?,
+        })
+    }
+}
+
+/// Where the hub reads a cluster's usage from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum UsageSource {
+    /// A Prometheus-compatible datasource.
+    #[default]
+    Prometheus,
+    /// The hub's own store, filled by the cluster's agent through remote write.
+    Embedded,
+}
+
+impl<'de> Deserialize<'de> for UsageSource {
+    /// A source this agent does not know (a newer hub's) reads as `prometheus`: the
+    /// agent then collects only when configured to, and the rest of the feed still reads.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match String::deserialize(d)?.as_str() {
+            "embedded" => UsageSource::Embedded,
+            _ => UsageSource::Prometheus,
         })
     }
 }
@@ -299,6 +329,7 @@ mod tests {
             pause: None,
             freeze: Freeze::off(),
             agent: AgentSettings::default(),
+            usage_source: UsageSource::Embedded,
             workloads: vec![workload("cart"), workload("web")],
             unreadable: Vec::new(),
         };
@@ -353,6 +384,25 @@ mod tests {
             ConfigFeed::read(&feed().to_string()).unwrap(),
             serde_json::from_value(feed()).unwrap()
         );
+    }
+
+    #[test]
+    fn the_usage_source_is_prometheus_when_absent_or_unknown() {
+        let source = |v: Option<Value>| {
+            let mut feed = feed();
+            match v {
+                Some(v) => feed["usageSource"] = v,
+                None => {
+                    feed.as_object_mut().unwrap().remove("usageSource");
+                }
+            }
+            ConfigFeed::read(&feed.to_string())
+                .expect("reads")
+                .usage_source
+        };
+        assert_eq!(source(Some(json!("embedded"))), UsageSource::Embedded);
+        assert_eq!(source(None), UsageSource::Prometheus);
+        assert_eq!(source(Some(json!("otlp"))), UsageSource::Prometheus);
     }
 
     #[test]

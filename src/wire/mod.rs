@@ -4,9 +4,10 @@
 //! (`GET /v1/clusters/{cluster}/recommendations`), the heartbeat
 //! (`POST /v1/clusters/{cluster}/heartbeat`) and its answer, the agent's audit events
 //! (`POST /v1/clusters/{cluster}/events`, the events contract's types and reasons as
-//! enums) and the recommendation summary the feed carries. The hub builds these; the
-//! agent (in-process or remote) reads them; the hub's event validator validates into
-//! [`AgentEvent`]. Imports only `policy` (the effective policy) and `timestamp`: no
+//! enums), the recommendation summary the feed carries, and the usage the agent collects
+//! (`POST /v1/clusters/{cluster}/write`: Prometheus remote write 1.0, protobuf, the one
+//! message set here that is not JSON). The hub builds these; the agent (in-process or
+//! remote) reads them; the hub's event validator validates into [`AgentEvent`]. Imports only `policy` (the effective policy) and `timestamp`: no
 //! store, no HTTP, so it builds in the hub-only and the agent builds alike.
 //!
 //! What the hub sends (the feeds, readiness) accepts unknown fields, so an older agent
@@ -18,11 +19,13 @@ pub mod config_feed;
 pub mod event;
 pub mod heartbeat;
 pub mod recommendation_feed;
+pub mod remote_write;
 pub mod summary;
 
 pub use actor::{Actor, ActorKind, ActorTeam};
 pub use config_feed::{
-    AgentSettings, ConfigFeed, FeedFlags, Freeze, NamedWorkload, Pause, PauseScope, WorkloadConfig,
+    AgentSettings, ConfigFeed, FeedFlags, Freeze, NamedWorkload, Pause, PauseScope, UsageSource,
+    WorkloadConfig,
 };
 pub use event::{AgentEvent, ContainerChange, EventResource, EventType, Reason, WorkloadKey};
 pub use heartbeat::{Heartbeat, Readiness};

@@ -37,7 +37,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("events", &["wire", "timestamp", "workload"]),
     (
         "store",
-        &["events", "policy", "wire", "timestamp", "run_vocabulary"],
+        &[
+            "events",
+            "policy",
+            "wire",
+            "timestamp",
+            "run_vocabulary",
+            "xor",
+            "analysis",
+        ],
     ),
     ("operation", &["store"]),
     (

@@ -15,6 +15,11 @@ const DOORS: &[(&str, &str)] = &[
     ("src/store/tx.rs", "reading"),
     ("src/store/tx.rs", "writing"),
     ("src/store/tx.rs", "write_audited"),
+    // The usage store's (issue 30): appends and prunes carry the open chunks' cache.
+    ("src/store/usage/mod.rs", "append"),
+    ("src/store/usage/mod.rs", "prune"),
+    ("src/store/usage/mod.rs", "reading"),
+    ("src/store/usage/mod.rs", "backup_to"),
 ];
 
 /// The store's functions on a bare connection that stay reachable from outside it, and
@@ -170,7 +175,16 @@ fn the_store_has_one_way_in_units_of_work_with_the_queries_as_methods() {
     doors_seen.sort();
     assert_eq!(
         doors_seen,
-        ["is_current", "reading", "write_audited", "writing"],
+        [
+            "append",
+            "backup_to",
+            "is_current",
+            "prune",
+            "reading",
+            "reading",
+            "write_audited",
+            "writing"
+        ],
         "the doors were found where the fence expects them"
     );
     let tx_lines = std::fs::read_to_string(root().join("src/store/tx.rs"))

@@ -93,11 +93,13 @@ pub(super) fn fixture() -> Fixture {
         containers: vec![container(template)],
         resource_owners: Vec::new(),
         update_revision: None,
+        created_ms: Some(NOW - 7 * DAY),
     };
     let pod = |name: &str| Pod {
         pod: PodRef::new("shop", name),
         uid: name.into(),
         owner: Some(key.clone()),
+        controller: None,
         node: Some("n1".into()),
         phase: PodPhase::Running,
         ready: true,

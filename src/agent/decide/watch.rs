@@ -298,6 +298,7 @@ mod tests {
             pod: PodRef::new("shop", uid),
             uid: uid.into(),
             owner: None,
+            controller: None,
             node: Some("n1".into()),
             phase: PodPhase::Running,
             ready: true,

@@ -189,6 +189,7 @@ fn workload_base(
         containers: containers(&template.spec),
         resource_owners: resource_owners(meta),
         update_revision: None,
+        created_ms: time_ms(&meta.creation_timestamp),
     }
 }
 
@@ -264,6 +265,16 @@ pub fn daemonset(d: &DaemonSet) -> Option<Workload> {
     w.ready_replicas = status.map(|s| s.number_ready).unwrap_or(0);
     w.observed_generation = status.and_then(|s| s.observed_generation);
     Some(w)
+}
+
+/// A ReplicaSet: its controller and creation.
+pub fn replica_set(rs: &ReplicaSet) -> crate::cluster::ReplicaSet {
+    crate::cluster::ReplicaSet {
+        namespace: rs.metadata.namespace.clone().unwrap_or_default(),
+        name: rs.metadata.name.clone().unwrap_or_default(),
+        controller: controller(&rs.metadata).map(|(kind, name)| OwnerRef { kind, name }),
+        created_ms: time_ms(&rs.metadata.creation_timestamp),
+    }
 }
 
 /// The controller of a ReplicaSet (`Deployment` name), for resolving pod owners.
@@ -350,6 +361,7 @@ pub fn pod(p: &core::Pod, rs_owners: &BTreeMap<String, String>) -> Pod {
         pod: PodRef::new(&namespace, meta.name.as_deref().unwrap_or_default()),
         uid: meta.uid.clone().unwrap_or_default(),
         owner,
+        controller: controller(meta).map(|(kind, name)| OwnerRef { kind, name }),
         node: p.spec.as_ref().and_then(|s| s.node_name.clone()),
         phase,
         ready: conditions

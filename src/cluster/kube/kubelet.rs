@@ -1,5 +1,6 @@
 //! Reading a node's kubelet directly, as metrics-server does: `GET
-//! https://<InternalIP>:<daemonEndpoints.kubeletEndpoint.Port>/metrics/cadvisor` with the
+//! https://<InternalIP>:<daemonEndpoints.kubeletEndpoint.Port>/metrics/cadvisor` (CPU
+//! throttling counters, and the usage the agent's collector ships) with the
 //! agent's own credentials (the kubelet authorizes it as `nodes/metrics` get through the
 //! API server, a read-only right, unlike `nodes/proxy`). The kubelet's serving
 //! certificate is checked against `[agent] kubelet_ca_file`, else the cluster's CA (right
@@ -11,7 +12,7 @@ use std::sync::Mutex;
 
 use kube::{Client, Config};
 
-use crate::cluster::{ClusterError, CpuCounters, Node};
+use crate::cluster::{ClusterError, CpuCounters, Node, UsageSample};
 
 /// How kerf trusts the kubelets' serving certificates.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -64,8 +65,8 @@ impl Kubelets {
         Ok(client)
     }
 
-    /// The CFS counters of every container on `node`.
-    pub async fn cpu_counters(&self, node: &Node) -> Result<Vec<CpuCounters>, ClusterError> {
+    /// What `node`'s kubelet serves at `/metrics/cadvisor`: one request.
+    async fn cadvisor(&self, node: &Node) -> Result<String, ClusterError> {
         let endpoint = node
             .daemon_endpoint
             .as_deref()
@@ -77,7 +78,22 @@ impl Kubelets {
         let request = http::Request::get("/metrics/cadvisor")
             .body(Vec::new())
             .map_err(|e| ClusterError::Transport(e.to_string()))?;
-        let text = client.request_text(request).await.map_err(super::error)?;
+        client.request_text(request).await.map_err(super::error)
+    }
+
+    /// The CFS counters of every container on `node`.
+    pub async fn cpu_counters(&self, node: &Node) -> Result<Vec<CpuCounters>, ClusterError> {
+        let text = self.cadvisor(node).await?;
         Ok(crate::cluster::cadvisor::cpu_counters(&text))
+    }
+
+    /// The usage samples of every container and pod on `node`.
+    pub async fn usage(
+        &self,
+        node: &Node,
+        scraped_at_ms: i64,
+    ) -> Result<Vec<UsageSample>, ClusterError> {
+        let text = self.cadvisor(node).await?;
+        Ok(crate::cluster::cadvisor::usage(&text, scraped_at_ms))
     }
 }

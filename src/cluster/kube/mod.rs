@@ -24,7 +24,7 @@ use super::quantity::{format_cpu, format_memory};
 use super::{
     ApiStatus, ApplyMode, Cause, Cluster, ClusterError, ClusterEvent, ContainerResources,
     CpuCounters, EventType, Hpa, HpaMetric, Node, ObjectRef, Pod, PodRef, RecordedEvent,
-    ResourceField, Snapshot, Workload, WorkloadKey, WorkloadKind, FIELD_MANAGER,
+    ResourceField, Snapshot, UsageSample, Workload, WorkloadKey, WorkloadKind, FIELD_MANAGER,
 };
 
 pub use convert::container as container_model;
@@ -88,6 +88,16 @@ impl KubeCluster {
         &self.client
     }
 
+    /// The kubelets' clients, or why there are none.
+    fn kubelets(&self, node: &Node) -> Result<&kubelet::Kubelets, ClusterError> {
+        self.kubelets
+            .as_deref()
+            .ok_or_else(|| ClusterError::Unexpected {
+                object: format!("Node {}", node.name),
+                problem: "this client was built without the config to reach kubelets".into(),
+            })
+    }
+
     async fn list<K>(&self, namespace: Option<&str>) -> Result<Vec<K>, ClusterError>
     where
         K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>
@@ -134,6 +144,7 @@ impl KubeCluster {
         );
         let mut rs: BTreeMap<(String, String), String> = BTreeMap::new();
         for r in self.list::<ReplicaSet>(ns).await? {
+            out.replica_sets.push(convert::replica_set(&r));
             if let Some((name, deployment)) = convert::replicaset_owner(&r) {
                 rs.insert(
                     (r.metadata.namespace.clone().unwrap_or_default(), name),
@@ -459,13 +470,15 @@ impl Cluster for KubeCluster {
     }
 
     async fn cpu_counters(&self, node: &Node) -> Result<Vec<CpuCounters>, ClusterError> {
-        match &self.kubelets {
-            Some(k) => k.cpu_counters(node).await,
-            None => Err(ClusterError::Unexpected {
-                object: format!("Node {}", node.name),
-                problem: "this client was built without the config to reach kubelets".into(),
-            }),
-        }
+        self.kubelets(node)?.cpu_counters(node).await
+    }
+
+    async fn usage(
+        &self,
+        node: &Node,
+        scraped_at_ms: i64,
+    ) -> Result<Vec<UsageSample>, ClusterError> {
+        self.kubelets(node)?.usage(node, scraped_at_ms).await
     }
 
     async fn evict(&self, pod: &PodRef) -> Result<(), ClusterError> {

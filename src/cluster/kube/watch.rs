@@ -214,6 +214,7 @@ impl View for KubeView {
         // ReplicaSet → Deployment, per namespace.
         let mut owners: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
         for rs in self.replicasets.all() {
+            out.replica_sets.push(convert::replica_set(&rs));
             if let Some((name, deployment)) = convert::replicaset_owner(&rs) {
                 owners
                     .entry(rs.namespace().unwrap_or_default())

@@ -14,7 +14,6 @@ pub mod protocol;
 pub mod queries;
 pub mod range_selector;
 pub mod remote_read;
-pub mod remote_write;
 pub mod samples;
 mod stream;
 pub mod vm_export;

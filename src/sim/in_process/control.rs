@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use super::{SimPod, SimWorkload, State, WorkloadSpec};
 use crate::cluster::{
-    total_requests, ClusterError, Container, FieldOwner, PodPhase, PodRef, ResizeState,
+    total_requests, ClusterError, Container, FieldOwner, OwnerRef, PodPhase, PodRef, ResizeState,
     ResourceField, Resources, UpdateStrategy, Workload, WorkloadKey, WorkloadKind,
 };
 use crate::sim::kubelet::{judge, ContainerRun, Usage};
@@ -83,6 +83,7 @@ impl State {
             containers: spec.containers,
             resource_owners,
             update_revision: None,
+            created_ms: Some(self.now_ms),
         };
         let revision = template_hash(&workload.containers);
         self.workloads.insert(
@@ -90,6 +91,7 @@ impl State {
             SimWorkload {
                 workload,
                 usage: spec.usage,
+                revisions: vec![(revision.clone(), self.now_ms)],
                 revision,
             },
         );
@@ -150,6 +152,11 @@ impl State {
             };
             self.scale_to(&t, desired, mine, &mut used);
             if let Some(w) = self.workloads.get_mut(&key) {
+                if !w.revisions.iter().any(|(r, _)| *r == revision) {
+                    w.revisions.push((revision.clone(), self.now_ms));
+                    let extra = w.revisions.len().saturating_sub(super::REVISION_HISTORY);
+                    w.revisions.drain(..extra);
+                }
                 w.revision = revision.clone();
                 w.workload.observed_generation = Some(w.workload.generation);
                 if key.kind == WorkloadKind::StatefulSet {
@@ -269,10 +276,17 @@ impl State {
         };
         labels.insert(revision_label.into(), revision.into());
         let resources: Vec<Resources> = containers.iter().map(|c| c.resources).collect();
+        let controller = match key.kind {
+            WorkloadKind::Deployment => {
+                OwnerRef::new("ReplicaSet", &format!("{}-{revision}", key.name))
+            }
+            kind => OwnerRef::new(kind.as_str(), &key.name),
+        };
         let pod = crate::cluster::Pod {
             pod: PodRef::new(&key.namespace, &name),
             uid: uid.clone(),
             owner: Some(key.clone()),
+            controller: Some(controller),
             node: node_name.clone(),
             phase: if node_name.is_some() {
                 PodPhase::Running

@@ -3,7 +3,9 @@
 //! real API server and kubelet showed in the conformance suite: the resize refusals
 //! (limit removal, QoS change, larger than the node), server-side-apply ownership and
 //! its 409 conflicts, Eviction API refusals by PodDisruptionBudgets, and the kubelet's
-//! Deferred/Infeasible verdicts, OOM kills and throttling. Time comes from the hub's
+//! Deferred/Infeasible verdicts, OOM kills and throttling, and the kubelet's
+//! `/metrics/cadvisor` page (the api-server face's, read with the agent's parser). Time
+//! comes from the hub's
 //! [`Clock`]; every call first brings the world up to the clock's now.
 
 mod control;
@@ -17,8 +19,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use crate::clock::Clock;
 use crate::cluster::{
     Cluster, ClusterError, ClusterEvent, Container, CpuCounters, Hpa, HpaMetric, Node, ObjectRef,
-    Pdb, Pod, PodRef, Record, RecordedEvent, Resources, Snapshot, UpdateStrategy, View, Workload,
-    WorkloadKey, WorkloadKind, FIELD_MANAGER,
+    OwnerRef, Pdb, Pod, PodRef, Record, RecordedEvent, ReplicaSet, Resources, Snapshot,
+    UpdateStrategy, UsageSample, View, Workload, WorkloadKey, WorkloadKind, FIELD_MANAGER,
 };
 use crate::sim::kubelet::{ContainerRun, Usage};
 
@@ -73,7 +75,13 @@ struct SimWorkload {
     usage: BTreeMap<String, Usage>,
     /// Template revision the current pods are made from.
     revision: String,
+    /// Every revision with when it was first made, oldest first (a Deployment's
+    /// ReplicaSets, `<name>-<revision>`; the last [`REVISION_HISTORY`] are kept).
+    revisions: Vec<(String, i64)>,
 }
+
+/// ReplicaSets a Deployment keeps (its `revisionHistoryLimit`, 10, and the current one).
+const REVISION_HISTORY: usize = 11;
 
 struct SimPod {
     pod: Pod,
@@ -307,8 +315,44 @@ impl SimCluster {
                 .filter(|p| inside(&p.namespace))
                 .cloned()
                 .collect(),
+            replica_sets: w
+                .workloads
+                .values()
+                .filter(|s| s.workload.key.kind == WorkloadKind::Deployment)
+                .filter(|s| inside(&s.workload.key.namespace))
+                .flat_map(|s| {
+                    let key = &s.workload.key;
+                    s.revisions.iter().map(|(revision, created)| ReplicaSet {
+                        namespace: key.namespace.clone(),
+                        name: format!("{}-{revision}", key.name),
+                        controller: Some(OwnerRef::new("Deployment", &key.name)),
+                        created_ms: Some(*created),
+                    })
+                })
+                .collect(),
             owners: Default::default(),
         }
+    }
+
+    /// What `node`'s kubelet serves at `/metrics/cadvisor`.
+    fn cadvisor(&self, node: &str) -> String {
+        let w = self.world();
+        let mut pods: Vec<crate::sim::kubelet::cadvisor::PodCgroups> = w
+            .pods
+            .values()
+            .filter(|p| p.pod.node.as_deref() == Some(node))
+            .map(|p| crate::sim::kubelet::cadvisor::PodCgroups {
+                namespace: &p.pod.pod.namespace,
+                name: &p.pod.pod.name,
+                uid: &p.pod.uid,
+                containers: p
+                    .runs
+                    .iter()
+                    .map(|r| (r, p.pod.container(&r.name).map_or("", |c| c.image.as_str())))
+                    .collect(),
+            })
+            .collect();
+        crate::sim::kubelet::cadvisor::render(&mut pods)
     }
 }
 
@@ -433,6 +477,15 @@ impl Cluster for SimCluster {
                     })
             })
             .collect())
+    }
+
+    async fn usage(
+        &self,
+        node: &Node,
+        scraped_at_ms: i64,
+    ) -> Result<Vec<UsageSample>, ClusterError> {
+        let text = self.cadvisor(&node.name);
+        Ok(crate::cluster::cadvisor::usage(&text, scraped_at_ms))
     }
 
     async fn evict(&self, pod: &PodRef) -> Result<(), ClusterError> {

@@ -165,6 +165,9 @@ impl kerf::agent::Hub for BrokenTransport {
     async fn send_events(&self, _: &[AgentEvent]) -> Result<(), kerf::agent::HubError> {
         panic!("the event transport broke");
     }
+    async fn write(&self, _: bytes::Bytes) -> Result<(), kerf::agent::HubError> {
+        Err(kerf::agent::HubError::Unreachable("away".into()))
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

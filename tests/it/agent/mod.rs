@@ -3,6 +3,7 @@
 
 mod apply;
 mod bad_feed;
+mod collector;
 mod delivery;
 mod demo_guardrails;
 mod demo_world;

@@ -18,12 +18,15 @@ use crate::support::eventually;
 use crate::support::kube::objects::{deployment, node};
 use crate::support::kube::{control_plane, namespace};
 
-/// The value of `metric` for `pod_prefix`'s `app` container, if present.
+/// The value of `metric` for `pod_prefix`'s `app` container, if present (the line ends
+/// in the kubelet's timestamp after the value).
 fn value(text: &str, metric: &str, pod_prefix: &str) -> Option<f64> {
     text.lines()
         .filter(|l| l.starts_with(&format!("{metric}{{")))
+        .filter(|l| l.contains("container=\"app\""))
         .find(|l| l.contains(&format!("pod=\"{pod_prefix}-")))
-        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|l| l.rsplit_once('}'))
+        .and_then(|(_, rest)| rest.split_whitespace().next())
         .and_then(|v| v.parse().ok())
 }
 

@@ -9,9 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use kerf::datasource::prometheus::remote_write::{self, WriteRequest};
 use kerf::datasource::prometheus::samples::STALE_NAN_BITS;
 use kerf::datasource::raw::Labels;
+use kerf::wire::remote_write::{self, WriteRequest};
 
 /// The staleness marker Prometheus writes when a target or series disappears.
 pub fn stale() -> f64 {

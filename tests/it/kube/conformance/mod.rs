@@ -474,3 +474,4 @@ both_faces!(oom_after_too_small_limit, plain_node());
 // After `both_faces!`, which they use.
 mod guardrails;
 mod records;
+mod usage;

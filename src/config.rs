@@ -14,9 +14,11 @@ pub mod agent;
 mod bounds;
 pub mod collector;
 pub mod declared;
+pub mod usage;
 pub use agent::{AgentConfig, AgentsConfig};
 pub use collector::{CollectorConfig, CollectorEnabled};
 pub use declared::FleetConfig;
+pub use usage::UsageConfig;
 
 /// Environment variables that are not config keys (they steer the loader or logging).
 const RESERVED_ENV: &[&str] = &[
@@ -81,6 +83,9 @@ pub struct Config {
     /// The agent as collector of usage (`config/collector.rs`).
     #[serde(default)]
     pub collector: CollectorConfig,
+    /// The hub's embedded usage store (`config/usage.rs`).
+    #[serde(default)]
+    pub usage: UsageConfig,
     pub audit: AuditConfig,
     /// Datasources and clusters declared here, applied at start (`config/declared.rs`).
     #[serde(default)]
@@ -304,6 +309,7 @@ impl Default for Config {
             agent: AgentConfig::default(),
             agents: AgentsConfig::default(),
             collector: CollectorConfig::default(),
+            usage: UsageConfig::default(),
             audit: AuditConfig::default(),
             fleet: FleetConfig::default(),
         }
@@ -364,6 +370,7 @@ impl Config {
         self.agent.validate(self.mode)?;
         self.agents.validate()?;
         self.collector.validate()?;
+        self.usage.validate()?;
         self.fleet.validate(self.mode)?;
         if self.data_dir.as_os_str().is_empty() {
             return Err(ConfigError::Invalid("data_dir must not be empty".into()));

@@ -121,6 +121,76 @@ impl CollectorMetrics {
     }
 }
 
+/// Labels of the usage store's per-cluster counters.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ClusterLabels {
+    pub cluster: String,
+}
+
+/// Labels of `kerf_usage_samples_refused_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RefusedLabels {
+    pub cluster: String,
+    /// `bad_labels`, `series_limit`, `conflict`, `out_of_order`, `too_old`, `too_new`,
+    /// `chunk_full`.
+    pub reason: String,
+}
+
+/// Labels of `kerf_usage_write_requests_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WriteLabels {
+    pub cluster: String,
+    /// `stored` (all of it), `partial` (some samples refused), `invalid` (not a
+    /// readable write), `too_large`, `failed` (the store failed; the writer retries).
+    pub outcome: String,
+}
+
+/// What the hub's usage store took from remote writes (docs/contracts/metrics.md).
+#[derive(Clone, Default)]
+pub struct UsageMetrics {
+    pub stored: Family<ClusterLabels, Counter>,
+    pub duplicates: Family<ClusterLabels, Counter>,
+    pub refused: Family<RefusedLabels, Counter>,
+    pub writes: Family<WriteLabels, Counter>,
+}
+
+impl UsageMetrics {
+    fn register(registry: &mut Registry) -> UsageMetrics {
+        let m = UsageMetrics::default();
+        registry.register(
+            "kerf_usage_samples_stored",
+            "Samples the usage store took from remote writes, by cluster",
+            m.stored.clone(),
+        );
+        registry.register(
+            "kerf_usage_samples_duplicates",
+            "Samples received again with the stored value (retries) and ignored, by cluster",
+            m.duplicates.clone(),
+        );
+        registry.register(
+            "kerf_usage_samples_refused",
+            "Samples the usage store refused, by cluster and reason",
+            m.refused.clone(),
+        );
+        registry.register(
+            "kerf_usage_write_requests",
+            "Remote-write requests received, by cluster and outcome",
+            m.writes.clone(),
+        );
+        m
+    }
+
+    /// Counts one write request of `cluster` with its outcome.
+    pub fn count_write(&self, cluster: &str, outcome: &str) {
+        self.writes
+            .get_or_create(&WriteLabels {
+                cluster: cluster.to_string(),
+                outcome: outcome.to_string(),
+            })
+            .inc();
+    }
+}
+
 /// Every metric kerf exposes, plus the registry that renders them.
 pub struct Metrics {
     registry: Registry,
@@ -142,6 +212,8 @@ pub struct Metrics {
     pub agent_events_dropped: Family<DropLabels, Counter>,
     /// The agent's collector.
     pub collector: CollectorMetrics,
+    /// The hub's usage store.
+    pub usage: UsageMetrics,
 }
 
 impl Metrics {
@@ -204,8 +276,10 @@ impl Metrics {
             agent_events_dropped.clone(),
         );
         let collector = CollectorMetrics::register(&mut registry);
+        let usage = UsageMetrics::register(&mut registry);
         Metrics {
             registry,
+            usage,
             agent_events_dropped,
             collector,
             notifications_sent,

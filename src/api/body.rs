@@ -90,12 +90,25 @@ impl HttpBody for BoundedBody {
     }
 }
 
-/// Middleware: bounds every request body by `http.max_body_bytes` and
-/// `http.body_read_timeout_seconds`. A declared length past the limit is refused before
-/// the handler runs (the body is drained as for any oversized body).
+/// The one route whose bodies may pass `http.max_body_bytes`: remote writes, bounded by
+/// `[usage] max_write_bytes` instead (writers batch thousands of samples a request).
+const WRITE_ROUTE: &str = "/v1/clusters/{cluster}/write";
+
+/// Middleware: bounds every request body by `http.max_body_bytes` (remote writes by
+/// `[usage] max_write_bytes`) and `http.body_read_timeout_seconds`. A declared length
+/// past the limit is refused before the handler runs (the body is drained as for any
+/// oversized body).
 pub async fn bound_bodies(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let http = &state.config.http;
-    let limit = http.max_body_bytes;
+    let write = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .is_some_and(|p| p.as_str() == WRITE_ROUTE);
+    let limit = if write {
+        state.config.usage.max_write_bytes
+    } else {
+        http.max_body_bytes
+    };
     let timeout = Duration::from_secs(http.body_read_timeout_seconds);
     let declared = req
         .headers()

@@ -36,6 +36,7 @@ pub mod state;
 pub mod teams;
 pub mod tokens;
 pub mod usage;
+pub mod usage_write;
 pub mod users;
 pub mod workload_query;
 pub mod workload_totals;

@@ -18,7 +18,8 @@ use super::state::AppState;
 use super::{
     admin_settings, agent, approvals, audit, automation, backtest, clusters, config_audit,
     datasources, deliveries, effective, export, feed, health, history, me, notifications,
-    overrides, policies, runs, savings, teams, tokens, usage, users, workload_totals, workloads,
+    overrides, policies, runs, savings, teams, tokens, usage, usage_write, users, workload_totals,
+    workloads,
 };
 
 /// One registered route.
@@ -146,6 +147,7 @@ pub fn route_table() -> RouteTable {
         .add(Metrics, routes!(health::metrics))
         .add(Public, routes!(health::openapi))
         .add(ClusterAgent, routes!(agent::post_events))
+        .add(ClusterAgent, routes!(usage_write::post_write))
         .add(WorkloadRead, routes!(audit::get_audit))
         .add(Admin, routes!(config_audit::get_config_audit))
         .add(Public, routes!(me::login))

@@ -30,6 +30,9 @@ pub struct AppState {
     pub notify: crate::notify::Notifier,
     /// The UI files' compressed forms, made once each.
     pub ui: Arc<crate::ui::Encoded>,
+    /// The embedded usage store (remote writes in, runs of clusters without a
+    /// Prometheus datasource out); `None` only in tests that build a bare state.
+    pub usage: Option<crate::store::UsageStore>,
 }
 
 impl AppState {
@@ -55,7 +58,14 @@ impl AppState {
             jobs: crate::jobs::Board::default(),
             notify,
             ui: Arc::new(crate::ui::Encoded::new()),
+            usage: None,
         })
+    }
+
+    /// With the embedded usage store (the server opens it beside the database).
+    pub fn with_usage(mut self, usage: crate::store::UsageStore) -> AppState {
+        self.usage = Some(usage);
+        self
     }
 
     /// Now, on the hub's clock.

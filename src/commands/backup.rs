@@ -1,9 +1,11 @@
 //! `kerf backup` and `kerf restore`. A backup is the database (SQLite's online backup,
 //! safe while serving) plus, beside it as `FILE.secret.key` (mode 0600), the data dir's
 //! secret key: without it the sealed datasource and channel secrets of a restored hub
-//! could never be opened again. A restore goes only into a data dir without a
-//! database, checks that the key opens every sealed datasource secret, and leaves
-//! nothing behind when it refuses.
+//! could never be opened again; and, as `FILE.usage.db`, the embedded usage store
+//! (the usage history of clusters without a Prometheus, the same online backup) when
+//! the hub keeps one. A restore goes only into a data dir without a database, checks
+//! that the key opens every sealed datasource secret, and leaves nothing behind when it
+//! refuses.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +22,14 @@ pub fn key_path(file: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+/// Where a backup `FILE` keeps the usage store.
+pub fn usage_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".");
+    name.push(store::usage::FILE_NAME);
+    PathBuf::from(name)
+}
+
 /// `kerf backup --to FILE`.
 pub fn backup(config: &Config, to: &Path) -> Result<(), Exit> {
     let path = config.database_path();
@@ -27,7 +37,9 @@ pub fn backup(config: &Config, to: &Path) -> Result<(), Exit> {
         return Err(Exit::usage(format!("no database at {}", path.display())));
     }
     let key_to = key_path(to);
-    for target in [to, key_to.as_path()] {
+    let usage = store::UsageStore::path_beside(&path);
+    let usage_to = usage_path(to);
+    for target in [to, key_to.as_path(), usage_to.as_path()] {
         if target.exists() {
             return Err(Exit::usage(format!(
                 "{} already exists; choose a new file",
@@ -36,11 +48,23 @@ pub fn backup(config: &Config, to: &Path) -> Result<(), Exit> {
         }
     }
     store::backup_to(&path, to).map_err(store_exit)?;
+    if usage.exists() {
+        store::backup_to(&usage, &usage_to).map_err(|e| {
+            let _ = std::fs::remove_file(to);
+            store_exit(e)
+        })?;
+        println!(
+            "backed up the usage store {} to {}",
+            usage.display(),
+            usage_to.display()
+        );
+    }
     let key = config.data_dir.join(KEY_FILE);
     match std::fs::read(&key) {
         Ok(bytes) => {
             write_private(&key_to, &bytes).map_err(|e| {
                 let _ = std::fs::remove_file(to);
+                let _ = std::fs::remove_file(&usage_to);
                 Exit::runtime(format!("cannot write {}: {e}", key_to.display()))
             })?;
             println!(
@@ -57,6 +81,7 @@ pub fn backup(config: &Config, to: &Path) -> Result<(), Exit> {
         ),
         Err(e) => {
             let _ = std::fs::remove_file(to);
+            let _ = std::fs::remove_file(&usage_to);
             return Err(Exit::runtime(format!("cannot read {}: {e}", key.display())));
         }
     }
@@ -104,12 +129,22 @@ pub fn restore(config: &Config, from: &Path) -> Result<(), Exit> {
     store::files::create_private_dir(&config.data_dir)
         .map_err(|e| Exit::runtime(format!("cannot create {}: {e}", config.data_dir.display())))?;
     store::backup_to(from, &db).map_err(store_exit)?;
+    let usage_from = usage_path(from);
+    let usage_db = store::UsageStore::path_beside(&db);
     let undo = || {
-        for f in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{f}", db.display()));
+        for file in [&db, &usage_db] {
+            for f in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{f}", file.display()));
+            }
         }
         let _ = std::fs::remove_file(&key_to);
     };
+    if usage_from.exists() {
+        if let Err(e) = store::backup_to(&usage_from, &usage_db) {
+            undo();
+            return Err(store_exit(e));
+        }
+    }
     let checked = check_secrets(config, from, key.as_ref().map(|k| &k.1));
     if let Err(e) = checked {
         undo();

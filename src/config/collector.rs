@@ -44,7 +44,7 @@ impl Default for CollectorConfig {
             interval: "30s".into(),
             scrape_timeout: "10s".into(),
             max_concurrent_nodes: 4,
-            buffer_max_samples: 500_000,
+            buffer_max_samples: 1_000_000,
         }
     }
 }

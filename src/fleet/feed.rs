@@ -23,8 +23,14 @@ pub async fn config(
     agent: AgentSettings,
 ) -> Result<ConfigFeed, StoreError> {
     let name = cluster.to_string();
-    let (c, applying) = store
-        .reading(move |r| Ok((r.active_cluster(&name)?, pause::applying(r, &name, now)?)))
+    let (c, applying, linked) = store
+        .reading(move |r| {
+            Ok((
+                r.active_cluster(&name)?,
+                pause::applying(r, &name, now)?,
+                r.cluster_datasource(&name)?.is_some(),
+            ))
+        })
         .await?;
     let frozen = c
         .freeze
@@ -42,9 +48,11 @@ pub async fn config(
         pause: applying.as_ref().map(pause::view),
         freeze: super::clusters::freeze_view(frozen),
         agent,
-        // Filled when the hub stores usage (issue 30): until then every cluster reads
-        // its usage from a Prometheus-compatible datasource.
-        usage_source: crate::wire::UsageSource::Prometheus,
+        usage_source: if runs.reads_embedded(linked) {
+            crate::wire::UsageSource::Embedded
+        } else {
+            crate::wire::UsageSource::Prometheus
+        },
         workloads: workloads
             .into_iter()
             .map(|w| WorkloadConfig {

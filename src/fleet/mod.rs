@@ -2,7 +2,7 @@
 //! (`clusters`), automation pauses (`pause`), datasources and their checks
 //! (`datasources`, `datasource_check`), policies (`policies`), per-workload overrides,
 //! approvals and effective policy (`workloads`, `effective`), the two agent feeds
-//! (`feed`), what agents send (`ingest`) and the ticker job that auto-resumes pauses and
+//! (`feed`), what agents send (`ingest`; their usage samples: `usage`) and the ticker job that auto-resumes pauses and
 //! re-evaluates readiness (`ticker`), and the fleet the config file declares, applied
 //! at start (`declared`). Each operation takes the store, the time, the
 //! audit context and a typed input, and returns a typed output or an `OpError`. SQL
@@ -18,6 +18,8 @@ pub mod ingest;
 pub mod pause;
 pub mod policies;
 pub mod ticker;
+pub mod usage;
+pub mod usage_retention;
 pub mod workloads;
 
 use std::sync::Arc;

@@ -75,6 +75,8 @@ pub struct Runs {
     metrics: Option<Arc<crate::metrics::Metrics>>,
     /// Backtests in flight (one at a time).
     backtests: Arc<tokio::sync::Semaphore>,
+    /// The embedded usage store: a cluster without a datasource reads its usage here.
+    usage: Option<crate::store::UsageStore>,
 }
 
 impl Runs {
@@ -89,7 +91,27 @@ impl Runs {
             data_dir: std::path::PathBuf::new(),
             metrics: None,
             backtests: Arc::new(tokio::sync::Semaphore::new(1)),
+            usage: None,
         }
+    }
+
+    /// Clusters without a datasource read their usage from `usage` (`kerf serve` sets
+    /// it).
+    pub fn with_usage(mut self, usage: crate::store::UsageStore) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// Whether a cluster reads its usage from the embedded store: when the hub keeps one,
+    /// no fixed source answers for every cluster (the demo's), and the cluster links no
+    /// datasource (`linked`). Its agent then collects (`[collector] enabled = "auto"`).
+    pub fn reads_embedded(&self, linked: bool) -> bool {
+        self.usage.is_some() && self.fixed_source.is_none() && !linked
+    }
+
+    /// The embedded usage store, when the hub keeps one.
+    pub fn usage(&self) -> Option<&crate::store::UsageStore> {
+        self.usage.as_ref()
     }
 
     /// Finished runs add their datasource requests, bytes and samples to `metrics`.

@@ -1,8 +1,8 @@
 //! The hub as the in-process agent of `mode = "all-in-one"` (and `kerf demo`) reaches
 //! it: the agent's [`Hub`] interface served by the same functions the HTTP routes call
 //! after parsing (feeds, heartbeat, event validation, exactly-once storage, the
-//! `kerf_actions_total` count; the collected usage's remote writes once the hub stores
-//! usage), with the same types, without the network hop. The
+//! `kerf_actions_total` count; the collected usage's remote writes into the usage
+//! store), with the same types, without the network hop. The
 //! agent is the cluster's own, so no token is checked. It sits with the server, which
 //! starts that agent, so `api` never imports `agent`.
 
@@ -90,11 +90,10 @@ impl Hub for InProcessHub {
     }
 }
 
-/// Where the in-process agent's remote writes go: the hub's usage ingest, as
-/// `POST /v1/clusters/{cluster}/write` stores them (issue 30). Until the hub stores
-/// usage, every write waits in the collector's buffer as if the hub were away.
-async fn store_usage(_state: &AppState, _cluster: &str, _body: Bytes) -> Result<(), HubError> {
-    Err(HubError::Unreachable(
-        "the hub does not store usage yet".into(),
-    ))
+/// Where the in-process agent's remote writes go: the hub's usage store, as
+/// `POST /v1/clusters/{cluster}/write` stores them, answered as that route answers.
+async fn store_usage(state: &AppState, cluster: &str, body: Bytes) -> Result<(), HubError> {
+    crate::api::usage_write::store_write(state, cluster, &body)
+        .await
+        .map_err(refused)
 }

@@ -64,6 +64,21 @@ pub fn store_options(config: &Config) -> StoreOptions {
     }
 }
 
+/// How the usage store is opened, from `[store]` and `[usage]` (validated already).
+pub fn usage_options(config: &Config) -> crate::store::UsageOptions {
+    let retention = config
+        .usage
+        .retention()
+        .unwrap_or_else(|_| std::time::Duration::from_secs(14 * 86_400));
+    crate::store::UsageOptions {
+        readers: config.store.readers.clamp(1, 4),
+        busy_timeout_ms: config.store.busy_timeout_ms,
+        retention,
+        max_series_per_cluster: config.usage.max_series_per_cluster,
+        ..crate::store::UsageOptions::default()
+    }
+}
+
 /// What a hook gets once the server listens.
 pub struct Started {
     /// The bound address (the real port when `listen` asked for port 0).
@@ -128,9 +143,16 @@ where
     let opts = store_options(&config);
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let now = clock.now_ms();
+    let usage_path = crate::store::UsageStore::path_beside(&db_path);
     let store = tokio::task::spawn_blocking(move || Store::open_and_migrate(&db_path, &opts, now))
         .await
         .map_err(|e| crate::store::StoreError::Task(e.to_string()))??;
+    let usage_opts = usage_options(&config);
+    let usage = tokio::task::spawn_blocking(move || {
+        crate::store::UsageStore::open_and_migrate(&usage_path, &usage_opts, now)
+    })
+    .await
+    .map_err(|e| crate::store::StoreError::Task(e.to_string()))??;
     for exposed in crate::store::files::secure_data_dir(&config.data_dir) {
         use crate::store::files::Exposure;
         match exposed {
@@ -173,7 +195,9 @@ where
     let mut config = config;
     config.listen = local;
     let http = config.http.clone();
-    let state = AppState::new(store.clone(), metrics, Arc::new(config), runs)?;
+    let runs = runs.with_usage(usage.clone());
+    let state =
+        AppState::new(store.clone(), metrics, Arc::new(config), runs)?.with_usage(usage.clone());
     apply_declared(&state).await?;
     let kept = state.auth.restore_locks(&store).await?;
     if kept > 0 {
@@ -190,8 +214,9 @@ where
     let mut failures: Vec<_> = failed.into_iter().collect();
     failures.extend(jobs.stop(grace).await);
     let s = store.clone();
-    match tokio::task::spawn_blocking(move || s.checkpoint()).await {
-        Ok(Ok(())) => tracing::info!("database checkpointed; bye"),
+    let u = usage.clone();
+    match tokio::task::spawn_blocking(move || s.checkpoint().and_then(|()| u.checkpoint())).await {
+        Ok(Ok(())) => tracing::info!("databases checkpointed; bye"),
         Ok(Err(e)) => tracing::error!(error = %e, "checkpoint failed"),
         Err(e) => tracing::error!(error = %e, "checkpoint task failed"),
     }
@@ -260,5 +285,10 @@ pub fn hub_jobs(state: &AppState) -> Jobs {
     jobs.spawn("notify-digest", |stop| {
         crate::notify::digest::run(notify.clone(), stop)
     });
+    if let Some(usage) = &state.usage {
+        jobs.spawn("usage-retention", |stop| {
+            crate::fleet::usage_retention::run(usage.clone(), runs.clone(), stop)
+        });
+    }
     jobs
 }

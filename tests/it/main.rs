@@ -68,6 +68,7 @@ mod source_fence;
 mod store_fence;
 mod ui_shell;
 mod ui_size;
+mod usage_write;
 mod workload_export;
 mod workload_policy;
 mod workload_scope;

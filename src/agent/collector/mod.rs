@@ -56,7 +56,7 @@ impl Default for Settings {
             interval: Duration::from_secs(30),
             scrape_timeout: Duration::from_secs(10),
             max_concurrent_nodes: 4,
-            buffer_max_samples: 500_000,
+            buffer_max_samples: 1_000_000,
         }
     }
 }

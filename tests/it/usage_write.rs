@@ -155,16 +155,11 @@ async fn a_retried_write_is_stored_once_and_bad_samples_are_refused_by_reason() 
     assert_eq!(d["stored"], 1, "{body}");
     assert!(d["examples"].as_array().is_some_and(|e| !e.is_empty()));
 
-    let m = |reason| {
-        metric(
-            &kerf,
-            "kerf_usage_samples_refused_total",
-            &[("cluster", "prod"), ("reason", reason)],
-        )
-    };
-    assert_eq!(m("out_of_order").await, 1.0);
-    assert_eq!(m("too_old").await, 1.0);
-    assert_eq!(m("conflict").await, 1.0);
+    for reason in ["out_of_order", "too_old", "conflict"] {
+        let labels = [("cluster", "prod"), ("reason", reason)];
+        let refused = metric(&kerf, "kerf_usage_samples_refused_total", &labels).await;
+        assert_eq!(refused, 1.0, "{reason}");
+    }
     let stored = metric(
         &kerf,
         "kerf_usage_samples_stored_total",

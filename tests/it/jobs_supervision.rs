@@ -82,7 +82,7 @@ fn a_panicking_job_ends_the_process_non_zero_naming_the_job() {
         "the exit line names the job:\n{logs}"
     );
     assert!(
-        logs.contains("database checkpointed"),
+        logs.contains("databases checkpointed"),
         "the hub stopped gracefully:\n{logs}"
     );
 }

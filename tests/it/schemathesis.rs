@@ -142,10 +142,11 @@ async fn schemathesis_finds_nothing_wrong_with_a_demo_hub_and_its_document() {
         .lines()
         .find_map(|l| l.trim().strip_prefix("Tested: "))
         .and_then(|n| n.trim().parse::<usize>().ok());
-    // It leaves out the one operation that serves the document it reads.
+    // It leaves out the operation that serves the document it reads, and remote write
+    // (disabled in schemathesis.toml: it cannot make protobuf bodies).
     assert_eq!(
         tested,
-        Some(operations - 1),
+        Some(operations - 2),
         "schemathesis did not test every operation:\n{summary}"
     );
     eprintln!("{summary}");

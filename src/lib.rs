@@ -60,11 +60,14 @@
 //! - `operation`: `OpError`, what every hub operation returns when it does not do what
 //!   was asked. Uses `store`.
 //! - `datasource`: usage from Prometheus-compatible APIs (the TSDB's raw samples, by
-//!   streamed remote read, VictoriaMetrics's export API or range selectors) or the demo
-//!   fleet, mapped into the engine's input and streamed to runs workload by workload; a
-//!   datasource's credentials (`datasource::credentials`).
+//!   streamed remote read, VictoriaMetrics's export API or range selectors), the hub's
+//!   embedded usage store (`datasource::embedded`: the same queries answered from
+//!   `store::usage` with Prometheus's semantics) or the demo fleet, mapped into the
+//!   engine's input and streamed to runs workload by workload; a datasource's
+//!   credentials (`datasource::credentials`).
 //!   Uses `analysis`, `backoff`, `clock` (probes ask the real present), `fingerprint`,
-//!   `secret`, `sim` (the demo fleet's catalogue and shapes), `tls`, `workload`, `xor`.
+//!   `secret`, `sim` (the demo fleet's catalogue and shapes), `store` (only
+//!   `store::usage`, read), `tls`, `workload`, `xor`.
 //! - (`cluster` and `sim`: see "The cluster side" below.)
 //!
 //! Domain (operations below the API: store, now, audit context and typed input in,

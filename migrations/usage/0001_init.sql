@@ -1,5 +1,6 @@
 -- kerf usage store v1 (usage.db): series, their XOR chunks, and the series refused.
--- Timestamps are INTEGER Unix milliseconds.
+-- Timestamps are INTEGER Unix milliseconds. The file is made with auto_vacuum =
+-- INCREMENTAL before this runs (it must precede every table): prune gives pages back.
 
 -- One row per series: a cluster and its full label set, as canonical text
 -- metric{a="x",b="y"} (names sorted, empty values dropped). The metric name and the
@@ -23,19 +24,22 @@ CREATE TABLE series (
 );
 CREATE INDEX series_by_metric ON series (cluster, metric, namespace, pod);
 
--- One Prometheus XOR chunk per series and 2-hour slot aligned to the Unix epoch. The id
--- is series_id * 2^24 + slot number (slot start / 7,200,000 ms), so the table's own
--- b-tree orders chunks by series, then time, and no second index is paid for: a
--- series' chunks in a window, its latest chunk and prune's sweep are rowid ranges.
--- Only a series' latest slot is ever appended to.
+-- One Prometheus XOR chunk per series and 2-hour slot aligned to the Unix epoch, in one
+-- of two tables. The id is slot number (slot start / 7,200,000 ms) * 2^32 + series id
+-- (series ids stay below 2^32): time first, so chunks closed slot by slot are written
+-- at the end of `chunks`, whose pages fill up and are never written again; a series'
+-- chunk of a slot is found by its id. No other column: times and counts are in the
+-- chunk (its header counts the samples, its first sample starts it).
+-- `chunks` holds the closed chunks and `open_chunks` the open ones, rewritten as they
+-- grow; every id in `chunks` is below every id in `open_chunks`, so the border between
+-- them is MAX(chunks.id) + 1 and a chunk has one place (`store::usage::chunks`).
 CREATE TABLE chunks (
-    id        INTEGER PRIMARY KEY,
-    series_id INTEGER GENERATED ALWAYS AS (id >> 24) VIRTUAL,
-    slot      INTEGER GENERATED ALWAYS AS ((id & 16777215) * 7200000) VIRTUAL,
-    min_ms    INTEGER NOT NULL,
-    max_ms    INTEGER NOT NULL,
-    samples   INTEGER NOT NULL,
-    data      BLOB    NOT NULL
+    id   INTEGER PRIMARY KEY,
+    data BLOB    NOT NULL
+);
+CREATE TABLE open_chunks (
+    id   INTEGER PRIMARY KEY,
+    data BLOB    NOT NULL
 );
 
 -- Series refused whole (bad labels, past the cluster's series limit), a bounded list

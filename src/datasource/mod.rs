@@ -1,6 +1,7 @@
 //! Where usage comes from: a Prometheus-compatible API (Prometheus, Thanos, Mimir,
-//! VictoriaMetrics) or the built-in demo fleet, both behind one interface, mapped into
-//! the analysis engine's `resource-analysis-input/v2`.
+//! VictoriaMetrics), the hub's embedded usage store (what agents and remote writers
+//! send) or the built-in demo fleet, all behind one interface, mapped into the analysis
+//! engine's `resource-analysis-input/v2`.
 //!
 //! INTERFACE: runs call [`Source::plan`] once per cluster per run (the inventory, cut
 //! into groups of workloads) and then [`Source::stream_group`] for each group in turn:
@@ -168,8 +169,8 @@ pub enum UsageResource {
     Memory,
 }
 
-/// The operations every datasource offers. Implemented by the Prometheus client and the
-/// demo fleet; runs and the API hold a `Datasource` and never know which one it is.
+/// The operations every datasource offers. Implemented by the Prometheus client, the
+/// embedded usage store and the demo fleet; runs and the API hold a `Datasource` and never know which one it is.
 pub trait Source: Send + Sync {
     /// Reads the inventory of `scope` over `window` and cuts it into groups.
     fn plan(
@@ -253,6 +254,7 @@ pub async fn send(sink: &Sink, piece: Collection) -> Result<(), DatasourceError>
 pub mod connection;
 pub mod credentials;
 pub mod demo;
+pub mod embedded;
 pub mod input;
 pub mod mapping;
 pub mod plan;
@@ -263,6 +265,7 @@ pub mod view;
 pub use connection::DatasourceSettings;
 pub use credentials::{datasource_binding, Secrets};
 pub use demo::DemoFleet;
+pub use embedded::EmbeddedSource;
 pub use plan::{Budget, CollectPlan, Group};
 pub use prometheus::PrometheusSource;
 
@@ -271,6 +274,8 @@ pub use prometheus::PrometheusSource;
 #[derive(Debug, Clone)]
 pub enum Datasource {
     Prometheus(PrometheusSource),
+    /// The hub's usage store (issue 30): what the cluster's agent or remote writers sent.
+    Embedded(EmbeddedSource),
     Demo(DemoFleet),
 }
 
@@ -278,6 +283,11 @@ impl Datasource {
     /// The built-in demo fleet (clusters `demo-east` and `demo-west`).
     pub fn demo(seed: u64) -> Datasource {
         Datasource::Demo(DemoFleet::new(seed))
+    }
+
+    /// The hub's embedded usage store, read for kerf cluster `cluster`.
+    pub fn embedded(store: crate::store::usage::UsageStore, cluster: &str) -> Datasource {
+        Datasource::Embedded(EmbeddedSource::new(store, cluster))
     }
 
     /// The demo fleet with the changes the demo's in-process agents make (`sim::live`).
@@ -373,6 +383,7 @@ impl Source for Datasource {
     ) -> Result<CollectPlan, DatasourceError> {
         match self {
             Datasource::Prometheus(p) => p.plan(scope, window).await,
+            Datasource::Embedded(e) => e.plan(scope, window).await,
             Datasource::Demo(d) => d.plan(scope, window).await,
         }
     }
@@ -384,6 +395,7 @@ impl Source for Datasource {
     ) -> Result<Collection, DatasourceError> {
         match self {
             Datasource::Prometheus(p) => p.collect_group(plan, index).await,
+            Datasource::Embedded(e) => e.collect_group(plan, index).await,
             Datasource::Demo(d) => d.collect_group(plan, index).await,
         }
     }
@@ -396,6 +408,7 @@ impl Source for Datasource {
     ) -> Result<CollectStats, DatasourceError> {
         match self {
             Datasource::Prometheus(p) => p.stream_group(plan, index, sink).await,
+            Datasource::Embedded(e) => e.stream_group(plan, index, sink).await,
             Datasource::Demo(d) => d.stream_group(plan, index, sink).await,
         }
     }
@@ -412,6 +425,7 @@ impl Source for Datasource {
             Datasource::Prometheus(p) => {
                 p.usage(scope, workload, container, resource, window).await
             }
+            Datasource::Embedded(e) => e.usage(scope, workload, container, resource, window).await,
             Datasource::Demo(d) => d.usage(scope, workload, container, resource, window).await,
         }
     }
@@ -419,6 +433,7 @@ impl Source for Datasource {
     async fn test(&self, scope: &ClusterScope) -> Result<TestReport, DatasourceError> {
         match self {
             Datasource::Prometheus(p) => p.test(scope).await,
+            Datasource::Embedded(e) => e.test(scope).await,
             Datasource::Demo(d) => d.test(scope).await,
         }
     }

@@ -16,6 +16,14 @@ pub enum RunFailure {
          and point the cluster at it with PUT /v1/clusters/{cluster}/datasource"
     )]
     NoDatasource { cluster: String },
+    /// No datasource, and nothing in the embedded usage store yet.
+    #[error(
+        "cluster {cluster:?} has no datasource and has sent no usage yet: its agent \
+         collects usage itself ([collector] enabled, the default without a datasource) and \
+         any Prometheus remote writer can send to POST /v1/clusters/{cluster}/write; or \
+         point the cluster at a Prometheus with PUT /v1/clusters/{cluster}/datasource"
+    )]
+    NoUsageYet { cluster: String },
     #[error("datasource {datasource:?} has unreadable settings: {source}")]
     UnreadableSettings {
         datasource: String,

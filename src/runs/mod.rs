@@ -143,13 +143,11 @@ impl Runs {
         ),
         RunFailure,
     > {
-        source::resolve(
-            &self.store,
-            &self.data_dir,
-            self.fixed_source.as_ref(),
-            cluster,
-        )
-        .await
+        let fallbacks = source::Fallbacks {
+            fixed: self.fixed_source.as_ref(),
+            usage: self.usage.as_ref(),
+        };
+        source::resolve(&self.store, &self.data_dir, fallbacks, cluster).await
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {

@@ -57,6 +57,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "fingerprint",
             "secret",
             "sim",
+            "store",
             "tls",
             "workload",
             "xor",

@@ -1,12 +1,14 @@
 //! Appending what a cluster sent, in one write transaction per call: per series the
 //! label check and the series limit, per sample the ordering rules (`Refusal`), and
-//! the chunks written once per series at the end, not once per sample.
+//! the chunks written once per series at the end, not once per sample; then the chunks
+//! whose slot ended long enough ago are closed (`chunks::close`), in the same transaction.
 
 use std::collections::HashMap;
 
 use rusqlite::{params, OptionalExtension, Transaction, TransactionBehavior};
 
-use super::chunks::{self, slot_of, OpenChunk, OpenChunks, Totals};
+use super::cache::OpenChunks;
+use super::chunks::{self, slot_of, Border, OpenChunk, Totals};
 use super::labels::{render, Labels, SeriesKey};
 use super::outcome::REFUSED_EXAMPLES;
 use super::{
@@ -34,6 +36,7 @@ pub(super) fn append(
     let Writer { conn, open } = w;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut call = Call {
+        border: Border::read(&tx)?,
         tx: &tx,
         opts,
         cluster,
@@ -51,6 +54,7 @@ pub(super) fn append(
     let Call {
         working, outcome, ..
     } = call;
+    chunks::close(&tx, now, chunks::CLOSE_BATCH)?;
     tx.commit()?;
     open.put_back(working, now);
     Ok(outcome)
@@ -59,6 +63,8 @@ pub(super) fn append(
 /// One call's state. Chunks taken from the cache live in `working` until the commit.
 struct Call<'a> {
     tx: &'a Transaction<'a>,
+    /// Where the chunks are (`close` moves it only after the series are written).
+    border: Border,
     opts: &'a UsageOptions,
     cluster: &'a str,
     now: i64,
@@ -75,9 +81,9 @@ struct Call<'a> {
 #[derive(Default)]
 struct Series {
     id: Option<i64>,
-    /// Its latest chunk, and the ones this call closed (earlier slots).
+    /// Its latest chunk, and the ones this call finished (earlier slots it left).
     open: Option<OpenChunk>,
-    closed: Vec<OpenChunk>,
+    finished: Vec<OpenChunk>,
     /// The samples of one of its chunks (slot, sample count when read), for the times
     /// at or before the last sample (retries read the same chunk again and again).
     decoded: Option<(i64, usize, Vec<Sample>)>,
@@ -187,8 +193,8 @@ impl Call<'_> {
                 }
             },
             _ => {
-                if let Some(closed) = s.open.replace(OpenChunk::start(t, value)) {
-                    s.closed.push(closed);
+                if let Some(finished) = s.open.replace(OpenChunk::start(t, value)) {
+                    s.finished.push(finished);
                 }
             }
         }
@@ -198,7 +204,7 @@ impl Call<'_> {
     /// The value bits stored at `t` (at or before the series' last sample), if any.
     fn stored_value(&mut self, s: &mut Series, t: i64) -> Result<Option<u64>, StoreError> {
         let slot = slot_of(t);
-        let in_memory = s.open.iter().chain(&s.closed).find(|c| c.slot == slot);
+        let in_memory = s.open.iter().chain(&s.finished).find(|c| c.slot == slot);
         let len = in_memory.map_or(usize::MAX, |c| c.appender.len());
         let fresh = matches!(&s.decoded, Some((at, n, _)) if *at == slot && *n == len);
         if !fresh {
@@ -210,7 +216,7 @@ impl Call<'_> {
                 }
                 None => {
                     if let Some(id) = s.id {
-                        chunks::read(self.tx, id, slot, &mut samples)?;
+                        chunks::read(self.tx, self.border, id, slot, &mut samples)?;
                     }
                 }
             }
@@ -229,15 +235,16 @@ impl Call<'_> {
         let Series {
             id,
             open,
-            mut closed,
+            mut finished,
             ..
         } = s;
         let Some(mut open) = open else {
             return Ok(());
         };
-        let last_ms = open.appender.last().map_or(open.min_ms, |(t, _)| t);
-        let first_ms = closed.first().unwrap_or(&open).min_ms;
-        let changed: Vec<&mut OpenChunk> = closed
+        let last_ms = open.appender.last().map_or(open.slot, |(t, _)| t);
+        let first = finished.first().unwrap_or(&open);
+        let first_ms = chunks::first_time(first.appender.bytes()).unwrap_or(first.slot);
+        let changed: Vec<&mut OpenChunk> = finished
             .iter_mut()
             .chain(std::iter::once(&mut open))
             .filter(|c| c.dirty)
@@ -290,13 +297,17 @@ impl Call<'_> {
                         ],
                         |r| r.get(0),
                     )?;
+                if id > chunks::MAX_SERIES_ID {
+                    // A chunk id holds 32 bits of series id: the whole append is undone.
+                    return Err(rusqlite::Error::IntegralValueOutOfRange(0, id).into());
+                }
                 *self.series_count.get_or_insert(0) += 1;
                 refused::forget(self.tx, self.cluster, &key.text)?;
                 id
             }
         };
         for chunk in changed {
-            chunks::write(self.tx, id, chunk)?;
+            chunks::write(self.tx, self.border, id, chunk)?;
         }
         self.working.insert(id, open);
         Ok(())
@@ -307,7 +318,7 @@ impl Call<'_> {
         if let Some(chunk) = self.working.remove(&id).or_else(|| self.open.take(id)) {
             return Ok(Some(chunk));
         }
-        chunks::load(self.tx, id, slot_of(last_ms))
+        chunks::load(self.tx, self.border, id, slot_of(last_ms))
     }
 
     fn series_count(&mut self) -> Result<usize, StoreError> {

@@ -1,43 +1,114 @@
-//! The chunks table, and the chunks being written: each series' latest chunk with its
-//! XOR appender, kept in memory between appends so an append does not decode its chunk
-//! again. The cache is an optimisation only: a chunk missing from it is read back and
-//! resumed (`xor::Appender::resume`), bit for bit what appending on would have made.
-//! It is bounded twice: the chunks of slots that closed more than a slot ago are
-//! dropped as the clock passes, and past its capacity those of the oldest slots go first.
-
-use std::collections::HashMap;
+//! The chunks on disk: one XOR chunk per series and slot, open or closed.
+//!
+//! A chunk's id puts time first (slot number × 2^32 + series id, see the migration). A
+//! chunk is open while the hub's clock has not passed its slot's end by
+//! [`CLOSE_GRACE_MS`]: it lives in `open_chunks`, rewritten as samples arrive. Then
+//! [`close`] moves it, once, to `chunks`: the appends that pass a slot's end plus the
+//! grace move that slot's chunks, in id order, so each lands at the end of the table and
+//! its pages fill up densely and are never written again (with one write per chunk).
+//!
+//! The two tables are one to the rest of the store through [`Border`]: every id in
+//! `chunks` is below every id in `open_chunks`, so a chunk's place follows from its id
+//! alone. `close` takes the lowest open ids first and a chunk whose id is below the
+//! border is written to `chunks` (a late sample for a closed slot, or a backfilled one:
+//! rare, and then a row of `chunks` is written in place), so the rule holds after any
+//! append or prune, and the border is read back, not stored.
 
 use rusqlite::types::Type;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 
 use super::{StoreError, SLOT_MS};
 use crate::analysis::Sample;
 use crate::xor::{self, Appender, XorError};
+
+/// How long after its slot's end a chunk stays open for late samples: an hour, as
+/// Prometheus's head keeps a finished 2-hour range an hour more before it writes the
+/// range's block.
+pub(super) const CLOSE_GRACE_MS: i64 = 3_600_000;
+
+/// Chunks closed by one append at most: the first appends after a slot's end plus the
+/// grace share the work when there are many series.
+pub(super) const CLOSE_BATCH: i64 = 10_000;
+
+/// The greatest series id a chunk id can hold.
+pub(super) const MAX_SERIES_ID: i64 = u32::MAX as i64;
+
+/// The last time a chunk id can hold (slot numbers stay below 2^31).
+pub(super) const LAST_MS: i64 = (1 << 31) * SLOT_MS - 1;
 
 /// The slot (start, Unix ms) holding time `t`: 2-hour slots aligned to the Unix epoch.
 pub fn slot_of(t: i64) -> i64 {
     t - t.rem_euclid(SLOT_MS)
 }
 
-/// The id of a series' chunk in the slot starting at `slot` (see the migration: series
-/// id × 2^24 + slot number). Slots are never negative: samples before 1970 are refused.
+/// The id of `series`' chunk in the slot starting at `slot` (never negative: samples
+/// before 1970 are refused).
 pub(super) fn chunk_id(series: i64, slot: i64) -> i64 {
-    (series << 24) + slot / SLOT_MS
+    ((slot / SLOT_MS) << 32) | series
 }
 
-/// The chunk ids of `series` from the slot holding `from` to the one holding `to`.
-pub(super) fn chunk_ids(series: i64, from: i64, to: i64) -> (i64, i64) {
-    let first = slot_of(from.max(0));
-    let last = slot_of(to.clamp(0, (1 << 24) * SLOT_MS - 1));
-    (chunk_id(series, first), chunk_id(series, last))
+/// The series and the slot of chunk `id`.
+pub(super) fn parts(id: i64) -> (i64, i64) {
+    (id & 0xffff_ffff, (id >> 32) * SLOT_MS)
 }
 
-/// A series' latest chunk.
+/// The first id of the chunks of the slot starting at `slot`, all series.
+pub(super) fn slot_start_id(slot: i64) -> i64 {
+    chunk_id(0, slot)
+}
+
+/// Every id below it is a closed chunk (in `chunks`), every id at or above it an open
+/// one (in `open_chunks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Border(i64);
+
+impl Border {
+    /// The border of the database `conn` sees.
+    pub(super) fn read(conn: &Connection) -> Result<Border, StoreError> {
+        let id: i64 = conn
+            .prepare_cached("SELECT COALESCE(MAX(id) + 1, 0) FROM chunks")?
+            .query_row([], |r| r.get(0))?;
+        Ok(Border(id))
+    }
+
+    /// True when chunk `id` is closed.
+    pub fn closed(self, id: i64) -> bool {
+        id < self.0
+    }
+
+    /// `closed` when chunk `id` is closed, else `open` (a statement per table).
+    pub fn pick(self, id: i64, closed: &'static str, open: &'static str) -> &'static str {
+        if self.closed(id) {
+            closed
+        } else {
+            open
+        }
+    }
+}
+
+/// The bytes of `series`' chunk of `slot`, from whichever table holds it.
+pub(super) fn data(
+    conn: &Connection,
+    border: Border,
+    series: i64,
+    slot: i64,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let id = chunk_id(series, slot);
+    let sql = border.pick(
+        id,
+        "SELECT data FROM chunks WHERE id = ?1",
+        "SELECT data FROM open_chunks WHERE id = ?1",
+    );
+    Ok(conn
+        .prepare_cached(sql)?
+        .query_row([id], |r| r.get(0))
+        .optional()?)
+}
+
+/// A series' chunk being appended to (kept in memory between appends, see `cache`).
 #[derive(Debug, Clone)]
 pub(super) struct OpenChunk {
     pub slot: i64,
-    /// Its first sample's time.
-    pub min_ms: i64,
     pub appender: Appender,
     /// Changed since it was read or written.
     pub dirty: bool,
@@ -70,7 +141,6 @@ impl OpenChunk {
             .expect("the first sample of an empty chunk is always taken");
         OpenChunk {
             slot: slot_of(t),
-            min_ms: t,
             appender,
             dirty: true,
             stored: None,
@@ -101,20 +171,16 @@ pub(super) fn corrupt(series: i64, slot: i64, e: XorError) -> StoreError {
 /// Reads `series`' chunk of `slot`, if stored, to resume appending to it.
 pub(super) fn load(
     conn: &Connection,
+    border: Border,
     series: i64,
     slot: i64,
 ) -> Result<Option<OpenChunk>, StoreError> {
-    let row: Option<(i64, Vec<u8>)> = conn
-        .prepare_cached("SELECT min_ms, data FROM chunks WHERE id = ?1")?
-        .query_row([chunk_id(series, slot)], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    let Some((min_ms, data)) = row else {
+    let Some(data) = data(conn, border, series, slot)? else {
         return Ok(None);
     };
     let appender = Appender::resume(&data).map_err(|e| corrupt(series, slot, e))?;
     Ok(Some(OpenChunk {
         slot,
-        min_ms,
         dirty: false,
         stored: Some((appender.len(), data.len())),
         appender,
@@ -124,113 +190,78 @@ pub(super) fn load(
 /// Appends the samples of `series`' chunk of `slot` (none when it has none) to `out`.
 pub(super) fn read(
     conn: &Connection,
+    border: Border,
     series: i64,
     slot: i64,
     out: &mut Vec<Sample>,
 ) -> Result<(), StoreError> {
-    let data: Option<Vec<u8>> = conn
-        .prepare_cached("SELECT data FROM chunks WHERE id = ?1")?
-        .query_row([chunk_id(series, slot)], |r| r.get(0))
-        .optional()?;
-    if let Some(data) = data {
+    if let Some(data) = data(conn, border, series, slot)? {
         xor::decode(&data, i64::MIN, i64::MAX, out).map_err(|e| corrupt(series, slot, e))?;
     }
     Ok(())
 }
 
-/// Writes `chunk` of `series` as it stands (a new row, or the row's new bytes).
+/// Writes `chunk` of `series` as it stands (a new row, or the row's new bytes) to the
+/// table its id belongs in.
 pub(super) fn write(
     conn: &Connection,
+    border: Border,
     series: i64,
     chunk: &mut OpenChunk,
 ) -> Result<(), StoreError> {
-    let max_ms = chunk.appender.last().map_or(chunk.min_ms, |(t, _)| t);
-    conn.prepare_cached(
-        "INSERT INTO chunks (id, min_ms, max_ms, samples, data) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (id) DO UPDATE
-         SET max_ms = excluded.max_ms, samples = excluded.samples, data = excluded.data",
-    )?
-    .execute(params![
-        chunk_id(series, chunk.slot),
-        chunk.min_ms,
-        max_ms,
-        chunk.appender.len() as i64,
-        chunk.appender.bytes()
-    ])?;
+    let id = chunk_id(series, chunk.slot);
+    let sql = border.pick(
+        id,
+        "INSERT INTO chunks (id, data) VALUES (?1, ?2)
+         ON CONFLICT (id) DO UPDATE SET data = excluded.data",
+        "INSERT INTO open_chunks (id, data) VALUES (?1, ?2)
+         ON CONFLICT (id) DO UPDATE SET data = excluded.data",
+    );
+    conn.prepare_cached(sql)?
+        .execute(rusqlite::params![id, chunk.appender.bytes()])?;
     chunk.stored = Some((chunk.appender.len(), chunk.appender.bytes().len()));
     chunk.dirty = false;
     Ok(())
 }
 
-/// The cache: series id → its latest chunk.
-#[derive(Debug)]
-pub(super) struct OpenChunks {
-    chunks: HashMap<i64, OpenChunk>,
-    capacity: usize,
-    /// The slot of the last sweep of closed slots.
-    swept: i64,
+/// Closes the open chunks whose slot ended [`CLOSE_GRACE_MS`] or more before `now`, the
+/// lowest ids first and at most `limit` ([`CLOSE_BATCH`] for an append): moved to the
+/// end of `chunks`, as they are. Returns how many.
+pub(super) fn close(conn: &Connection, now: i64, limit: i64) -> Result<usize, StoreError> {
+    let ended = now.saturating_sub(CLOSE_GRACE_MS + SLOT_MS);
+    if ended < 0 {
+        return Ok(0);
+    }
+    let below = slot_start_id(slot_of(ended.min(LAST_MS)) + SLOT_MS);
+    let last: Option<i64> = conn
+        .prepare_cached(
+            "SELECT MAX(id) FROM
+             (SELECT id FROM open_chunks WHERE id < ?1 ORDER BY id LIMIT ?2)",
+        )?
+        .query_row(rusqlite::params![below, limit], |r| r.get(0))?;
+    let Some(last) = last else {
+        return Ok(0);
+    };
+    conn.prepare_cached(
+        "INSERT INTO chunks (id, data) SELECT id, data FROM open_chunks WHERE id <= ?1
+         ORDER BY id",
+    )?
+    .execute([last])?;
+    Ok(conn
+        .prepare_cached("DELETE FROM open_chunks WHERE id <= ?1")?
+        .execute([last])?)
 }
 
-impl OpenChunks {
-    pub fn new(capacity: usize) -> OpenChunks {
-        OpenChunks {
-            chunks: HashMap::new(),
-            capacity: capacity.max(1),
-            swept: i64::MIN,
+/// The time of a chunk's first sample: the zig-zag varint after its 2-byte header.
+pub(super) fn first_time(chunk: &[u8]) -> Option<i64> {
+    let mut raw: u64 = 0;
+    for (i, byte) in chunk.get(2..)?.iter().take(10).enumerate() {
+        raw |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((raw >> 1) as i64 ^ -((raw & 1) as i64));
         }
     }
-
-    /// Takes `series`' chunk out: an append works on it and puts it back when it commits,
-    /// so a failed append leaves no half-applied chunk behind.
-    pub fn take(&mut self, series: i64) -> Option<OpenChunk> {
-        self.chunks.remove(&series)
-    }
-
-    /// Puts back the chunks of a committed append (`now` is its clock), then applies
-    /// the bounds.
-    pub fn put_back(&mut self, chunks: impl IntoIterator<Item = (i64, OpenChunk)>, now: i64) {
-        for (series, mut chunk) in chunks {
-            chunk.dirty = false;
-            self.chunks.insert(series, chunk);
-        }
-        let current = slot_of(now);
-        if current != self.swept {
-            self.swept = current;
-            // The previous slot stays: samples arrive a little late.
-            self.chunks.retain(|_, c| c.slot >= current - SLOT_MS);
-        }
-        if self.chunks.len() > self.capacity {
-            let mut slots: Vec<i64> = self.chunks.values().map(|c| c.slot).collect();
-            let excess = self.chunks.len() - self.capacity;
-            let (older, cut, _) = slots.select_nth_unstable(excess - 1);
-            let cut = *cut;
-            let mut at_cut = excess - older.iter().filter(|s| **s < cut).count();
-            self.chunks.retain(|_, c| {
-                if c.slot == cut && at_cut > 0 {
-                    at_cut -= 1;
-                    return false;
-                }
-                c.slot >= cut
-            });
-        }
-    }
-
-    /// Forgets `series`' chunk when it is the one of `slot` (pruned).
-    pub fn forget(&mut self, series: i64, slot: i64) {
-        if self.chunks.get(&series).is_some_and(|c| c.slot == slot) {
-            self.chunks.remove(&series);
-        }
-    }
-
-    /// Forgets everything (after a panic left the writer in doubt).
-    pub fn clear(&mut self) {
-        self.chunks.clear();
-    }
-
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.chunks.len()
-    }
+    None
 }
 
 #[cfg(test)]
@@ -239,51 +270,26 @@ mod tests {
 
     const T0: i64 = 1_700_000_000_000;
 
-    fn chunk(t: i64) -> OpenChunk {
-        OpenChunk::start(t, 1.0)
-    }
-
     #[test]
-    fn slots_are_two_hours_aligned_to_the_unix_epoch() {
+    fn slots_are_two_hours_aligned_to_the_unix_epoch_and_ids_put_time_first() {
         assert_eq!(slot_of(0), 0);
         assert_eq!(slot_of(SLOT_MS - 1), 0);
         assert_eq!(slot_of(SLOT_MS), SLOT_MS);
         assert_eq!(slot_of(T0) % SLOT_MS, 0);
         assert!(slot_of(T0) <= T0 && T0 < slot_of(T0) + SLOT_MS);
         let id = chunk_id(7, slot_of(T0));
-        assert_eq!(id >> 24, 7);
-        assert_eq!((id & 0xff_ffff) * SLOT_MS, slot_of(T0));
+        assert_eq!(parts(id), (7, slot_of(T0)));
+        let last_series = chunk_id(u32::MAX.into(), slot_of(T0));
+        assert!(last_series < slot_start_id(slot_of(T0) + SLOT_MS));
+        assert!(chunk_id(1, slot_of(LAST_MS)) > 0);
     }
 
     #[test]
-    fn chunks_of_slots_closed_more_than_a_slot_ago_are_dropped_as_the_clock_passes() {
-        let mut cache = OpenChunks::new(100);
-        cache.put_back([(1, chunk(T0)), (2, chunk(T0 + SLOT_MS))], T0 + SLOT_MS);
-        assert_eq!(cache.len(), 2, "the previous slot stays");
-        cache.put_back([(3, chunk(T0 + 2 * SLOT_MS))], T0 + 2 * SLOT_MS);
-        assert_eq!(cache.len(), 2);
-        assert!(cache.take(1).is_none(), "the chunk two slots back went");
-        assert!(cache.take(2).is_some() && cache.take(3).is_some());
-    }
-
-    #[test]
-    fn past_capacity_the_chunks_of_the_oldest_slots_go_first() {
-        let mut cache = OpenChunks::new(2);
-        let now = T0 + SLOT_MS;
-        cache.put_back([(1, chunk(T0)), (2, chunk(now)), (3, chunk(now))], now);
-        assert_eq!(cache.len(), 2);
-        assert!(cache.take(1).is_none());
-        cache.put_back([(4, chunk(now))], now);
-        assert_eq!(cache.len(), 2);
-    }
-
-    #[test]
-    fn forgetting_a_pruned_chunk_leaves_a_newer_one_of_the_series() {
-        let mut cache = OpenChunks::new(10);
-        cache.put_back([(1, chunk(T0))], T0);
-        cache.forget(1, slot_of(T0) - SLOT_MS);
-        assert_eq!(cache.len(), 1);
-        cache.forget(1, slot_of(T0));
-        assert_eq!(cache.len(), 0);
+    fn the_first_time_is_read_from_the_chunk_without_decoding_it() {
+        for t in [0, 1, -1, T0, LAST_MS] {
+            let chunk = xor::encode(&[(t, 1.0), (t + 5, 2.0)]).expect("encodes");
+            assert_eq!(first_time(&chunk), Some(t));
+        }
+        assert_eq!(first_time(&[0, 1]), None);
     }
 }

@@ -49,15 +49,16 @@ pub(super) fn bits(samples: &[Sample]) -> Vec<(i64, u64)> {
         .collect()
 }
 
-/// Every chunk row: (id, min_ms, max_ms, samples, data).
-pub(super) async fn chunk_rows(store: &UsageStore) -> Vec<(i64, i64, i64, i64, Vec<u8>)> {
+/// Every chunk, closed ones first: (series id, slot, closed, data).
+pub(super) async fn chunk_rows(store: &UsageStore) -> Vec<(i64, i64, bool, Vec<u8>)> {
     store
         .reading(|r| {
-            let mut stmt = r
-                .conn
-                .prepare("SELECT id, min_ms, max_ms, samples, data FROM chunks ORDER BY id")?;
+            let mut stmt = r.conn.prepare(
+                "SELECT id, 1, data FROM chunks UNION ALL SELECT id, 0, data FROM open_chunks",
+            )?;
             let rows = stmt.query_map([], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                let id: i64 = r.get(0)?;
+                Ok((id & 0xffff_ffff, (id >> 32) * SLOT_MS, r.get(1)?, r.get(2)?))
             })?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
@@ -65,9 +66,35 @@ pub(super) async fn chunk_rows(store: &UsageStore) -> Vec<(i64, i64, i64, i64, V
         .expect("chunks")
 }
 
+/// The chunks of `rows` as (slot, closed, sample times), by series then slot.
+pub(super) fn shape(rows: &[(i64, i64, bool, Vec<u8>)]) -> Vec<(i64, bool, Vec<i64>)> {
+    let mut rows: Vec<_> = rows.iter().collect();
+    rows.sort_by_key(|r| (r.0, r.1));
+    rows.iter()
+        .map(|r| {
+            let mut samples = Vec::new();
+            crate::xor::decode(&r.3, i64::MIN, i64::MAX, &mut samples).expect("decodes");
+            (r.1, r.2, samples.iter().map(|s| s.timestamp).collect())
+        })
+        .collect()
+}
+
 /// `n` samples every 30 s from `start`, values a noisy counter.
 pub(super) fn every_30s(start: i64, n: usize) -> Vec<(i64, f64)> {
     (0..n)
         .map(|i| (start + i as i64 * 30_000, (i * i) as f64 * 0.25 + 1.0))
         .collect()
+}
+
+/// Fails unless every closed chunk's id is below every open one's (see `chunks`).
+pub(super) fn assert_border(rows: &[(i64, i64, bool, Vec<u8>)]) {
+    let id = |r: &(i64, i64, bool, Vec<u8>)| ((r.1 / SLOT_MS) << 32) | r.0;
+    let closed = rows.iter().filter(|r| r.2).map(id).max();
+    let open = rows.iter().filter(|r| !r.2).map(id).min();
+    if let (Some(closed), Some(open)) = (closed, open) {
+        assert!(
+            closed < open,
+            "closed id {closed} at or above open id {open}"
+        );
+    }
 }

@@ -2,6 +2,16 @@
 //! writers send, kept as Prometheus XOR chunks (`crate::xor`), one per series and
 //! 2-hour slot aligned to the Unix epoch, in SQLite.
 //!
+//! The file is meant to take little more than its chunks' bytes (the target is
+//! at most 1.1 × what Prometheus's own TSDB takes for the same samples). A chunk is open
+//! while it may grow, in a small table rewritten as samples arrive; an hour after its
+//! slot's end it is closed: written once, in time order, at the end of the table of
+//! closed chunks, whose pages fill up and are never written again (`chunks` tells how
+//! the two tables read as one). Rows carry nothing but the id and the chunk, and pages
+//! that prune frees are given back to the file system (`auto_vacuum = INCREMENTAL`).
+//! `cargo bench --bench usage_disk` prints the file's bytes per sample beside the
+//! chunks'; docs/contracts/usage.md records the figures.
+//!
 //! It is a second database file, `usage.db` beside `kerf.db`, with its own migrations
 //! (`migrations/usage/`), writer and readers, for two reasons. Ingest writes all the
 //! time: in the main store it would hold the one writer that audited changes, runs and
@@ -16,6 +26,7 @@
 //! reader connection) and [`UsageStore::backup_to`].
 
 mod append;
+mod cache;
 mod chunks;
 #[cfg(test)]
 mod fixture;
@@ -66,7 +77,7 @@ pub struct UsageOptions {
     pub max_series_per_cluster: usize,
     /// Refused series remembered per cluster (for readiness to name them).
     pub refused_series_kept: usize,
-    /// Open chunks kept in memory (see `chunks`); more are read back on demand.
+    /// Open chunks kept in memory (see `cache`); more are read back on demand.
     pub open_chunk_cache: usize,
 }
 
@@ -96,7 +107,7 @@ impl UsageOptions {
 /// always matches what the connection committed.
 pub(super) struct Writer {
     conn: Connection,
-    open: chunks::OpenChunks,
+    open: cache::OpenChunks,
 }
 
 /// Handle to the usage store. Cheap to clone.
@@ -140,6 +151,7 @@ impl UsageStore {
             busy_timeout_ms: opts.busy_timeout_ms,
         };
         let mut conn = open_connection(path, &conn_opts, false)?;
+        schema::prepare_new_file(&conn)?;
         migrate::run_schema(&mut conn, path, now_ms, &schema::USAGE)?;
         migrate::status_of(&conn, &schema::USAGE)?.check_current()?;
         let readers = (0..opts.readers.max(1))
@@ -150,7 +162,7 @@ impl UsageStore {
             opts: Arc::new(opts.clone()),
             writer: Arc::new(Mutex::new(Writer {
                 conn,
-                open: chunks::OpenChunks::new(opts.open_chunk_cache),
+                open: cache::OpenChunks::new(opts.open_chunk_cache),
             })),
             readers: Arc::new(ReaderPool::new(readers)),
         })
@@ -181,28 +193,32 @@ impl UsageStore {
             .await
     }
 
-    /// Deletes the chunks whose newest sample is older than `older_than_ms`, `batch`
-    /// chunks per transaction (so ingest waits for one batch at most), then the series
-    /// left without chunks and the refused series last refused before it.
+    /// Deletes the chunks whose newest sample is older than `older_than_ms`, looking at
+    /// `batch` chunks per transaction (so ingest waits for one batch at most), then the
+    /// series left without chunks and the refused series last refused before it; then
+    /// gives the pages freed back to the file system, a few MiB per transaction.
     pub async fn prune(&self, older_than_ms: i64, batch: usize) -> Result<Pruned, StoreError> {
         let batch = batch.max(1);
         let mut total = Pruned::default();
+        let mut after = -1;
         loop {
-            let done = self
-                .write(move |w| prune::prune_batch(w, older_than_ms, batch))
+            let (done, next) = self
+                .write(move |w| prune::prune_batch(w, older_than_ms, batch, after))
                 .await?;
             total.add(&done);
-            if done.chunks < batch as u64 {
-                break;
+            match next {
+                Some(id) => after = id,
+                None => break,
             }
         }
         total.refused_series = self
             .write(move |w| refused::prune(&w.conn, older_than_ms))
             .await?;
+        while self.write(|w| prune::give_back(&w.conn)).await? {}
         Ok(total)
     }
 
-    /// Runs `f` on a reader.
+    /// Runs `f` on a reader, in one read transaction (a consistent snapshot).
     pub async fn reading<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
@@ -210,9 +226,20 @@ impl UsageStore {
     {
         let permit = self.readers.acquire().await?;
         let opts = self.opts.clone();
-        tokio::task::spawn_blocking(move || permit.with(|conn| f(&UsageRead { conn, opts: &opts })))
-            .await
-            .map_err(|e| StoreError::Task(e.to_string()))?
+        tokio::task::spawn_blocking(move || {
+            permit.with(|conn| {
+                // One read transaction: a chunk that `close` moves meanwhile is seen once.
+                if !conn.is_autocommit() {
+                    conn.execute_batch("ROLLBACK")?;
+                }
+                conn.execute_batch("BEGIN")?;
+                let out = f(&UsageRead { conn, opts: &opts });
+                conn.execute_batch("COMMIT")?;
+                out
+            })
+        })
+        .await
+        .map_err(|e| StoreError::Task(e.to_string()))?
     }
 
     /// Copies the usage store into a new file `to`, consistent while ingest goes on.
@@ -267,5 +294,7 @@ fn lock_writer(writer: &Mutex<Writer>) -> Result<MutexGuard<'_, Writer>, StoreEr
 mod append_tests;
 #[cfg(test)]
 mod chunk_tests;
+#[cfg(test)]
+mod close_tests;
 #[cfg(test)]
 mod read_tests;

@@ -208,7 +208,7 @@ async fn prune_deletes_old_chunks_in_batches_then_the_series_left_empty() {
 async fn stats_count_a_clusters_series_samples_bytes_and_span() {
     let (_dir, store) = fleet().await;
     let stats = store.reading(|r| r.stats("c1")).await.expect("stats");
-    let chunk_bytes: usize = chunk_rows(&store).await.iter().map(|r| r.4.len()).sum();
+    let chunk_bytes: usize = chunk_rows(&store).await.iter().map(|r| r.3.len()).sum();
     assert_eq!((stats.series, stats.chunks, stats.samples), (11, 11, 44));
     assert_eq!(stats.chunk_bytes, chunk_bytes as u64);
     assert_eq!(

@@ -2,7 +2,13 @@
 //! main store's machinery (`store::migrate`): ledger, checksums, a copy before
 //! migrating, and a file from a newer kerf refused.
 
+use rusqlite::Connection;
+
 use crate::store::migrate::{Migration, Schema};
+use crate::store::StoreError;
+
+/// The page size of a new file.
+pub(super) const PAGE_SIZE: i64 = 4096;
 
 /// The usage store's schema (`usage.db`).
 pub(super) const USAGE: Schema = Schema {
@@ -14,6 +20,20 @@ pub(super) const USAGE: Schema = Schema {
     }],
 };
 
+/// Sets up a new (empty) file before its first table: `auto_vacuum = INCREMENTAL`, so
+/// prune can give pages back (it cannot be turned on once a table exists), and
+/// [`PAGE_SIZE`] (fixed once in WAL mode, so the file leaves it for the change).
+pub(super) fn prepare_new_file(conn: &Connection) -> Result<(), StoreError> {
+    let tables: i64 = conn.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| r.get(0))?;
+    if tables == 0 {
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode = DELETE; PRAGMA page_size = {PAGE_SIZE};
+             PRAGMA auto_vacuum = INCREMENTAL; VACUUM; PRAGMA journal_mode = WAL;"
+        ))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -22,6 +42,30 @@ mod tests {
     #[test]
     fn embedded_usage_migrations_match_the_migrations_usage_folder() {
         assert_embedded_match_folder(&USAGE, "migrations/usage");
+    }
+
+    #[test]
+    fn a_new_file_gives_pages_back_and_keeps_its_page_size_and_wal() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("usage.db");
+        let store = crate::store::usage::UsageStore::open_and_migrate(
+            &path,
+            &crate::store::usage::UsageOptions::default(),
+            0,
+        )
+        .expect("opens");
+        drop(store);
+        let conn = rusqlite::Connection::open(&path).expect("open");
+        let pragma = |name: &str| -> String {
+            conn.query_row(&format!("PRAGMA {name}"), [], |r| {
+                r.get::<_, rusqlite::types::Value>(0)
+            })
+            .map(|v| format!("{v:?}"))
+            .expect("pragma")
+        };
+        assert_eq!(pragma("auto_vacuum"), "Integer(2)", "incremental");
+        assert_eq!(pragma("page_size"), format!("Integer({PAGE_SIZE})"));
+        assert_eq!(pragma("journal_mode"), "Text(\"wal\")");
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Reading series back: the series of one cluster whose metric is in a set and whose
 //! labels pass every matcher, with their samples in a window (inclusive at both ends)
-//! decoded from the chunks that overlap it, or without samples (inventory reads).
+//! decoded from the chunks that overlap it (closed or open: one to the reader), or
+//! without samples (inventory reads).
 
 use std::collections::BTreeSet;
 
 use rusqlite::types::Value;
 
-use super::chunks::{chunk_ids, corrupt};
+use super::chunks::{chunk_id, corrupt, slot_of, Border, LAST_MS};
 use super::labels::{self, Labels};
 use super::{StoreError, UsageRead, SLOT_MS};
 use crate::analysis::Sample;
@@ -138,8 +139,9 @@ impl UsageRead<'_> {
     /// canonical text (`metric{a="x",…}`).
     pub fn select(&self, q: &SeriesQuery) -> Result<Vec<StoredSeries>, StoreError> {
         let mut out = Vec::new();
+        let border = Border::read(self.conn)?;
         for found in self.find(q)? {
-            let samples = self.samples(found.id, q.from_ms, q.to_ms)?;
+            let samples = self.samples(border, &found, q.from_ms, q.to_ms)?;
             if !samples.is_empty() {
                 out.push(StoredSeries {
                     labels: found.info.labels,
@@ -218,20 +220,37 @@ impl UsageRead<'_> {
         Ok(out.into_iter().map(|(_, found)| found).collect())
     }
 
-    /// `series`' samples with `from <= t <= to`, from the chunks overlapping the window.
-    fn samples(&self, series: i64, from: i64, to: i64) -> Result<Vec<Sample>, StoreError> {
-        let (lo, hi) = chunk_ids(series, from, to);
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, data FROM chunks
-             WHERE id BETWEEN ?1 AND ?2 AND max_ms >= ?3 AND min_ms <= ?4 ORDER BY id",
-        )?;
-        let mut rows = stmt.query(rusqlite::params![lo, hi, from, to])?;
+    /// `found`'s samples with `from <= t <= to`: its chunk of each slot of the window
+    /// that its span meets, from whichever table holds it (`border`, read once for all
+    /// the series of a call, so they come from one snapshot).
+    fn samples(
+        &self,
+        border: Border,
+        found: &Found,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<Sample>, StoreError> {
+        let first = slot_of(from.max(found.info.first_ms).max(0));
+        let last = slot_of(to.min(found.info.last_ms).min(LAST_MS));
         let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let id: i64 = row.get(0)?;
-            let data = row.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
-            xor::decode(data, from, to, &mut out)
-                .map_err(|e| corrupt(series, (id & 0xff_ffff) * SLOT_MS, e))?;
+        let mut closed = self
+            .conn
+            .prepare_cached("SELECT data FROM chunks WHERE id = ?1")?;
+        let mut open = self
+            .conn
+            .prepare_cached("SELECT data FROM open_chunks WHERE id = ?1")?;
+        for slot in (first..=last).step_by(SLOT_MS as usize) {
+            let id = chunk_id(found.id, slot);
+            let stmt = if border.closed(id) {
+                &mut closed
+            } else {
+                &mut open
+            };
+            let mut rows = stmt.query([id])?;
+            if let Some(row) = rows.next()? {
+                let data = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+                xor::decode(data, from, to, &mut out).map_err(|e| corrupt(found.id, slot, e))?;
+            }
         }
         Ok(out)
     }

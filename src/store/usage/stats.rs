@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::refused::{self, RefusedSeries};
 use super::{Refusal, StoreError, UsageRead};
+use crate::xor;
 
 /// One cluster's usage history.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -34,7 +35,7 @@ pub struct DiskUsage {
     pub file_bytes: u64,
     /// Free pages inside the file (freelist_count × page_size), reused before it grows.
     pub free_bytes: u64,
-    /// Bytes of XOR chunk data, all clusters.
+    /// Bytes of XOR chunk data, all clusters, open and closed.
     pub chunk_bytes: u64,
     pub chunks: u64,
     pub samples: u64,
@@ -86,20 +87,28 @@ impl UsageRead<'_> {
                 .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))?)
         };
         let page = pragma("page_size")?;
-        let (chunks, samples, chunk_bytes): (i64, Option<i64>, Option<i64>) = self.conn.query_row(
-            "SELECT COUNT(*), SUM(samples), SUM(length(data)) FROM chunks",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
+        let (mut chunks, mut samples, mut chunk_bytes) = (0u64, 0u64, 0u64);
+        for table in ["chunks", "open_chunks"] {
+            // The header of each chunk counts its samples.
+            let sql = format!("SELECT substr(data, 1, 2), length(data) FROM {table}");
+            let mut stmt = self.conn.prepare(&sql)?;
+            let mut rows = stmt.query([])?;
+            while let Some(row) = rows.next()? {
+                let head = row.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+                chunks += 1;
+                samples += xor::sample_count(head).unwrap_or(0) as u64;
+                chunk_bytes += unsigned(row.get(1)?);
+            }
+        }
         let series: i64 = self
             .conn
             .query_row("SELECT COUNT(*) FROM series", [], |r| r.get(0))?;
         Ok(DiskUsage {
             file_bytes: unsigned(Some(pragma("page_count")? * page)),
             free_bytes: unsigned(Some(pragma("freelist_count")? * page)),
-            chunk_bytes: unsigned(chunk_bytes),
-            chunks: unsigned(Some(chunks)),
-            samples: unsigned(samples),
+            chunk_bytes,
+            chunks,
+            samples,
             series: unsigned(Some(series)),
         })
     }

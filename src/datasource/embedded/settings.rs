@@ -1,0 +1,179 @@
+//! One group's settings and OOM kills (queries 9, 10, 11 and, without the termination
+//! timestamp, 16–18 of docs/contracts/datasource.md) from the stored kube-state-metrics
+//! series, as Prometheus answers them: the current requests and limits as a raw `[5m]`
+//! range; the OOM terminations and the restart inference as range queries on the step
+//! grid (`steps`); the memory-limit history of the OOM-killed pods as a raw `[W]` range.
+
+use std::collections::BTreeSet;
+
+use super::inventory::NOW_RANGE_MS;
+use super::promql::{grouping, larger, max_by, max_over_time, range_at};
+use super::selection::Selection;
+use super::steps::{walk, Answer, Grid, Piece};
+use crate::datasource::raw::{label, metric, Labels, RawSeries, RawSettings};
+use crate::datasource::Window;
+use crate::store::usage::{LabelMatcher, METRIC_NAME};
+use crate::store::{StoreError, UsageRead};
+
+/// What OOM series are grouped by (`max by (namespace, pod, uid, container)`).
+const CONTAINER: [&str; 4] = [label::NAMESPACE, label::POD, label::UID, label::CONTAINER];
+const OOM_KILLED: &str = "OOMKilled";
+
+/// The settings of group `sel` over `window` (`window_ms`: the `[W]` of its queries).
+pub fn group_settings(
+    r: &UsageRead<'_>,
+    sel: &Selection,
+    window: Window,
+    window_ms: i64,
+) -> Result<RawSettings, StoreError> {
+    let end = window.end_ms;
+    let grid = Grid::of(window);
+    let now = sel
+        .query(&[metric::REQUESTS, metric::LIMITS])
+        .matching(LabelMatcher::one_of(label::RESOURCE, ["cpu", "memory"]));
+    let settings_now = range_at(r, &now, end, NOW_RANGE_MS)?;
+    let oom_terminations = oom_terminations(r, sel, grid)?;
+    let (mut restarts, mut oom_reasons, mut killed) = (Vec::new(), Vec::new(), Vec::new());
+    if oom_terminations.is_empty() {
+        // Query 16: containers last terminated by an OOM kill at some time of the window.
+        let reason = reasons(sel);
+        killed = max_by(&CONTAINER, max_over_time(r, &reason, end, window_ms)?, end);
+        if !killed.is_empty() {
+            let pods = sel.pods_of(&killed);
+            restarts = restart_counts(r, &pods, grid)?;
+            oom_reasons = oom_reasons_at_steps(r, &pods, grid)?;
+        }
+    }
+    let with_kills = if oom_terminations.is_empty() {
+        &killed
+    } else {
+        &oom_terminations
+    };
+    let memory_limits = if with_kills.is_empty() {
+        Vec::new()
+    } else {
+        let limits = sel
+            .pods_of(with_kills)
+            .query(&[metric::LIMITS])
+            .matching(LabelMatcher::equal(label::RESOURCE, "memory"));
+        range_at(r, &limits, end, window_ms)?
+    };
+    Ok(RawSettings {
+        settings_now,
+        memory_limits,
+        oom_terminations,
+        restarts,
+        oom_reasons,
+    })
+}
+
+/// `kube_pod_container_status_last_terminated_reason{reason="OOMKilled",S}`.
+fn reasons(sel: &Selection) -> crate::store::usage::SeriesQuery {
+    sel.query(&[metric::TERMINATED_REASON])
+        .matching(LabelMatcher::equal("reason", OOM_KILLED))
+}
+
+/// Query 11, a range query: `max by (namespace, pod, uid, container)
+/// (last_terminated_timestamp{S} and on (namespace, pod, uid, container)
+/// (last_terminated_reason{reason="OOMKilled",S} > 0))`. Only the containers that
+/// have an `OOMKilled` reason are read; both metrics are walked together, so each step
+/// joins what it sees of both.
+fn oom_terminations(
+    r: &UsageRead<'_>,
+    sel: &Selection,
+    grid: Grid,
+) -> Result<Vec<RawSeries>, StoreError> {
+    let window = (grid.first - super::promql::LOOKBACK_MS + 1, grid.end);
+    let oom = r.series(&reasons(sel).between(window.0, window.1))?;
+    if oom.is_empty() {
+        return Ok(Vec::new());
+    }
+    let uids: BTreeSet<&str> = oom
+        .iter()
+        .map(|s| s.labels.get(label::UID).map_or("", String::as_str))
+        .collect();
+    // The timestamp series have no `reason` label: "" takes them with the OOM reasons.
+    let both = sel
+        .query(&[metric::TERMINATED_TIMESTAMP, metric::TERMINATED_REASON])
+        .matching(LabelMatcher::one_of("reason", [OOM_KILLED, ""]))
+        .matching(LabelMatcher::one_of(label::UID, uids));
+    let mut answer = Answer::default();
+    walk(r, &both, grid, |piece| join_at_steps(piece, &mut answer))?;
+    Ok(answer.into_series())
+}
+
+fn join_at_steps(piece: &Piece, answer: &mut Answer) {
+    for (i, &t) in piece.steps.iter().enumerate() {
+        let killed: BTreeSet<Labels> = piece
+            .series
+            .iter()
+            .filter(|(l, _)| {
+                l.get(METRIC_NAME).map(String::as_str) == Some(metric::TERMINATED_REASON)
+            })
+            .filter(|(_, v)| v[i].is_some_and(|v| v > 0.0))
+            .map(|(l, _)| grouping(&CONTAINER, l))
+            .collect();
+        let times = piece.series.iter().filter(|(l, _)| {
+            l.get(METRIC_NAME).map(String::as_str) == Some(metric::TERMINATED_TIMESTAMP)
+        });
+        let joined = times.filter_map(|(l, v)| {
+            let key = grouping(&CONTAINER, l);
+            Some((key, v[i]?)).filter(|(key, _)| killed.contains(key))
+        });
+        push_max(answer, t, joined);
+    }
+}
+
+/// `max by (…)` of one step's values, into the answer.
+fn push_max(answer: &mut Answer, t: i64, values: impl Iterator<Item = (Labels, f64)>) {
+    let mut max: Vec<(Labels, f64)> = Vec::new();
+    for (key, v) in values {
+        match max.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, m)) => *m = larger(*m, v),
+            None => max.push((key, v)),
+        }
+    }
+    for (key, v) in max {
+        answer.push(key, t, v);
+    }
+}
+
+/// Query 17, a range query: `max by (namespace, pod, uid, container)
+/// (kube_pod_container_status_restarts_total{S'})`.
+fn restart_counts(
+    r: &UsageRead<'_>,
+    sel: &Selection,
+    grid: Grid,
+) -> Result<Vec<RawSeries>, StoreError> {
+    let mut answer = Answer::default();
+    walk(r, &sel.query(&[metric::RESTARTS]), grid, |piece| {
+        for (i, &t) in piece.steps.iter().enumerate() {
+            let values = piece
+                .series
+                .iter()
+                .filter_map(|(l, v)| Some((grouping(&CONTAINER, l), v[i]?)));
+            push_max(&mut answer, t, values);
+        }
+    })?;
+    Ok(answer.into_series())
+}
+
+/// Query 18, a range query: `max by (namespace, pod, uid, container)
+/// (kube_pod_container_status_last_terminated_reason{reason="OOMKilled",S'} > 0)`.
+fn oom_reasons_at_steps(
+    r: &UsageRead<'_>,
+    sel: &Selection,
+    grid: Grid,
+) -> Result<Vec<RawSeries>, StoreError> {
+    let mut answer = Answer::default();
+    walk(r, &reasons(sel), grid, |piece| {
+        for (i, &t) in piece.steps.iter().enumerate() {
+            let values = piece.series.iter().filter_map(|(l, v)| {
+                let v = v[i].filter(|v| *v > 0.0)?;
+                Some((grouping(&CONTAINER, l), v))
+            });
+            push_max(&mut answer, t, values);
+        }
+    })?;
+    Ok(answer.into_series())
+}

@@ -25,11 +25,12 @@ if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modu
   (cd tests/e2e && npm ci --no-audit --no-fund >&2)
 fi
 
-cargo build --locked --bin kerf --example seed_workloads >&2
+cargo build --locked --bin kerf --example seed_workloads --example remote_write_openmetrics >&2
 # cargo metadata reports the target dir in force: CARGO_TARGET_DIR, config, or ./target.
 target_dir=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 export E2E_KERF_BIN="${E2E_KERF_BIN:-$target_dir/debug/kerf}"
 export E2E_SEED_BIN="${E2E_SEED_BIN:-$target_dir/debug/examples/seed_workloads}"
+export E2E_WRITE_BIN="${E2E_WRITE_BIN:-$target_dir/debug/examples/remote_write_openmetrics}"
 export CHROMIUM="${CHROMIUM:-$(command -v chromium)}"
 
 rm -rf tests/e2e/artifacts

@@ -23,6 +23,7 @@ use crate::fleet::clusters::{
     self, ClusterMetaInput, ClusterView, ClusterWithReadiness, FreezeInput, Registered,
 };
 use crate::fleet::declared::{guard_cluster, ClusterPart};
+use crate::fleet::usage_source;
 use crate::wire::Readiness;
 
 /// A cluster with its new agent token (shown once).
@@ -116,7 +117,8 @@ fn label_map() -> utoipa::openapi::Object {
 #[utoipa::path(
     get,
     path = "/v1/clusters",
-    summary = "Every cluster (retired ones too, kept for audit) with its readiness state and reasons.",
+    summary = "Every cluster (retired ones too, kept for audit) with its readiness state and reasons, and where its usage comes from.",
+    description = "usage.kind: datasource (the linked datasource, by name), embedded (the hub's usage store, which the cluster's agent collects into or a Prometheus remote writer sends to: usage.embedded tells its series and history), demo, or none. Null for retired clusters.",
     responses(
         (status = 200, description = "Every cluster with its readiness.", body = Items<ClusterWithReadiness>),
     )
@@ -124,14 +126,16 @@ fn label_map() -> utoipa::openapi::Object {
 pub async fn list(
     State(state): State<AppState>,
 ) -> Result<Json<Items<ClusterWithReadiness>>, ApiError> {
-    Ok(Json(Items::new(clusters::list(&state.store).await?)))
+    let mut items = clusters::list(&state.store).await?;
+    usage_source::attach(&state.runs, &state.store, &mut items).await?;
+    Ok(Json(Items::new(items)))
 }
 
 /// `GET /v1/clusters/{cluster}`.
 #[utoipa::path(
     get,
     path = "/v1/clusters/{cluster}",
-    summary = "One cluster, with its readiness state and reasons (null once retired).",
+    summary = "One cluster, with its readiness state and reasons and where its usage comes from (both null once retired).",
     params(
         ("cluster" = String, Path),
     ),
@@ -143,7 +147,10 @@ pub async fn get(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> Result<Json<ClusterWithReadiness>, ApiError> {
-    Ok(Json(clusters::get(&state.store, name).await?))
+    let mut one = [clusters::get(&state.store, name).await?];
+    usage_source::attach(&state.runs, &state.store, &mut one).await?;
+    let [one] = one;
+    Ok(Json(one))
 }
 
 /// `POST /v1/clusters`: `ClusterCreated`; answers with the agent token, shown once.

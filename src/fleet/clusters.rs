@@ -64,12 +64,13 @@ pub struct ReadinessBrief {
 }
 
 /// A cluster with its readiness (`null` for retired clusters and before the first
-/// evaluation).
+/// evaluation) and where its usage comes from (`null` for retired clusters).
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct ClusterWithReadiness {
     #[serde(flatten)]
     pub cluster: ClusterView,
     pub readiness: Option<ReadinessBrief>,
+    pub usage: Option<super::usage_source::ClusterUsageSource>,
 }
 
 fn with_readiness(c: &ClusterRecord, r: Option<&ReadinessRecord>) -> ClusterWithReadiness {
@@ -82,6 +83,7 @@ fn with_readiness(c: &ClusterRecord, r: Option<&ReadinessRecord>) -> ClusterWith
             }),
             _ => None,
         },
+        usage: None,
     }
 }
 

@@ -2,7 +2,8 @@
 //! (`clusters`), automation pauses (`pause`), datasources and their checks
 //! (`datasources`, `datasource_check`), policies (`policies`), per-workload overrides,
 //! approvals and effective policy (`workloads`, `effective`), the two agent feeds
-//! (`feed`), what agents send (`ingest`; their usage samples: `usage`) and the ticker job that auto-resumes pauses and
+//! (`feed`), what agents send (`ingest`; their usage samples: `usage`), where each
+//! cluster's usage comes from (`usage_source`) and the ticker job that auto-resumes pauses and
 //! re-evaluates readiness (`ticker`), and the fleet the config file declares, applied
 //! at start (`declared`). Each operation takes the store, the time, the
 //! audit context and a typed input, and returns a typed output or an `OpError`. SQL
@@ -20,6 +21,7 @@ pub mod policies;
 pub mod ticker;
 pub mod usage;
 pub mod usage_retention;
+pub mod usage_source;
 pub mod workloads;
 
 use std::sync::Arc;

@@ -109,6 +109,11 @@ impl Runs {
         self.usage.is_some() && self.fixed_source.is_none() && !linked
     }
 
+    /// Whether one source answers for every cluster (the demo's fleet).
+    pub fn has_fixed_source(&self) -> bool {
+        self.fixed_source.is_some()
+    }
+
     /// The embedded usage store, when the hub keeps one.
     pub fn usage(&self) -> Option<&crate::store::UsageStore> {
         self.usage.as_ref()

@@ -3,7 +3,7 @@
 // datasource and see its test inline, register a cluster linked to it, see the new
 // cluster on the overview at once with its next step, run it, and open a workload only
 // 20 minutes old, whose chart spans those 20 minutes. A second cluster registered without
-// a datasource says so, and is linked from the Clusters page.
+// a datasource says it waits for its agent's usage, and is linked from the Clusters page.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startEmptyHub } from "./lib/hub.js";
@@ -77,8 +77,9 @@ test("a cluster registered with the datasource is on the overview at once with i
   const staging = page.locator("article[data-cluster=staging]");
   await prod.waitFor();
   await staging.waitFor();
-  assert.equal(await staging.locator(".next-step").getAttribute("data-step"), "link");
-  assert.match(await staging.locator(".next-step").textContent(), /No data yet: link a datasource/);
+  // Without a datasource the cluster waits for what its agent collects (embedded.test.js).
+  assert.equal(await staging.locator(".next-step").getAttribute("data-step"), "collect");
+  assert.match(await staging.locator(".next-step").textContent(), /No data yet: this cluster's agent collects usage itself/);
   // prod waits for (or already runs) its first run, unless the scheduler was quicker.
   if (await prod.locator(".next-step").count()) {
     assert.match(await prod.locator(".next-step").getAttribute("data-step"), /^(wait|run)$/);
@@ -112,7 +113,7 @@ test("the cluster without a datasource is linked from the Clusters page", async 
   await go(page, "/clusters");
   await settled(page);
   const card = page.locator("article[aria-label='Cluster staging']");
-  assert.match(await card.locator(".link-ds").textContent(), /No datasource linked/);
+  assert.match(await card.locator(".link-ds").textContent(), /No datasource linked: usage comes from kerf's own collection/);
   await card.locator("select").selectOption({ label: `prom (${prom.url})` });
   await card.locator("button", { hasText: "Link" }).click();
   await card.locator(".link-ds", { hasText: "Reads usage from prom" }).waitFor();

@@ -99,17 +99,40 @@ function PauseDialog({ title, path, resume, reload, onClose }) {
 }
 
 /**
- * Whether cluster `c` reads from a datasource: the datasource row that lists it; the
- * hub's built-in source (`kerf demo`) when no row does but the cluster is ready; none
- * otherwise. `sources` is null when the caller may not list them: then only readiness
- * reasons that name a missing datasource tell.
+ * Where cluster `c` reads its usage: `c.usage` as the hub tells it (a linked datasource,
+ * the embedded store its agent or a remote writer fills, the demo fleet, or none). A hub
+ * that does not tell falls back on the datasource row that lists the cluster, and on
+ * readiness reasons that name a missing datasource.
  */
 export function linkOf(c, sources) {
   const row = sources?.items?.find((d) => (d.clusters ?? []).includes(c.name));
+  const kind = c.usage?.kind;
+  if (kind === "datasource") return { state: "linked", row: row ?? { name: c.usage.datasource } };
+  if (kind === "embedded") return { state: c.usage.embedded?.series > 0 ? "embedded" : "collecting", embedded: c.usage.embedded };
+  if (kind === "demo") return { state: "built-in" };
+  if (kind === "none") return { state: "none" };
   if (row) return { state: "linked", row };
   if (sources) return { state: c.readiness?.state === "ready" ? "built-in" : "none" };
   const reasons = c.readiness?.reasons ?? [];
   return { state: reasons.some((r) => /has no datasource/.test(r)) ? "none" : "unknown" };
+}
+
+/** Where a cluster's usage comes from, in one line everyone sees. */
+export function UsageSourceLine({ c }) {
+  const link = linkOf(c, null);
+  const e = link.embedded;
+  const write = `/v1/clusters/${encodeURIComponent(c.name)}/write`;
+  const text = {
+    linked: () => html`Usage is read from the datasource <strong>${link.row.name}</strong>.`,
+    embedded: () => html`Usage is collected by kerf itself (the hub's embedded store): <strong>${fmt.duration(e.historySeconds)} of history</strong>, ${fmt.count(e.series, "series", "series")} of at most ${e.seriesLimit.toLocaleString()},
+      newest sample ${fmt.ago(e.newestSampleAt)}${e.refusedSeries > 0 ? html` · <span class="warn">${fmt.count(e.refusedSeries, "series", "series")} refused (see the reasons above)</span>` : ""}.`,
+    collecting: () => html`Usage will be collected by kerf itself: nothing has arrived yet. This cluster's agent sends what it collects from each node's kubelet
+      once it runs; a Prometheus you already run can instead remote-write to <code>${write}</code>.`,
+    "built-in": () => html`Usage comes from the demo fleet built into this hub.`,
+    none: () => html`<span class="warn">No datasource linked: runs of this cluster have no data.</span>`,
+  }[link.state];
+  if (!text) return null;
+  return html`<p class="small usage-source" data-source=${link.state}>${text()}</p>`;
 }
 
 /** The datasource a cluster reads from, and (admin) a select to point it at another. */
@@ -127,6 +150,7 @@ function LinkDatasource({ c, sources, reload }) {
     <p class="small">${current
       ? html`Reads usage from <strong>${current.name}</strong> <code>${current.url}</code>.`
       : link.state === "built-in" ? html`Reads usage from the hub's built-in source (the demo fleet).`
+      : link.state === "embedded" || link.state === "collecting" ? html`No datasource linked: usage comes from kerf's own collection. Link a Prometheus to read its history instead.`
       : html`<span class="warn">No datasource linked: runs of this cluster have no data.</span>`}</p>
     ${items.length === 0
       ? html`<p class="small"><a href="/settings?tab=datasources">Add a datasource</a> first.</p>`
@@ -169,6 +193,7 @@ function ClusterRow({ c, pause, editor, admin, reload, onToken, sources }) {
     ${c.description && html`<p>${c.description}</p>`}
     ${!retired && (c.readiness?.reasons ?? []).length > 0 && html`<ul class="small reasons">${c.readiness.reasons.map((r) => html`<li>${r}</li>`)}</ul>`}
     ${pause && html`<p class="small">Paused ${fmt.ago(pause.pausedAt)}${pause.pausedBy?.name ? ` by ${pause.pausedBy.name}` : ""}: ${pause.reason}</p>`}
+    ${!retired && html`<${UsageSourceLine} c=${c} />`}
     <p class="small muted">Registered ${fmt.time(c.createdAt)}${c.tokenRotatedAt ? ` · token rotated ${fmt.time(c.tokenRotatedAt)}` : ""}</p>
     ${admin && !retired && html`<${LinkDatasource} c=${c} sources=${sources} reload=${reload} />`}
     ${!retired && html`<div class="actions">
@@ -205,9 +230,9 @@ function Register({ reload, onToken, sources }) {
       <${Field} id="cl-name" label="Name (a DNS label)" error=${fieldError(st.error, "name")}><input id="cl-name" required value=${form.name} onInput=${(e) => setForm({ ...form, name: e.target.value })} /></${Field}>
       <${Field} id="cl-display" label="Display name" error=${fieldError(st.error, "displayName")}><input id="cl-display" value=${form.displayName} onInput=${(e) => setForm({ ...form, displayName: e.target.value })} /></${Field}>
       <${Field} id="cl-desc" label="Description" error=${fieldError(st.error, "description")}><input id="cl-desc" value=${form.description} onInput=${(e) => setForm({ ...form, description: e.target.value })} /></${Field}>
-      <${Field} id="cl-datasource" label="Datasource (where its usage is read)" hint=${items.length ? "Runs read this Prometheus-compatible server." : "None yet: add one in Settings → Datasources, or link it later."}>
+      <${Field} id="cl-datasource" label="Datasource (where its usage is read)" hint=${items.length ? "Runs read this Prometheus-compatible server; without one, the cluster's agent collects usage itself." : "None needed: the cluster's agent collects usage itself. To read a Prometheus instead, add it in Settings → Datasources."}>
         <select id="cl-datasource" value=${form.datasourceId} onChange=${(e) => setForm({ ...form, datasourceId: e.target.value })}>
-          <option value="">none yet (link later)</option>
+          <option value="">none: kerf collects usage itself</option>
           ${items.map((d) => html`<option value=${d.id}>${d.name} (${d.url})</option>`)}
         </select></${Field}>
     </div>

@@ -136,6 +136,7 @@ function RunNow({ name, last, reload, session }) {
 /** What a cluster without recommendations needs next. */
 function nextStep({ link, last }) {
   if (link === "none") return { kind: "link", text: "No data yet: link a datasource to this cluster." };
+  if (link === "collecting") return { kind: "collect", text: "No data yet: this cluster's agent collects usage itself once it runs (no Prometheus needed); recommendations follow once enough history has arrived." };
   if (last?.status === "running") return { kind: "run", text: "The first run is in progress." };
   if (!last) return { kind: "wait", text: "Waiting for the first run (it starts on the schedule, or now with Run now)." };
   if (last.status === "failed") return { kind: "failed", text: `The last run failed: ${last.errors?.[0]?.message ?? "no error recorded"}. Check the datasource.` };
@@ -152,12 +153,13 @@ function ClusterCard({ name, g, currency, runs, runsError, reloadRuns, session, 
       ${(info?.readiness?.reasons ?? []).length > 0 && html`<ul class="reasons">${info.readiness.reasons.map((r) => html`<li>${r}</li>`)}</ul>`}</div>
     ${step && html`<div class="next-step" data-step=${step.kind} role="status"><h3>Next step</h3><p>${step.text}</p>
       ${step.kind === "link" && hasRole(session, "admin") && html`<p><a class="button" href="/clusters">Link a datasource</a> <a class="button" href="/settings?tab=datasources">Add a datasource</a></p>`}
+      ${step.kind === "collect" && html`<p class="small"><a href="/clusters">Where its usage comes from →</a></p>`}
       ${step.kind === "failed" && hasRole(session, "admin") && html`<p><a href="/settings?tab=datasources">Test the datasource →</a></p>`}</div>`}
     <h3>Last run</h3>
     ${runsError ? html`<${ErrorBox} error=${runsError} what="runs" />`
       : !last ? html`<p class="muted">No run yet.</p>`
       : html`<${RunLine} run=${last} />`}
-    ${step?.kind !== "link" && html`<${RunNow} name=${name} last=${last} reload=${reloadRuns} session=${session} />`}
+    ${step?.kind !== "link" && step?.kind !== "collect" && html`<${RunNow} name=${name} last=${last} reload=${reloadRuns} session=${session} />`}
     ${g && html`<h3>Workloads (${g.workloads})</h3>
     <ul class="counts">
       <${Count} cluster=${name} filter=${{ hasRecommendation: "true" }} label="suggest a change" n=${g.withChanges} />

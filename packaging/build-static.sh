@@ -86,7 +86,13 @@ if ready_musl; then
   log "building for $musl"
   # A build that fails here fails: falling back would only build everything again
   # for glibc to meet the same error.
-  cargo build --profile dist --locked --target "$musl" "$@" >&2
+  # On x86_64, RELR packs the relative relocations of the position-independent binary
+  # (musl's start code applies them, since musl 1.2.4): 24.2 MB instead of 25.2.
+  # Passed to the final link only (`cargo rustc`), so no dependency is built again for
+  # it. aarch64 links without it until a build proves it there under qemu.
+  relr=()
+  [ "$arch" = x86_64 ] && relr=(-C link-arg=-Wl,-z,pack-relative-relocs)
+  cargo rustc --profile dist --locked --target "$musl" --bin kerf "$@" -- "${relr[@]}" >&2
   out=$target_dir/$musl/dist/kerf
   method=musl
 fi

@@ -69,6 +69,7 @@ mod source_fence;
 mod store_fence;
 mod ui_shell;
 mod ui_size;
+mod usage_prometheus_agent;
 mod usage_write;
 mod workload_export;
 mod workload_policy;

@@ -193,6 +193,9 @@ pub struct Measured {
     /// The database, its WAL and shared-memory file on disk just before the checkpoint.
     pub files_before_checkpoint: u64,
     pub accepted: u64,
+    /// Samples sent again with the same time and value (a kubelet stamp that did not
+    /// move between two rounds): taken, not stored twice.
+    pub duplicates: u64,
     pub elapsed: Duration,
 }
 
@@ -209,11 +212,12 @@ pub async fn write_and_measure(
     };
     let store = UsageStore::open_and_migrate(path, &opts, T0).expect("usage store");
     let started = Instant::now();
-    let mut accepted = 0;
+    let (mut accepted, mut duplicates) = (0, 0);
     for (now, write) in rounds {
         let out = store.append(cluster, write, now).await.expect("append");
         assert_eq!(out.refused_samples(), 0, "{:?}", out.refused_examples);
         accepted += out.accepted;
+        duplicates += out.duplicates;
     }
     let elapsed = started.elapsed();
     let size = |suffix: &str| {
@@ -228,6 +232,7 @@ pub async fn write_and_measure(
         disk,
         files_before_checkpoint,
         accepted,
+        duplicates,
         elapsed,
     }
 }

@@ -29,14 +29,18 @@ fn main() {
         "c1",
         fleet.rounds(),
     ));
-    assert_eq!(m.accepted, fleet.samples());
+    assert_eq!(
+        m.accepted + m.duplicates,
+        fleet.samples(),
+        "every sample taken"
+    );
     let d = m.disk;
     let per = |bytes: u64| bytes as f64 / d.samples as f64;
     let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
     println!("usage store: {series} series every 30 s for {days} days, one append per round");
     println!(
-        "  samples {} in {} chunks of {} series",
-        d.samples, d.chunks, d.series
+        "  samples {} in {} chunks of {} series ({} sent twice, stored once)",
+        d.samples, d.chunks, d.series, m.duplicates
     );
     println!(
         "  ingest {:.1} s ({:.0} samples/s)",

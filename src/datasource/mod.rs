@@ -170,7 +170,8 @@ pub enum UsageResource {
 }
 
 /// The operations every datasource offers. Implemented by the Prometheus client, the
-/// embedded usage store and the demo fleet; runs and the API hold a `Datasource` and never know which one it is.
+/// embedded usage store and the demo fleet; runs and the API hold a `Datasource` and
+/// never know which one it is.
 pub trait Source: Send + Sync {
     /// Reads the inventory of `scope` over `window` and cuts it into groups.
     fn plan(
@@ -243,6 +244,34 @@ pub trait Source: Send + Sync {
 
 /// Where a streamed group's workloads go (bounded: a full channel pauses collection).
 pub type Sink = tokio::sync::mpsc::Sender<Collection>;
+
+/// Group `index` of `plan` gathered into one collection from what `source` streams: the
+/// `collect_group` of a source whose own way is to stream (tests, `collect`).
+pub async fn gather_streamed<S: Source>(
+    source: &S,
+    plan: &CollectPlan,
+    index: usize,
+) -> Result<Collection, DatasourceError> {
+    if plan.groups.get(index).is_none() {
+        return Err(DatasourceError::Invalid(format!(
+            "the plan has no group {index}"
+        )));
+    }
+    let (sink, mut pieces) = tokio::sync::mpsc::channel(4);
+    let mut out = Collection::empty(plan.window);
+    let gather = async {
+        while let Some(piece) = pieces.recv().await {
+            out.absorb(piece);
+        }
+    };
+    let (stats, ()) = tokio::join!(
+        async move { source.stream_group(plan, index, &sink).await },
+        gather
+    );
+    out.stats = stats?;
+    out.sort();
+    Ok(out)
+}
 
 /// Sends `piece` into `sink`; a closed sink means the run stopped listening.
 pub async fn send(sink: &Sink, piece: Collection) -> Result<(), DatasourceError> {

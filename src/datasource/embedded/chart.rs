@@ -6,8 +6,8 @@ use super::selection::Selection;
 use super::stream::{usage_of, usage_query};
 use super::{check, EmbeddedSource};
 use crate::analysis::Series;
-use crate::datasource::mapping::{map_batch, PodIndex, WorkloadKey};
-use crate::datasource::raw::{label, metric, RawSeries, RawSettings, RawUsage};
+use crate::datasource::mapping::{chart_series, PodIndex, WorkloadKey};
+use crate::datasource::raw::{label, metric, RawSeries};
 use crate::datasource::{ClusterScope, DatasourceError, UsageResource, Window};
 use crate::store::usage::LabelMatcher;
 
@@ -56,26 +56,15 @@ pub(super) async fn usage(
         .collect();
     let usage = usage_of(raw)
         .map_err(|why| DatasourceError::Decode(format!("datasource {}: {why}", src.name())))?;
-    let usage = match resource {
-        UsageResource::Cpu => RawUsage {
-            cpu: usage.cpu,
-            memory: Vec::new(),
-        },
-        UsageResource::Memory => RawUsage {
-            cpu: Vec::new(),
-            memory: usage.memory,
-        },
+    let series = match resource {
+        UsageResource::Cpu => usage.cpu,
+        UsageResource::Memory => usage.memory,
     };
-    let (containers, _) = map_batch(window, &pods, &RawSettings::default(), usage);
-    Ok(containers
-        .into_iter()
-        .find(|c| {
-            let t = &c.target;
-            t.kind == workload.kind && t.name == workload.name && t.container == container
-        })
-        .map(|c| match resource {
-            UsageResource::Cpu => c.cpu.series,
-            UsageResource::Memory => c.memory.series,
-        })
-        .unwrap_or_default())
+    Ok(chart_series(
+        window,
+        &pods,
+        (workload, container),
+        resource,
+        series,
+    ))
 }

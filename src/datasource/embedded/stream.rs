@@ -9,7 +9,9 @@ use std::time::Instant;
 
 use super::selection::Selection;
 use super::EmbeddedSource;
-use crate::datasource::mapping::{map_with, workload_info, PodIndex, SettingsIndex, WorkloadKey};
+use crate::datasource::mapping::{
+    map_with, unreadable_piece, PodIndex, SettingsIndex, WorkloadKey,
+};
 use crate::datasource::prometheus::merged::Merged;
 use crate::datasource::prometheus::queries::USAGE_LABELS;
 use crate::datasource::prometheus::samples::{check_order, drop_stale, trim};
@@ -253,13 +255,8 @@ async fn unreadable(
             ctx.datasource
         )));
     };
-    let mut info = workload_info(ctx.pods, key);
-    info.unreadable = Some(format!(
-        "datasource {}: workload {}/{}/{}: {why}",
-        ctx.datasource, key.namespace, key.kind, key.name
-    ));
-    tracing::warn!(reason = %info.unreadable.as_deref().unwrap_or_default(), "workload unreadable");
-    let mut piece = Collection::empty(ctx.window);
-    piece.workloads.push(info);
+    let piece = unreadable_piece(ctx.pods, ctx.window, &ctx.datasource, key, &why);
+    let reason = piece.workloads[0].unreadable.as_deref().unwrap_or_default();
+    tracing::warn!(reason = %reason, "workload unreadable");
     send(ctx.sink, piece).await
 }

@@ -158,6 +158,59 @@ pub fn map_with(
     (observations, workloads)
 }
 
+/// One container's series for a chart: `series` (the raw series of `resource`) mapped
+/// as runs map them, then those of `workload`'s `container`.
+pub fn chart_series(
+    window: Window,
+    pods: &PodIndex,
+    (workload, container): (&WorkloadKey, &str),
+    resource: crate::datasource::UsageResource,
+    series: Vec<RawSeries>,
+) -> Vec<crate::analysis::Series> {
+    use crate::datasource::UsageResource;
+    let usage = match resource {
+        UsageResource::Cpu => RawUsage {
+            cpu: series,
+            memory: Vec::new(),
+        },
+        UsageResource::Memory => RawUsage {
+            cpu: Vec::new(),
+            memory: series,
+        },
+    };
+    let (containers, _) = map_batch(window, pods, &RawSettings::default(), usage);
+    containers
+        .into_iter()
+        .find(|c| {
+            let t = &c.target;
+            t.kind == workload.kind && t.name == workload.name && t.container == container
+        })
+        .map(|c| match resource {
+            UsageResource::Cpu => c.cpu.series,
+            UsageResource::Memory => c.memory.series,
+        })
+        .unwrap_or_default()
+}
+
+/// Workload `key` as a streamed piece that could not be read, saying why (the run
+/// records it and analyzes the others).
+pub fn unreadable_piece(
+    pods: &PodIndex,
+    window: Window,
+    datasource: &str,
+    key: &WorkloadKey,
+    why: &str,
+) -> crate::datasource::Collection {
+    let mut info = workload_info(pods, key);
+    info.unreadable = Some(format!(
+        "datasource {datasource}: workload {}/{}/{}: {why}",
+        key.namespace, key.kind, key.name
+    ));
+    let mut piece = crate::datasource::Collection::empty(window);
+    piece.workloads.push(info);
+    piece
+}
+
 /// What the inventory tells of workload `key`, its containers not yet known.
 pub fn workload_info(pods: &PodIndex, key: &WorkloadKey) -> WorkloadInfo {
     WorkloadInfo {

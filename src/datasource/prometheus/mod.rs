@@ -301,26 +301,7 @@ impl Source for PrometheusSource {
         plan: &CollectPlan,
         index: usize,
     ) -> Result<Collection, DatasourceError> {
-        if plan.groups.get(index).is_none() {
-            return Err(DatasourceError::Invalid(format!(
-                "the plan has no group {index}"
-            )));
-        }
-        // Streamed workloads gathered into one collection (tests, `collect`).
-        let (sink, mut pieces) = tokio::sync::mpsc::channel(4);
-        let mut out = Collection::empty(plan.window);
-        let gather = async {
-            while let Some(piece) = pieces.recv().await {
-                out.absorb(piece);
-            }
-        };
-        let (stats, ()) = tokio::join!(
-            async move { self.stream_group(plan, index, &sink).await },
-            gather
-        );
-        out.stats = stats?;
-        out.sort();
-        Ok(out)
+        crate::datasource::gather_streamed(self, plan, index).await
     }
 
     async fn stream_group(

@@ -10,8 +10,8 @@ use super::stream::{read_raw, Reader};
 use super::vm_export;
 use super::{check, PrometheusSource};
 use crate::analysis::Series;
-use crate::datasource::mapping::{map_batch, PodIndex, WorkloadKey};
-use crate::datasource::raw::{label, metric, RawSettings, RawUsage};
+use crate::datasource::mapping::{chart_series, PodIndex, WorkloadKey};
+use crate::datasource::raw::{label, metric};
 use crate::datasource::{ClusterScope, DatasourceError, Group, TestReport, UsageResource, Window};
 
 /// Only the chart's container: the namespace's inventory (instant queries) names the
@@ -69,28 +69,13 @@ pub(super) async fn usage(
         merged.add(s.labels, Some(queries::USAGE_LABELS), s.samples);
     }
     let series = merged.into_series();
-    let usage = match resource {
-        UsageResource::Cpu => RawUsage {
-            cpu: series,
-            memory: Vec::new(),
-        },
-        UsageResource::Memory => RawUsage {
-            cpu: Vec::new(),
-            memory: series,
-        },
-    };
-    let (containers, _) = map_batch(window, &pods, &RawSettings::default(), usage);
-    Ok(containers
-        .into_iter()
-        .find(|c| {
-            let t = &c.target;
-            t.kind == workload.kind && t.name == workload.name && t.container == container
-        })
-        .map(|c| match resource {
-            UsageResource::Cpu => c.cpu.series,
-            UsageResource::Memory => c.memory.series,
-        })
-        .unwrap_or_default())
+    Ok(chart_series(
+        window,
+        &pods,
+        (workload, container),
+        resource,
+        series,
+    ))
 }
 
 /// The report of a test that stopped before the metrics could be checked.

@@ -23,7 +23,9 @@ use super::range_selector;
 use super::remote_read::ReadQuery;
 use super::samples::{check_order, drop_stale, trim, SeriesFault};
 use super::{check, ms, PrometheusSource};
-use crate::datasource::mapping::{map_with, workload_info, PodIndex, SettingsIndex, WorkloadKey};
+use crate::datasource::mapping::{
+    map_with, unreadable_piece, PodIndex, SettingsIndex, WorkloadKey,
+};
 use crate::datasource::raw::{label, metric, Labels, RawSeries, RawUsage};
 use crate::datasource::{
     send, Budget, ClusterScope, CollectPlan, CollectStats, Collection, DatasourceError, Group,
@@ -232,14 +234,9 @@ async fn unreadable(
             ctx.datasource
         )));
     };
-    let mut info = workload_info(ctx.pods, key);
-    info.unreadable = Some(format!(
-        "datasource {}: workload {}/{}/{}: {why}",
-        ctx.datasource, key.namespace, key.kind, key.name
-    ));
-    tracing::warn!(reason = %info.unreadable.as_deref().unwrap_or_default(), "workload unreadable");
-    let mut piece = Collection::empty(ctx.window);
-    piece.workloads.push(info);
+    let piece = unreadable_piece(ctx.pods, ctx.window, &ctx.datasource, key, &why);
+    let reason = piece.workloads[0].unreadable.as_deref().unwrap_or_default();
+    tracing::warn!(reason = %reason, "workload unreadable");
     send(ctx.sink, piece).await?;
     Ok(Tally::default())
 }

@@ -7,8 +7,9 @@
 //! while it may grow, in a small table rewritten as samples arrive; an hour after its
 //! slot's end it is closed: written once, in time order, at the end of the table of
 //! closed chunks, whose pages fill up and are never written again (`chunks` tells how
-//! the two tables read as one). Rows carry nothing but the id and the chunk, and pages
-//! that prune frees are given back to the file system (`auto_vacuum = INCREMENTAL`).
+//! the two tables read as one). Rows carry nothing but the id and the chunk, pages are
+//! 16 KiB (`schema::PAGE_SIZE`), and pages that prune frees are given back to the file
+//! system (`auto_vacuum = INCREMENTAL`).
 //! `cargo bench --bench usage_disk` prints the file's bytes per sample beside the
 //! chunks'; docs/contracts/usage.md records the figures.
 //!
@@ -152,6 +153,7 @@ impl UsageStore {
         };
         let mut conn = open_connection(path, &conn_opts, false)?;
         schema::prepare_new_file(&conn)?;
+        schema::bound_wal(&conn)?;
         migrate::run_schema(&mut conn, path, now_ms, &schema::USAGE)?;
         migrate::status_of(&conn, &schema::USAGE)?.check_current()?;
         let readers = (0..opts.readers.max(1))

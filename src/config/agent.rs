@@ -179,9 +179,6 @@ impl AgentsConfig {
                 "agents.event_buffer_size must be between 10 and 1000000",
             ),
         ];
-        match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, m)) => Err(ConfigError::Invalid((*m).to_string())),
-            None => Ok(()),
-        }
+        super::bounds::first_failed(&checks)
     }
 }

@@ -1,7 +1,27 @@
 //! The bounds of `[http]`, `[auth]` and `[notifications]`: checks that types alone
 //! cannot express, each failure one line naming the key and its allowed range.
 
+use std::time::Duration;
+
 use super::{Config, ConfigError};
+
+/// The first check of `checks` that fails, as the error naming its key and range.
+pub(super) fn first_failed(checks: &[(bool, &str)]) -> Result<(), ConfigError> {
+    match checks.iter().find(|(ok, _)| !ok) {
+        Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
+        None => Ok(()),
+    }
+}
+
+/// A duration as people write it (`30s`, `14d`), or the error naming `key` and an
+/// example.
+pub(super) fn duration(key: &str, text: &str, example: &str) -> Result<Duration, ConfigError> {
+    humantime::parse_duration(text.trim()).map_err(|e| {
+        ConfigError::Invalid(format!(
+            "{key} {text:?} is not a duration such as {example}: {e}"
+        ))
+    })
+}
 
 impl Config {
     pub(super) fn validate_http(&self) -> Result<(), ConfigError> {
@@ -26,10 +46,7 @@ impl Config {
                 "http.body_read_timeout_seconds must be between 1 and 3600",
             ),
         ];
-        match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
-            None => Ok(()),
-        }
+        first_failed(&checks)
     }
 
     pub(super) fn validate_auth(&self) -> Result<(), ConfigError> {
@@ -60,10 +77,7 @@ impl Config {
                 "auth.argon2_memory_kib must be at least 8192 and auth.argon2_iterations at least 1",
             ),
         ];
-        match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
-            None => Ok(()),
-        }
+        first_failed(&checks)
     }
 
     pub(super) fn validate_notifications(&self) -> Result<(), ConfigError> {
@@ -96,9 +110,6 @@ impl Config {
                 "notifications.max_per_minute must be at least 1 and notifications.group_window_ms at most 60000",
             ),
         ];
-        match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, msg)) => Err(ConfigError::Invalid((*msg).to_string())),
-            None => Ok(()),
-        }
+        first_failed(&checks)
     }
 }

@@ -50,11 +50,7 @@ impl Default for CollectorConfig {
 }
 
 fn duration(key: &str, text: &str) -> Result<Duration, ConfigError> {
-    humantime::parse_duration(text.trim()).map_err(|e| {
-        ConfigError::Invalid(format!(
-            "collector.{key} {text:?} is not a duration such as \"30s\" or \"1m\": {e}"
-        ))
-    })
+    super::bounds::duration(&format!("collector.{key}"), text, "\"30s\" or \"1m\"")
 }
 
 impl CollectorConfig {
@@ -88,10 +84,7 @@ impl CollectorConfig {
                 "collector.buffer_max_samples must be between 10000 and 50000000",
             ),
         ];
-        match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, m)) => Err(ConfigError::Invalid((*m).to_string())),
-            None => Ok(()),
-        }
+        super::bounds::first_failed(&checks)
     }
 }
 

@@ -36,12 +36,7 @@ impl Default for UsageConfig {
 impl UsageConfig {
     /// `retention`, parsed (checked by [`UsageConfig::validate`]).
     pub fn retention(&self) -> Result<Duration, ConfigError> {
-        humantime::parse_duration(self.retention.trim()).map_err(|e| {
-            ConfigError::Invalid(format!(
-                "usage.retention {:?} is not a duration such as \"14d\": {e}",
-                self.retention
-            ))
-        })
+        super::bounds::duration("usage.retention", &self.retention, "\"14d\"")
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -61,10 +56,7 @@ impl UsageConfig {
                 "usage.max_write_bytes must be between 65536 and 67108864",
             ),
         ];
-        match checks.iter().find(|(ok, _)| !ok) {
-            Some((_, m)) => Err(ConfigError::Invalid((*m).to_string())),
-            None => Ok(()),
-        }
+        super::bounds::first_failed(&checks)
     }
 }
 

@@ -156,14 +156,7 @@ impl Store {
         opts: &StoreOptions,
         now: i64,
     ) -> Result<Store, StoreError> {
-        let io = |p: &Path| {
-            let path = p.to_path_buf();
-            move |source| StoreError::Io { path, source }
-        };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            files::create_private_dir(dir).map_err(io(dir))?;
-        }
-        files::create_private_file(path).map_err(io(path))?;
+        create_database_file(path)?;
         let mut conn = open_connection(path, opts, false)?;
         migrate::run(&mut conn, path, now)?;
         drop(conn);
@@ -290,6 +283,18 @@ pub fn open_connection(
     conn.pragma_update(None, "foreign_keys", "ON")
         .map_err(wrap)?;
     Ok(conn)
+}
+
+/// Creates the database file `path` (and its directory) owner-only when missing.
+pub(in crate::store) fn create_database_file(path: &Path) -> Result<(), StoreError> {
+    let io = |p: &Path| {
+        let path = p.to_path_buf();
+        move |source| StoreError::Io { path, source }
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        files::create_private_dir(dir).map_err(io(dir))?;
+    }
+    files::create_private_file(path).map_err(io(path))
 }
 
 /// True when `e` is a UNIQUE (or PRIMARY KEY) constraint violation.

@@ -3,10 +3,11 @@
 //! pods (the chart downsamples for drawing only).
 
 use super::selection::Selection;
-use super::stream::{usage_of, usage_query};
+use super::stream::usage_query;
 use super::{check, EmbeddedSource};
 use crate::analysis::Series;
 use crate::datasource::mapping::{chart_series, PodIndex, WorkloadKey};
+use crate::datasource::prometheus::merged::usage_of;
 use crate::datasource::raw::{label, metric, RawSeries};
 use crate::datasource::{ClusterScope, DatasourceError, UsageResource, Window};
 use crate::store::usage::LabelMatcher;

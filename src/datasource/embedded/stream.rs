@@ -12,10 +12,8 @@ use super::EmbeddedSource;
 use crate::datasource::mapping::{
     map_with, unreadable_piece, PodIndex, SettingsIndex, WorkloadKey,
 };
-use crate::datasource::prometheus::merged::Merged;
-use crate::datasource::prometheus::queries::USAGE_LABELS;
-use crate::datasource::prometheus::samples::{check_order, drop_stale, trim};
-use crate::datasource::raw::{label, metric, Labels, RawSeries, RawUsage};
+use crate::datasource::prometheus::merged::usage_of;
+use crate::datasource::raw::{label, metric, RawSeries};
 use crate::datasource::{
     send, CollectPlan, CollectStats, Collection, DatasourceError, Group, Sink, Window,
 };
@@ -163,44 +161,6 @@ async fn members(
         }
     }
     Ok(out)
-}
-
-/// `metric{namespace, pod, container, id}`: a series as a fault names it.
-fn series_name(labels: &Labels) -> String {
-    let kept: Vec<String> = USAGE_LABELS
-        .iter()
-        .filter_map(|k| Some(format!("{k}={:?}", labels.get(*k)?)))
-        .collect();
-    let name = labels.get(label::NAME).map_or("", String::as_str);
-    format!("{name}{{{}}}", kept.join(","))
-}
-
-/// Raw usage series as the engine takes them: in strict time order (else the fault,
-/// named), staleness markers dropped, coinciding series merged by their max.
-pub(super) fn usage_of(raw: Vec<RawSeries>) -> Result<RawUsage, String> {
-    let (mut cpu, mut memory) = (Merged::default(), Merged::default());
-    for s in &raw {
-        if let Err(fault) = check_order(&s.samples) {
-            return Err(format!("{fault} in {}", series_name(&s.labels)));
-        }
-    }
-    for mut s in raw {
-        drop_stale(&mut s.samples);
-        if s.samples.is_empty() {
-            continue;
-        }
-        trim(&mut s.samples);
-        let target = match s.labels.get(label::NAME).map(String::as_str) {
-            Some(metric::CPU) => &mut cpu,
-            Some(metric::MEMORY) => &mut memory,
-            _ => continue,
-        };
-        target.add(s.labels, Some(USAGE_LABELS), s.samples);
-    }
-    Ok(RawUsage {
-        cpu: cpu.into_series(),
-        memory: memory.into_series(),
-    })
 }
 
 /// Maps one member's usage and sends it; a fault sends the workload as unreadable.

@@ -2,12 +2,62 @@
 //! ([`USAGE_LABELS`](super::queries::USAGE_LABELS)), series that
 //! then coincide merged by their max — the `max by (namespace, pod, container, id)`
 //! Prometheus would have computed, done once per sample on kerf's side. Both protocols
-//! go through it: `query_range` pieces of one series are joined here too.
+//! go through it: `query_range` pieces of one series are joined here too. [`usage_of`]
+//! turns a workload's raw series into the engine's usage, as every datasource that reads
+//! raw samples (Prometheus's protocols, the embedded store) hands them on.
 
 use std::collections::BTreeMap;
 
+use super::queries::{self, USAGE_LABELS};
+use super::samples::{check_order, drop_stale, trim, SeriesFault};
 use crate::analysis::Sample;
-use crate::datasource::raw::{Labels, RawSeries};
+use crate::datasource::raw::{label, metric, Labels, RawSeries, RawUsage};
+
+/// `metric{namespace, pod, container, id}`: a series as a fault names it.
+fn series_name(labels: &Labels) -> String {
+    let kept: Vec<String> = USAGE_LABELS
+        .iter()
+        .filter_map(|k| Some(format!("{k}={}", queries::quote(labels.get(*k)?))))
+        .collect();
+    let name = labels.get(label::NAME).map_or("", String::as_str);
+    format!("{name}{{{}}}", kept.join(","))
+}
+
+/// A fault of the series `labels` names.
+pub fn fault_in(fault: &SeriesFault, labels: &Labels) -> String {
+    format!("{fault} in {}", series_name(labels))
+}
+
+/// One workload's raw usage series as the engine takes them: each in strict time order
+/// (else the fault, named), staleness markers dropped, series that coincide on the kept
+/// labels merged by their max.
+pub fn usage_of(raw: Vec<RawSeries>) -> Result<RawUsage, String> {
+    if let Some(fault) = raw.iter().find_map(|s| {
+        check_order(&s.samples)
+            .err()
+            .map(|f| fault_in(&f, &s.labels))
+    }) {
+        return Err(fault);
+    }
+    let (mut cpu, mut memory) = (Merged::default(), Merged::default());
+    for mut s in raw {
+        drop_stale(&mut s.samples);
+        if s.samples.is_empty() {
+            continue;
+        }
+        trim(&mut s.samples);
+        let target = match s.labels.get(label::NAME).map(String::as_str) {
+            Some(metric::CPU) => &mut cpu,
+            Some(metric::MEMORY) => &mut memory,
+            _ => continue,
+        };
+        target.add(s.labels, Some(USAGE_LABELS), s.samples);
+    }
+    Ok(RawUsage {
+        cpu: cpu.into_series(),
+        memory: memory.into_series(),
+    })
+}
 
 /// Series by their kept labels.
 #[derive(Debug, Default)]

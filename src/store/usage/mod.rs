@@ -46,7 +46,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 use super::pool::ReaderPool;
-use super::{files, migrate, open_connection, StoreError, StoreOptions};
+use super::{migrate, open_connection, StoreError, StoreOptions};
 
 pub use append::WriteSeries;
 pub use chunks::slot_of;
@@ -139,14 +139,7 @@ impl UsageStore {
         opts: &UsageOptions,
         now_ms: i64,
     ) -> Result<UsageStore, StoreError> {
-        let io = |p: &Path| {
-            let path = p.to_path_buf();
-            move |source| StoreError::Io { path, source }
-        };
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            files::create_private_dir(dir).map_err(io(dir))?;
-        }
-        files::create_private_file(path).map_err(io(path))?;
+        super::create_database_file(path)?;
         let conn_opts = StoreOptions {
             readers: opts.readers,
             busy_timeout_ms: opts.busy_timeout_ms,

@@ -17,16 +17,15 @@ use futures_util::{StreamExt as _, TryStreamExt as _};
 
 mod whole;
 
-use super::merged::Merged;
-use super::queries::{self, USAGE_LABELS};
+use super::merged::{fault_in, usage_of};
+use super::queries;
 use super::range_selector;
 use super::remote_read::ReadQuery;
-use super::samples::{check_order, drop_stale, trim, SeriesFault};
 use super::{check, ms, PrometheusSource};
 use crate::datasource::mapping::{
     map_with, unreadable_piece, PodIndex, SettingsIndex, WorkloadKey,
 };
-use crate::datasource::raw::{label, metric, Labels, RawSeries, RawUsage};
+use crate::datasource::raw::RawSeries;
 use crate::datasource::{
     send, Budget, ClusterScope, CollectPlan, CollectStats, Collection, DatasourceError, Group,
     Sink, Window,
@@ -141,54 +140,15 @@ impl Tally {
     }
 }
 
-/// `metric{namespace, pod, container, id}`: a series as a fault names it.
-fn series_name(labels: &Labels) -> String {
-    let kept: Vec<String> = USAGE_LABELS
-        .iter()
-        .filter_map(|k| Some(format!("{k}={}", queries::quote(labels.get(*k)?))))
-        .collect();
-    let name = labels.get(label::NAME).map_or("", String::as_str);
-    format!("{name}{{{}}}", kept.join(","))
-}
-
-/// A fault of the series `labels` names.
-pub(super) fn fault_in(fault: &SeriesFault, labels: &Labels) -> String {
-    format!("{fault} in {}", series_name(labels))
-}
-
 /// One workload's raw series, or what the server got wrong in them.
 pub(super) type Got = Result<Vec<RawSeries>, String>;
 
 /// Checks one workload's raw series (strict time order), drops staleness markers, maps
 /// it and sends it; a fault sends the workload as unreadable instead.
 async fn emit(ctx: &Context<'_>, member: &Member, raw: Got) -> Result<Tally, DatasourceError> {
-    let (mut cpu, mut memory) = (Merged::default(), Merged::default());
-    let mut raw = match raw {
-        Ok(raw) => raw,
+    let usage = match raw.and_then(usage_of) {
+        Ok(usage) => usage,
         Err(why) => return unreadable(ctx, member, why).await,
-    };
-    for s in &mut raw {
-        if let Err(fault) = check_order(&s.samples) {
-            let why = fault_in(&fault, &s.labels);
-            return unreadable(ctx, member, why).await;
-        }
-    }
-    for mut s in raw {
-        drop_stale(&mut s.samples);
-        if s.samples.is_empty() {
-            continue;
-        }
-        trim(&mut s.samples);
-        let target = match s.labels.get(label::NAME).map(String::as_str) {
-            Some(metric::CPU) => &mut cpu,
-            Some(metric::MEMORY) => &mut memory,
-            _ => continue,
-        };
-        target.add(s.labels, Some(USAGE_LABELS), s.samples);
-    }
-    let usage = RawUsage {
-        cpu: cpu.into_series(),
-        memory: memory.into_series(),
     };
     let tally = Tally {
         series: (usage.cpu.len() + usage.memory.len()) as u64,

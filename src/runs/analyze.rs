@@ -200,7 +200,8 @@ fn push_result(
         ));
         return;
     }
-    let mut summary = summarize(&results, replicas, ctx.prices);
+    let window = (ctx.window.start_ms, ctx.window.end_ms);
+    let mut summary = summarize(&results, replicas, ctx.prices, window);
     if let Some((hpa, containers)) = &hpa {
         with_hpa(&mut summary, Some(hpa), containers);
     }

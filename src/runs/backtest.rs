@@ -227,7 +227,7 @@ fn one_mode(
     for (c, v) in g.containers.iter().zip(&values) {
         counts.add(&score(c, v, from_ms, span.end_ms));
     }
-    let cost = summarize(&results, g.info.replicas, prices).cost_delta;
+    let cost = summarize(&results, g.info.replicas, prices, (span.start_ms, at_ms)).cost_delta;
     Ok((values, Score::of(cost, counts)))
 }
 

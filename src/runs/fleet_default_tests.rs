@@ -245,3 +245,28 @@ fn on_the_demo_the_fleet_default_costs_less_than_the_engines_defaults_with_no_mo
     }
     assert!(fleet.workloads_grown < engine.workloads_grown);
 }
+
+/// Defect 0 of "the truth after acting": 10,080 samples a minute apart span 6 d 23 h 59 m
+/// but cover the whole 7-day window, so the shipped lookback reaches the shipped
+/// learning period (`guardrails.learningPeriod`, 7 d) and the agent can act.
+#[test]
+fn a_fully_covered_default_window_covers_the_default_learning_period() {
+    let fleet = fleet();
+    let week = 7 * 86_400;
+    let covered: Vec<i64> = fleet
+        .iter()
+        .map(|(name, rec)| {
+            let summary: Value = serde_json::from_str(&rec.summary).expect("summary");
+            summary["coveredSeconds"]
+                .as_i64()
+                .unwrap_or_else(|| panic!("{name}: no coveredSeconds in {summary}"))
+        })
+        .collect();
+    assert!(covered.iter().all(|s| *s <= week), "{covered:?}");
+    let full = covered.iter().filter(|s| **s == week).count();
+    assert!(
+        full * 2 > covered.len(),
+        "most demo workloads have a week of history: {full} of {} cover 7 d ({covered:?})",
+        covered.len()
+    );
+}

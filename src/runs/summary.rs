@@ -131,11 +131,35 @@ fn resource_summary(r: &ResourceAnalysis, delta: &mut f64) -> ResourceSummary {
     out
 }
 
-/// Summarizes `results` (one workload's, any order) under the given prices.
+/// How much of the window `[start_ms, end_ms]` a result's history covers, in seconds.
+/// Each observation stands for the cadence before it (a counter's rate for the interval
+/// since the previous scrape), and, as the engine's coverage allows, one cadence of
+/// tolerance at either edge: a week of scrapes a minute apart covers the 7-day window,
+/// not the 6 d 23 h 59 m between its first and last sample.
+fn history_seconds(r: &ResourceAnalysis, (start_ms, end_ms): (i64, i64)) -> i64 {
+    let q = &r.data_quality;
+    if q.sample_count == 0 {
+        return 0;
+    }
+    let cadence = (q.cadence_seconds * 1000.0).round() as i64;
+    let mut from = q.observed_start - cadence;
+    if from - start_ms <= cadence {
+        from = start_ms;
+    }
+    let mut to = q.observed_end;
+    if end_ms - to <= cadence {
+        to = end_ms;
+    }
+    (to - from).max(0) / 1000
+}
+
+/// Summarizes `results` (one workload's, any order) under the given prices;
+/// `window_ms` is the window they were analysed over (start, end in Unix ms).
 pub fn summarize(
     results: &[&ResourceAnalysis],
     replicas: Option<u32>,
     prices: (f64, f64),
+    window_ms: (i64, i64),
 ) -> Summary {
     let mut containers: Vec<ContainerSummary> = Vec::new();
     let mut worst = QualityStatus::Available;
@@ -151,7 +175,7 @@ pub fn summarize(
         notices.extend(r.notices.iter().map(|n| n.as_str().to_string()));
         let coverage = r.data_quality.coverage;
         min_coverage = Some(min_coverage.map_or(coverage, |c| c.min(coverage)));
-        let span = (r.data_quality.observed_interval_hours * 3600.0).round() as i64;
+        let span = history_seconds(r, window_ms);
         covered_seconds = Some(covered_seconds.map_or(span, |c| c.min(span)));
         for rec in &r.recommendations {
             has_changes = true;

@@ -43,7 +43,9 @@ pub struct FeedWorkload {
 pub struct DataCoverage {
     /// The shortest usable history behind any value, in seconds (`null` on
     /// recommendations made before kerf recorded it); compare with
-    /// `guardrails.learningPeriod`.
+    /// `guardrails.learningPeriod`. Each sample stands for the cadence before it, with
+    /// one cadence of tolerance at the window's edges, so a gapless window covers all
+    /// of it (a week of 60 s scrapes covers 604800, not 604740).
     pub covered_seconds: Option<i64>,
     /// The same as a duration (`8d 2h`), `null` when unknown: `LearningPeriod` holds
     /// while it is below `guardrails.learningPeriod`.

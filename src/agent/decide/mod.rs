@@ -20,6 +20,7 @@ pub mod inplace;
 mod pressure;
 mod release;
 pub mod runtime;
+mod unchanged;
 pub mod values;
 pub mod watch;
 pub mod windows;
@@ -256,12 +257,11 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
         } else {
             Vec::new()
         };
-        let f = Finding::new(
-            Reason::NoSignificantChange,
-            format!(
-                "every recommended value is within {:.0} % of the value in force",
-                tolerance * 100.0
-            ),
+        let f = unchanged::finding(
+            &rec.containers,
+            &actionable,
+            &policy.excluded_containers,
+            tolerance,
         )
         .on(&scope);
         findings.insert(0, f);

@@ -7,6 +7,7 @@ use super::fixture::*;
 use super::*;
 use crate::agent::state::{Applied, ContainerValues};
 use crate::wire::recommendation_feed::PendingApproval;
+use crate::wire::summary::ResourceSummary;
 type Row = (&'static str, fn(Fixture) -> Fixture, &'static [Reason]);
 
 #[test]
@@ -363,6 +364,55 @@ fn excluded_containers_are_left_alone() {
     let mut f = fixture();
     f.excluded = vec!["app".into()];
     assert_eq!(reasons(&f.decide()), [Reason::NoSignificantChange]);
+}
+
+/// The engine's answer when coverage is too sparse: no values, its reason beside them.
+fn unsuggested(reason: &str) -> Option<ResourceSummary> {
+    let mut r = resource((0.0, 0.0), (0.0, 0.0)).expect("a resource");
+    r.requests = None;
+    r.limits = None;
+    r.no_action_reason = Some(reason.into());
+    Some(r)
+}
+
+#[test]
+fn a_recommendation_without_values_says_the_engines_reason_not_within_tolerance() {
+    let mut f = fixture();
+    f.rec.containers[0].cpu = unsuggested("sparse-coverage");
+    f.rec.containers[0].memory = unsuggested("sparse-coverage");
+    let d = f.decide();
+    assert_eq!(reasons(&d), [Reason::NoSignificantChange]);
+    let found = finding(&d, Reason::NoSignificantChange);
+    assert_eq!(
+        found.message,
+        "the engine suggests no value (sparse-coverage), so there is nothing to apply"
+    );
+    assert_eq!(found.details["noActionReason"], "sparse-coverage");
+    assert_eq!(found.details["unsuggested"], "app cpu, app memory");
+}
+
+#[test]
+fn values_within_tolerance_beside_a_resource_without_one_name_both() {
+    let mut f = fixture().policy(json!({"guardrails": {"changeTolerance": 0.9}}));
+    f.rec.containers[0].memory = unsuggested("insufficient-history");
+    let d = f.decide();
+    let found = finding(&d, Reason::NoSignificantChange);
+    assert_eq!(
+        found.message,
+        "every recommended value is within 90 % of the value in force; \
+         the engine suggests no value for app memory (insufficient-history)"
+    );
+    assert_eq!(found.details["noActionReason"], "insufficient-history");
+
+    let d = fixture()
+        .policy(json!({"guardrails": {"changeTolerance": 0.9}}))
+        .decide();
+    let found = finding(&d, Reason::NoSignificantChange);
+    assert_eq!(
+        found.message,
+        "every recommended value is within 90 % of the value in force"
+    );
+    assert!(found.details.is_empty(), "{:?}", found.details);
 }
 
 #[test]

@@ -14,4 +14,5 @@ mod memory;
 mod on_delete;
 mod reasons;
 mod remote;
+mod shipped_defaults;
 mod world;

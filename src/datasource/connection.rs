@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::credentials::Secrets;
 use super::input::{self, AuthInput, DatasourceKind, HeaderInput, TlsInput};
 use super::view::AuthKind;
+use crate::secret::destination::{give_again, Destination};
 use crate::secret::Secret;
 
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 30;
@@ -105,7 +106,7 @@ fn err(path: &str, message: &str) -> FieldError {
 /// out: the API refuses nulls before this, and a config file's unset keys come as null.
 pub fn validate(
     body: &Value,
-    previous: Option<&Secrets>,
+    previous: Option<(&DatasourceSettings, &Secrets)>,
 ) -> Result<(DatasourceSettings, Secrets), Vec<FieldError>> {
     let mut errors = Vec::new();
     let Some(input) = input::read(body, &mut errors) else {
@@ -113,12 +114,16 @@ pub fn validate(
     };
     check_name(&input.name, &mut errors);
     check_url(&input.url, &mut errors);
-    let previous = previous.cloned().unwrap_or_default();
+    let moved = previous.and_then(|(before, _)| moved(before, &input));
+    let kept = Kept {
+        secrets: previous.map(|(_, s)| s.clone()).unwrap_or_default(),
+        moved,
+    };
     let mut secrets = Secrets::default();
     // A refused auth type is named as sent, as the fields that do not belong to it.
     let sent_auth = body.pointer("/auth/type").and_then(Value::as_str);
-    let (auth_type, username) = auth(input.auth, sent_auth, &previous, &mut secrets, &mut errors);
-    let headers = headers(input.headers, &previous, &mut secrets, &mut errors);
+    let (auth_type, username) = auth(input.auth, sent_auth, &kept, &mut secrets, &mut errors);
+    let headers = headers(input.headers, &kept, &mut secrets, &mut errors);
     let (ca_pem, insecure_skip_verify) = tls(input.tls, &mut errors);
     let cluster_label = input.cluster_label.filter(|s| !s.is_empty());
     check_label(cluster_label.as_deref(), &mut errors);
@@ -180,6 +185,42 @@ pub fn validate(
     }
 }
 
+/// The stored secrets a replace may keep, unless the destination moved.
+struct Kept {
+    secrets: Secrets,
+    /// What changed about where the secrets would go (`"host and port"`).
+    moved: Option<String>,
+}
+
+impl Kept {
+    /// The stored secret `pick` selects, while the destination stays.
+    fn get<T: Clone>(&self, pick: impl Fn(&Secrets) -> Option<&T>) -> Option<T> {
+        match self.moved {
+            None => pick(&self.secrets).cloned(),
+            Some(_) => None,
+        }
+    }
+
+    /// The message for a missing `what`: "give it again" when a stored one stayed behind.
+    fn missing(&self, what: &str, stored: bool, otherwise: &str) -> String {
+        match &self.moved {
+            Some(moved) if stored => give_again(what, moved),
+            _ => otherwise.to_string(),
+        }
+    }
+}
+
+/// What changed between the stored datasource's destination and the new body's: the
+/// URL's origin, or the basic-auth user name.
+fn moved(before: &DatasourceSettings, input: &input::DatasourceInput) -> Option<String> {
+    let user = input.auth.as_ref().and_then(|a| a.username.as_deref());
+    let now = Destination::of_url(&input.url, user)?;
+    match Destination::of_url(&before.url, before.username.as_deref()) {
+        Some(then) => now.moved_from(&then),
+        None => Some("URL".into()),
+    }
+}
+
 fn check_name(name: &str, errors: &mut Vec<FieldError>) {
     if name.is_empty()
         || name.len() > 100
@@ -218,7 +259,7 @@ fn check_label(label: Option<&str>, errors: &mut Vec<FieldError>) {
 fn auth(
     input: Option<AuthInput>,
     sent: Option<&str>,
-    prev: &Secrets,
+    kept: &Kept,
     out: &mut Secrets,
     errors: &mut Vec<FieldError>,
 ) -> (String, Option<String>) {
@@ -250,19 +291,26 @@ fn auth(
             if user.is_empty() {
                 errors.push(err("$.auth.username", "required for basic auth"));
             }
-            out.password = a.password.or_else(|| prev.password.clone());
+            out.password = a.password.or_else(|| kept.get(|s| s.password.as_ref()));
             if out.password.as_ref().is_none_or(Secret::is_empty) {
+                let stored = kept.secrets.password.is_some();
+                let otherwise = "required for basic auth (write-only)";
                 errors.push(err(
                     "$.auth.password",
-                    "required for basic auth (write-only)",
+                    &kept.missing("password", stored, otherwise),
                 ));
             }
             ("basic".into(), Some(user))
         }
         Some(AuthKind::Bearer) => {
-            out.token = a.token.or_else(|| prev.token.clone());
+            out.token = a.token.or_else(|| kept.get(|s| s.token.as_ref()));
             if out.token.as_ref().is_none_or(Secret::is_empty) {
-                errors.push(err("$.auth.token", "required for bearer auth (write-only)"));
+                let stored = kept.secrets.token.is_some();
+                let otherwise = "required for bearer auth (write-only)";
+                errors.push(err(
+                    "$.auth.token",
+                    &kept.missing("token", stored, otherwise),
+                ));
             }
             ("bearer".into(), None)
         }
@@ -271,7 +319,7 @@ fn auth(
 
 fn headers(
     input: Option<Vec<HeaderInput>>,
-    prev: &Secrets,
+    kept: &Kept,
     out: &mut Secrets,
     errors: &mut Vec<FieldError>,
 ) -> Vec<HeaderSetting> {
@@ -308,14 +356,16 @@ fn headers(
             ));
         }
         if secret {
-            match value.or_else(|| prev.headers.get(&name).cloned()) {
+            match value.or_else(|| kept.get(|s| s.headers.get(&name))) {
                 Some(v) => {
                     out.headers.insert(name.clone(), v);
                 }
-                None => errors.push(err(
-                    &format!("{path}.value"),
-                    "required (write-only for secret headers)",
-                )),
+                None => {
+                    let stored = kept.secrets.headers.contains_key(&name);
+                    let otherwise = "required (write-only for secret headers)";
+                    let message = kept.missing("secret header value", stored, otherwise);
+                    errors.push(err(&format!("{path}.value"), &message));
+                }
             }
             result.push(HeaderSetting {
                 name,

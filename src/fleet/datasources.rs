@@ -67,7 +67,7 @@ pub fn invalid(errors: Vec<FieldError>) -> OpError {
 
 fn validated(
     body: &Value,
-    previous: Option<&Secrets>,
+    previous: Option<(&DatasourceSettings, &Secrets)>,
 ) -> Result<(DatasourceSettings, Secrets), OpError> {
     validate(body, previous).map_err(invalid)
 }
@@ -140,8 +140,8 @@ pub async fn replace(
     id: i64,
     body: Value,
 ) -> Result<DatasourceView, OpError> {
-    let (_, previous) = open(&fetch(store, id).await?, key)?;
-    let (settings, secrets) = validated(&body, Some(&previous))?;
+    let (stored, previous) = open(&fetch(store, id).await?, key)?;
+    let (settings, secrets) = validated(&body, Some((&stored, &previous)))?;
     let json = serde_json::to_string(&settings).map_err(OpError::internal)?;
     let sealed = key
         .seal_for(&secrets, &datasource_binding(&json))

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::FieldError;
+use crate::secret::destination::{give_again, is_loopback, Destination};
 use crate::secret::{reveal, Secret, MASK};
 
 /// Longest channel name, in characters.
@@ -254,11 +255,20 @@ fn err(field: &str, message: impl Into<String>) -> FieldError {
     }
 }
 
-/// Checks `input`; `previous` (on replace: the stored kind and secrets) supplies secrets
-/// the request leaves out.
+/// What a replace starts from: the stored channel's kind, secrets and email settings.
+#[derive(Debug, Clone, Copy)]
+pub struct Stored<'a> {
+    pub kind: ChannelKind,
+    pub secrets: &'a ChannelSecrets,
+    pub email: Option<&'a EmailSettings>,
+}
+
+/// Checks `input`; `previous` (on replace: the stored channel) supplies secrets the
+/// request leaves out, while their destination stays the same
+/// (`crate::secret::destination`).
 pub fn validate(
     input: ChannelInput,
-    previous: Option<(ChannelKind, &ChannelSecrets)>,
+    previous: Option<Stored<'_>>,
 ) -> Result<ValidChannel, Vec<FieldError>> {
     let mut errors = Vec::new();
     let name = input.name.trim().to_string();
@@ -269,25 +279,38 @@ pub fn validate(
         ));
     }
     // Secrets carry over only while the kind stays the same.
-    let kept = previous
-        .filter(|(kind, _)| *kind == input.kind)
-        .map(|(_, s)| s.clone())
-        .unwrap_or_default();
+    let same_kind = previous.filter(|p| p.kind == input.kind);
+    let mut kept = same_kind.map(|p| p.secrets.clone()).unwrap_or_default();
     let mut secrets = ChannelSecrets::default();
     if input.kind.uses_url() {
-        secrets.url = check_url(input.url, kept.url, &mut errors);
+        let before = kept.url.clone();
+        secrets.url = check_url(input.url, kept.url.take(), &mut errors);
+        // A signing secret belongs to the receiver's origin.
+        let moved = match (&before, &secrets.url) {
+            (Some(b), Some(n)) => url_destination(n)
+                .and_then(|n| url_destination(b).map_or(Some("URL".into()), |b| n.moved_from(&b))),
+            _ => None,
+        };
+        if let Some(moved) = moved {
+            if kept.signing_secret.take().is_some() && input.signing_secret.is_none() {
+                errors.push(err("signingSecret", give_again("signing secret", &moved)));
+            }
+        }
     } else if input.url.is_some() {
         errors.push(err("url", "email channels have no URL; set email instead"));
     }
     if input.kind == ChannelKind::Webhook {
-        secrets.signing_secret =
-            check_secret(input.signing_secret, kept.signing_secret, &mut errors);
+        if !errors.iter().any(|e| e.field == "signingSecret") {
+            secrets.signing_secret =
+                check_secret(input.signing_secret, kept.signing_secret, &mut errors);
+        }
     } else if input.signing_secret.is_some() {
         errors.push(err("signingSecret", "only webhook channels are signed"));
     }
     let email = match (input.kind, input.email) {
         (ChannelKind::Email, Some(e)) => {
-            let (settings, password) = check_email(e, kept.smtp_password, &mut errors);
+            let stored = same_kind.and_then(|p| p.email);
+            let (settings, password) = check_email(e, kept.smtp_password, stored, &mut errors);
             secrets.smtp_password = password;
             Some(settings)
         }
@@ -365,9 +388,26 @@ fn check_secret(
     }
 }
 
+fn url_destination(url: &Secret) -> Option<Destination> {
+    Destination::of_url(url.expose(), None)
+}
+
+impl EmailSettings {
+    /// Where its password goes: the security mode, host, port and user name.
+    fn destination(&self) -> Destination {
+        Destination {
+            scheme: format!("{:?}", self.security).to_ascii_lowercase(),
+            host: self.host.to_ascii_lowercase(),
+            port: self.port,
+            user: self.username.clone(),
+        }
+    }
+}
+
 fn check_email(
     e: EmailInput,
     kept_password: Option<Secret>,
+    stored: Option<&EmailSettings>,
     errors: &mut Vec<FieldError>,
 ) -> (EmailSettings, Option<Secret>) {
     let host = e.host.trim().to_string();
@@ -400,13 +440,33 @@ fn check_email(
         .username
         .map(|u| u.trim().to_string())
         .filter(|u| !u.is_empty());
-    let password = e
-        .password
-        .filter(|p| !p.is_empty())
-        .map(Secret::from)
-        .or(kept_password);
-    if username.is_some() && password.is_none() {
+    let given = e.password.filter(|p| !p.is_empty()).map(Secret::from);
+    let destination = Destination {
+        scheme: format!("{security:?}").to_ascii_lowercase(),
+        host: host.to_ascii_lowercase(),
+        port,
+        user: username.clone(),
+    };
+    // The stored password goes only where it went before.
+    let moved = stored.and_then(|s| destination.moved_from(&s.destination()));
+    let password = match (&moved, given) {
+        (_, Some(p)) => Some(p),
+        (None, None) => kept_password,
+        (Some(moved), None) => {
+            if kept_password.is_some() && username.is_some() {
+                errors.push(err("email.password", give_again("password", moved)));
+            }
+            None
+        }
+    };
+    if username.is_some() && password.is_none() && moved.is_none() {
         errors.push(err("email.password", "required when email.username is set"));
+    }
+    if username.is_some() && security == SmtpSecurity::None && !is_loopback(&host) {
+        errors.push(err(
+            "email.security",
+            "a password is sent only over TLS (starttls or tls), or to a loopback host",
+        ));
     }
     let ca_pem = e.ca_pem.filter(|p| !p.trim().is_empty());
     if let Some(pem) = &ca_pem {
@@ -474,16 +534,14 @@ mod tests {
         let mut first = input(ChannelKind::Slack);
         first.url = Some("https://hooks.slack.com/services/T1/B2/SECRETSECRETSECRET".into());
         let stored = validate(first, None).expect("valid");
-        let again = validate(
-            input(ChannelKind::Slack),
-            Some((stored.kind, &stored.secrets)),
-        )
-        .expect("kept");
+        let previous = Stored {
+            kind: stored.kind,
+            secrets: &stored.secrets,
+            email: None,
+        };
+        let again = validate(input(ChannelKind::Slack), Some(previous)).expect("kept");
         assert_eq!(again.secrets.url, stored.secrets.url);
-        let other = validate(
-            input(ChannelKind::Teams),
-            Some((stored.kind, &stored.secrets)),
-        );
+        let other = validate(input(ChannelKind::Teams), Some(previous));
         assert_eq!(other.unwrap_err()[0].field, "url");
     }
 
@@ -546,5 +604,103 @@ mod tests {
             v.target_masked(),
             "smtp://smtp.example.com:465 → ops@example.com"
         );
+    }
+
+    fn smtp(host: &str, port: u16, security: SmtpSecurity, password: Option<&str>) -> EmailInput {
+        EmailInput {
+            host: host.into(),
+            port: Some(port),
+            security: Some(security),
+            username: Some("kerf".into()),
+            password: password.map(str::to_string),
+            from: "kerf@example.com".into(),
+            to: vec!["ops@example.com".into()],
+            ca_pem: None,
+        }
+    }
+
+    fn fields(r: Result<ValidChannel, Vec<FieldError>>) -> Vec<String> {
+        r.unwrap_err().into_iter().map(|e| e.field).collect()
+    }
+
+    #[test]
+    fn a_stored_smtp_password_goes_only_where_it_went_before() {
+        let mut first = input(ChannelKind::Email);
+        first.email = Some(smtp(
+            "smtp.corp.example",
+            587,
+            SmtpSecurity::Starttls,
+            Some("pw"),
+        ));
+        let stored = validate(first, None).expect("valid");
+        let previous = Stored {
+            kind: stored.kind,
+            secrets: &stored.secrets,
+            email: stored.email.as_ref(),
+        };
+        // The same server: the password is kept.
+        let mut same = input(ChannelKind::Email);
+        same.email = Some(smtp("SMTP.corp.example", 587, SmtpSecurity::Starttls, None));
+        let kept = validate(same, Some(previous)).expect("kept");
+        assert_eq!(kept.secrets.smtp_password, stored.secrets.smtp_password);
+        // Another host and port without a password: refused, naming the password.
+        let mut moved = input(ChannelKind::Email);
+        moved.email = Some(smtp("127.0.0.1", 2525, SmtpSecurity::None, None));
+        let errors = validate(moved.clone(), Some(previous)).unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].field, "email.password");
+        assert!(
+            errors[0].message.contains("host, port and scheme")
+                || errors[0].message.contains("scheme, host and port"),
+            "{}",
+            errors[0].message
+        );
+        // With a password of its own, the move is the caller's to make.
+        moved.email.as_mut().expect("email").password = Some("their own".into());
+        let v = validate(moved, Some(previous)).expect("a new secret");
+        assert_eq!(v.secrets.smtp_password, Some(Secret::from("their own")));
+    }
+
+    #[test]
+    fn a_password_is_never_sent_in_clear_to_a_host_that_is_not_loopback() {
+        let mut i = input(ChannelKind::Email);
+        i.email = Some(smtp(
+            "smtp.corp.example",
+            25,
+            SmtpSecurity::None,
+            Some("pw"),
+        ));
+        assert_eq!(fields(validate(i.clone(), None)), ["email.security"]);
+        i.email = Some(smtp("localhost", 25, SmtpSecurity::None, Some("pw")));
+        validate(i, None).expect("loopback may go without TLS");
+    }
+
+    #[test]
+    fn a_signing_secret_stays_with_its_receivers_origin() {
+        let mut first = input(ChannelKind::Webhook);
+        first.url = Some("https://hooks.example.com/kerf/abcdefghijklmnop".into());
+        first.signing_secret = Some("0123456789abcdef".into());
+        let stored = validate(first, None).expect("valid");
+        let previous = Stored {
+            kind: stored.kind,
+            secrets: &stored.secrets,
+            email: None,
+        };
+        let mut path = input(ChannelKind::Webhook);
+        path.url = Some("https://hooks.example.com/kerf/other-path-0000".into());
+        let v = validate(path, Some(previous)).expect("same origin keeps it");
+        assert_eq!(v.secrets.signing_secret, stored.secrets.signing_secret);
+        let mut away = input(ChannelKind::Webhook);
+        away.url = Some("http://127.0.0.1:8099/steal".into());
+        let errors = validate(away.clone(), Some(previous)).unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].field, "signingSecret");
+        assert!(
+            errors[0].message.contains("never sent"),
+            "{}",
+            errors[0].message
+        );
+        away.signing_secret = Some("fedcba9876543210".into());
+        validate(away, Some(previous)).expect("a new signing secret");
     }
 }

@@ -214,13 +214,19 @@ impl Notifier {
     ) -> Result<ChannelView, NotifyError> {
         let rec = self.channel_record(id, c.write.clone()).await?;
         let previous = match opened(&rec, self) {
-            Ok((kind, secrets, _)) => Some((kind, secrets)),
+            Ok(stored) => Some(stored),
             // Stored secrets that no longer open cannot be kept: the caller gives them
             // all again, as on create, and so mends the channel.
             Err(NotifyError::Secret(_)) => None,
             Err(e) => return Err(e),
         };
-        let previous = previous.as_ref().map(|(kind, secrets)| (*kind, secrets));
+        let previous = previous
+            .as_ref()
+            .map(|(kind, secrets, email)| channel::Stored {
+                kind: *kind,
+                secrets,
+                email: email.as_ref(),
+            });
         let valid = channel::validate(input, previous).map_err(NotifyError::Invalid)?;
         self.check_team(&c.write, valid.team_id, "teamId").await?;
         let w = write_of(&valid, self)?;

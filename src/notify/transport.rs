@@ -13,6 +13,7 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 use super::channel::{ChannelKind, ChannelSecrets, EmailSettings, SmtpSecurity};
 use super::message::Message;
 use super::{render, sign};
+use crate::secret::destination::is_loopback;
 use crate::secret::Secret;
 
 /// Longest receiver answer kept, in characters.
@@ -273,6 +274,14 @@ fn smtp_transport(
         });
     }
     if let Some(user) = &e.username {
+        // Also for channels stored before validation refused it.
+        if e.security == SmtpSecurity::None && !is_loopback(&e.host) {
+            return Err(format!(
+                "refused: the password would go without TLS to {}, which is not loopback; \
+                 set email.security to starttls or tls",
+                e.host
+            ));
+        }
         b = b.credentials(Credentials::new(
             user.clone(),
             password.unwrap_or_default().to_string(),

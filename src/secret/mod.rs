@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize, Serializer};
 
+pub mod destination;
 mod key;
 
 pub use key::{write_private, SecretError, SecretKey, KEY_FILE};

@@ -35,6 +35,7 @@ mod events_ingest;
 mod fleet_audit;
 mod fleet_clock;
 mod hardening_connections;
+mod hardening_destinations;
 mod hardening_files;
 mod hardening_http;
 mod hardening_login;

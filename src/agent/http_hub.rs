@@ -46,7 +46,17 @@ impl HttpHub {
         if !matches!(parsed.scheme(), "http" | "https") || !parsed.has_host() {
             return Err("agent.hub_url must be an http(s) URL".into());
         }
+        let origin = parsed.origin();
+        // A redirect to another origin would take the token and the body there.
+        let same_origin = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.url().origin() == origin && attempt.previous().len() < 5 {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        });
         let mut builder = reqwest::Client::builder()
+            .redirect(same_origin)
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)));
         if let Some(pem) = ca_pem {
@@ -195,6 +205,9 @@ fn form_urlencoded_component(s: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
@@ -308,5 +321,51 @@ mod tests {
         .write(Bytes::from_static(b"x"))
         .await;
         assert!(matches!(away, Err(HubError::Unreachable(_))), "{away:?}");
+    }
+
+    /// A server that answers every request with a 307 to `location`: its URL, and how
+    /// many connections it took.
+    async fn redirector(location: String) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let seen = Arc::new(AtomicUsize::new(0));
+        let count = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut buf = vec![0u8; 64 * 1024];
+                let _ = socket.read(&mut buf).await;
+                let answer = format!(
+                    "HTTP/1.1 307 X\r\nlocation: {location}\r\ncontent-length: 0\r\n\
+                     connection: close\r\n\r\n"
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+        });
+        (url, seen)
+    }
+
+    #[tokio::test]
+    async fn a_redirect_to_another_origin_is_not_followed_with_the_token_and_body() {
+        // The other origin: `localhost` is another host than `127.0.0.1`.
+        let (elsewhere, heard) = redirector("http://127.0.0.1:9/".into()).await;
+        let elsewhere = elsewhere.replace("127.0.0.1", "localhost");
+        let (hub_url, asked) = redirector(format!("{elsewhere}/v1/clusters/edge/heartbeat")).await;
+        let hub = HttpHub::new(
+            &hub_url,
+            "edge",
+            "tok-1".into(),
+            None,
+            Duration::from_secs(5),
+        )
+        .expect("client");
+        let refused = hub.send_events(&[]).await;
+        assert!(refused.is_err(), "{refused:?}");
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            heard.load(Ordering::SeqCst),
+            0,
+            "the other origin heard nothing"
+        );
     }
 }

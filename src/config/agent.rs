@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{ConfigError, Mode};
+use crate::secret::destination::is_loopback;
 
 /// The environment variable holding the cluster token (mode = "agent").
 pub const TOKEN_ENV: &str = "KERF_AGENT_TOKEN";
@@ -38,6 +39,10 @@ pub struct AgentConfig {
     /// Accept any kubelet serving certificate (kubelets with self-signed ones).
     #[serde(default)]
     pub kubelet_insecure_tls: bool,
+    /// Send the cluster token over `http://` to a hub that is not on loopback (warned
+    /// about at every start). Off: such a `hub_url` is refused.
+    #[serde(default)]
+    pub allow_insecure_hub: bool,
 }
 
 impl Default for AgentConfig {
@@ -51,6 +56,7 @@ impl Default for AgentConfig {
             hub_timeout_seconds: 30,
             kubelet_ca_file: None,
             kubelet_insecure_tls: false,
+            allow_insecure_hub: false,
         }
     }
 }
@@ -74,8 +80,21 @@ impl AgentConfig {
             if !url_ok {
                 return bad("agent.hub_url must be the hub's http(s) URL (mode = \"agent\")");
             }
+            if self.hub_in_clear() && !self.allow_insecure_hub {
+                return bad(
+                    "agent.hub_url is http:// to a host that is not loopback: the cluster \
+                     token would travel in clear; use https (set agent.hub_ca_file for a \
+                     private CA), or set agent.allow_insecure_hub = true",
+                );
+            }
         }
         Ok(())
+    }
+
+    /// `hub_url` is `http://` to a host that is not loopback: the token goes in clear.
+    pub fn hub_in_clear(&self) -> bool {
+        reqwest::Url::parse(&self.hub_url)
+            .is_ok_and(|u| u.scheme() == "http" && !u.host_str().is_some_and(is_loopback))
     }
 
     /// The cluster token: `token_file`, else `KERF_AGENT_TOKEN` from `env`.

@@ -202,6 +202,11 @@ pub async fn run_agent(
         .agent
         .hub_ca()
         .map_err(|e| ServeError::Agent(e.to_string()))?;
+    if config.agent.hub_in_clear() {
+        tracing::warn!(
+            "agent.allow_insecure_hub: the cluster token goes to the hub without TLS; use https"
+        );
+    }
     let timeout = Duration::from_secs(config.agent.hub_timeout_seconds);
     let hub = HttpHub::new(
         &config.agent.hub_url,

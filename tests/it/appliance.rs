@@ -42,7 +42,7 @@ async fn a_fresh_data_dir_becomes_ready_and_reports_health() {
 #[test]
 fn agent_modes_missing_something_refuse_to_start_with_one_line_and_exit_code_2() {
     let none = "/nonexistent/kubeconfig";
-    let cases: [(&[(&str, &str)], &str); 4] = [
+    let cases: [(&[(&str, &str)], &str); 5] = [
         (&[("KERF_MODE", "all-in-one")], "agent.cluster"),
         (
             &[
@@ -63,6 +63,16 @@ fn agent_modes_missing_something_refuse_to_start_with_one_line_and_exit_code_2()
                 ("KERF_AGENT__HUB_URL", "https://hub.example"),
             ],
             "KERF_AGENT_TOKEN",
+        ),
+        // The cluster token would go in clear to a hub that is not on loopback.
+        (
+            &[
+                ("KERF_MODE", "agent"),
+                ("KERF_AGENT__CLUSTER", "prod"),
+                ("KERF_AGENT__HUB_URL", "http://10.1.2.3:8080"),
+                ("KERF_AGENT_TOKEN", "kerf_ct_secret"),
+            ],
+            "agent.allow_insecure_hub",
         ),
     ];
     for (env, names) in cases {

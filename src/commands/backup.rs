@@ -3,8 +3,10 @@
 //! secret key: without it the sealed datasource and channel secrets of a restored hub
 //! could never be opened again; and, as `FILE.usage.db`, the embedded usage store
 //! (the usage history of clusters without a Prometheus, the same online backup) when
-//! the hub keeps one. A restore goes only into a data dir without a database, checks
-//! that the key opens every sealed datasource secret, and leaves nothing behind when it
+//! the hub keeps one. A restore goes only into a data dir without a database or a
+//! database's leftover files (a stale WAL would be replayed into the restored file),
+//! checks that the key opens every sealed secret (datasources' and channels') and that
+//! the restored files pass SQLite's integrity check, and leaves nothing behind when it
 //! refuses.
 
 use std::path::{Path, PathBuf};
@@ -12,6 +14,7 @@ use std::path::{Path, PathBuf};
 use super::{block_on, open_store, store_exit, Exit};
 use crate::config::Config;
 use crate::secret::{write_private, SecretKey, KEY_FILE};
+use crate::server::reseal;
 use crate::store;
 
 /// Where a backup `FILE` keeps its key.
@@ -106,99 +109,137 @@ fn backup_key(file: &Path) -> Result<Option<(Vec<u8>, SecretKey)>, Exit> {
     }
 }
 
-/// `kerf restore --from FILE` into the configured data dir, which must hold no database.
+/// `kerf restore --from FILE` into the configured data dir, which must hold no database
+/// and none of a database's leftover files. On any failure it removes what it wrote.
 pub fn restore(config: &Config, from: &Path) -> Result<(), Exit> {
     if !from.exists() {
         return Err(Exit::usage(format!("no backup at {}", from.display())));
     }
-    let db = config.database_path();
-    let key_to = config.data_dir.join(KEY_FILE);
-    if db.exists() {
-        return Err(Exit::usage(format!(
-            "{} already has a database; restore only into an empty data dir",
-            config.data_dir.display()
-        )));
-    }
-    if key_to.exists() {
-        return Err(Exit::usage(format!(
-            "{} already exists; restore only into an empty data dir",
-            key_to.display()
-        )));
-    }
+    let dir = &config.data_dir;
+    refuse_leftovers(config)?;
     let key = backup_key(from)?;
-    store::files::create_private_dir(&config.data_dir)
-        .map_err(|e| Exit::runtime(format!("cannot create {}: {e}", config.data_dir.display())))?;
-    store::backup_to(from, &db).map_err(store_exit)?;
-    let usage_from = usage_path(from);
-    let usage_db = store::UsageStore::path_beside(&db);
-    let undo = || {
-        for file in [&db, &usage_db] {
-            for f in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{f}", file.display()));
-            }
+    let made_dir = !dir.exists();
+    let made_backups = !dir.join("backups").exists();
+    store::files::create_private_dir(dir)
+        .map_err(|e| Exit::runtime(format!("cannot create {}: {e}", dir.display())))?;
+    if let Err(e) = restore_files(config, from, key) {
+        for file in written(config) {
+            let _ = std::fs::remove_file(file);
         }
-        let _ = std::fs::remove_file(&key_to);
-    };
-    if usage_from.exists() {
-        if let Err(e) = store::backup_to(&usage_from, &usage_db) {
-            undo();
-            return Err(store_exit(e));
+        // Copies taken by a migration of an older backup, then the dir, if ours.
+        if made_backups {
+            let _ = std::fs::remove_dir_all(dir.join("backups"));
         }
-    }
-    let checked = check_secrets(config, from, key.as_ref().map(|k| &k.1));
-    if let Err(e) = checked {
-        undo();
+        if made_dir {
+            let _ = std::fs::remove_dir(dir);
+        }
         return Err(e);
     }
-    if let Some((bytes, _)) = key {
-        if let Err(e) = write_private(&key_to, &bytes) {
-            undo();
-            return Err(Exit::runtime(format!(
-                "cannot write {}: {e}",
-                key_to.display()
-            )));
-        }
-    }
-    println!(
-        "restored {} into {}",
-        from.display(),
-        config.data_dir.display()
-    );
+    println!("restored {} into {}", from.display(), dir.display());
     Ok(())
 }
 
-/// Opens the restored database (migrating it when it came from an older kerf) and
-/// checks that `key` opens every sealed datasource secret in it.
-fn check_secrets(config: &Config, from: &Path, key: Option<&SecretKey>) -> Result<(), Exit> {
-    let store = open_store(config)?;
-    let records = block_on(store.reading(|r| r.datasources()))?.map_err(store_exit)?;
-    let Some(key) = key else {
-        if records.is_empty() {
-            return Ok(());
-        }
-        return Err(Exit::usage(format!(
-            "{} is missing: without it the sealed secrets of {} datasource(s) cannot be opened",
-            key_path(from).display(),
-            records.len()
-        )));
-    };
-    for rec in &records {
-        // A backup from before secrets were bound holds unbound blobs; the hub
-        // re-seals them at its next start.
-        let opened: Result<crate::datasource::Secrets, _> =
-            if SecretKey::is_bound(&rec.secrets_sealed) {
-                let binding = crate::datasource::datasource_binding(&rec.settings_json);
-                key.open_for(&rec.secrets_sealed, &binding)
-            } else {
-                key.open_unbound(&rec.secrets_sealed)
-            };
-        opened.map_err(|_| {
-            Exit::usage(format!(
-                "{} does not open the secrets of datasource {:?}: it is not this backup's key",
-                key_path(from).display(),
-                rec.name
-            ))
+/// Every file a restore writes into the data dir: both databases with SQLite's files
+/// beside them, and the key.
+fn written(config: &Config) -> Vec<PathBuf> {
+    let db = config.database_path();
+    let usage = store::UsageStore::path_beside(&db);
+    let mut files: Vec<PathBuf> = store::files::database_files(&db).into();
+    files.extend(store::files::database_files(&usage));
+    files.push(config.data_dir.join(KEY_FILE));
+    files
+}
+
+/// Refuses a data dir holding any file a restore would write: a database, the key, or
+/// a WAL, shared-memory index or journal left without its database (SQLite would replay
+/// it into the restored file and corrupt it).
+fn refuse_leftovers(config: &Config) -> Result<(), Exit> {
+    let found: Vec<String> = written(config)
+        .iter()
+        .filter(|f| f.symlink_metadata().is_ok())
+        .filter_map(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    if found.is_empty() {
+        return Ok(());
+    }
+    Err(Exit::usage(format!(
+        "{} holds {}: restore only into a data dir without them (a leftover WAL or \
+         journal would be replayed into the restored database); move them away first",
+        config.data_dir.display(),
+        found.join(", ")
+    )))
+}
+
+/// Copies the backup's databases in, each checked by SQLite's integrity check before
+/// anything else opens it, checks the key, then writes the key.
+fn restore_files(
+    config: &Config,
+    from: &Path,
+    key: Option<(Vec<u8>, SecretKey)>,
+) -> Result<(), Exit> {
+    let db = config.database_path();
+    let usage_from = usage_path(from);
+    let usage_db = store::UsageStore::path_beside(&db);
+    let mut copies = vec![(from, db.as_path())];
+    if usage_from.exists() {
+        copies.push((usage_from.as_path(), usage_db.as_path()));
+    }
+    for (source, copy) in copies {
+        store::backup_to(source, copy).map_err(|e| copy_exit(source, e))?;
+        store::check_integrity(copy).map_err(|e| match e {
+            store::StoreError::Corrupt { finding, .. } => Exit::usage(format!(
+                "{} fails SQLite's integrity check ({finding}): restore an intact backup",
+                source.display()
+            )),
+            other => store_exit(other),
         })?;
     }
+    check_secrets(config, from, key.as_ref().map(|k| &k.1))?;
+    if let Some((bytes, _)) = key {
+        let key_to = config.data_dir.join(KEY_FILE);
+        write_private(&key_to, &bytes)
+            .map_err(|e| Exit::runtime(format!("cannot write {}: {e}", key_to.display())))?;
+    }
     Ok(())
+}
+
+/// The exit of a failed copy from `from`: a file that is no database is bad input.
+fn copy_exit(from: &Path, e: store::StoreError) -> Exit {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match &e {
+        store::StoreError::Sqlite(s) | store::StoreError::Open { source: s, .. }
+            if matches!(s.sqlite_error_code(), Some(NotADatabase | DatabaseCorrupt)) =>
+        {
+            Exit::usage(format!(
+                "{} is not a readable database: {s}",
+                from.display()
+            ))
+        }
+        _ => store_exit(e),
+    }
+}
+
+/// Opens the restored database (migrating it when it came from an older kerf) and
+/// checks that `key` opens every sealed secret in it, datasources' and channels'.
+fn check_secrets(config: &Config, from: &Path, key: Option<&SecretKey>) -> Result<(), Exit> {
+    let store = open_store(config)?;
+    let unopened = block_on(reseal::unopened(&store, key))?.map_err(store_exit)?;
+    let Some(first) = unopened.first() else {
+        return Ok(());
+    };
+    let key_file = key_path(from);
+    Err(Exit::usage(match key {
+        None => format!(
+            "{} is missing: without it the sealed secrets of {} record(s) cannot be opened \
+             ({}{})",
+            key_file.display(),
+            unopened.len(),
+            unopened[..unopened.len().min(3)].join(", "),
+            if unopened.len() > 3 { ", …" } else { "" }
+        ),
+        Some(_) => format!(
+            "{} does not open the secrets of {first}: it is not this backup's key",
+            key_file.display()
+        ),
+    }))
 }

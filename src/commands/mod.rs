@@ -79,6 +79,7 @@ pub(crate) fn store_exit(e: store::StoreError) -> Exit {
     match e {
         store::StoreError::TooNew { .. }
         | store::StoreError::ChecksumMismatch { .. }
+        | store::StoreError::Corrupt { .. }
         | store::StoreError::Conflict(_) => Exit::usage(e),
         other => Exit::runtime(other),
     }

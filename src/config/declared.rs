@@ -5,10 +5,11 @@
 //!
 //! Secrets are never written in the file: each comes from `…_file` (a mounted Secret)
 //! or `…_env` (the name of an environment variable). A key for the value itself does
-//! not exist, so `password = "…"` is refused as an unknown key.
+//! not exist, so `password = "…"` is refused as an unknown key. A `…_file` others can
+//! read stops the start unless `allow_readable_secret_files` is set.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -19,6 +20,10 @@ use super::ConfigError;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FleetConfig {
+    /// Accept a `…_file` secret that others can read (mode o+r), with a warning at each
+    /// start; by default such a file stops the start.
+    #[serde(default)]
+    pub allow_readable_secret_files: bool,
     /// `[[fleet.datasources]]`, each created or brought up to date by name.
     #[serde(default)]
     pub datasources: Vec<DeclaredDatasource>,
@@ -162,9 +167,14 @@ enum Secret<'a> {
 }
 
 impl Secret<'_> {
-    fn read(&self, key: &str, env: &[(String, String)]) -> Result<String, ConfigError> {
+    fn read(
+        &self,
+        key: &str,
+        env: &[(String, String)],
+        allow_readable: bool,
+    ) -> Result<String, ConfigError> {
         match self {
-            Secret::File(path) => super::agent::read_secret(path, &format!("{key}_file")),
+            Secret::File(path) => read_file(path, &format!("{key}_file"), allow_readable),
             Secret::Env(var) => match env.iter().find(|(k, _)| k == var) {
                 Some((_, v)) if !v.trim().is_empty() => Ok(v.trim().to_string()),
                 _ => Err(invalid(format!(
@@ -173,6 +183,25 @@ impl Secret<'_> {
             },
         }
     }
+}
+
+/// A secret file's value. One that others can read is refused unless `allow_readable`
+/// (then only warned about): the mode says who else holds the secret.
+fn read_file(path: &Path, key: &str, allow_readable: bool) -> Result<String, ConfigError> {
+    #[cfg(unix)]
+    if !allow_readable {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map_or(0, |m| m.permissions().mode() & 0o7777);
+        if mode & 0o004 != 0 {
+            return Err(invalid(format!(
+                "{key} {} is readable by others (mode {mode:04o}): make it private (chmod 600; \
+                 a mounted Secret's defaultMode 0400) or set [fleet] \
+                 allow_readable_secret_files = true",
+                path.display()
+            )));
+        }
+    }
+    super::agent::read_secret(path, key)
 }
 
 fn invalid(message: String) -> ConfigError {
@@ -268,15 +297,25 @@ impl DeclaredDatasource {
         Ok(())
     }
 
-    /// The `POST /v1/datasources` document, secrets read from their files and
-    /// variables. It holds secret values: hand it to the datasource validation only.
-    pub fn document(&self, env: &[(String, String)]) -> Result<Value, ConfigError> {
+    /// The `POST /v1/datasources` document, secrets read from their files (refusing
+    /// one others can read unless `allow_readable`) and variables. It holds secret
+    /// values: hand it to the datasource validation only.
+    pub fn document(
+        &self,
+        env: &[(String, String)],
+        allow_readable: bool,
+    ) -> Result<Value, ConfigError> {
         let prefix = format!("fleet.datasources.{}", self.name);
         self.secret_sources().map_err(within(&prefix))?;
-        self.document_unchecked(env).map_err(within(&prefix))
+        self.document_unchecked(env, allow_readable)
+            .map_err(within(&prefix))
     }
 
-    fn document_unchecked(&self, env: &[(String, String)]) -> Result<Value, ConfigError> {
+    fn document_unchecked(
+        &self,
+        env: &[(String, String)],
+        allow_readable: bool,
+    ) -> Result<Value, ConfigError> {
         let mut doc = Map::new();
         doc.insert("name".into(), json!(self.name));
         doc.insert("type".into(), json!(self.kind));
@@ -287,10 +326,10 @@ impl DeclaredDatasource {
                 auth["username"] = json!(u);
             }
             if let Some(s) = source("auth.password", &a.password_file, &a.password_env)? {
-                auth["password"] = json!(s.read("auth.password", env)?);
+                auth["password"] = json!(s.read("auth.password", env, allow_readable)?);
             }
             if let Some(s) = source("auth.token", &a.token_file, &a.token_env)? {
-                auth["token"] = json!(s.read("auth.token", env)?);
+                auth["token"] = json!(s.read("auth.token", env, allow_readable)?);
             }
             doc.insert("auth".into(), auth);
         }
@@ -298,7 +337,11 @@ impl DeclaredDatasource {
         for (i, h) in self.headers.iter().enumerate() {
             let key = format!("headers[{i}].value");
             headers.push(match source(&key, &h.value_file, &h.value_env)? {
-                Some(s) => json!({ "name": h.name, "secret": true, "value": s.read(&key, env)? }),
+                Some(s) => json!({
+                    "name": h.name,
+                    "secret": true,
+                    "value": s.read(&key, env, allow_readable)?,
+                }),
                 None => json!({ "name": h.name, "secret": false, "value": h.value }),
             });
         }
@@ -343,12 +386,17 @@ impl DeclaredDatasource {
 }
 
 impl DeclaredCluster {
-    /// The declared agent token, read from its file or variable; `None` when the
-    /// declaration leaves the token to the API.
-    pub fn token(&self, env: &[(String, String)]) -> Result<Option<String>, ConfigError> {
+    /// The declared agent token, read from its file (refusing one others can read
+    /// unless `allow_readable`) or variable; `None` when the declaration leaves the
+    /// token to the API.
+    pub fn token(
+        &self,
+        env: &[(String, String)],
+        allow_readable: bool,
+    ) -> Result<Option<String>, ConfigError> {
         let prefix = format!("fleet.clusters.{}", self.name);
         source("token", &self.token_file, &self.token_env)
-            .and_then(|s| s.map(|s| s.read("token", env)).transpose())
+            .and_then(|s| s.map(|s| s.read("token", env, allow_readable)).transpose())
             .map_err(within(&prefix))
     }
 }

@@ -45,6 +45,12 @@ fn the_example_fleet_parses_and_reads_its_secrets_from_files_and_variables() {
     let dir = tempfile::tempdir().expect("tempdir");
     let token = dir.path().join("prometheus-token");
     std::fs::write(&token, "s3cret-bearer\n").expect("write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let private = std::fs::Permissions::from_mode(0o400);
+        std::fs::set_permissions(&token, private).expect("chmod");
+    }
     let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, "not checked here").expect("write");
     let block = example_block()
@@ -60,7 +66,7 @@ fn the_example_fleet_parses_and_reads_its_secrets_from_files_and_variables() {
         Some("prometheus")
     );
     let doc = c.fleet.datasources[0]
-        .document(&env(&[("PROMETHEUS_API_KEY", "key-1")]))
+        .document(&env(&[("PROMETHEUS_API_KEY", "key-1")]), false)
         .expect("document");
     assert_eq!(
         doc["auth"],
@@ -136,7 +142,7 @@ fn a_missing_secret_names_its_key_and_variable_never_a_value() {
                 [[fleet.clusters]]\nname = \"c\"\ntoken_file = \"/nonexistent/kerf-token\"\n";
     let c = load(text, &[]).expect("structure is fine");
     let err = c.fleet.datasources[0]
-        .document(&env(&[]))
+        .document(&env(&[]), false)
         .unwrap_err()
         .to_string();
     assert!(
@@ -144,7 +150,7 @@ fn a_missing_secret_names_its_key_and_variable_never_a_value() {
         "{err}"
     );
     let err = c.fleet.clusters[0]
-        .token(&env(&[]))
+        .token(&env(&[]), false)
         .unwrap_err()
         .to_string();
     assert!(
@@ -152,7 +158,7 @@ fn a_missing_secret_names_its_key_and_variable_never_a_value() {
         "{err}"
     );
     let ok = c.fleet.datasources[0]
-        .document(&env(&[("PROM_TOKEN", " t0k3n \n")]))
+        .document(&env(&[("PROM_TOKEN", " t0k3n \n")]), false)
         .expect("from the variable");
     assert_eq!(ok["auth"]["token"], "t0k3n");
 }

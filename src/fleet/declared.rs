@@ -127,7 +127,9 @@ pub fn resolve(fleet: &FleetConfig, env: &[(String, String)]) -> Result<Resolved
     let mut datasources = Vec::new();
     for d in &fleet.datasources {
         let prefix = format!("fleet.datasources.{}", d.name);
-        let document = d.document(env).map_err(refused)?;
+        let document = d
+            .document(env, fleet.allow_readable_secret_files)
+            .map_err(refused)?;
         let (settings, secrets) =
             validate(&document, None).map_err(|errors| refused_fields(&prefix, &errors))?;
         datasources.push(ResolvedDatasource {
@@ -156,7 +158,9 @@ pub fn resolve(fleet: &FleetConfig, env: &[(String, String)]) -> Result<Resolved
             ),
             other => DeclaredError::Refused(format!("{prefix}: {other}")),
         })?;
-        let token = c.token(env).map_err(refused)?;
+        let token = c
+            .token(env, fleet.allow_readable_secret_files)
+            .map_err(refused)?;
         if let Some(t) = &token {
             clusters::check_token(t)
                 .map_err(|e| DeclaredError::Refused(format!("{prefix}: the token {e}")))?;

@@ -1,7 +1,8 @@
 //! Sealing stored secrets again: at start, blobs sealed before secrets were bound to
 //! their record are sealed again, bound (`crate::secret`), so from then on no
 //! unbound blob is accepted; and `kerf secrets rotate-key` seals every blob under a
-//! new key in one transaction.
+//! new key in one transaction. `kerf restore` uses the same list of blobs to check
+//! that a backup's key opens every one of them.
 
 use std::path::Path;
 
@@ -24,12 +25,24 @@ pub enum ResealError {
     },
 }
 
-/// One stored blob: where it lives, the blob, and its binding.
+/// One stored blob: where it lives, its record's name, the blob, and its binding.
 struct Stored {
     table: SealedIn,
     id: i64,
+    name: String,
     sealed: Vec<u8>,
     binding: String,
+}
+
+impl Stored {
+    /// The record, as an operator knows it: `datasource "prom"`.
+    fn record(&self) -> String {
+        let what = match self.table {
+            SealedIn::Datasources => "datasource",
+            SealedIn::NotificationChannels => "notification channel",
+        };
+        format!("{what} {:?}", self.name)
+    }
 }
 
 /// Every non-empty sealed blob of the database.
@@ -41,6 +54,7 @@ async fn stored(store: &Store) -> Result<Vec<Stored>, StoreError> {
         .map(|d| Stored {
             table: SealedIn::Datasources,
             id: d.id,
+            name: d.name,
             binding: datasource_binding(&d.settings_json),
             sealed: d.secrets_sealed,
         })
@@ -50,6 +64,7 @@ async fn stored(store: &Store) -> Result<Vec<Stored>, StoreError> {
         table: SealedIn::NotificationChannels,
         id: c.id,
         binding: record_binding(&c),
+        name: c.name,
         sealed: c.secrets_sealed,
     }));
     out.retain(|s| !s.sealed.is_empty());
@@ -121,6 +136,18 @@ pub async fn rekey(store: &Store, old: &SecretKey, new: &SecretKey) -> Result<us
         .map(|s| Ok((s.table, s.id, s.sealed.clone(), reseal_one(s, old, new)?)))
         .collect::<Result<Vec<_>, ResealError>>()?;
     Ok(store.writing(move |tx| tx.reseal_all(&changes)).await?)
+}
+
+/// The records whose stored secrets `key` does not open (bound, or unbound from before
+/// binding: those are sealed again bound at the next start); every record with a
+/// sealed secret when there is no key.
+pub async fn unopened(store: &Store, key: Option<&SecretKey>) -> Result<Vec<String>, StoreError> {
+    Ok(stored(store)
+        .await?
+        .iter()
+        .filter(|s| key.is_none_or(|k| reseal_one(s, k, k).is_err()))
+        .map(Stored::record)
+        .collect())
 }
 
 /// True when every stored blob opens with `key` (bound).

@@ -1,10 +1,11 @@
-//! Online backups through SQLite's backup API: consistent while the server writes.
+//! Online backups through SQLite's backup API: consistent while the server writes; and
+//! the integrity check a restored copy passes before it is used.
 
 use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::backup::Backup;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, ErrorCode, OpenFlags};
 
 use super::StoreError;
 
@@ -51,4 +52,36 @@ pub(super) fn backup_connection(src: &Connection, to: &Path) -> Result<(), Store
         path: to.to_path_buf(),
         source,
     })
+}
+
+/// Runs `PRAGMA integrity_check` on the database at `db`; `Corrupt` names the first
+/// problem SQLite found. A file too damaged to be read as a database is `Corrupt` too.
+pub fn check_integrity(db: &Path) -> Result<(), StoreError> {
+    let corrupt = |finding: String| StoreError::Corrupt {
+        path: db.to_path_buf(),
+        finding,
+    };
+    let damaged = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => corrupt(e.to_string()),
+        _ => StoreError::Sqlite(e),
+    };
+    let conn =
+        Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_WRITE).map_err(|source| {
+            StoreError::Open {
+                path: db.to_path_buf(),
+                source,
+            }
+        })?;
+    let findings: Vec<String> = conn
+        .prepare("PRAGMA integrity_check(3)")
+        .and_then(|mut q| {
+            q.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<_, _>>()
+        })
+        .map_err(damaged)?;
+    match findings.first() {
+        Some(first) if first == "ok" => Ok(()),
+        Some(first) => Err(corrupt(first.clone())),
+        None => Err(corrupt("no answer".into())),
+    }
 }

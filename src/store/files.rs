@@ -9,6 +9,23 @@ use std::path::{Path, PathBuf};
 /// Files of the data dir that only kerf may read, by name.
 const PRIVATE: &[&str] = &["kerf.db", "kerf.db-wal", "kerf.db-shm", "secret.key"];
 
+/// The files SQLite keeps for the database at `db`: the database, its write-ahead log,
+/// its shared-memory index and its rollback journal. A log or journal left without its
+/// database would be replayed into the next database of that name.
+pub fn database_files(db: &Path) -> [PathBuf; 4] {
+    let beside = |suffix: &str| {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    [
+        db.to_path_buf(),
+        beside("-wal"),
+        beside("-shm"),
+        beside("-journal"),
+    ]
+}
+
 /// Creates `dir` and its missing parents, new ones readable by the owner only.
 pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     let mut b = std::fs::DirBuilder::new();

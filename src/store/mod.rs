@@ -45,7 +45,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 
 pub use audit_retention::{AuditRows, ExportRow};
-pub use backup::backup_to;
+pub use backup::{backup_to, check_integrity};
 pub use clusters::{ClusterMeta, ClusterPatch, ClusterRecord, FreezeRecord, NewCluster};
 pub use config_audit::{ConfigAuditFilter, StoredChange};
 pub use datasources::DatasourceRecord;
@@ -115,6 +115,9 @@ pub enum StoreError {
     },
     #[error("database task failed: {0}")]
     Task(String),
+    /// The file fails SQLite's integrity check (or cannot be read as a database).
+    #[error("database {path} fails SQLite's integrity check: {finding}")]
+    Corrupt { path: PathBuf, finding: String },
 }
 
 /// How to open the database.

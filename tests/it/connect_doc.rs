@@ -124,6 +124,9 @@ fn config_check(dir: &Path, toml: &str) -> String {
             "prom-token".into()
         };
         std::fs::write(&p, value).expect("secret");
+        // Private, as the Helm chart mounts Secrets (0400): kerf refuses others' reads.
+        let mode = std::os::unix::fs::PermissionsExt::from_mode(0o400);
+        std::fs::set_permissions(&p, mode).expect("chmod");
     }
     let file = dir.join("kerf.toml");
     let toml = toml

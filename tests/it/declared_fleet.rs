@@ -5,6 +5,7 @@
 //! declaration deletes nothing, and a bad declaration stops the start (exit 2, one line)
 //! before anything is written.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
@@ -39,6 +40,9 @@ impl Setup {
     fn file(&self, name: &str, text: &str) -> PathBuf {
         let p = self.etc.path().join(name);
         std::fs::write(&p, text).expect("write");
+        // Private, as a mounted Secret is: kerf refuses secret files others can read.
+        let private = std::fs::Permissions::from_mode(0o600);
+        std::fs::set_permissions(&p, private).expect("chmod");
         p
     }
 

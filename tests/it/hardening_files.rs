@@ -2,7 +2,8 @@
 //! its backups) are private whatever the umask (defect 10), files an older kerf left
 //! readable are tightened at start with a warning, and sealed datasource secrets are
 //! bound to their record: a blob moved to another datasource does not open, and blobs
-//! sealed before binding are re-sealed bound at start.
+//! sealed before binding are re-sealed bound at start. Issue 36: a `[fleet]` secret
+//! file others can read stops the start unless the config allows it.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -249,4 +250,86 @@ async fn rotating_the_secret_key_seals_every_secret_again_and_survives_a_crash_m
         "{:?}",
         kept_secrets.text().await
     );
+}
+
+/// Issue 36: a `[fleet]` secret file others can read is refused at start (exit 2, one
+/// line naming the file and its mode) unless `[fleet] allow_readable_secret_files` says
+/// so, and then only warned about.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fleet_secret_file_readable_by_others_is_refused_unless_allowed() {
+    let data = DataDir::new();
+    let etc = tempfile::tempdir().expect("tempdir");
+    let token = etc.path().join("east-token");
+    std::fs::write(&token, format!("kerf_ct_{}\n", "5a".repeat(32))).expect("token");
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let password = etc.path().join("prom-password");
+    std::fs::write(&password, "s3cret\n").expect("password");
+    std::fs::set_permissions(&password, std::fs::Permissions::from_mode(0o604)).expect("chmod");
+    let fleet = |allow: &str, datasource: bool| {
+        let mut text = format!(
+            "{allow}[[fleet.clusters]]\nname = \"east\"\ntoken_file = \"{}\"\n",
+            token.display()
+        );
+        if datasource {
+            text.push_str(&format!(
+                "[[fleet.datasources]]\nname = \"prom\"\nurl = \"http://127.0.0.1:9\"\n\
+                 auth = {{ type = \"basic\", username = \"u\", password_file = \"{}\" }}\n",
+                password.display()
+            ));
+        }
+        let path = etc.path().join("kerf.toml");
+        std::fs::write(&path, text).expect("config");
+        path.display().to_string()
+    };
+    let refused = |out: std::process::Output, file: &Path, mode: &str| {
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let last = stderr.lines().last().unwrap_or("").to_string();
+        assert!(last.contains(&file.display().to_string()), "{stderr}");
+        assert!(last.contains(mode), "{stderr}");
+        assert!(last.contains("allow_readable_secret_files"), "{stderr}");
+    };
+
+    let config = fleet("", true);
+    let check = ["--config", config.as_str(), "config", "check"];
+    refused(data.run(&check), &password, "0604");
+    std::fs::set_permissions(&password, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    refused(data.run(&check), &token, "0644");
+    // `serve` stops at start, before listening.
+    let config = fleet("", false);
+    let mut serve = Command::new(bin())
+        .args(["--data-dir", data.path().to_str().expect("utf-8")])
+        .args(["--config", &config, "--listen", "127.0.0.1:0", "serve"])
+        .env_remove("KERF_CONFIG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("serve");
+    let code = crate::support::binary::exit_code(&mut serve, std::time::Duration::from_secs(30));
+    let mut stderr = Vec::new();
+    std::io::Read::read_to_end(&mut serve.stderr.take().expect("stderr"), &mut stderr)
+        .expect("read stderr");
+    let stderr = String::from_utf8_lossy(&stderr);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains(&token.display().to_string()), "{stderr}");
+    assert!(stderr.contains("mode 0644"), "{stderr}");
+
+    // Private, it is accepted; readable but allowed, it is accepted with a warning.
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o400)).expect("chmod");
+    assert_eq!(
+        Kerf::builder(data.path())
+            .args(&["--config", &config])
+            .start()
+            .stop(),
+        Some(0)
+    );
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let config = fleet("[fleet]\nallow_readable_secret_files = true\n\n", false);
+    let kerf = Kerf::builder(data.path())
+        .args(&["--config", &config])
+        .start();
+    let logs = kerf.log_text();
+    assert!(logs.contains("is world-readable"), "{logs}");
+    assert_eq!(kerf.stop(), Some(0));
 }

@@ -4,6 +4,7 @@
 //! the shipped ones, bad values refused in one line, and every rendered object accepted
 //! by a server-side dry run on the real API server (`support::kube`).
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -129,6 +130,9 @@ fn the_rendered_kerf_toml_is_accepted_by_kerf_with_the_values_it_came_from() {
         let p = secrets.join(file);
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         std::fs::write(&p, value).expect("secret");
+        // The chart mounts Secrets with defaultMode 0400.
+        let mode = std::fs::Permissions::from_mode(0o400);
+        std::fs::set_permissions(&p, mode).expect("chmod");
     }
     let local = toml
         .replace("/etc/kerf/secrets", &secrets.display().to_string())

@@ -89,7 +89,7 @@
 //! - `notify`: notification channels and rules, the audit-cursor dispatcher and
 //!   per-channel senders (Slack, Teams, webhook with HMAC), payloads and the weekly
 //!   digest; its dispatcher and digest are jobs. Uses `auth`, `backoff`, `clock`,
-//!   `config`, `cron`, `events`, `jobs`, `metrics`, `runs`, `secret` (sealed secrets),
+//!   `config`, `cron`, `events`, `jobs`, `metrics`, `names`, `runs`, `secret` (sealed secrets),
 //!   `store`, `timestamp`, `tls`, `workload`.
 //! - `fleet`: clusters, pauses, datasources, policies, per-workload overrides,
 //!   approvals and effective policy, the agent feeds, what agents send, and the ticker

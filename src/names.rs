@@ -1,6 +1,7 @@
 //! What names may be, in one place: clusters (DNS labels, safe in URLs, labels and file
-//! names), users, teams and API tokens. The API, the command line and policy validation
-//! all check names here, so they cannot drift. Lengths count characters.
+//! names), users, teams, API tokens, notification channels and rules, display names.
+//! The API, the command line and policy validation all check names here, so they
+//! cannot drift; no name takes a control character. Lengths count characters.
 
 /// Why a name was refused: a sentence naming the rule.
 pub type NameError = &'static str;
@@ -42,14 +43,29 @@ pub fn team(name: &str) -> Result<(), NameError> {
         .ok_or("must be 1 to 63 letters, digits, '-', '_' or '.'")
 }
 
-/// API token names (trimmed first): 1 to 100 characters, no control characters.
-pub fn token(name: &str) -> Result<(), NameError> {
+/// API token names: a [`free`] name of at most 100 characters.
+pub fn token(name: &str) -> Result<(), String> {
+    free(name, 100)
+}
+
+/// Names people choose freely (API tokens, notification channels and rules), checked
+/// before they are trimmed: 1 to `max` characters once trimmed, and no control
+/// characters anywhere (see [`text`]).
+pub fn free(name: &str, max: usize) -> Result<(), String> {
     let n = name.trim().chars().count();
-    (1..=100)
-        .contains(&n)
-        .then_some(())
-        .ok_or("must be 1 to 100 characters")?;
-    text(name, false)
+    if !(1..=max).contains(&n) {
+        return Err(format!("must be 1 to {max} characters"));
+    }
+    text(name, false).map_err(str::to_string)
+}
+
+/// Display names (of users and clusters): empty or up to `max` characters, no control
+/// characters.
+pub fn display(name: &str, max: usize) -> Result<(), String> {
+    if name.chars().count() > max {
+        return Err(format!("must be at most {max} characters"));
+    }
+    text(name, false).map_err(str::to_string)
 }
 
 /// Text people read in logs, terminals, CSV files and messages (display names, label
@@ -118,6 +134,30 @@ mod tests {
         for bad in ["", "-a", "a b", "a\u{1b}", "\u{e9}", &"a".repeat(64)] {
             assert!(label_key(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn no_name_check_takes_a_control_character() {
+        type Check = fn(&str) -> bool;
+        let checks: [(&str, Check); 7] = [
+            ("cluster", |n| cluster(n).is_ok()),
+            ("user", |n| user(n).is_ok()),
+            ("team", |n| team(n).is_ok()),
+            ("token", |n| token(n).is_ok()),
+            ("free", |n| free(n, 100).is_ok()),
+            ("display", |n| display(n, 100).is_ok()),
+            ("label key", |n| label_key(n).is_ok()),
+        ];
+        for (what, ok) in checks {
+            assert!(ok("ops1"), "{what} takes a plain name");
+            for c in ['\r', '\n', '\0', '\t', '\u{1b}', '\u{7f}', '\u{85}'] {
+                assert!(!ok(&format!("ops{c}1")), "{what} takes {c:?}");
+            }
+        }
+        assert_eq!(free(" ", 100).unwrap_err(), "must be 1 to 100 characters");
+        assert!(free("ops\n", 100).is_err(), "checked before trimming");
+        assert!(display("", 100).is_ok());
+        assert!(display(&"é".repeat(101), 100).is_err());
     }
 
     #[test]

@@ -166,6 +166,20 @@ impl Access {
                     .any(|g| g.covers(cluster, namespace))
         })
     }
+
+    /// `text` (a run's error, a readiness reason, …) as this caller may read it: fleet
+    /// editors and admins read what a datasource said; everyone else its category and
+    /// status (`datasource::category`, docs/security.md).
+    pub fn datasource_text<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        if self
+            .caller()
+            .is_some_and(|c| c.has_fleet(FleetRole::Editor))
+        {
+            std::borrow::Cow::Borrowed(text)
+        } else {
+            crate::datasource::category::for_viewers(text)
+        }
+    }
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Access {

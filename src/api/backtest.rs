@@ -6,11 +6,11 @@
 use axum::body::Body;
 use axum::extract::State;
 use axum::Json;
-use serde::Deserialize;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::body::{read_limited, MAX_JSON_BYTES};
+use super::access::Access;
+use super::body::{read_json, typed_at};
 use super::error::ApiError;
 use super::lists::Items;
 use super::runs::run_error;
@@ -33,9 +33,10 @@ pub async fn list_presets() -> Json<Items<Preset>> {
     Json(Items::new(presets::all()))
 }
 
-/// What `POST /v1/policies/backtest` reads. At most one of `preset`, `analysis` and
-/// `policy.analysis`; none backtests the hub's default analysis.
-#[derive(Debug, Deserialize, ToSchema)]
+/// What `POST /v1/policies/backtest` reads, under the body rules of every route
+/// (`api::body`). At most one of `preset`, `analysis` and `policy.analysis`; none
+/// backtests the hub's default analysis.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BacktestBody {
     /// A preset name (`GET /v1/policies/presets`).
@@ -44,12 +45,12 @@ pub struct BacktestBody {
     /// An engine analysis policy (docs/contracts/analysis.md).
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
-    pub analysis: Option<Value>,
+    pub analysis: Option<Policy>,
     /// A policy document (the one being edited): its `selector` and `analysis` are
     /// used; the rest does not change recommendations.
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
-    pub policy: Option<Value>,
+    pub policy: Option<PolicySpec>,
     /// Which workloads (default: the policy's selector, else every workload).
     #[serde(default)]
     pub selector: Option<Selector>,
@@ -62,26 +63,13 @@ pub struct BacktestBody {
     pub limit: Option<usize>,
 }
 
-fn field<T: serde::de::DeserializeOwned>(path: &str, v: Value) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(v).map_err(|e| {
-        let inner = e.path().to_string();
-        let at = if inner == "." {
-            path.to_string()
-        } else {
-            format!("{path}.{inner}")
-        };
-        ApiError::invalid_field(&at, e.into_inner())
-    })
-}
-
-fn engine_policy(path: &str, v: Value) -> Result<Policy, ApiError> {
-    let p: Policy = field(path, v)?;
-    analysis::normalize_policy(&p).map_err(|e| ApiError::invalid_field(path, e))
+fn normalized(path: &str, p: &Policy) -> Result<Policy, ApiError> {
+    analysis::normalize_policy(p).map_err(|e| ApiError::invalid_field(path, e))
 }
 
 /// The backtest `body` asks for; `default` is the hub's default analysis.
 pub fn request_of(body: BacktestBody, default: &Policy) -> Result<BacktestRequest, ApiError> {
-    let policy: Option<PolicySpec> = body.policy.map(|v| field("policy", v)).transpose()?;
+    let policy = body.policy;
     let from_policy = policy.as_ref().and_then(|p| p.analysis.clone());
     let given = [
         body.preset.is_some(),
@@ -108,8 +96,8 @@ pub fn request_of(body: BacktestBody, default: &Policy) -> Result<BacktestReques
                 })?
                 .analysis
         }
-        (_, Some(v), _) => engine_policy("analysis", v)?,
-        (_, _, Some(v)) => engine_policy("policy.analysis", v)?,
+        (_, Some(p), _) => normalized("analysis", &p)?,
+        (_, _, Some(v)) => normalized("policy.analysis", &typed_at(v, "policy.analysis")?)?,
         _ => default.clone(),
     };
     let selector = body
@@ -139,39 +127,31 @@ pub fn request_of(body: BacktestBody, default: &Policy) -> Result<BacktestReques
 #[utoipa::path(
     post,
     path = "/v1/policies/backtest",
-    summary = "Backtest a policy, preset or analysis on the recorded usage of the selected workloads: per workload and in total, the monthly cost change, the share of CPU samples above the recommended request, would-be OOM kills and the share throttled under the recommended CPU limit, in sample (recommended on the whole run window) and out of sample (recommended on the window up to `split`, scored after it). One backtest runs at a time.",
+    summary = "Backtest a policy, preset or analysis on the recorded usage of the selected workloads: per workload and in total, the monthly cost change, the share of CPU samples above the recommended request, would-be OOM kills and the share throttled under the recommended CPU limit, in sample (recommended on the whole run window) and out of sample (recommended on the window up to `split`, scored after it). One backtest runs at a time; 4 may wait behind it, each for at most 60 s (429 `backtests_busy` past either).",
     request_body = BacktestBody,
     responses(
         (status = 200, description = "The backtest.", body = Report),
         (status = 400, description = "An error.", body = super::error::ErrorBody),
+        (status = 429, description = "Busy: a backtest runs and as many as may wait behind it do (`details.reason` `queue_full`), or none finished in time for this one (`waited_too_long`); try again after `Retry-After` seconds.", body = super::error::ErrorBody),
     )
 )]
 pub async fn post_backtest(
     State(state): State<AppState>,
+    access: Access,
     body: Body,
 ) -> Result<Json<Report>, ApiError> {
-    let bytes = read_limited(body, MAX_JSON_BYTES).await?;
-    let body: BacktestBody = match serde_json::from_slice::<Value>(&bytes) {
-        Ok(v @ Value::Object(_)) => serde_path_to_error::deserialize(v).map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." { "$".to_string() } else { path };
-            ApiError::invalid_field(&path, e.into_inner())
-        })?,
-        Ok(_) => return Err(ApiError::invalid_field("$", "must be a JSON object")),
-        Err(e) => {
-            return Err(ApiError::bad_request(
-                "invalid_json",
-                format!("request body is not JSON: {e}"),
-            ))
-        }
-    };
+    let body: BacktestBody = read_json(body).await?;
     let settings = state.runs.recommender().await.map_err(run_error)?;
     let req = request_of(body, &settings.policy)?;
-    let report = state
+    let mut report = state
         .runs
         .backtest(&req, state.now())
         .await
         .map_err(run_error)?;
+    // A cluster's datasource failure: its words for editors, its category for viewers.
+    for e in &mut report.errors {
+        e.message = access.datasource_text(&e.message).into_owned();
+    }
     Ok(Json(report))
 }
 
@@ -179,8 +159,11 @@ pub async fn post_backtest(
 mod tests {
     use super::*;
 
+    use crate::api::body::parse_json;
+    use serde_json::Value;
+
     fn body(v: Value) -> BacktestBody {
-        serde_json::from_value(v).expect("body")
+        parse_json(v.to_string().as_bytes()).expect("body")
     }
 
     #[test]
@@ -222,9 +205,17 @@ mod tests {
             ),
             (serde_json::json!({ "split": 0.95 }), "split"),
             (serde_json::json!({ "limit": 0 }), "limit"),
+            (serde_json::json!({ "selector": null }), "selector"),
+            (serde_json::json!({ "analysis": [] }), "analysis"),
+            (
+                serde_json::json!({ "policy": { "analysis": [{}] } }),
+                "policy.analysis",
+            ),
         ];
         for (v, at) in bad {
-            let e = request_of(body(v.clone()), &default).expect_err("refused");
+            let e = parse_json::<BacktestBody>(v.to_string().as_bytes())
+                .and_then(|b| request_of(b, &default))
+                .expect_err("refused");
             let field = e.details["field"].as_str().unwrap_or_default().to_string();
             assert!(field.starts_with(at), "{v}: {field} ({})", e.message);
         }

@@ -235,16 +235,33 @@ fn parse_strict<T: DeserializeOwned + Serialize>(
             return Err(shape_error(&path, format!("{path}: {NOT_NULL}")));
         }
     }
+    typed_at(value, "")
+}
+
+/// `value` (found at JSON path `at`, `""` for the body) read as `T` under the body
+/// rules' types: a type error names the path at fault, and nothing that is an object
+/// in `T` may come as an array (serde would fill a struct's fields by position). For
+/// documents a body carries as raw JSON (a policy's `analysis`).
+pub fn typed_at<T: DeserializeOwned + Serialize>(value: Value, at: &str) -> Result<T, ApiError> {
+    let join = |inner: String| match (at, inner.as_str()) {
+        (_, "") => at.to_string(),
+        ("", _) => inner,
+        _ => format!("{at}.{inner}"),
+    };
     let parsed: T = serde_path_to_error::deserialize(value.clone()).map_err(|e| {
         let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
         let message = e.into_inner().to_string();
         // serde names missing/unknown fields in the message, not the path.
-        let field =
-            quoted_field(&message).unwrap_or(if path == "." { String::new() } else { path });
-        ApiError::bad_request("invalid_body", message).with_details(json!({ "field": field }))
+        let inner = match quoted_field(&message) {
+            Some(f) if path.is_empty() => f,
+            Some(f) if !path.ends_with(&f) => format!("{path}.{f}"),
+            _ => path,
+        };
+        ApiError::bad_request("invalid_body", message).with_details(json!({ "field": join(inner) }))
     })?;
     let typed = serde_json::to_value(&parsed).map_err(ApiError::internal)?;
-    if let Some(path) = array_for_object(&value, &typed, String::new()) {
+    if let Some(path) = array_for_object(&value, &typed, at.to_string()) {
         return Err(shape_error(&path, format!("{path}: must be a JSON object")));
     }
     Ok(parsed)
@@ -295,7 +312,7 @@ pub fn null_paths(v: &Value, path: String) -> Vec<String> {
 }
 
 /// The first path where the request had an array and the parsed value is an object.
-fn array_for_object(sent: &Value, typed: &Value, path: String) -> Option<String> {
+pub fn array_for_object(sent: &Value, typed: &Value, path: String) -> Option<String> {
     let join = |k: &str| {
         if path.is_empty() {
             k.to_string()
@@ -353,6 +370,29 @@ mod tests {
         assert_eq!(field(r#"{"name": "a", "x": 1}"#), "x");
         assert_eq!(field(r#"{"name": "a", "n": "many"}"#), "n");
         assert_eq!(parse_json::<T>(b"{").unwrap_err().code, "invalid_json");
+    }
+
+    #[derive(serde::Deserialize, serde::Serialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct Outer {
+        t: Option<T>,
+    }
+
+    #[test]
+    fn nested_faults_are_named_by_their_whole_path() {
+        let field =
+            |b: &str| parse_json::<Outer>(b.as_bytes()).unwrap_err().details["field"].clone();
+        assert_eq!(field(r#"{"t": {"name": "a", "x": 1}}"#), "t.x");
+        assert_eq!(field(r#"{"t": {"n": 1}}"#), "t.name");
+        assert_eq!(field(r#"{"t": {"name": "a", "n": "many"}}"#), "t.n");
+        assert_eq!(field(r#"{"t": ["a", 1]}"#), "t");
+        let at =
+            |v: Value| typed_at::<T>(v, "policy.analysis").unwrap_err().details["field"].clone();
+        assert_eq!(
+            at(serde_json::json!({"name": "a", "n": "many"})),
+            "policy.analysis.n"
+        );
+        assert_eq!(at(serde_json::json!(["a", 1])), "policy.analysis");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::access::Access;
 use super::body::read_json;
@@ -125,10 +126,20 @@ fn label_map() -> utoipa::openapi::Object {
 )]
 pub async fn list(
     State(state): State<AppState>,
+    access: Access,
 ) -> Result<Json<Items<ClusterWithReadiness>>, ApiError> {
     let mut items = clusters::list(&state.store).await?;
     usage_source::attach(&state.runs, &state.store, &mut items).await?;
+    items.iter_mut().for_each(|c| shown_reasons(&access, c));
     Ok(Json(Items::new(items)))
+}
+
+/// A cluster's readiness reasons as `access` may read them (a datasource's words only
+/// for editors).
+fn shown_reasons(access: &Access, c: &mut ClusterWithReadiness) {
+    for reason in c.readiness.iter_mut().flat_map(|r| r.reasons.iter_mut()) {
+        *reason = access.datasource_text(reason).into_owned();
+    }
 }
 
 /// `GET /v1/clusters/{cluster}`.
@@ -145,11 +156,13 @@ pub async fn list(
 )]
 pub async fn get(
     State(state): State<AppState>,
+    access: Access,
     Path(name): Path<String>,
 ) -> Result<Json<ClusterWithReadiness>, ApiError> {
     let mut one = [clusters::get(&state.store, name).await?];
     usage_source::attach(&state.runs, &state.store, &mut one).await?;
-    let [one] = one;
+    let [mut one] = one;
+    shown_reasons(&access, &mut one);
     Ok(Json(one))
 }
 
@@ -318,7 +331,18 @@ pub async fn put_freeze(
 )]
 pub async fn readiness(
     State(state): State<AppState>,
+    access: Access,
     Path(name): Path<String>,
 ) -> Result<Json<Readiness>, ApiError> {
-    Ok(Json(crate::readiness::current(&state.store, name).await?))
+    let mut r = crate::readiness::current(&state.store, name).await?;
+    for reason in &mut r.reasons {
+        *reason = access.datasource_text(reason).into_owned();
+    }
+    let checks = [("datasource", "message"), ("lastRun", "error")];
+    for (check, key) in checks {
+        if let Some(Value::String(text)) = r.checks.pointer_mut(&format!("/{check}/{key}")) {
+            *text = access.datasource_text(text).into_owned();
+        }
+    }
+    Ok(Json(r))
 }

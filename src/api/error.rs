@@ -8,6 +8,9 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
+/// How long a caller is asked to wait (`Retry-After`) while the database cannot write.
+pub const STORAGE_RETRY_AFTER_SECS: u64 = 30;
+
 /// The one error body of the API: `{"error":{"code","message","details"}}`.
 #[derive(Debug, Serialize, ToSchema)]
 #[schema(as = Error)]
@@ -100,6 +103,27 @@ impl ApiError {
         .with_details(json!({ "limitBytes": limit }))
     }
 
+    /// The database cannot write for a reason of its storage (the disk is full, …):
+    /// 503 so callers (agents) back off and retry; logs `cause`.
+    pub fn storage(fault: crate::store::StorageFault, cause: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, fault = fault.as_str(), "request failed: the database cannot write");
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unavailable",
+            format!(
+                "the database cannot write: {}; nothing was changed, retry later",
+                fault.describe()
+            ),
+        )
+        .with_details(
+            json!({ "fault": fault.as_str(), "retryAfterSeconds": STORAGE_RETRY_AFTER_SECS }),
+        )
+        .with_header(
+            axum::http::header::RETRY_AFTER,
+            STORAGE_RETRY_AFTER_SECS.to_string(),
+        )
+    }
+
     /// A server-side failure: logs `cause` and answers with a generic message.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         tracing::error!(error = %cause, "request failed");
@@ -143,7 +167,10 @@ impl From<crate::store::StoreError> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, "version_conflict", e.to_string())
                     .with_details(json!({ "currentVersion": current }))
             }
-            other => ApiError::internal(other),
+            other => match other.storage_fault() {
+                Some(fault) => ApiError::storage(fault, other),
+                None => ApiError::internal(other),
+            },
         }
     }
 }
@@ -177,7 +204,10 @@ impl From<crate::operation::OpError> for ApiError {
 impl From<crate::auth::AuthError> for ApiError {
     fn from(e: crate::auth::AuthError) -> Self {
         match e {
-            crate::auth::AuthError::Store(s) => ApiError::internal(s),
+            crate::auth::AuthError::Store(s) => match s.storage_fault() {
+                Some(fault) => ApiError::storage(fault, s),
+                None => ApiError::internal(s),
+            },
             other => ApiError::unauthorized(other.to_string()),
         }
     }

@@ -17,11 +17,16 @@ pub struct Live {
     pub status: &'static str,
 }
 
-/// `GET /readyz` when ready.
+/// `GET /readyz` when it serves.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Ready {
-    /// Always `ready`.
+    /// `ready`, or `degraded` while database writes fail for a reason of the storage
+    /// (the disk is full, …): reads still answer, writes get 503 `store_unavailable`.
+    #[schema(example = "ready")]
     pub status: &'static str,
+    /// Why it is `degraded` (absent when ready).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
     /// Every background job and its state.
     pub jobs: Vec<JobStatus>,
 }
@@ -40,13 +45,15 @@ pub async fn healthz() -> Json<Live> {
 }
 
 /// `GET /readyz`: the database answers, its schema is current and no background job
-/// has failed; lists the jobs and their state.
+/// has failed; lists the jobs and their state. `degraded` (still 200: reads answer, and
+/// the first write that succeeds clears it) while the database cannot write.
 #[utoipa::path(
     get,
     path = "/readyz",
-    summary = "Readiness (database open, migrations current).",
+    summary = "Readiness (database open, migrations current); degraded while the database cannot write.",
+    description = "200 with status `ready`, or `degraded` with `reasons` while database writes fail for a reason of the storage (the disk full, the file system read-only, I/O errors): reads still answer, writes (agents' heartbeats and events included) get 503 `store_unavailable` with `Retry-After`, and the first write that succeeds again ends it. 503 `not_ready` when the database is not open, its migrations are not current, or a background job failed.",
     responses(
-        (status = 200, description = "Ready.", body = Ready),
+        (status = 200, description = "Ready or degraded.", body = Ready),
         (status = 503, description = "An error.", body = super::error::ErrorBody),
     )
 )]
@@ -64,8 +71,18 @@ pub async fn readyz(State(state): State<AppState>) -> Response {
         .into_response();
     }
     if state.store.is_current().await {
+        let failing = state.store.write_failure();
+        let reasons: Vec<String> = failing
+            .iter()
+            .map(|f| f.reason(std::time::Instant::now()))
+            .collect();
         Json(Ready {
-            status: "ready",
+            status: if reasons.is_empty() {
+                "ready"
+            } else {
+                "degraded"
+            },
+            reasons,
             jobs,
         })
         .into_response()

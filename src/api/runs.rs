@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
+use super::access::Access;
 use super::error::ApiError;
 use super::lists::Page;
 use super::query::{encode_cursor, params, Query};
@@ -87,6 +88,7 @@ impl RunsQuery {
 )]
 pub async fn list_runs(
     State(state): State<AppState>,
+    access: Access,
     Query(q): Query<RunsQuery>,
 ) -> Result<Json<Page<RunView>>, ApiError> {
     let f = q.filter();
@@ -94,7 +96,7 @@ pub async fn list_runs(
     let items = page
         .items
         .iter()
-        .map(|r| run_json(&state, r))
+        .map(|r| run_json(&state, &access, r))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Json(Page {
         items,
@@ -115,6 +117,7 @@ pub async fn list_runs(
 )]
 pub async fn get_run(
     State(state): State<AppState>,
+    access: Access,
     Path(id): Path<String>,
 ) -> Result<Json<RunView>, ApiError> {
     let wanted = id.clone();
@@ -123,7 +126,7 @@ pub async fn get_run(
         .reading(move |r| r.run(&wanted))
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no run {id}")))?;
-    Ok(Json(run_json(&state, &run)?))
+    Ok(Json(run_json(&state, &access, &run)?))
 }
 
 #[utoipa::path(
@@ -141,10 +144,11 @@ pub async fn get_run(
 )]
 pub async fn post_run(
     State(state): State<AppState>,
+    access: Access,
     Path(cluster): Path<String>,
 ) -> Result<(StatusCode, Json<RunView>), ApiError> {
     match state.runs.start(&cluster, Trigger::Manual).await {
-        Ok((run, _task)) => Ok((StatusCode::ACCEPTED, Json(run_json(&state, &run)?))),
+        Ok((run, _task)) => Ok((StatusCode::ACCEPTED, Json(run_json(&state, &access, &run)?))),
         Err(e) => Err(run_error(e)),
     }
 }
@@ -158,6 +162,25 @@ pub fn run_error(e: RunError) -> ApiError {
                 .with_details(details)
         }
         RunError::UnknownCluster(_) => ApiError::not_found(e.to_string()),
+        RunError::Busy(busy) => {
+            use crate::runs::backtest_queue::{
+                BACKTEST_RETRY_AFTER, MAX_BACKTEST_WAIT, MAX_WAITING_BACKTESTS,
+            };
+            let retry = BACKTEST_RETRY_AFTER.as_secs();
+            let details = json!({
+                "reason": busy.reason(),
+                "maxWaiting": MAX_WAITING_BACKTESTS,
+                "maxWaitSeconds": MAX_BACKTEST_WAIT.as_secs(),
+                "retryAfterSeconds": retry,
+            });
+            ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "backtests_busy",
+                busy.to_string(),
+            )
+            .with_details(details)
+            .with_header(axum::http::header::RETRY_AFTER, retry.to_string())
+        }
         other => ApiError::internal(other),
     }
 }
@@ -206,8 +229,9 @@ pub struct RunWorkloads {
     pub stale: i64,
 }
 
-/// The API form of a run; a running run carries its live progress.
-pub fn run_json(state: &AppState, r: &RunRecord) -> Result<RunView, ApiError> {
+/// The API form of a run, as `access` may read it (a datasource's words only for
+/// editors); a running run carries its live progress.
+pub fn run_json(state: &AppState, access: &Access, r: &RunRecord) -> Result<RunView, ApiError> {
     let mut v = RunView {
         id: r.id.clone(),
         cluster: r.cluster.clone(),
@@ -234,7 +258,10 @@ pub fn run_json(state: &AppState, r: &RunRecord) -> Result<RunView, ApiError> {
             Some(c) => tree(c)?,
             None => json!({}),
         },
-        errors: tree(&r.errors)?,
+        errors: tree(
+            &r.errors
+                .shown_as(|m| access.datasource_text(m).into_owned()),
+        )?,
     };
     if r.status == RunStatus::Running {
         if let Some(p) = state.runs.active().of_run(&r.id) {

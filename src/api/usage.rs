@@ -145,20 +145,8 @@ pub async fn get_usage(
         let series = source
             .usage(&scope, &workload, &name, resource, window)
             .await
-            .map_err(|e| {
-                ApiError::new(
-                    axum::http::StatusCode::BAD_GATEWAY,
-                    "datasource",
-                    e.to_string(),
-                )
-            })?;
-        let points = chart(&series, from, to).map_err(|e| {
-            ApiError::new(
-                axum::http::StatusCode::BAD_GATEWAY,
-                "datasource",
-                e.to_string(),
-            )
-        })?;
+            .map_err(|e| upstream(&access, &e))?;
+        let points = chart(&series, from, to).map_err(|e| upstream(&access, &e))?;
         containers.push(ContainerUsage {
             name,
             series_count: series.len(),
@@ -183,6 +171,14 @@ pub async fn get_usage(
         to: format_ms(to),
         containers,
     }))
+}
+
+/// The 502 of a chart its datasource could not draw: the datasource's words for
+/// editors, their category for everyone else.
+fn upstream(access: &super::access::Access, e: &impl std::fmt::Display) -> ApiError {
+    let text = e.to_string();
+    let shown = access.datasource_text(&text).into_owned();
+    ApiError::new(axum::http::StatusCode::BAD_GATEWAY, "datasource", shown)
 }
 
 /// Normalizes every series over [from, to] and keeps the maximum per bucket, at most

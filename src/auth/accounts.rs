@@ -132,13 +132,7 @@ fn check_role(role: Option<&str>) -> Result<(), OpError> {
 }
 
 fn check_display_name(name: &str) -> Result<(), OpError> {
-    if name.chars().count() > 200 {
-        return Err(OpError::invalid(
-            "displayName",
-            "must be at most 200 characters",
-        ));
-    }
-    Ok(())
+    crate::names::display(name, 200).map_err(|e| OpError::invalid("displayName", e))
 }
 
 /// The hash of the password to set (the given one, checked, or a generated one) and the

@@ -108,7 +108,7 @@ fn check_description(d: &str) -> Result<(), OpError> {
             "must be at most 500 characters",
         ));
     }
-    Ok(())
+    crate::names::text(d, true).map_err(|e| OpError::invalid("description", e))
 }
 
 fn patterns(list: &[PatternBody]) -> Result<Vec<NamespacePattern>, OpError> {

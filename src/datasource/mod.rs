@@ -280,6 +280,7 @@ pub async fn send(sink: &Sink, piece: Collection) -> Result<(), DatasourceError>
         .map_err(|_| DatasourceError::Query("the run stopped reading the collection".into()))
 }
 
+pub mod category;
 pub mod connection;
 pub mod credentials;
 pub mod demo;

@@ -110,13 +110,7 @@ pub struct ClusterMetaInput {
 
 pub(super) fn check_meta(m: &ClusterMetaInput) -> Result<(), OpError> {
     let display = m.display_name.as_deref().unwrap_or("");
-    if display.chars().count() > 100 {
-        return Err(OpError::invalid(
-            "displayName",
-            "must be at most 100 characters",
-        ));
-    }
-    names::text(display, false).map_err(|e| OpError::invalid("displayName", e))?;
+    names::display(display, 100).map_err(|e| OpError::invalid("displayName", e))?;
     let description = m.description.as_deref().unwrap_or("");
     if description.chars().count() > 500 {
         return Err(OpError::invalid(

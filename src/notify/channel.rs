@@ -272,11 +272,8 @@ pub fn validate(
 ) -> Result<ValidChannel, Vec<FieldError>> {
     let mut errors = Vec::new();
     let name = input.name.trim().to_string();
-    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
-        errors.push(err(
-            "name",
-            format!("must be 1 to {MAX_NAME_CHARS} characters"),
-        ));
+    if let Err(e) = crate::names::free(&input.name, MAX_NAME_CHARS) {
+        errors.push(err("name", e));
     }
     // Secrets carry over only while the kind stays the same.
     let same_kind = previous.filter(|p| p.kind == input.kind);

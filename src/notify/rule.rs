@@ -130,11 +130,8 @@ fn check_list(
 pub fn validate(input: RuleInput) -> Result<ValidRule, Vec<FieldError>> {
     let mut errors = Vec::new();
     let name = input.name.trim().to_string();
-    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
-        errors.push(err(
-            "name".into(),
-            format!("must be 1 to {MAX_NAME_CHARS} characters"),
-        ));
+    if let Err(e) = crate::names::free(&input.name, MAX_NAME_CHARS) {
+        errors.push(err("name".into(), e));
     }
     if input.events.is_empty() {
         errors.push(err(

@@ -49,6 +49,8 @@ pub fn validate_policy(p: &PolicySpec) -> Vec<FieldError> {
     }
     if p.description.chars().count() > 1000 {
         e.add("description", "must be at most 1000 characters");
+    } else if let Err(why) = crate::names::text(&p.description, true) {
+        e.add("description", why);
     }
     if !(-1000..=1000).contains(&p.priority) {
         e.add("priority", "must be between -1000 and 1000");

@@ -239,6 +239,24 @@ impl RunErrors {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The same errors, each message rewritten by `shown` (what a reader may see).
+    pub fn shown_as(&self, shown: impl Fn(&str) -> String) -> RunErrors {
+        let entries = self.0.iter().map(|e| match e {
+            RunErrorEntry::Group { group, message } => RunErrorEntry::Group {
+                group: group.clone(),
+                message: shown(message),
+            },
+            RunErrorEntry::Workload { workload, message } => RunErrorEntry::Workload {
+                workload: workload.clone(),
+                message: shown(message),
+            },
+            RunErrorEntry::Run { message } => RunErrorEntry::Run {
+                message: shown(message),
+            },
+        });
+        RunErrors(entries.collect())
+    }
 }
 
 impl From<Vec<RunErrorEntry>> for RunErrors {

@@ -321,12 +321,9 @@ impl Runs {
     /// Backtests `req` over every active cluster its selector matches, as of `now_ms`.
     /// A cluster that cannot be read is reported in `errors`; the others still count.
     pub async fn backtest(&self, req: &BacktestRequest, now_ms: i64) -> Result<Report, RunError> {
-        // One backtest at a time: each reads the whole window of its workloads.
-        let _permit = self
-            .backtests
-            .acquire()
-            .await
-            .map_err(|e| RunError::Store(crate::store::StoreError::Task(e.to_string())))?;
+        // One backtest at a time (each reads the whole window of its workloads), a
+        // few waiting.
+        let _turn = self.backtests.enter().await?;
         let settings = self.recommender().await?;
         let pricing = self.pricing().await?;
         let (window, span) = span_for(now_ms, &settings, req.split);

@@ -15,6 +15,7 @@
 
 pub mod analyze;
 pub mod backtest;
+pub mod backtest_queue;
 pub mod backtest_score;
 pub mod engine;
 pub mod failure;
@@ -57,6 +58,9 @@ pub enum RunError {
     BadSettings { key: &'static str, message: String },
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A backtest found the queue full or waited past its bound.
+    #[error(transparent)]
+    Busy(#[from] backtest_queue::Busy),
 }
 
 /// The run service: shared by the API, the scheduler and `kerf demo`. Cheap to clone.
@@ -73,8 +77,8 @@ pub struct Runs {
     data_dir: std::path::PathBuf,
     /// Collection figures of finished runs go to `/metrics` when set.
     metrics: Option<Arc<crate::metrics::Metrics>>,
-    /// Backtests in flight (one at a time).
-    backtests: Arc<tokio::sync::Semaphore>,
+    /// Backtests: one runs, a few wait.
+    backtests: backtest_queue::BacktestQueue,
     /// The embedded usage store: a cluster without a datasource reads its usage here.
     usage: Option<crate::store::UsageStore>,
 }
@@ -90,7 +94,7 @@ impl Runs {
             fixed_source: None,
             data_dir: std::path::PathBuf::new(),
             metrics: None,
-            backtests: Arc::new(tokio::sync::Semaphore::new(1)),
+            backtests: backtest_queue::BacktestQueue::default(),
             usage: None,
         }
     }

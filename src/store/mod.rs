@@ -38,6 +38,7 @@ pub mod users;
 mod workload_list;
 mod workload_totals;
 mod workloads;
+mod write_health;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -69,6 +70,7 @@ pub use workloads::{WorkloadRow, WorkloadSeen};
 
 pub use tx::{Read, Tx};
 pub use usage::{UsageOptions, UsageRead, UsageStore};
+pub use write_health::{StorageFault, WriteFailure};
 
 use pool::ReaderPool;
 
@@ -133,6 +135,8 @@ pub struct Store {
     path: PathBuf,
     writer: Arc<Mutex<Connection>>,
     readers: Arc<ReaderPool>,
+    /// Whether writes fail for a reason of the storage (`/readyz`).
+    health: Arc<write_health::WriteHealth>,
 }
 
 impl Store {
@@ -149,6 +153,7 @@ impl Store {
             path: path.to_path_buf(),
             writer: Arc::new(Mutex::new(writer)),
             readers: Arc::new(ReaderPool::new(readers)),
+            health: Arc::default(),
         })
     }
 
@@ -177,10 +182,10 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let writer = self.writer.clone();
+        let (writer, health) = (self.writer.clone(), self.health.clone());
         tokio::task::spawn_blocking(move || {
             let mut conn = lock_writer(&writer)?;
-            f(&mut conn)
+            noted(&health, &mut conn, f)
         })
         .await
         .map_err(|e| StoreError::Task(e.to_string()))?
@@ -204,7 +209,13 @@ impl Store {
         f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut conn = lock_writer(&self.writer)?;
-        f(&mut conn)
+        noted(&self.health, &mut conn, f)
+    }
+
+    /// Why writes fail, while a storage fault holds (the disk is full, …): from the
+    /// first write it failed until a write changes the database again.
+    pub fn write_failure(&self) -> Option<WriteFailure> {
+        self.health.failing()
     }
 
     /// True when the schema is exactly what this build expects.
@@ -221,6 +232,18 @@ impl Store {
             Ok(())
         })
     }
+}
+
+/// Runs `f` on the writer and notes what its outcome says of the storage.
+fn noted<T>(
+    health: &write_health::WriteHealth,
+    conn: &mut Connection,
+    f: impl FnOnce(&mut Connection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    let before = conn.total_changes();
+    let out = f(conn);
+    health.note(&out, conn.total_changes() != before);
+    out
 }
 
 /// The writer connection. A closure that panicked while holding it poisoned the lock

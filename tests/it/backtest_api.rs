@@ -88,7 +88,10 @@ async fn presets_and_backtests_over_http() {
         ),
         (json!({ "selector": { "nodes": ["a"] } }), "selector"),
         (json!({ "surprise": true }), "surprise"),
-        (json!([1, 2]), "$"),
+        // The body rules of every route: the whole body is the field "".
+        (json!([1, 2]), ""),
+        (json!({ "selector": [] }), "selector"),
+        (json!({ "preset": null }), "preset"),
     ] {
         let (s, v) = h
             .as_token(&h.admin)

@@ -103,6 +103,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "events",
             "jobs",
             "metrics",
+            "names",
             "runs",
             "secret",
             "store",

@@ -9,7 +9,9 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::api::access::Access;
-use crate::api::body::{null_paths, read_limited, whole_numbers, MAX_JSON_BYTES, NOT_NULL};
+use crate::api::body::{
+    array_for_object, null_paths, read_limited, whole_numbers, MAX_JSON_BYTES, NOT_NULL,
+};
 use crate::api::config_audit::context;
 use crate::api::error::ApiError;
 use crate::events::config_change::AuditContext;
@@ -150,10 +152,28 @@ fn take_int(o: &mut Map<String, Value>, key: &str) -> Result<Option<i64>, ApiErr
 
 /// Parses a policy document (its rules are checked by `fleet::policies`).
 fn spec_of(o: Map<String, Value>) -> Result<PolicySpec, ApiError> {
-    serde_path_to_error::deserialize(Value::Object(o)).map_err(|e| {
+    let sent = Value::Object(o);
+    let spec: PolicySpec = serde_path_to_error::deserialize(sent.clone()).map_err(|e| {
         let path = e.path().to_string();
         let message = e.into_inner().to_string();
         let path = if path == "." { "$".into() } else { path };
         invalid(vec![FieldError { path, message }])
-    })
+    })?;
+    // As every body: an array is no object (serde would fill a struct by position),
+    // in the document and in its engine `analysis`.
+    let typed = serde_json::to_value(&spec).map_err(ApiError::internal)?;
+    let mut wrong = array_for_object(&sent, &typed, String::new());
+    if let (None, Some(a)) = (&wrong, &spec.analysis) {
+        if let Ok(p) = serde_json::from_value::<crate::analysis::Policy>(a.clone()) {
+            let engine = serde_json::to_value(&p).map_err(ApiError::internal)?;
+            wrong = array_for_object(a, &engine, "analysis".into());
+        }
+    }
+    match wrong {
+        Some(path) => Err(invalid(vec![FieldError {
+            path,
+            message: "must be a JSON object".into(),
+        }])),
+        None => Ok(spec),
+    }
 }

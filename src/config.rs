@@ -14,10 +14,12 @@ pub mod agent;
 mod bounds;
 pub mod collector;
 pub mod declared;
+pub mod outbound;
 pub mod usage;
 pub use agent::{AgentConfig, AgentsConfig};
 pub use collector::{CollectorConfig, CollectorEnabled};
 pub use declared::FleetConfig;
+pub use outbound::OutboundConfig;
 pub use usage::UsageConfig;
 
 /// Environment variables that are not config keys (they steer the loader or logging).
@@ -90,6 +92,9 @@ pub struct Config {
     /// Datasources and clusters declared here, applied at start (`config/declared.rs`).
     #[serde(default)]
     pub fleet: FleetConfig,
+    /// Where channels and datasources may send (`config/outbound.rs`).
+    #[serde(default)]
+    pub outbound: OutboundConfig,
 }
 
 /// `[log]`
@@ -248,6 +253,28 @@ pub struct NotificationsConfig {
     pub max_per_minute: u32,
     /// Events arriving within this many ms of each other are grouped into one message.
     pub group_window_ms: u64,
+    /// Messages being sent at once over all channels (each holds a connection); lowered
+    /// at start to fit the open-file limit.
+    #[serde(default = "default_max_concurrent_sends")]
+    pub max_concurrent_sends: usize,
+    /// Notification channels in the whole fleet, at most.
+    #[serde(default = "default_max_channels")]
+    pub max_channels: usize,
+    /// Notification channels of one team, at most.
+    #[serde(default = "default_max_channels_per_team")]
+    pub max_channels_per_team: usize,
+}
+
+fn default_max_concurrent_sends() -> usize {
+    32
+}
+
+fn default_max_channels() -> usize {
+    200
+}
+
+fn default_max_channels_per_team() -> usize {
+    50
 }
 
 impl Default for NotificationsConfig {
@@ -260,6 +287,9 @@ impl Default for NotificationsConfig {
             send_timeout_seconds: 10,
             max_per_minute: 30,
             group_window_ms: 1000,
+            max_concurrent_sends: default_max_concurrent_sends(),
+            max_channels: default_max_channels(),
+            max_channels_per_team: default_max_channels_per_team(),
         }
     }
 }
@@ -312,6 +342,7 @@ impl Default for Config {
             usage: UsageConfig::default(),
             audit: AuditConfig::default(),
             fleet: FleetConfig::default(),
+            outbound: OutboundConfig::default(),
         }
     }
 }
@@ -372,6 +403,7 @@ impl Config {
         self.collector.validate()?;
         self.usage.validate()?;
         self.fleet.validate(self.mode)?;
+        self.outbound.validate()?;
         if self.data_dir.as_os_str().is_empty() {
             return Err(ConfigError::Invalid("data_dir must not be empty".into()));
         }

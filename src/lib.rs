@@ -31,7 +31,12 @@
 //!   `PhaseMs`, `CollectSummary`, `RunErrors`, with their stored and served spellings
 //!   (a leaf so `store` keeps typed records; `runs` re-exports it).
 //! - `shutdown`, `tls`, `metrics`, `ui`: infrastructure.
-//! - `config`: infrastructure. Uses `cron` (the notification time zone).
+//! - `outbound`: where calls made on a user's say-so may go (`[outbound]`): the rules
+//!   (metadata, link-local and the hub's own address refused, Slack and Teams on their
+//!   vendors' hosts, allow-lists) and the resolver that checks every address at each
+//!   connection.
+//! - `config`: infrastructure. Uses `cron` (the notification time zone), `outbound`
+//!   (`[outbound]` becomes its policies), `secret` (loopback hosts).
 //!
 //! Vocabulary and data:
 //! - `xor`: Prometheus's XOR chunk encoding both ways (remote read decodes it, the
@@ -66,7 +71,7 @@
 //!   engine's input and streamed to runs workload by workload; a datasource's
 //!   credentials (`datasource::credentials`).
 //!   Uses `analysis`, `backoff`, `clock` (probes ask the real present), `fingerprint`,
-//!   `secret`, `sim` (the demo fleet's catalogue and shapes), `store` (only
+//!   `outbound`, `secret`, `sim` (the demo fleet's catalogue and shapes), `store` (only
 //!   `store::usage`, read), `tls`, `workload`, `xor`.
 //! - (`cluster` and `sim`: see "The cluster side" below.)
 //!
@@ -82,19 +87,19 @@
 //!   `docs/contracts/runs.md` "Run states" lists), their schedule and retention jobs,
 //!   progress, recommender and pricing settings (saved as operations) and savings, and
 //!   the backtest of a policy on recorded usage. Uses `analysis`, `cron`, `datasource`,
-//!   `policy`, `readiness`, `run_vocabulary`, `secret`, `store`, `events`, `operation`,
+//!   `outbound`, `policy`, `readiness`, `run_vocabulary`, `secret`, `store`, `events`, `operation`,
 //!   `wire`, `metrics`, `clock`, `jobs` (a run's task is watched like a job: a panic is recorded
 //!   as a failed run), `timestamp`, `workload`, `sim` (in tests only: the backtest's
 //!   ground truth).
 //! - `notify`: notification channels and rules, the audit-cursor dispatcher and
 //!   per-channel senders (Slack, Teams, webhook with HMAC), payloads and the weekly
 //!   digest; its dispatcher and digest are jobs. Uses `auth`, `backoff`, `clock`,
-//!   `config`, `cron`, `events`, `jobs`, `metrics`, `names`, `runs`, `secret` (sealed secrets),
+//!   `config`, `cron`, `events`, `jobs`, `metrics`, `names`, `outbound`, `runs`, `secret` (sealed secrets),
 //!   `store`, `timestamp`, `tls`, `workload`.
 //! - `fleet`: clusters, pauses, datasources, policies, per-workload overrides,
 //!   approvals and effective policy, the agent feeds, what agents send, and the ticker
 //!   job, and the fleet the config file declares (`[fleet]`, applied at start). Uses
-//!   `auth`, `config`, `datasource`, `events`, `names`, `operation`, `policy`,
+//!   `auth`, `config`, `datasource`, `events`, `names`, `operation`, `outbound`, `policy`,
 //!   `readiness`, `runs`, `secret`, `store`, `timestamp`, `wire`.
 //! - `export`: the recommendations as they leave kerf, for the export endpoint and
 //!   `kerf scan` alike: each container's plan (Kubernetes quantities, rounded as the
@@ -177,6 +182,7 @@ pub mod metrics;
 pub mod names;
 pub mod notify;
 pub mod operation;
+pub mod outbound;
 pub mod policy;
 pub mod readiness;
 pub mod run_vocabulary;

@@ -326,6 +326,7 @@ async fn bytes_by_metric(url: &str) -> (u64, u64) {
             insecure_skip_verify: false,
             timeout: Duration::from_secs(300),
             max_concurrent_queries: 1,
+            outbound: Default::default(),
         })
         .expect("client");
         let query = ReadQuery {

@@ -124,6 +124,7 @@ pub fn ensure(cache: &Path, prom_url: &str) -> PathBuf {
         insecure_skip_verify: false,
         timeout: Duration::from_secs(600),
         max_concurrent_queries: 1,
+        outbound: Default::default(),
     })
     .expect("client");
     let http = reqwest::Client::new();

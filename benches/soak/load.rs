@@ -10,12 +10,18 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::task::JoinHandle;
 
 use super::stats::{Clock, Stats};
+use super::support::receiver::{Receiver, Shape};
 use super::Hub;
 
 pub const AGENTS: usize = 4;
 pub const SESSIONS: usize = 20;
 pub const IDLE: usize = 500;
 pub const MALFORMED_PER_SECOND: u64 = 10;
+/// Notification channels, a third of them aimed at a receiver that never answers; the
+/// fleet is paused and resumed every `PAUSE_EVERY`, which notifies every channel.
+pub const CHANNELS: usize = 200;
+pub const HANGING: usize = CHANNELS / 3;
+const PAUSE_EVERY: Duration = Duration::from_secs(30);
 const EVENTS_PER_BATCH: usize = 50;
 const DUPLICATES_PER_BATCH: usize = 5;
 
@@ -133,6 +139,12 @@ pub async fn start(hub: &Hub, clock: Clock, stats: Arc<Stats>, stop: Arc<AtomicB
     for _ in 0..IDLE {
         tasks.push(tokio::spawn(idle_socket(ctx.clone())));
     }
+    let receivers = channels(&ctx, &hub.admin).await;
+    tasks.push(tokio::spawn(pauser(
+        ctx.clone(),
+        hub.admin.clone(),
+        receivers,
+    )));
     tasks.push(tokio::spawn(scraper(ctx.clone())));
     tasks.push(tokio::spawn(malformed(ctx.clone(), hub.admin.clone())));
     tasks.push(tokio::spawn(prober(ctx.clone())));
@@ -255,6 +267,45 @@ async fn scraper(ctx: Ctx) {
     while ctx.running() {
         ctx.timed_get("metrics", "/metrics", None).await;
         tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+}
+
+/// [`CHANNELS`] webhook channels: [`HANGING`] to a receiver that never answers, the rest
+/// to one that accepts. Both receivers live as long as the load.
+async fn channels(ctx: &Ctx, admin: &str) -> [Receiver; 2] {
+    const KEY: &str = "soak-signing-key-0123";
+    let fine = Receiver::start(Shape::Webhook, "fine", Some(KEY)).await;
+    let hanging = Receiver::start(Shape::Webhook, "hang", Some(KEY)).await;
+    hanging.hang(true);
+    for i in 0..CHANNELS {
+        let url = if i < HANGING { &hanging.url } else { &fine.url };
+        let body = json!({"name": format!("soak-{i}"), "type": "webhook", "url": url, "signingSecret": KEY});
+        post(ctx, "/v1/notifications/channels", admin, body).await;
+    }
+    [fine, hanging]
+}
+
+/// Pauses and resumes the fleet every [`PAUSE_EVERY`]: each pause and resume is a
+/// message to every channel.
+async fn pauser(ctx: Ctx, admin: String, _receivers: [Receiver; 2]) {
+    let mut paused = false;
+    while ctx.running() {
+        tokio::time::sleep(PAUSE_EVERY).await;
+        let path = if paused {
+            "/v1/fleet/resume"
+        } else {
+            "/v1/fleet/pause"
+        };
+        let sent = ctx
+            .http
+            .post(format!("{}{path}", ctx.base))
+            .bearer_auth(&admin)
+            .json(&json!({"reason": "soak"}))
+            .send()
+            .await;
+        let ok = sent.is_ok_and(|r| r.status().is_success());
+        ctx.stats.count(format!("fleet pause toggled: {ok}"));
+        paused = !paused;
     }
 }
 

@@ -1,8 +1,9 @@
 //! Soak (issue 18): the real binary (`kerf demo`, release build) under ten minutes of
 //! mixed load on loopback — 4 agents ingesting event batches (with duplicates), 20 UI
 //! sessions reading, 500 idle sockets kept open (reopened as the server closes them),
-//! 1 metrics scraper, malformed requests at 10/s — while `/healthz` is probed 10 times a
-//! second. Prints RSS, open descriptors, and p99 of `/v1/workloads` and `/healthz` for
+//! 1 metrics scraper, malformed requests at 10/s, 200 notification channels (a third
+//! aimed at a receiver that never answers) all notified by a fleet pause or resume every
+//! 30 s — while `/healthz` is probed 10 times a second. Prints RSS, open descriptors, and p99 of `/v1/workloads` and `/healthz` for
 //! the first and the last minute (after a 30 s warm-up), the worst per-minute `/healthz`
 //! p99, and events lost (acknowledged but not stored), with the targets: RSS growth
 //! ≤ 20 MiB, no descriptor growth, `/healthz` p99 ≤ 50 ms throughout, 0 events lost.
@@ -97,11 +98,13 @@ fn main() {
         stop.clone(),
     ));
     println!(
-        "soak: {} agents, {} UI sessions, {} idle sockets, 1 scraper, {} malformed/s for {} s (+{} s warm-up)",
+        "soak: {} agents, {} UI sessions, {} idle sockets, 1 scraper, {} malformed/s, {} channels ({} hanging) for {} s (+{} s warm-up)",
         load::AGENTS,
         load::SESSIONS,
         load::IDLE,
         load::MALFORMED_PER_SECOND,
+        load::CHANNELS,
+        load::HANGING,
         measured.as_secs(),
         WARMUP.as_secs()
     );

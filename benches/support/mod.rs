@@ -1,6 +1,6 @@
 //! The benches' harness is the tests' own (`tests/it/support`), included file by file,
 //! not copied: the client, the waits, the `kerf` process and its ready file, the real
-//! Prometheus and the generated fleet. `child` (a child process measured by `wait4`)
+//! Prometheus and the generated fleet, the notification receivers. `child` (a child process measured by `wait4`)
 //! is the benches' alone.
 
 #![allow(dead_code, unused_imports)]
@@ -14,6 +14,8 @@ pub mod child;
 pub mod fleet_tsdb;
 #[path = "../../tests/it/support/prometheus.rs"]
 pub mod prometheus;
+#[path = "../../tests/it/support/receiver.rs"]
+pub mod receiver;
 #[path = "../../tests/it/support/wait.rs"]
 pub mod wait;
 

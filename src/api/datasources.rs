@@ -132,7 +132,14 @@ pub async fn create(
     let mut body = body_json(body).await?;
     let ctx = context(&access, take_reason(&mut body)?)?;
     refuse_nulls(&body)?;
-    let view = datasources::create(&state.store, &key, state.now(), ctx, body).await?;
+    let view = datasources::create(
+        &state.store,
+        (&key, state.runs.outbound()),
+        state.now(),
+        ctx,
+        body,
+    )
+    .await?;
     Ok((StatusCode::CREATED, Json(view)).into_response())
 }
 
@@ -195,7 +202,15 @@ pub async fn replace(
     refuse_nulls(&body)?;
     let now = state.now();
     Ok(Json(
-        datasources::replace(&state.store, &key, now, ctx, id, body).await?,
+        datasources::replace(
+            &state.store,
+            (&key, state.runs.outbound()),
+            now,
+            ctx,
+            id,
+            body,
+        )
+        .await?,
     ))
 }
 

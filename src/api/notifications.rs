@@ -6,6 +6,7 @@
 
 use axum::body::Body;
 use axum::extract::State;
+use axum::http::header::RETRY_AFTER;
 use axum::http::StatusCode;
 use axum::Json;
 use serde::de::{Deserializer, Error as _};
@@ -64,6 +65,13 @@ impl From<NotifyError> for ApiError {
             NotifyError::Forbidden(why) => ApiError::forbidden(why),
             NotifyError::Store(e) => e.into(),
             NotifyError::Secret(e) => ApiError::internal(e),
+            NotifyError::TooManyTests(seconds) => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_tests",
+                format!("too many channel tests; try again in {seconds} seconds"),
+            )
+            .with_details(json!({ "retryAfterSeconds": seconds }))
+            .with_header(RETRY_AFTER, seconds.to_string()),
         }
     }
 }
@@ -213,12 +221,13 @@ pub async fn delete_channel(
     post,
     path = "/v1/notifications/channels/{id}/test",
     summary = "Send a test message now and record it in the delivery log.",
-    description = "Answers 200 {deliveryId, delivered, status (HTTP status or SMTP code), answer (what the receiver said, clipped to 512 characters, secrets scrubbed), error, durationMs} whether or not the receiver accepted it.",
+    description = "Answers 200 {deliveryId, delivered, status (HTTP status or SMTP code), answer (kerf's short verdict: delivered, refused by the receiver, no answer from the receiver, or the outbound policy's refusal; never the receiver's own text), error (always null), durationMs} whether or not the receiver accepted it. 429 too_many_tests with Retry-After past 6 tests a minute per caller.",
     params(
         ("id" = i64, Path),
     ),
     responses(
         (status = 200, description = "The test result.", body = TestResult),
+        (status = 429, description = "Too many tests by this caller.", body = super::error::ErrorBody),
     )
 )]
 pub async fn test_channel(

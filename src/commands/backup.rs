@@ -205,18 +205,13 @@ fn restore_files(
 
 /// The exit of a failed copy from `from`: a file that is no database is bad input.
 fn copy_exit(from: &Path, e: store::StoreError) -> Exit {
-    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
-    match &e {
-        store::StoreError::Sqlite(s) | store::StoreError::Open { source: s, .. }
-            if matches!(s.sqlite_error_code(), Some(NotADatabase | DatabaseCorrupt)) =>
-        {
-            Exit::usage(format!(
-                "{} is not a readable database: {s}",
-                from.display()
-            ))
-        }
-        _ => store_exit(e),
+    if e.is_not_a_database() {
+        return Exit::usage(format!(
+            "{} is not a readable database: {e}",
+            from.display()
+        ));
     }
+    store_exit(e)
 }
 
 /// Opens the restored database (migrating it when it came from an older kerf) and

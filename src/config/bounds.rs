@@ -91,7 +91,7 @@ impl Config {
         let url_ok = n.public_url.is_empty()
             || reqwest::Url::parse(&n.public_url)
                 .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host());
-        let checks: [(bool, &str); 5] = [
+        let checks: [(bool, &str); 7] = [
             (url_ok, "notifications.public_url must be empty or an http(s) URL"),
             (
                 (1..=100).contains(&n.max_attempts),
@@ -108,6 +108,15 @@ impl Config {
             (
                 n.max_per_minute >= 1 && n.group_window_ms <= 60_000,
                 "notifications.max_per_minute must be at least 1 and notifications.group_window_ms at most 60000",
+            ),
+            (
+                (1..=1024).contains(&n.max_concurrent_sends),
+                "notifications.max_concurrent_sends must be between 1 and 1024",
+            ),
+            (
+                (1..=100_000).contains(&n.max_channels)
+                    && (1..=n.max_channels).contains(&n.max_channels_per_team),
+                "notifications.max_channels must be between 1 and 100000, and max_channels_per_team between 1 and max_channels",
             ),
         ];
         first_failed(&checks)

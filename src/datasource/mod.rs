@@ -11,6 +11,8 @@
 //! [`Source::collect`] gathers every group (tests, small clusters). The API calls
 //! [`Source::usage`] for charts and [`Source::test`].
 
+use std::sync::Arc;
+
 use crate::analysis::{Input, Series};
 use crate::workload::WorkloadKey;
 
@@ -325,10 +327,12 @@ impl Datasource {
         Datasource::Demo(DemoFleet::with_live(seed, live))
     }
 
-    /// A Prometheus-compatible source from validated settings and their opened secrets.
+    /// A Prometheus-compatible source from validated settings and their opened secrets,
+    /// reaching only what `outbound` allows.
     pub fn from_settings(
         settings: &DatasourceSettings,
         secrets: &Secrets,
+        outbound: &Arc<crate::outbound::Policy>,
     ) -> Result<Datasource, DatasourceError> {
         use prometheus::{ClientAuth, ClientConfig};
         let auth = match settings.auth_type.as_str() {
@@ -364,6 +368,7 @@ impl Datasource {
                 insecure_skip_verify: settings.insecure_skip_verify,
                 timeout: std::time::Duration::from_secs(settings.timeout_seconds),
                 max_concurrent_queries: settings.max_concurrent_queries as usize,
+                outbound: outbound.clone(),
             })?
             .with_budget(Budget {
                 samples_per_request: settings.max_samples_per_query,
@@ -382,11 +387,12 @@ impl Datasource {
         settings_json: &str,
         sealed: &[u8],
         key: &crate::secret::SecretKey,
+        outbound: &Arc<crate::outbound::Policy>,
     ) -> Result<Datasource, DatasourceError> {
         let secrets: Secrets = key
             .open_for(sealed, &credentials::datasource_binding(settings_json))
             .map_err(|e| DatasourceError::Invalid(e.to_string()))?;
-        Datasource::from_settings(settings, &secrets)
+        Datasource::from_settings(settings, &secrets, outbound)
     }
 }
 

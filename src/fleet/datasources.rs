@@ -10,6 +10,7 @@ use crate::datasource::view::{public_view, DatasourceView};
 use crate::datasource::{datasource_binding, scope_for, Datasource, Secrets, Source, TestReport};
 use crate::events::config_change::{action, target, AuditContext, Change};
 use crate::operation::OpError;
+use crate::outbound::{Policy, Purpose};
 use crate::runs::Runs;
 use crate::secret::{SecretKey, MASK};
 use crate::store::{DatasourceRecord, Store, StoreError};
@@ -65,11 +66,21 @@ pub fn invalid(errors: Vec<FieldError>) -> OpError {
     )
 }
 
+/// A valid document whose URL the outbound policy admits (its name is checked again
+/// after resolution at every connection).
 fn validated(
     body: &Value,
     previous: Option<(&DatasourceSettings, &Secrets)>,
+    outbound: &Policy,
 ) -> Result<(DatasourceSettings, Secrets), OpError> {
-    validate(body, previous).map_err(invalid)
+    let (settings, secrets) = validate(body, previous).map_err(invalid)?;
+    if let Err(refused) = outbound.check_url(&settings.url, Purpose::Any) {
+        return Err(invalid(vec![FieldError::new(
+            "$.url",
+            &refused.to_string(),
+        )]));
+    }
+    Ok((settings, secrets))
 }
 
 /// A taken name names what it conflicts with.
@@ -86,12 +97,12 @@ fn conflict(e: StoreError) -> OpError {
 /// `DatasourceCreated` from the settings document `body` (secrets inside it).
 pub async fn create(
     store: &Store,
-    key: &SecretKey,
+    (key, outbound): (&SecretKey, &Policy),
     now: i64,
     ctx: AuditContext,
     body: Value,
 ) -> Result<DatasourceView, OpError> {
-    let (settings, secrets) = validated(&body, None)?;
+    let (settings, secrets) = validated(&body, None, outbound)?;
     let json = serde_json::to_string(&settings).map_err(OpError::internal)?;
     let sealed = key
         .seal_for(&secrets, &datasource_binding(&json))
@@ -134,14 +145,14 @@ pub async fn get(store: &Store, key: &SecretKey, id: i64) -> Result<DatasourceVi
 /// `DatasourceUpdated`: the whole new document; secrets left out keep their values.
 pub async fn replace(
     store: &Store,
-    key: &SecretKey,
+    (key, outbound): (&SecretKey, &Policy),
     now: i64,
     ctx: AuditContext,
     id: i64,
     body: Value,
 ) -> Result<DatasourceView, OpError> {
     let (stored, previous) = open(&fetch(store, id).await?, key)?;
-    let (settings, secrets) = validated(&body, Some((&stored, &previous)))?;
+    let (settings, secrets) = validated(&body, Some((&stored, &previous)), outbound)?;
     let json = serde_json::to_string(&settings).map_err(OpError::internal)?;
     let sealed = key
         .seal_for(&secrets, &datasource_binding(&json))
@@ -202,10 +213,12 @@ pub async fn test(
 ) -> Result<TestReport, OpError> {
     let rec = fetch(store, id).await?;
     let (settings, secrets) = open(&rec, key)?;
-    let source = Datasource::from_settings(&settings, &secrets).map_err(|e| OpError::Rejected {
-        code: "invalid_datasource",
-        message: e.to_string(),
-        details: Value::Null,
+    let source = Datasource::from_settings(&settings, &secrets, runs.outbound()).map_err(|e| {
+        OpError::Rejected {
+            code: "invalid_datasource",
+            message: e.to_string(),
+            details: Value::Null,
+        }
     })?;
     let cluster = rec.clusters.first().cloned().unwrap_or_default();
     for c in &rec.clusters {

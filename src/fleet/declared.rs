@@ -221,7 +221,8 @@ pub async fn apply(
     check_against(store, &resolved, &stored_clusters).await?;
     let mut applied = Applied::default();
     for d in &resolved.datasources {
-        apply_datasource(store, key, now, d, &stored_ds, &mut applied).await?;
+        let keys = (key, runs.outbound().as_ref());
+        apply_datasource(store, keys, now, d, &stored_ds, &mut applied).await?;
     }
     for c in &resolved.clusters {
         apply_cluster(store, now, c, &stored_clusters, &mut applied).await?;
@@ -304,7 +305,7 @@ async fn apply_link(
 
 async fn apply_datasource(
     store: &Store,
-    key: &SecretKey,
+    (key, outbound): (&SecretKey, &crate::outbound::Policy),
     now: i64,
     d: &ResolvedDatasource,
     stored: &[DatasourceRecord],
@@ -314,7 +315,7 @@ async fn apply_datasource(
     let what = format!("fleet.datasources.{name}");
     match stored.iter().find(|s| &s.name == name) {
         None => {
-            datasources::create(store, key, now, ctx(), d.document.clone())
+            datasources::create(store, (key, outbound), now, ctx(), d.document.clone())
                 .await
                 .map_err(op_failed(&what))?;
             applied.datasources_created += 1;
@@ -327,7 +328,8 @@ async fn apply_datasource(
                 applied.unchanged += 1;
                 return Ok(());
             }
-            datasources::replace(store, key, now, ctx(), rec.id, d.document.clone())
+            let keys = (key, outbound);
+            datasources::replace(store, keys, now, ctx(), rec.id, d.document.clone())
                 .await
                 .map_err(op_failed(&what))?;
             applied.datasources_updated += 1;

@@ -20,6 +20,7 @@ pub mod rule;
 pub mod rule_ops;
 pub mod sender;
 pub mod sign;
+pub mod test_limit;
 pub mod transport;
 pub mod views;
 
@@ -58,6 +59,9 @@ pub enum NotifyError {
     Store(#[from] crate::store::StoreError),
     #[error(transparent)]
     Secret(#[from] crate::secret::SecretError),
+    /// Too many channel tests by this caller: try again after this many seconds.
+    #[error("too many channel tests; try again in {0} seconds")]
+    TooManyTests(i64),
 }
 
 impl NotifyError {
@@ -81,6 +85,9 @@ pub struct Settings {
     pub retry_base_ms: u64,
     pub max_per_minute: u32,
     pub group_window: Duration,
+    /// Channels in the fleet, and of one team, at most.
+    pub max_channels: usize,
+    pub max_channels_per_team: usize,
 }
 
 /// Who asks, and when: what every operation of the API takes.
@@ -107,6 +114,8 @@ pub struct Notifier {
     /// Wakes the dispatcher and the digest: a channel, rule or schedule changed, or a
     /// delivery was recorded outside the dispatcher.
     pub wake: Arc<tokio::sync::Notify>,
+    /// Channel tests per caller in the last minute.
+    pub tests: Arc<test_limit::TestLimit>,
 }
 
 impl Notifier {
@@ -123,9 +132,16 @@ impl Notifier {
                 retry_base_ms: n.retry_base_ms,
                 max_per_minute: n.max_per_minute,
                 group_window: Duration::from_millis(n.group_window_ms),
+                max_channels: n.max_channels,
+                max_channels_per_team: n.max_channels_per_team,
             }),
-            transport: transport::Transport::new(Duration::from_secs(n.send_timeout_seconds)),
+            transport: transport::Transport::new(
+                Duration::from_secs(n.send_timeout_seconds),
+                config.outbound.channels(config.listen),
+                n.max_concurrent_sends,
+            ),
             wake: Arc::new(tokio::sync::Notify::new()),
+            tests: Arc::default(),
         }
     }
 

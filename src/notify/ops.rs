@@ -25,8 +25,10 @@ pub struct TestResult {
     pub delivered: bool,
     /// The receiver's HTTP status or SMTP reply code.
     pub status: Option<i64>,
-    /// What the receiver answered (clipped, secrets scrubbed).
+    /// A short verdict (`delivered`, `refused by the receiver`, `timed out`, …), never
+    /// the receiver's own text.
     pub answer: Option<String>,
+    /// Always `null` (kept for older clients; the verdict says what went wrong).
     pub error: Option<String>,
     pub duration_ms: i64,
 }
@@ -75,6 +77,21 @@ pub fn record_binding(rec: &ChannelRecord) -> String {
         &rec.settings_json,
         &rec.target_masked,
     )
+}
+
+/// What a test came to, in a few words of kerf's own. A closed port, a silent one and a
+/// failed handshake read alike, so the button is no port scanner.
+fn verdict(out: &super::transport::Outcome) -> String {
+    let error = out.error.as_deref().unwrap_or_default();
+    if out.delivered {
+        "delivered".into()
+    } else if error.starts_with("refused by the outbound policy") || error.starts_with("refused:") {
+        error.to_string()
+    } else if out.status.is_some() {
+        "refused by the receiver".into()
+    } else {
+        "no answer from the receiver".into()
+    }
 }
 
 fn opened(
@@ -174,6 +191,9 @@ impl Notifier {
     ) -> Result<ChannelView, NotifyError> {
         let with_rule = input.default_rules != Some(false);
         let valid = channel::validate(input, None).map_err(NotifyError::Invalid)?;
+        self.transport
+            .admits(&valid)
+            .map_err(NotifyError::Invalid)?;
         self.check_team(&c.write, valid.team_id, "teamId").await?;
         let digest = DigestSchedule {
             enabled: true,
@@ -196,9 +216,13 @@ impl Notifier {
         let w = write_of(&valid, self)?;
         let views: (View<ChannelRecord>, View<RuleRecord>) =
             (views::channel_json, views::rule_json);
+        let limits = (
+            self.settings.max_channels,
+            self.settings.max_channels_per_team,
+        );
         let rec = self
             .store
-            .writing(move |tx| tx.create_channel(&c.ctx, c.now, &w, &digest, rule, views))
+            .writing(move |tx| tx.create_channel(&c.ctx, c.now, &w, &digest, rule, views, limits))
             .await?;
         tracing::info!(channel = rec.id, name = %rec.name, kind = %rec.kind, "notification channel created");
         self.poke();
@@ -228,6 +252,9 @@ impl Notifier {
                 email: email.as_ref(),
             });
         let valid = channel::validate(input, previous).map_err(NotifyError::Invalid)?;
+        self.transport
+            .admits(&valid)
+            .map_err(NotifyError::Invalid)?;
         self.check_team(&c.write, valid.team_id, "teamId").await?;
         let w = write_of(&valid, self)?;
         let (now, scope) = (c.now, c.write);
@@ -272,6 +299,14 @@ impl Notifier {
     /// Sends a test message now and records it in the delivery log.
     pub async fn test_channel(&self, c: &Caller, id: i64) -> Result<TestResult, NotifyError> {
         self.channel_record(id, c.write.clone()).await?;
+        let who = format!(
+            "{}:{}",
+            c.ctx.actor_kind_str(),
+            c.ctx.actor.id.as_deref().unwrap_or(&c.ctx.actor.name)
+        );
+        self.tests
+            .take(&who, c.now)
+            .map_err(NotifyError::TooManyTests)?;
         let target = self
             .target(id)
             .await?
@@ -302,12 +337,14 @@ impl Notifier {
             .writing(move |tx| tx.record_sent(&delivery, &attempt, now))
             .await?;
         tracing::info!(channel = id, delivery = %delivery_id, delivered = out.delivered, "test notification sent");
+        // The status and a verdict, never what the receiver said: the button must not
+        // read other servers' answers (or banners) back to whoever presses it.
         Ok(TestResult {
             delivery_id,
             delivered: out.delivered,
             status: out.status,
-            answer: out.answer,
-            error: out.error,
+            answer: Some(verdict(&out)),
+            error: None,
             duration_ms: out.duration_ms,
         })
     }

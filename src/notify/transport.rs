@@ -3,16 +3,23 @@
 //! an [`Outcome`] that says what the receiver answered, whether it is worth retrying, and
 //! never contains a secret (URLs, signing secrets and passwords are scrubbed).
 
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
 
 use lettre::message::{header::ContentType, Mailbox, MultiPart, SinglePart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
 
-use super::channel::{ChannelKind, ChannelSecrets, EmailSettings, SmtpSecurity};
+use super::channel::{ChannelKind, ChannelSecrets, EmailSettings, SmtpSecurity, ValidChannel};
 use super::message::Message;
+use super::FieldError;
 use super::{render, sign};
+use crate::outbound::resolver::{self, Vetted};
+use crate::outbound::{Policy, Purpose};
 use crate::secret::destination::is_loopback;
 use crate::secret::Secret;
 
@@ -65,13 +72,22 @@ impl Outcome {
 pub struct Transport {
     http: reqwest::Client,
     timeout: Duration,
+    /// Where channels may send (`[outbound]`).
+    policy: Arc<Policy>,
+    /// Sends in flight over every channel, at most (each holds a connection).
+    in_flight: Arc<Semaphore>,
 }
 
 impl Transport {
-    /// A transport whose attempts each give up after `timeout`.
-    pub fn new(timeout: Duration) -> Transport {
+    /// A transport whose attempts each give up after `timeout`, under `policy`, at
+    /// most `concurrent` at once.
+    pub fn new(timeout: Duration, policy: Policy, concurrent: usize) -> Transport {
         crate::tls::install_crypto_provider();
+        let policy = Arc::new(policy);
         let http = reqwest::Client::builder()
+            .dns_resolver(Arc::new(Vetted {
+                policy: policy.clone(),
+            }))
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(5)))
             // A redirect is an answer, not a new target: receivers are configured exactly.
@@ -79,11 +95,42 @@ impl Transport {
             .user_agent(concat!("kerf/", env!("CARGO_PKG_VERSION")))
             .build()
             .expect("an HTTP client with the ring provider installed always builds");
-        Transport { http, timeout }
+        Transport {
+            http,
+            timeout,
+            policy,
+            in_flight: Arc::new(Semaphore::new(concurrent.max(1))),
+        }
+    }
+
+    /// The outbound policy's word on a channel about to be saved: its URL's or SMTP
+    /// server's host (names are resolved and checked again at each send).
+    pub fn admits(&self, v: &ValidChannel) -> Result<(), Vec<FieldError>> {
+        let checked = match (&v.email, &v.secrets.url) {
+            (Some(e), _) => self
+                .policy
+                .check_host(&e.host, e.port, Purpose::Any)
+                .map_err(|r| ("email.host", r)),
+            (None, Some(url)) => self
+                .policy
+                .check_url(url.expose(), purpose(v.kind))
+                .map_err(|r| ("url", r)),
+            (None, None) => Ok(()),
+        };
+        checked.map_err(|(field, refused)| {
+            vec![FieldError {
+                field: field.into(),
+                message: refused.to_string(),
+            }]
+        })
     }
 
     /// Sends `m` as delivery `delivery_id`; `now_s` signs webhooks (Unix seconds).
     pub async fn send(&self, t: &Target, m: &Message, delivery_id: &str, now_s: i64) -> Outcome {
+        // Waiting for a turn is not the receiver's time: it starts once a slot is free.
+        let Ok(_turn) = self.in_flight.acquire().await else {
+            return Outcome::failed("the hub is shutting down".into(), false);
+        };
         let started = Instant::now();
         let mut out = match t.kind {
             ChannelKind::Email => self.smtp(t, m, delivery_id).await,
@@ -106,6 +153,9 @@ impl Transport {
         let Some(url) = t.secrets.url.as_ref().map(Secret::expose) else {
             return Outcome::failed("the channel has no URL".into(), true);
         };
+        if let Err(refused) = self.policy.vet_url(url, purpose(kind)).await {
+            return Outcome::failed(refused.to_string(), true);
+        }
         let body = match kind {
             ChannelKind::Slack => render::slack(m, delivery_id),
             ChannelKind::Teams => render::teams(m, delivery_id),
@@ -170,6 +220,12 @@ impl Transport {
         let Some(e) = &t.email else {
             return Outcome::failed("the channel has no email settings".into(), true);
         };
+        // Resolved and checked here, connected to by address: the name cannot answer
+        // differently between the check and the connection.
+        let addr = match resolver::resolve(&self.policy, &e.host, e.port).await {
+            Ok(addrs) => addrs[0],
+            Err(refused) => return Outcome::failed(refused.to_string(), true),
+        };
         let (subject, text, html) = render::email(m, delivery_id);
         let email = match build_email(e, &subject, text, html, delivery_id) {
             Ok(mail) => mail,
@@ -177,18 +233,16 @@ impl Transport {
         };
         let transport = match smtp_transport(
             e,
+            addr,
             t.secrets.smtp_password.as_ref().map(Secret::expose),
             self.timeout,
         ) {
             Ok(tr) => tr,
             Err(why) => return Outcome::failed(why, true),
         };
-        match tokio::time::timeout(self.timeout * 2, transport.send(email)).await {
+        match tokio::time::timeout(self.timeout, transport.send(email)).await {
             Err(_) => Outcome::failed(
-                format!(
-                    "the SMTP server did not finish within {:?}",
-                    self.timeout * 2
-                ),
+                format!("the SMTP server did not finish within {:?}", self.timeout),
                 false,
             ),
             Ok(Ok(resp)) => Outcome {
@@ -250,13 +304,15 @@ fn build_email(
     .map_err(|err| format!("cannot build the email: {err}"))
 }
 
+/// A submission to `addr` (the host's vetted address); TLS verifies the host's name.
 fn smtp_transport(
     e: &EmailSettings,
+    addr: SocketAddr,
     password: Option<&str>,
     timeout: Duration,
 ) -> Result<AsyncSmtpTransport<Tokio1Executor>, String> {
-    let mut b = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&e.host)
-        .port(e.port)
+    let mut b = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(addr.ip().to_string())
+        .port(addr.port())
         .timeout(Some(timeout));
     if e.security != SmtpSecurity::None {
         let mut params = TlsParameters::builder(e.host.clone());
@@ -288,6 +344,15 @@ fn smtp_transport(
         ));
     }
     Ok(b.build())
+}
+
+/// The outbound purpose of a channel kind (Slack and Teams have their vendors' hosts).
+pub fn purpose(kind: ChannelKind) -> Purpose {
+    match kind {
+        ChannelKind::Slack => Purpose::Slack,
+        ChannelKind::Teams => Purpose::Teams,
+        ChannelKind::Webhook | ChannelKind::Email => Purpose::Any,
+    }
 }
 
 /// An error and its causes, one line.

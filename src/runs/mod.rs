@@ -81,6 +81,8 @@ pub struct Runs {
     backtests: backtest_queue::BacktestQueue,
     /// The embedded usage store: a cluster without a datasource reads its usage here.
     usage: Option<crate::store::UsageStore>,
+    /// Where datasources may connect (`[outbound]`).
+    outbound: Arc<crate::outbound::Policy>,
 }
 
 impl Runs {
@@ -96,6 +98,7 @@ impl Runs {
             metrics: None,
             backtests: backtest_queue::BacktestQueue::default(),
             usage: None,
+            outbound: Arc::default(),
         }
     }
 
@@ -135,6 +138,17 @@ impl Runs {
         self
     }
 
+    /// Datasources reach only what `policy` allows (`kerf serve` sets `[outbound]`'s).
+    pub fn with_outbound(mut self, policy: crate::outbound::Policy) -> Self {
+        self.outbound = Arc::new(policy);
+        self
+    }
+
+    /// Where datasources may connect.
+    pub fn outbound(&self) -> &Arc<crate::outbound::Policy> {
+        &self.outbound
+    }
+
     /// Every cluster reads `source` (the demo fleet in `kerf demo`), whatever it links.
     pub fn with_source(mut self, source: crate::datasource::Datasource) -> Self {
         self.fixed_source = Some(source);
@@ -153,6 +167,7 @@ impl Runs {
         RunFailure,
     > {
         let fallbacks = source::Fallbacks {
+            outbound: &self.outbound,
             fixed: self.fixed_source.as_ref(),
             usage: self.usage.as_ref(),
         };

@@ -7,15 +7,20 @@
 //! demo fleet.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::RunFailure;
 use crate::datasource::{scope_for, ClusterScope, Datasource, DatasourceSettings};
+use crate::outbound::Policy;
 use crate::secret::SecretKey;
 use crate::store::{Store, UsageStore};
 
-/// Where a cluster's usage comes from besides a linked datasource.
+/// Where a cluster's usage comes from besides a linked datasource, and where a linked
+/// one may connect.
 #[derive(Clone, Copy)]
 pub struct Fallbacks<'a> {
+    /// `[outbound] datasource_allow`: what a linked datasource may reach.
+    pub outbound: &'a Arc<Policy>,
     /// Answers for every cluster when set (the demo's fleet).
     pub fixed: Option<&'a Datasource>,
     /// The hub's embedded usage store, read for a cluster that links no datasource.
@@ -67,6 +72,7 @@ pub async fn resolve(
         &record.settings_json,
         &record.secrets_sealed,
         &key,
+        fallbacks.outbound,
     )
     .map_err(|source| RunFailure::Datasource {
         datasource: record.name.clone(),

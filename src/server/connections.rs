@@ -40,6 +40,24 @@ pub fn effective_cap(configured: usize) -> usize {
     configured.min(fits)
 }
 
+/// Notification sends in flight at once: `configured`, at most a quarter of the
+/// descriptors kept free for everything but client connections (at least 4), so a
+/// fan-out to hanging receivers cannot take the descriptors the API and the database
+/// need. Logs when it had to lower it.
+pub fn sends_cap(configured: usize) -> usize {
+    let soft = raise_fd_limit();
+    let fits = (reserved_fds(soft) / 4).max(4) as usize;
+    if fits < configured {
+        tracing::warn!(
+            configured,
+            open_file_limit = soft,
+            cap = fits,
+            "notifications.max_concurrent_sends lowered to fit the open-file limit"
+        );
+    }
+    configured.min(fits)
+}
+
 #[cfg(unix)]
 fn raise_fd_limit() -> u64 {
     let nofile = || {

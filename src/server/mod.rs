@@ -187,6 +187,7 @@ where
     let grace = Duration::from_secs(config.http.shutdown_grace_seconds);
     let mut runs = crate::runs::Runs::new(store.clone(), clock)
         .with_data_dir(config.data_dir.clone())
+        .with_outbound(config.outbound.datasources(local))
         .with_metrics(metrics.clone());
     if let Some(source) = source {
         runs = runs.with_source(source);
@@ -194,6 +195,8 @@ where
     // Links in notifications name the address actually bound (port 0 picks one).
     let mut config = config;
     config.listen = local;
+    let sends = &mut config.notifications.max_concurrent_sends;
+    *sends = connections::sends_cap(*sends);
     let http = config.http.clone();
     let runs = runs.with_usage(usage.clone());
     let state =

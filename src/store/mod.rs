@@ -122,6 +122,20 @@ pub enum StoreError {
     Corrupt { path: PathBuf, finding: String },
 }
 
+impl StoreError {
+    /// The file is no SQLite database, or one too damaged to open (bad input to a
+    /// restore, not a fault of kerf's).
+    pub fn is_not_a_database(&self) -> bool {
+        use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+        match self {
+            StoreError::Sqlite(s) | StoreError::Open { source: s, .. } => {
+                matches!(s.sqlite_error_code(), Some(NotADatabase | DatabaseCorrupt))
+            }
+            _ => false,
+        }
+    }
+}
+
 /// How to open the database.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {

@@ -158,6 +158,17 @@ impl Read<'_> {
             .collect())
     }
 
+    /// How many channels the fleet has, and how many of them team `team_id` (fleet
+    /// channels: `None`).
+    pub fn channel_counts(&self, team_id: Option<i64>) -> Result<(usize, usize), StoreError> {
+        let (all, team): (i64, i64) = self.0.query_row(
+            "SELECT COUNT(*), COUNT(CASE WHEN team_id IS ?1 THEN 1 END) FROM notification_channels",
+            [team_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok((all as usize, team as usize))
+    }
+
     /// The channel `id` in scope, or `NotFound`.
     fn existing_channel(&self, id: i64, scope: &TeamScope) -> Result<ChannelRecord, StoreError> {
         self.channel(id, scope)?
@@ -169,6 +180,8 @@ impl Tx<'_> {
     /// Creates a channel with its digest schedule and, when `first_rule` is given (its
     /// `channel_id` is filled in), that rule: one `NotificationChannelCreated` (and one
     /// `NotificationRuleCreated`), recorded by `ctx` at `now` in this transaction.
+    /// Refused past `limits` (channels in the fleet, channels of one team).
+    #[allow(clippy::too_many_arguments)] // one transaction, each part named
     pub fn create_channel(
         &self,
         ctx: &AuditContext,
@@ -177,7 +190,19 @@ impl Tx<'_> {
         digest: &DigestSchedule,
         first_rule: Option<RuleWrite>,
         views: (View<ChannelRecord>, View<RuleRecord>),
+        limits: (usize, usize),
     ) -> Result<ChannelRecord, StoreError> {
+        let (all, team) = self.channel_counts(write.team_id)?;
+        if all >= limits.0 {
+            return Err(StoreError::Refused(format!(
+                "the fleet has {all} notification channels, the most notifications.max_channels allows; delete one first"
+            )));
+        }
+        if write.team_id.is_some() && team >= limits.1 {
+            return Err(StoreError::Refused(format!(
+                "the team has {team} notification channels, the most notifications.max_channels_per_team allows; delete one first"
+            )));
+        }
         let id = insert(self.tx, write, digest, now)?;
         let rec = self.existing_channel(id, &None)?;
         let change =

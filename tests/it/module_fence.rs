@@ -15,7 +15,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("jobs", &[]),
     ("names", &[]),
     ("timestamp", &[]),
-    ("config", &["cron"]),
+    ("config", &["cron", "outbound", "secret"]),
+    ("outbound", &[]),
     ("secret", &[]),
     ("cron", &[]),
     ("backoff", &[]),
@@ -61,6 +62,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "tls",
             "workload",
             "xor",
+            "outbound",
         ],
     ),
     (
@@ -110,6 +112,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "timestamp",
             "tls",
             "workload",
+            "outbound",
         ],
     ),
     (
@@ -132,6 +135,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "timestamp",
             "workload",
             "run_vocabulary",
+            "outbound",
         ],
     ),
     (
@@ -150,6 +154,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "store",
             "timestamp",
             "wire",
+            "outbound",
         ],
     ),
     ("export", &["agent", "cluster", "store", "wire"]),

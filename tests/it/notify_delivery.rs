@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::support::binary::LOCAL_RECEIVERS;
 use crate::support::receiver::{Receiver, Shape};
 use crate::support::{client, eventually, secs, uuid, DataDir, Kerf};
 
@@ -83,7 +84,7 @@ async fn applied_and_rolled_back_events_reach_slack_teams_and_a_signed_webhook_o
     let data = DataDir::new();
     let agent = data.create_cluster("prod");
     let admin = data.admin_token();
-    let kerf = data.start();
+    let kerf = data.start_for_local_receivers();
     let slack = Receiver::start(
         Shape::Slack,
         "services/T0001/B0001/slackpathsecret0001",
@@ -278,6 +279,7 @@ async fn a_receiver_failing_three_times_gets_the_message_once_and_a_hanging_one_
     let env = [
         ("KERF_NOTIFICATIONS__RETRY_BASE_MS", "200"),
         ("KERF_NOTIFICATIONS__SEND_TIMEOUT_SECONDS", "120"),
+        ("KERF_OUTBOUND__ALLOW", LOCAL_RECEIVERS),
     ];
     let kerf = Kerf::builder(data.path()).envs(&env).start();
     let http = client();

@@ -24,7 +24,7 @@ async fn team_editors_manage_only_their_teams_channels_and_team_viewers_only_rea
     let data = DataDir::new();
     data.create_cluster("prod");
     let admin = data.admin_token();
-    let kerf = data.start();
+    let kerf = data.start_for_local_receivers();
     let base = kerf.url("");
     let mut teams: Vec<String> = Vec::new();
     for (name, ns) in [("shop", "shop-*"), ("billing", "billing")] {

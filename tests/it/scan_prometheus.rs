@@ -69,6 +69,7 @@ fn hub_run(url: &str) -> BTreeMap<String, Value> {
         insecure_skip_verify: false,
         timeout: Duration::from_secs(120),
         max_concurrent_queries: 4,
+        outbound: Default::default(),
     })
     .expect("source");
     let runtime = tokio::runtime::Builder::new_multi_thread()

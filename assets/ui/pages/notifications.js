@@ -92,8 +92,7 @@ function ChannelCard({ c, editable, changed, onSent }) {
     ${r && html`<div class="test-result" role="status">
       <${Badge} kind=${r.delivered ? "ok" : "bad"}>${r.delivered ? "delivered" : "not delivered"}</${Badge}>
       ${r.status !== null && html` answered <strong>${r.status}</strong>`} in ${r.durationMs} ms
-      ${r.answer && html`<span class="muted">: <code>${r.answer}</code></span>`}
-      ${r.error && html`<p class="bad small">${r.error}</p>`}
+      ${!r.delivered && r.answer && html`<span>: ${r.answer}</span>`}
     </div>`}
     ${digestOpen && html`<${DigestDialog} channel=${c} onClose=${() => setDigestOpen(false)} onSaved=${changed} />`}
   </article>`;

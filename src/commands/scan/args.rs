@@ -282,6 +282,7 @@ impl ScanArgs {
             insecure_skip_verify: self.insecure_skip_verify,
             timeout: std::time::Duration::from_secs(60),
             max_concurrent_queries: self.max_concurrent_queries as usize,
+            outbound: Default::default(),
         };
         let source = PrometheusSource::new(config)
             .map_err(|e| bad("prometheus", e))?

@@ -52,6 +52,8 @@ pub struct ClientConfig {
     pub insecure_skip_verify: bool,
     pub timeout: Duration,
     pub max_concurrent_queries: usize,
+    /// Where the client may connect (`[outbound] datasource_allow`).
+    pub outbound: Arc<crate::outbound::Policy>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -132,7 +134,14 @@ impl Client {
                 "url: scheme must be http or https".into(),
             ));
         }
+        config
+            .outbound
+            .check_url(&config.url, crate::outbound::Purpose::Any)
+            .map_err(|r| DatasourceError::Invalid(format!("url: {r}")))?;
         let mut builder = reqwest::Client::builder()
+            .dns_resolver(Arc::new(crate::outbound::resolver::Vetted {
+                policy: config.outbound.clone(),
+            }))
             .timeout(config.timeout)
             .pool_max_idle_per_host(config.max_concurrent_queries.max(1))
             .redirect(same_origin_redirects())

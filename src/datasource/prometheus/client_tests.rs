@@ -16,6 +16,7 @@ fn client(auth: ClientAuth, headers: &[(&str, &str)]) -> Client {
         insecure_skip_verify: false,
         timeout: Duration::from_secs(1),
         max_concurrent_queries: 1,
+        outbound: Default::default(),
     })
     .expect("client")
 }

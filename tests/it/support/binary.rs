@@ -82,6 +82,14 @@ impl DataDir {
         Kerf::builder(self.path()).start()
     }
 
+    /// Starts `kerf serve` whose Slack and Teams channels may post to the loopback
+    /// receivers of the tests (`[outbound] allow`; the vendors' hosts otherwise).
+    pub fn start_for_local_receivers(&self) -> Kerf {
+        Kerf::builder(self.path())
+            .env("KERF_OUTBOUND__ALLOW", LOCAL_RECEIVERS)
+            .start()
+    }
+
     /// Starts `kerf serve` for tests of logins: debug logs (the hygiene checks read
     /// them for secrets) and one Argon2 pass (fast logins), then `env`.
     pub fn start_for_logins(&self, env: &[(&str, &str)]) -> Kerf {
@@ -92,6 +100,9 @@ impl DataDir {
             .start()
     }
 }
+
+/// `[outbound] allow` for tests whose Slack and Teams receivers listen on loopback.
+pub const LOCAL_RECEIVERS: &str = "127.0.0.1";
 
 /// The single stdout line of a successful command.
 pub fn stdout_line(out: &Output) -> String {

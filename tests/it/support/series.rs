@@ -339,6 +339,7 @@ pub fn source(url: &str, auth: ClientAuth) -> PrometheusSource {
         insecure_skip_verify: false,
         timeout: std::time::Duration::from_secs(30),
         max_concurrent_queries: 4,
+        outbound: Default::default(),
     })
     .expect("source")
 }

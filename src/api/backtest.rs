@@ -127,8 +127,8 @@ pub fn request_of(body: BacktestBody, default: &Policy) -> Result<BacktestReques
 #[utoipa::path(
     post,
     path = "/v1/policies/backtest",
-    summary = "Backtest a policy, preset or analysis on the recorded usage of the selected workloads: per workload and in total, the monthly cost change, the share of CPU samples above the recommended request, would-be OOM kills and the share throttled under the recommended CPU limit, in sample (recommended on the whole run window) and out of sample (recommended on the window up to `split`, scored after it). One backtest runs at a time; 4 may wait behind it, each for at most 60 s (429 `backtests_busy` past either).",
-    request_body = BacktestBody,
+    summary = "Backtest a policy, preset or analysis on the recorded usage of the selected workloads: per workload and in total, the monthly cost change, the share of CPU samples above the recommended request, would-be OOM kills and the share throttled under the recommended CPU limit, in sample (recommended on the whole run window) and out of sample (recommended on the window up to `split`, scored after it). One backtest runs at a time; 4 may wait behind it, each for at most 60 s (429 `backtests_busy` past either). An empty body backtests the default analysis in force on every workload.",
+    request_body = Option<BacktestBody>,
     responses(
         (status = 200, description = "The backtest.", body = Report),
         (status = 400, description = "An error.", body = super::error::ErrorBody),

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{self, stdout_line, Api, DataDir};
+use crate::support::{self, Api, DataDir};
 
 impl Api {
     /// The newest config change with `action`.
@@ -31,10 +31,6 @@ impl Api {
     }
 }
 
-fn token(dir: &DataDir, name: &str, role: &str) -> String {
-    stdout_line(&dir.run(&["token", "create", "--name", name, "--role", role]))
-}
-
 fn assert_actor(row: &Value, name: &str) {
     assert_eq!(row["actor"]["type"], "token", "{row}");
     assert_eq!(row["actor"]["name"], name, "{row}");
@@ -48,9 +44,9 @@ fn assert_actor(row: &Value, name: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason() {
     let dir = DataDir::new();
-    let admin = token(&dir, "ops-admin", "admin");
-    let editor = token(&dir, "ops-editor", "editor");
-    let viewer = token(&dir, "ops-viewer", "viewer");
+    let admin = dir.token("ops-admin", "admin");
+    let editor = dir.token("ops-editor", "editor");
+    let viewer = dir.token("ops-viewer", "viewer");
     let cli_agent = dir.create_cluster("legacy");
     let kerf = dir.start();
     let api = Api::new(kerf.url(""), "");
@@ -392,7 +388,7 @@ async fn cluster_actions_are_audited_with_actor_target_before_after_and_reason()
 #[tokio::test(flavor = "multi_thread")]
 async fn the_servers_ticker_lifts_a_pause_at_resume_at_as_the_system() {
     let dir = DataDir::new();
-    let admin = token(&dir, "ops", "admin");
+    let admin = dir.token("ops", "admin");
     let agent = dir.create_cluster("edge");
     let kerf = dir.start();
     let api = Api::new(kerf.url(""), "");

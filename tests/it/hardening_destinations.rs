@@ -9,13 +9,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::support::binary::stdout_line;
 use crate::support::receiver::{Receiver, Shape};
 use crate::support::{Api, DataDir};
-
-fn token(dir: &DataDir, name: &str, role: &str) -> String {
-    stdout_line(&dir.run(&["token", "create", "--name", name, "--role", role]))
-}
 
 /// A port where an attacker's SMTP server would listen: counts who connects.
 async fn listener() -> (u16, Arc<AtomicUsize>) {
@@ -49,8 +44,8 @@ fn field_errors(v: &Value) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_editor_cannot_move_an_smtp_channel_to_their_server_and_keep_its_password() {
     let dir = DataDir::new();
-    let admin = token(&dir, "ops-admin", "admin");
-    let editor = token(&dir, "ops-editor", "editor");
+    let admin = dir.token("ops-admin", "admin");
+    let editor = dir.token("ops-editor", "editor");
     let kerf = dir.start();
     let (admin, editor) = (kerf.api(&admin), kerf.api(&editor));
     let corp = closed_port().await;
@@ -111,8 +106,8 @@ async fn an_editor_cannot_move_an_smtp_channel_to_their_server_and_keep_its_pass
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_moved_to_another_origin_does_not_keep_its_signing_secret() {
     let dir = DataDir::new();
-    let admin = token(&dir, "ops-admin", "admin");
-    let editor = token(&dir, "ops-editor", "editor");
+    let admin = dir.token("ops-admin", "admin");
+    let editor = dir.token("ops-editor", "editor");
     let kerf = dir.start();
     let (admin, editor) = (kerf.api(&admin), kerf.api(&editor));
     let secret = "the-admins-signing-key";
@@ -160,7 +155,7 @@ async fn a_webhook_moved_to_another_origin_does_not_keep_its_signing_secret() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_datasource_moved_to_another_host_does_not_send_its_token_there() {
     let dir = DataDir::new();
-    let admin = token(&dir, "ops-admin", "admin");
+    let admin = dir.token("ops-admin", "admin");
     let kerf = dir.start();
     let api: Api = kerf.api(&admin);
     let (port, heard) = listener().await;

@@ -9,13 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::binary::{stdout_line, LOCAL_RECEIVERS};
+use crate::support::binary::LOCAL_RECEIVERS;
 use crate::support::receiver::{Receiver, Shape};
 use crate::support::{client, eventually, DataDir, Kerf};
-
-fn token(dir: &DataDir, name: &str, role: &str) -> String {
-    stdout_line(&dir.run(&["token", "create", "--name", name, "--role", role]))
-}
 
 fn open_fds(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
@@ -26,7 +22,7 @@ fn open_fds(pid: u32) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn six_hundred_channels_to_a_hanging_receiver_leave_the_hub_its_descriptors() {
     let dir = DataDir::new();
-    let admin = token(&dir, "ops-admin", "admin");
+    let admin = dir.token("ops-admin", "admin");
     let kerf = Kerf::builder(dir.path())
         .under_shell("ulimit -n 512")
         .envs(&[
@@ -94,7 +90,7 @@ async fn six_hundred_channels_to_a_hanging_receiver_leave_the_hub_its_descriptor
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn channels_are_capped_per_fleet_and_per_team() {
     let dir = DataDir::new();
-    let admin = token(&dir, "ops-admin", "admin");
+    let admin = dir.token("ops-admin", "admin");
     let kerf = Kerf::builder(dir.path())
         .envs(&[
             ("KERF_NOTIFICATIONS__MAX_CHANNELS", "3"),

@@ -8,13 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::support::binary::stdout_line;
 use crate::support::receiver::{Receiver, Shape};
 use crate::support::{DataDir, Kerf};
-
-fn token(dir: &DataDir, name: &str, role: &str) -> String {
-    stdout_line(&dir.run(&["token", "create", "--name", name, "--role", role]))
-}
 
 fn webhook(url: &str) -> Value {
     json!({"name": "hook", "type": "webhook", "url": url, "signingSecret": "0123456789abcdef"})
@@ -23,7 +18,7 @@ fn webhook(url: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn channels_cannot_aim_the_hub_at_metadata_link_local_addresses_or_itself() {
     let dir = DataDir::new();
-    let editor = token(&dir, "ops-editor", "editor");
+    let editor = dir.token("ops-editor", "editor");
     let kerf = dir.start();
     let api = kerf.api(&editor);
     let own = kerf.url("/v1/openapi.yaml");
@@ -105,8 +100,8 @@ async fn channels_cannot_aim_the_hub_at_metadata_link_local_addresses_or_itself(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_test_button_says_a_status_and_a_verdict_and_is_limited_per_caller() {
     let dir = DataDir::new();
-    let editor = token(&dir, "ops-editor", "editor");
-    let other = token(&dir, "other-editor", "editor");
+    let editor = dir.token("ops-editor", "editor");
+    let other = dir.token("other-editor", "editor");
     let kerf = dir.start();
     let api = kerf.api(&editor);
     let rx = Receiver::start(Shape::Webhook, "hook", Some("0123456789abcdef")).await;
@@ -154,7 +149,7 @@ async fn the_test_button_says_a_status_and_a_verdict_and_is_limited_per_caller()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_smtp_test_against_a_silent_port_ends_within_the_send_timeout() {
     let dir = DataDir::new();
-    let admin = token(&dir, "ops-admin", "admin");
+    let admin = dir.token("ops-admin", "admin");
     let kerf = Kerf::builder(dir.path())
         .env("KERF_NOTIFICATIONS__SEND_TIMEOUT_SECONDS", "2")
         .start();

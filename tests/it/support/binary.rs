@@ -69,7 +69,12 @@ impl DataDir {
 
     /// Creates an admin API token.
     pub fn admin_token(&self) -> String {
-        stdout_line(&self.run(&["token", "create", "--name", "tests", "--role", "admin"]))
+        self.token("tests", "admin")
+    }
+
+    /// Creates an API token named `name` with fleet role `role`.
+    pub fn token(&self, name: &str, role: &str) -> String {
+        stdout_line(&self.run(&["token", "create", "--name", name, "--role", role]))
     }
 
     /// `kerf users create --admin NAME`: the one-time password.

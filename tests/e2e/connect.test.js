@@ -81,6 +81,8 @@ test("a cluster registered with the datasource is on the overview at once with i
   assert.equal(await staging.locator(".next-step").getAttribute("data-step"), "collect");
   assert.match(await staging.locator(".next-step").textContent(), /No data yet: this cluster's agent collects usage itself/);
   // prod waits for (or already runs) its first run, unless the scheduler was quicker.
+  // Its card says one or the other once its runs have loaded: wait for that, not a guess.
+  await prod.locator(".next-step").or(prod.locator("h3", { hasText: /^Workloads \(/ })).first().waitFor();
   if (await prod.locator(".next-step").count()) {
     assert.match(await prod.locator(".next-step").getAttribute("data-step"), /^(wait|run)$/);
     await screenshot(page, "connect-overview-next-step");

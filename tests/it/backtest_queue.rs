@@ -38,13 +38,7 @@ async fn slow_prometheus() -> (String, watch::Sender<bool>, Arc<AtomicUsize>) {
         open: rx,
         asked: asked.clone(),
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let url = crate::support::serve(app).await;
     (url, open, asked)
 }
 
@@ -66,21 +60,7 @@ async fn backtest(api: Api) -> (u16, Option<String>, Value) {
 async fn backtests_past_the_queue_are_told_to_retry_later_at_once() {
     let h = hub(CLUSTER, false).await;
     let (url, open, asked) = slow_prometheus().await;
-    let ds = h
-        .api
-        .post_ok(
-            "/v1/datasources",
-            json!({"name": "slow", "type": "prometheus", "url": url}),
-        )
-        .await;
-    let (s, v) = h
-        .api
-        .put(
-            &format!("/v1/clusters/{CLUSTER}/datasource"),
-            json!({"datasourceId": ds["id"]}),
-        )
-        .await;
-    assert_eq!(s, 200, "{v}");
+    h.api.link_prometheus(CLUSTER, "slow", &url).await;
     // The check the link starts is done before the datasource slows down.
     let readiness = format!("/v1/clusters/{CLUSTER}/readiness");
     eventually("the datasource check", secs(20), async || {

@@ -75,13 +75,7 @@ async fn upstream(answer: Answer) -> (String, Upstream) {
     let app = axum::Router::new()
         .fallback(self::answer)
         .with_state(u.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let url = crate::support::serve(app).await;
     (url, u)
 }
 

@@ -22,13 +22,7 @@ async fn chatty_prometheus() -> String {
                           "error": format!("parse error near {UPSTREAM_WORDS}: ask bob")});
         (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let url = crate::support::serve(app).await;
     url
 }
 
@@ -65,19 +59,7 @@ async fn answers(h: &Hub, token: &str, run: &str, workload: &str) -> Vec<(String
 async fn viewers_see_a_datasource_failures_category_and_editors_its_text() {
     let h = hub(CLUSTER, false).await;
     let url = chatty_prometheus().await;
-    let ds = h
-        .api
-        .post_ok(
-            "/v1/datasources",
-            json!({"name": "chatty", "type": "prometheus", "url": url}),
-        )
-        .await;
-    let link = json!({"datasourceId": ds["id"]});
-    let (s, v) = h
-        .api
-        .put(&format!("/v1/clusters/{CLUSTER}/datasource"), link)
-        .await;
-    assert_eq!(s, 200, "{v}");
+    h.api.link_prometheus(CLUSTER, "chatty", &url).await;
     let workload = Seeded {
         cluster: CLUSTER,
         namespace: "shop",

@@ -126,13 +126,7 @@ async fn start_proxy(upstream: &str) -> (String, Arc<Proxy>) {
     let app = axum::Router::new()
         .fallback(forward)
         .with_state(proxy.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let url = crate::support::serve(app).await;
     (url, proxy)
 }
 

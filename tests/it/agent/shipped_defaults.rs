@@ -143,19 +143,7 @@ async fn a_week_of_history_in_prometheus_is_applied_under_the_shipped_defaults()
     let prom = Prometheus::with_data(&week(&w, &rs, &pods, now - now % MIN), false);
 
     let api = w.hub.as_token(&w.hub.admin);
-    let (s, ds) = api
-        .call(
-            "POST",
-            "/v1/datasources",
-            Some(json!({"name": "prom", "type": "prometheus", "url": prom.url, "clusterLabel": "cluster"})),
-        )
-        .await;
-    assert_eq!(s, 201, "{ds}");
-    let path = format!("/v1/clusters/{}/datasource", w.cluster);
-    let (s, body) = api
-        .call("PUT", &path, Some(json!({"datasourceId": ds["id"]})))
-        .await;
-    assert_eq!(s, 200, "{body}");
+    api.link_prometheus(&w.cluster, "prom", &prom.url).await;
     // Only the mode differs from what a new hub ships: the lookback, the learning
     // period, the confidence, the tolerance and the strategy are the defaults.
     let (s, body) = api

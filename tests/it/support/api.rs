@@ -268,6 +268,19 @@ impl Api {
         answer
     }
 
+    /// Creates Prometheus datasource `name` at `url` (series labelled `cluster`) and
+    /// links `cluster` to it, as an admin does; returns the datasource.
+    pub async fn link_prometheus(&self, cluster: &str, name: &str, url: &str) -> Value {
+        let body = serde_json::json!({"name": name, "type": "prometheus", "url": url, "clusterLabel": "cluster"});
+        let ds = self.post_ok("/v1/datasources", body).await;
+        let link = serde_json::json!({"datasourceId": ds["id"]});
+        let (s, v) = self
+            .put(&format!("/v1/clusters/{cluster}/datasource"), link)
+            .await;
+        assert_eq!(s, 200, "link {cluster} to {name}: {v}");
+        ds
+    }
+
     pub async fn put(&self, path: &str, body: Value) -> (u16, Value) {
         self.call("PUT", path, Some(body)).await
     }

@@ -27,6 +27,19 @@ pub use api::{client, Api, Cred, Session};
 pub use binary::{bin, stdout_line, DataDir, Demo, Kerf};
 pub use wait::{eventually, secs, within};
 
+/// Serves `app` on a fresh loopback port (a stand-in upstream, proxy or receiver);
+/// returns its `http://127.0.0.1:<port>` base URL.
+pub async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    url
+}
+
 /// A distinctive password nobody would type by accident.
 pub const PASSWORD: &str = "Zebra-Quokka-7781-Lantern";
 

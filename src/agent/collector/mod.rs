@@ -110,15 +110,22 @@ impl<C: Cluster, H: Hub> Collector<C, H> {
         };
         let mut due = self.clock.now_ms();
         loop {
+            // Until the next interval, or at once when the hub's feed switches
+            // collection on (or off): a cluster unlinked from its Prometheus is collected
+            // for from that moment, not an interval later.
             loop {
                 let left = due - self.clock.now_ms();
-                if left <= 0 {
+                if left <= 0 || self.wanted() != rounds.collecting {
                     break;
                 }
-                tokio::time::sleep(Duration::from_millis(left.min(1_000) as u64)).await;
+                tokio::time::sleep(Duration::from_millis(left.min(200) as u64)).await;
             }
             let now = self.clock.now_ms();
-            due = (due + interval).max(now + 1);
+            due = if due <= now {
+                (due + interval).max(now + 1)
+            } else {
+                now + interval
+            };
             let wanted = self.wanted();
             if wanted != rounds.collecting {
                 tracing::info!(

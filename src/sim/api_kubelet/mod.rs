@@ -8,7 +8,10 @@
 //! is and authorized as a real kubelet authorizes (`serving`, what kerf's agent reads),
 //! and on a plain loopback port for all nodes (what a Prometheus would scrape).
 //!
-//! What each container uses comes from the pod annotation [`USAGE_ANNOTATION`].
+//! What each container uses comes from the pod annotation [`USAGE_ANNOTATION`]. The
+//! containers run on a clock of their own ([`ApiKubelet::start_serving_on`]: a manual
+//! clock lets a test compress hours of usage into seconds); node heartbeats and Leases
+//! keep the real time the API server judges them by.
 
 mod metrics;
 mod serving;
@@ -28,7 +31,7 @@ use kube::Client;
 use serde_json::{json, Value};
 
 use super::kubelet::{judge, ContainerRun, Usage, USAGE_ANNOTATION};
-use crate::clock::Clock as _;
+use crate::clock::{Clock, SystemClock};
 use crate::cluster::kube::error;
 use crate::cluster::{total_requests, ClusterError, Node, ResizeState, Resources};
 
@@ -53,9 +56,10 @@ struct PodRun {
 }
 
 /// What the metrics endpoint reads.
-#[derive(Default)]
 pub(crate) struct Shared {
     pods: Mutex<HashMap<String, PodRun>>,
+    /// The containers' time.
+    clock: Arc<dyn Clock>,
 }
 
 /// A running simulated kubelet; stops when dropped.
@@ -81,7 +85,7 @@ impl ApiKubelet {
         nodes: Vec<Node>,
         seed: u64,
     ) -> Result<ApiKubelet, ClusterError> {
-        ApiKubelet::begin(client, nodes, seed, None).await
+        ApiKubelet::begin(client, nodes, seed, None, Arc::new(SystemClock)).await
     }
 
     /// As [`ApiKubelet::start`], and serves each node's kubelet endpoint over HTTPS with
@@ -93,7 +97,20 @@ impl ApiKubelet {
         seed: u64,
         serving: Serving,
     ) -> Result<ApiKubelet, ClusterError> {
-        ApiKubelet::begin(client, nodes, seed, Some(serving)).await
+        ApiKubelet::begin(client, nodes, seed, Some(serving), Arc::new(SystemClock)).await
+    }
+
+    /// As [`ApiKubelet::start_serving`], its containers running on `clock` (what they
+    /// use, when they start, restart and are OOM-killed, and the kubelet's timestamps at
+    /// `/metrics/cadvisor`).
+    pub async fn start_serving_on(
+        client: Client,
+        nodes: Vec<Node>,
+        seed: u64,
+        serving: Serving,
+        clock: Arc<dyn Clock>,
+    ) -> Result<ApiKubelet, ClusterError> {
+        ApiKubelet::begin(client, nodes, seed, Some(serving), clock).await
     }
 
     async fn begin(
@@ -101,9 +118,13 @@ impl ApiKubelet {
         nodes: Vec<Node>,
         seed: u64,
         serving: Option<Serving>,
+        clock: Arc<dyn Clock>,
     ) -> Result<ApiKubelet, ClusterError> {
-        let now = crate::clock::SystemClock.now_ms();
-        let shared = Arc::new(Shared::default());
+        let now = SystemClock.now_ms();
+        let shared = Arc::new(Shared {
+            pods: Mutex::default(),
+            clock,
+        });
         let mut tasks = Vec::new();
         let mut ports = HashMap::new();
         if let Some(serving) = &serving {
@@ -185,7 +206,7 @@ async fn renew_leases(client: Client, nodes: Vec<(Node, u16)>) {
     let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
     let node_api: Api<KNode> = Api::all(client);
     loop {
-        let now = crate::clock::SystemClock.now_ms();
+        let now = SystemClock.now_ms();
         for (node, port) in &nodes {
             let lease = json!({
                 "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
@@ -294,7 +315,7 @@ async fn reconcile(
             Err(e) => Err(error(e)),
         };
     }
-    let now = crate::clock::SystemClock.now_ms();
+    let now = shared.clock.now_ms();
     let generation = meta.generation.unwrap_or(1);
     let wanted = desired(pod);
     let patch = {

@@ -11,6 +11,7 @@ mod failures;
 mod guardrails;
 mod holds;
 mod memory;
+mod no_prometheus;
 mod on_delete;
 mod reasons;
 mod remote;

@@ -109,7 +109,7 @@ pub struct World {
     pub admin: kube::Client,
     pub hub: Hub,
     pub cluster: String,
-    _kubelet: ApiKubelet,
+    pub kubelet: ApiKubelet,
 }
 
 fn quantities(r: &Resources, limits: bool) -> BTreeMap<String, String> {
@@ -132,7 +132,7 @@ impl World {
     }
 
     pub async fn with_node(tag: &str, make: impl FnOnce(&str) -> Node) -> World {
-        World::build(tag, make, crate::support::hub::T0).await
+        World::build(tag, make, crate::support::hub::T0, None).await
     }
 
     /// As [`World::new`], with the hub's (manual) clock starting at the real now: what
@@ -140,10 +140,29 @@ impl World {
     /// the agent's time line, as in a real cluster.
     pub async fn now(tag: &str, cpu: u64, memory_mib: u64) -> World {
         let t0 = kerf::clock::Clock::now_ms(&kerf::clock::SystemClock);
-        World::build(tag, |ns| node(ns, cpu, memory_mib), t0).await
+        World::build(tag, |ns| node(ns, cpu, memory_mib), t0, None).await
     }
 
-    async fn build(tag: &str, make: impl FnOnce(&str) -> Node, t0: i64) -> World {
+    /// As [`World::now`], with the sim kubelet's containers on `kubelet_clock` (a
+    /// manual clock set at the hub's start: a test moves it and then the hub's, so
+    /// each of the agent's collections finds the kubelet already at its time) and a hub
+    /// that keeps an embedded usage store (the cluster has no datasource).
+    pub async fn timed(
+        tag: &str,
+        cpu: u64,
+        memory_mib: u64,
+        kubelet_clock: Arc<kerf::clock::ManualClock>,
+    ) -> World {
+        let t0 = kerf::clock::Clock::now_ms(kubelet_clock.as_ref());
+        World::build(tag, |ns| node(ns, cpu, memory_mib), t0, Some(kubelet_clock)).await
+    }
+
+    async fn build(
+        tag: &str,
+        make: impl FnOnce(&str) -> Node,
+        t0: i64,
+        kubelet_clock: Option<Arc<kerf::clock::ManualClock>>,
+    ) -> World {
         // `IT_LOG=kerf=info`: the agent's and sim's logs in a failing test's output.
         if let Ok(filter) = std::env::var("IT_LOG") {
             let _ = tracing_subscriber::fmt()
@@ -154,21 +173,36 @@ impl World {
         let plane = control_plane();
         let admin = plane.admin().await;
         let ns = namespace(&admin, tag).await;
-        let kubelet = ApiKubelet::start_serving(
-            admin.clone(),
-            vec![make(&ns.name)],
-            7,
-            plane.kubelet_serving(),
-        )
-        .await
+        let nodes = vec![make(&ns.name)];
+        let timed = kubelet_clock.is_some();
+        let kubelet = match kubelet_clock {
+            Some(clock) => {
+                ApiKubelet::start_serving_on(
+                    admin.clone(),
+                    nodes,
+                    7,
+                    plane.kubelet_serving(),
+                    clock,
+                )
+                .await
+            }
+            None => {
+                ApiKubelet::start_serving(admin.clone(), nodes, 7, plane.kubelet_serving()).await
+            }
+        }
         .expect("sim kubelet");
         let cluster = ns.name.clone();
+        let hub = if timed {
+            crate::support::hub::hub_collecting(&cluster, t0).await
+        } else {
+            crate::support::hub::hub_at(&cluster, false, t0, |_| {}).await
+        };
         World {
-            hub: crate::support::hub::hub_at(&cluster, false, t0, |_| {}).await,
+            hub,
             cluster,
             admin,
             ns,
-            _kubelet: kubelet,
+            kubelet,
         }
     }
 

@@ -10,7 +10,8 @@ use kerf::config::Config;
 use kerf::datasource::Datasource;
 use kerf::metrics::Metrics;
 use kerf::runs::Runs;
-use kerf::store::{Store, StoreOptions};
+use kerf::store::usage::UsageOptions;
+use kerf::store::{Store, StoreOptions, UsageStore};
 use serde_json::{json, Value};
 
 use crate::support::Api;
@@ -40,13 +41,26 @@ pub async fn hub(cluster: &str, demo: bool) -> Hub {
 
 /// A hub on a manual clock at `t0`, its config changed by `tweak` first.
 pub async fn hub_at(cluster: &str, demo: bool, t0: i64, tweak: impl FnOnce(&mut Config)) -> Hub {
-    hub_from(cluster, demo.then(|| Datasource::demo(7)), t0, tweak).await
+    hub_from(cluster, demo.then(|| Datasource::demo(7)), t0, tweak, false).await
 }
 
 /// A hub at [`T0`] whose every cluster reads the demo fleet with the changes `live`
 /// records (the sim's in-process clusters tell it theirs).
 pub async fn hub_live(cluster: &str, live: kerf::sim::live::Live) -> Hub {
-    hub_from(cluster, Some(Datasource::demo_live(7, live)), T0, |_| {}).await
+    hub_from(
+        cluster,
+        Some(Datasource::demo_live(7, live)),
+        T0,
+        |_| {},
+        false,
+    )
+    .await
+}
+
+/// A hub at `t0` that keeps an embedded usage store, as `kerf serve` does: a cluster
+/// without a datasource reads its usage from there (its agent's collector).
+pub async fn hub_collecting(cluster: &str, t0: i64) -> Hub {
+    hub_from(cluster, None, t0, |_| {}, true).await
 }
 
 async fn hub_from(
@@ -54,6 +68,7 @@ async fn hub_from(
     source: Option<Datasource>,
     t0: i64,
     tweak: impl FnOnce(&mut Config),
+    usage: bool,
 ) -> Hub {
     let dir = tempfile::tempdir().expect("tempdir");
     let opts = StoreOptions {
@@ -65,6 +80,13 @@ async fn hub_from(
     let mut runs = Runs::new(store.clone(), clock.clone()).with_data_dir(dir.path().into());
     if let Some(source) = source {
         runs = runs.with_source(source);
+    }
+    let usage = usage.then(|| {
+        let path = UsageStore::path_beside(&dir.path().join("kerf.db"));
+        UsageStore::open_and_migrate(&path, &UsageOptions::default(), t0).expect("usage store")
+    });
+    if let Some(usage) = &usage {
+        runs = runs.with_usage(usage.clone());
     }
     let mut config = Config {
         data_dir: dir.path().into(),
@@ -80,6 +102,10 @@ async fn hub_from(
         runs.clone(),
     )
     .expect("state");
+    let state = match usage {
+        Some(usage) => state.with_usage(usage),
+        None => state,
+    };
     let (admin, agent) = credentials(&store, t0, cluster).await;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

@@ -381,8 +381,10 @@ pub(super) async fn stream_group(
     // kerf expects); a range-selector span holds at most MAX_SPAN_STEPS of them.
     let step_ms = i64::from(window.step_seconds.max(1)) * 1000;
     let mut points = ((window.end_ms - window.start_ms) / step_ms + 1) as u64;
+    let mut budget = src.budget;
     if reader == Reader::RangeSelector {
         points = points.min(range_selector::MAX_SPAN_STEPS);
+        budget = budget.for_range_selectors();
     }
     let ctx = Context {
         window,
@@ -395,7 +397,7 @@ pub(super) async fn stream_group(
     };
     let started = Instant::now();
     let lanes = src.client.max_concurrent().clamp(1, 2);
-    let tally = futures_util::stream::iter(batches(&members, points, src.budget))
+    let tally = futures_util::stream::iter(batches(&members, points, budget))
         .map(|range| read_guarded(src, &ctx, reader, &members[range]))
         .buffer_unordered(lanes)
         .try_fold(Tally::default(), |acc, t| async move { Ok(acc.add(t)) })

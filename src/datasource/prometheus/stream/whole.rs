@@ -107,7 +107,8 @@ pub(super) async fn read_export_batch(
 }
 
 /// Reads one batch with range selectors: one selector naming every member's pods, in
-/// spans sized so a span of the batch's series stays inside the samples budget.
+/// spans sized so a span of the batch's series stays inside the range selectors' share
+/// of the samples budget.
 pub(super) async fn read_selector_batch(
     src: &PrometheusSource,
     (scope, step_seconds): (&ClusterScope, u32),
@@ -132,7 +133,8 @@ pub(super) async fn read_selector_batch(
     let series: u64 = members.iter().map(|m| m.pods as u64 * SERIES_PER_POD).sum();
     let (from, to) = (members[0].query.start_ms, members[0].query.end_ms);
     let step_ms = i64::from(step_seconds.max(1)) * 1000;
-    let span_ms = span_steps(src.budget.samples_per_request, series) as i64 * step_ms;
+    let budget = src.budget.for_range_selectors();
+    let span_ms = span_steps(budget.samples_per_request, series) as i64 * step_ms;
     let owners = owners(members);
     let mut held: Vec<Got> = members.iter().map(|_| Ok(Vec::new())).collect();
     for (s, fault) in range_selector::read(&src.client, &selector, (from, to), span_ms).await? {

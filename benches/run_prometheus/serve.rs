@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::support::procfs::{cpu_seconds, status_mib};
 use crate::support::Kerf;
-use crate::{cpu_seconds, status_mib};
 
 /// Where Debian's `libfaketime` puts the preload library.
 const FAKETIME_LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
@@ -61,7 +61,7 @@ fn clock_env(now_s: i64) -> Vec<(&'static str, String)> {
 
 /// `kerf` run with the clock at `now_s`, nothing else from this process's environment
 /// (kerf refuses unknown `KERF_*` variables).
-fn kerf(data_dir: &std::path::Path, now_s: i64) -> Command {
+pub fn kerf(data_dir: &std::path::Path, now_s: i64) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_kerf"));
     cmd.env_clear()
         .envs(clock_env(now_s))
@@ -71,7 +71,7 @@ fn kerf(data_dir: &std::path::Path, now_s: i64) -> Command {
 }
 
 /// `kerf serve` on `data_dir` with the clock at `now_s`, ready (its ready file).
-fn start(data_dir: &std::path::Path, now_s: i64) -> Kerf {
+pub fn start(data_dir: &std::path::Path, now_s: i64) -> Kerf {
     let clock = clock_env(now_s);
     let env: Vec<(&str, &str)> = clock.iter().map(|(k, v)| (*k, v.as_str())).collect();
     Kerf::builder(data_dir)
@@ -92,7 +92,7 @@ fn clock_text(s: i64) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
-fn one_line(cmd: &mut Command) -> String {
+pub fn one_line(cmd: &mut Command) -> String {
     let out = cmd.output().expect("run kerf");
     assert!(
         out.status.success(),

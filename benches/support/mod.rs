@@ -1,7 +1,7 @@
 //! The benches' harness is the tests' own (`tests/it/support`), included file by file,
 //! not copied: the client, the waits, the `kerf` process and its ready file, the real
 //! Prometheus and the generated fleet, the notification receivers. `child` (a child process measured by `wait4`)
-//! is the benches' alone.
+//! and `procfs` (a running process's memory and CPU) are the benches' alone.
 
 #![allow(dead_code, unused_imports)]
 
@@ -12,6 +12,7 @@ pub mod binary;
 pub mod child;
 #[path = "../../tests/it/support/fleet_tsdb.rs"]
 pub mod fleet_tsdb;
+pub mod procfs;
 #[path = "../../tests/it/support/prometheus.rs"]
 pub mod prometheus;
 #[path = "../../tests/it/support/receiver.rs"]

@@ -4,7 +4,8 @@
 // cAdvisor samples arrive by remote write (examples/remote_write_openmetrics.rs, the
 // path the agent's collector and any Prometheus remote writer take), the Clusters page
 // says where the usage comes from and how much history there is, a run reads the
-// embedded store, and a workload's charts span those three hours.
+// embedded store, and a workload's charts span those three hours and say where they
+// come from.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -97,6 +98,11 @@ test("usage sent by remote write is the cluster's history: the page says so, a r
     // Three hours in buckets of a seven-day window's points (about 20 minutes each).
     assert.ok(span >= 150 * 60 && span <= 190 * 60, `${resource}: the time axis spans ${span} s`);
   }
+  // The workload page names where its charts and recommendation come from.
+  const source = page.locator("section.charts .usage-source");
+  await source.waitFor();
+  assert.equal(await source.getAttribute("data-source"), "embedded");
+  assert.match(await source.textContent(), /collected by kerf itself.*3 h of history/s);
   await screenshot(page, "embedded-workload-charts");
   tab.assertClean("a cluster read from the embedded store");
 });

@@ -14,6 +14,7 @@ import { ApproveAction, OverrideCard } from "./actions.js";
 import { EffectivePolicy } from "./effective.js";
 import { HpaNote } from "../hpa.js";
 import { Guardrails } from "../guardrails.js";
+import { UsageSourceLine } from "./clusters.js";
 import * as fmt from "../format.js";
 
 export function WorkloadPage({ params, query, session }) {
@@ -88,8 +89,12 @@ function lineValues(w, results, container, resource) {
 }
 
 function Charts({ w, container, results }) {
+  // Where the charts and the recommendation read usage (a Prometheus, kerf's own
+  // collection, the demo fleet); nothing is said when the cluster cannot be read.
+  const cluster = useApi((signal) => get(`/v1/clusters/${encodeURIComponent(w.cluster)}`, {}, { signal }), [w.cluster]);
   return html`<section class="card charts" aria-labelledby="usage-h">
     <h2 id="usage-h">Usage</h2>
+    ${cluster.data && html`<${UsageSourceLine} c=${cluster.data} />`}
     <div class="chart-grid">
       ${["cpu", "memory"].map((resource) => html`<${ResourceChart} key=${resource} w=${w} container=${container} results=${results} resource=${resource} />`)}
     </div>

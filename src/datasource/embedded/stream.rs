@@ -2,10 +2,12 @@
 //! and OOM answers first (one read), then each workload alive at the end read alone
 //! (queries 12 and 13: both usage metrics of its pods, raw, over the window inclusive at
 //! both ends), checked (strict time order), rid of staleness markers, merged on the
-//! labels kerf keeps, mapped and sent, so a run holds the workload in flight, not the
-//! group. Without an inventory, each namespace is read and sent as one piece.
+//! labels kerf keeps, mapped and sent, so a run holds the workloads in flight (the one
+//! mapped and the one read ahead), not the group. Without an inventory, each namespace is read and sent as one piece.
 
 use std::time::Instant;
+
+use futures_util::StreamExt;
 
 use super::selection::Selection;
 use super::EmbeddedSource;
@@ -18,6 +20,9 @@ use crate::datasource::{
     send, CollectPlan, CollectStats, Collection, DatasourceError, Group, Sink, Window,
 };
 use crate::store::usage::{LabelMatcher, SeriesQuery};
+
+/// Workloads read at once: one ahead of the one being mapped.
+const READ_AHEAD: usize = 2;
 
 /// One piece to read: a workload (its pods), or without an inventory a namespace.
 struct Member {
@@ -89,9 +94,17 @@ pub(super) async fn stream_group(
         reads: 1,
         ..Tally::default()
     };
-    for member in members(src, plan, group, &sel, window).await? {
-        let q = usage_query(&member.selection, &[metric::CPU, metric::MEMORY], window);
-        let stored = src.read(move |r| r.select(&q)).await?;
+    // The next workload is read (on a reader thread) while this one is mapped.
+    let reads = members(src, plan, group, &sel, window)
+        .await?
+        .into_iter()
+        .map(|member| {
+            let q = usage_query(&member.selection, &[metric::CPU, metric::MEMORY], window);
+            async move { Ok::<_, DatasourceError>((member, src.read(move |r| r.select(&q)).await?)) }
+        });
+    let mut reads = futures_util::stream::iter(reads).buffered(READ_AHEAD);
+    while let Some(read) = reads.next().await {
+        let (member, stored) = read?;
         tally.reads += 1;
         let raw: Vec<RawSeries> = stored
             .into_iter()

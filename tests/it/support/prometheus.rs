@@ -139,9 +139,19 @@ impl Prometheus {
     /// An empty TSDB that takes remote write (samples with the writer's timestamps,
     /// staleness markers included).
     pub fn remote_write_receiver() -> Prometheus {
+        Self::remote_write_receiver_with(&[])
+    }
+
+    /// As [`Prometheus::remote_write_receiver`], with extra command-line flags; its
+    /// TSDB is `dir()/tsdb`.
+    pub fn remote_write_receiver_with(extra: &[&str]) -> Prometheus {
         let dir = tempfile::tempdir().expect("tempdir");
         let tsdb = dir.path().join("tsdb");
-        Self::serve(dir, tsdb, false, &["--web.enable-remote-write-receiver"])
+        let flags: Vec<&str> = ["--web.enable-remote-write-receiver"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        Self::serve(dir, tsdb, false, &flags)
     }
 
     /// Serves an existing TSDB directory (the benchmark's cache) from a copy-free path.

@@ -285,21 +285,7 @@ pub async fn replay(kept: &std::path::Path, prometheus: &str) -> u64 {
         let len = u32::from_le_bytes(data[at..at + 4].try_into().expect("4 bytes")) as usize;
         let body = data[at + 4..at + 4 + len].to_vec();
         at += 4 + len;
-        let resp = http
-            .post(format!("{prometheus}/api/v1/write"))
-            .header("Content-Encoding", "snappy")
-            .header("Content-Type", "application/x-protobuf")
-            .header("X-Prometheus-Remote-Write-Version", "0.1.0")
-            .body(body)
-            .send()
-            .await
-            .expect("Prometheus answers");
-        let status = resp.status();
-        assert!(
-            status.is_success(),
-            "Prometheus: {status} {}",
-            resp.text().await.unwrap_or_default()
-        );
+        crate::support::prometheus::remote_write(&http, prometheus, body).await;
         sent += 1;
     }
     sent

@@ -12,7 +12,6 @@ use bytes::Bytes;
 use kerf::agent::http_hub::HttpHub;
 use kerf::agent::Hub;
 use kerf::datasource::prometheus::remote_read::{MatchType, Matcher, ReadQuery};
-use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource};
 use kerf::wire::remote_write::{encode, series, WriteRequest};
 
 use crate::support::procfs::{cpu_seconds, status_mib};
@@ -56,17 +55,7 @@ pub async fn copy(
     (cluster, token): (&str, String),
     (start_ms, end_ms): (i64, i64),
 ) -> Copied {
-    let source = PrometheusSource::new(ClientConfig {
-        url: prometheus.to_string(),
-        auth: ClientAuth::None,
-        headers: Vec::new(),
-        ca_pem: None,
-        insecure_skip_verify: false,
-        timeout: Duration::from_secs(600),
-        max_concurrent_queries: 1,
-        outbound: Default::default(),
-    })
-    .expect("client");
+    let source = crate::support::prometheus::source_at(prometheus, Duration::from_secs(600), 1);
     let hub =
         HttpHub::new(hub_url, cluster, token, None, Duration::from_secs(60)).expect("hub client");
     let hub_idle_mib = status_mib(pid, "VmRSS:");

@@ -173,23 +173,6 @@ async fn run(api: &Api, cluster: &str, pid: &str) -> (Value, f64, f64) {
     }
 }
 
-/// Samples the hub's usage store took for `cluster` (`/metrics`).
-async fn stored(api: &Api, cluster: &str) -> u64 {
-    let text = support::client()
-        .get(api.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
-    let line = format!("kerf_usage_samples_stored_total{{cluster=\"{cluster}\"}} ");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&line))
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .unwrap_or(0.0) as u64
-}
-
 /// Bytes of every block of the TSDB at `tsdb` (chunks, index, meta) and their samples.
 fn blocks(tsdb: &Path) -> (u64, u64, u64) {
     let (mut samples, mut chunks, mut all) = (0u64, 0u64, 0u64);
@@ -233,7 +216,6 @@ fn part_copy() {
     );
     let hub = serve::start(dir.path(), now_s);
     let pid = hub.pid().to_string();
-    let api = hub.api(&admin);
     println!(
         "\n== part 2: the run benchmark's week (1,000 × 3 × 2, 7 days at 60 s) in both stores =="
     );
@@ -245,7 +227,10 @@ fn part_copy() {
         ("embedded", token),
         window,
     ));
-    let took = rt.block_on(stored(&api, "embedded"));
+    let took = rt.block_on(hub.metric(
+        "kerf_usage_samples_stored_total",
+        &[("cluster", "embedded")],
+    )) as u64;
     // Its clock back at the week's end (the copy took minutes of it): a fresh start on
     // the same data dir, as after an upgrade.
     hub.stop();

@@ -29,8 +29,6 @@ use support::{child, fleet_tsdb as dataset, prometheus};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource};
-
 const PROTOCOLS: [&str; 3] = ["auto", "queryRange", "vmExport"];
 const CLUSTER: &str = "bench";
 /// The hub's clock when it starts: 30 s after the window end (runs round down to it).
@@ -296,17 +294,7 @@ async fn bytes_by_metric(url: &str) -> (u64, u64) {
         "container_cpu_usage_seconds_total",
         "container_memory_working_set_bytes",
     ] {
-        let source = PrometheusSource::new(ClientConfig {
-            url: url.to_string(),
-            auth: ClientAuth::None,
-            headers: Vec::new(),
-            ca_pem: None,
-            insecure_skip_verify: false,
-            timeout: Duration::from_secs(300),
-            max_concurrent_queries: 1,
-            outbound: Default::default(),
-        })
-        .expect("client");
+        let source = prometheus::source_at(url, Duration::from_secs(300), 1);
         let query = ReadQuery {
             start_ms: dataset::START_S * 1000,
             end_ms: dataset::END_S * 1000,

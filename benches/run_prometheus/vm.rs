@@ -10,7 +10,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use kerf::datasource::prometheus::remote_read::{MatchType, Matcher, ReadQuery};
-use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource};
 
 use crate::dataset;
 
@@ -116,17 +115,7 @@ pub fn ensure(cache: &Path, prom_url: &str) -> PathBuf {
         .enable_all()
         .build()
         .expect("runtime");
-    let source = PrometheusSource::new(ClientConfig {
-        url: prom_url.to_string(),
-        auth: ClientAuth::None,
-        headers: Vec::new(),
-        ca_pem: None,
-        insecure_skip_verify: false,
-        timeout: Duration::from_secs(600),
-        max_concurrent_queries: 1,
-        outbound: Default::default(),
-    })
-    .expect("client");
+    let source = crate::support::prometheus::source_at(prom_url, Duration::from_secs(600), 1);
     let http = reqwest::Client::new();
     let samples = runtime.block_on(async {
         let mut samples = 0u64;

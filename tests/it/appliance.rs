@@ -14,14 +14,7 @@ async fn a_fresh_data_dir_becomes_ready_and_reports_health() {
     assert_eq!(ready.status(), 200);
     let health = http.get(kerf.url("/healthz")).send().await.unwrap();
     assert_eq!(health.status(), 200);
-    let metrics = http
-        .get(kerf.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = kerf.metrics_text().await;
     assert!(
         metrics.contains("kerf_events_duplicates_total 0"),
         "{metrics}"

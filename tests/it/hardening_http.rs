@@ -29,14 +29,7 @@ async fn invented_methods_and_paths_never_become_metric_labels() {
             assert!(r.expect("answered").status().is_client_error());
         }
     }
-    let text = http
-        .get(kerf.url("/metrics"))
-        .send()
-        .await
-        .expect("scrape")
-        .text()
-        .await
-        .expect("text");
+    let text = kerf.metrics_text().await;
     assert!(
         text.len() < 64 * 1024,
         "/metrics stays small: {} bytes",
@@ -73,14 +66,7 @@ async fn a_matched_route_asked_with_many_ids_is_one_label_its_template() {
             assert_eq!(r.expect("answered").status(), 404);
         }
     }
-    let text = http
-        .get(kerf.url("/metrics"))
-        .send()
-        .await
-        .expect("scrape")
-        .text()
-        .await
-        .expect("text");
+    let text = kerf.metrics_text().await;
     assert!(!text.contains("wl-0"), "an id became a label: {text}");
     let lines: Vec<&str> = text
         .lines()

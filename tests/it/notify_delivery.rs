@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::support::binary::LOCAL_RECEIVERS;
 use crate::support::receiver::{Receiver, Shape};
-use crate::support::{client, eventually, secs, uuid, DataDir, Kerf};
+use crate::support::{eventually, secs, uuid, DataDir, Kerf};
 
 const WEBHOOK_SECRET: &str = "whsec-0123456789abcdef-do-not-leak";
 
@@ -282,7 +282,6 @@ async fn a_receiver_failing_three_times_gets_the_message_once_and_a_hanging_one_
         ("KERF_OUTBOUND__ALLOW", LOCAL_RECEIVERS),
     ];
     let kerf = Kerf::builder(data.path()).envs(&env).start();
-    let http = client();
     let flaky = Receiver::start(
         Shape::Webhook,
         "hooks/flakypathsecret0004",
@@ -357,14 +356,7 @@ async fn a_receiver_failing_three_times_gets_the_message_once_and_a_hanging_one_
         .await;
     assert_eq!(page["items"][0]["status"], "pending", "{page}");
     assert_eq!(page["items"][0]["attempts"], 0);
-    let metrics = http
-        .get(kerf.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = kerf.metrics_text().await;
     for line in [
         "kerf_notifications_sent_total{channel_type=\"webhook\",outcome=\"retry\"} 3",
         "kerf_notifications_sent_total{channel_type=\"webhook\",outcome=\"delivered\"} 1",

@@ -9,7 +9,7 @@
 use serde_json::{json, Value};
 
 use crate::support::receiver::{Receiver, Shape};
-use crate::support::{client, eventually, secs, uuid, DataDir, Kerf};
+use crate::support::{eventually, secs, uuid, DataDir, Kerf};
 
 const ATTEMPTS: i64 = 3;
 const LOG_LINE: &str = "cannot open the notification channel";
@@ -86,7 +86,6 @@ async fn a_channel_whose_secret_does_not_open_fails_on_the_retry_schedule_and_lo
     .expect("move the blob");
     drop(conn);
     let kerf = Kerf::builder(data.path()).envs(&env).start();
-    let http = client();
     // Two events a while apart: the second finds the first's sender gone, so the
     // log's limit has to outlive a sender.
     for (round, name) in ["catalog", "checkout"].into_iter().enumerate() {
@@ -117,12 +116,7 @@ async fn a_channel_whose_secret_does_not_open_fails_on_the_retry_schedule_and_lo
         lines, 1,
         "{lines} lines say the channel cannot be opened:\n{logs}"
     );
-    let metrics = http
-        .get(kerf.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics");
-    let metrics = metrics.text().await.expect("text");
+    let metrics = kerf.metrics_text().await;
     let failed = metrics
         .lines()
         .find(|l| {

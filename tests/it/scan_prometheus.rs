@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use kerf::api::workloads::workload_json;
 use kerf::clock::ManualClock;
-use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource};
 use kerf::datasource::Datasource;
 use kerf::runs::{Runs, Trigger};
 use kerf::store::{self, Store, StoreOptions, WorkloadFilter};
@@ -61,17 +60,7 @@ fn hub_run(url: &str) -> BTreeMap<String, Value> {
             )
         })
         .expect("cluster");
-    let source = PrometheusSource::new(ClientConfig {
-        url: url.to_string(),
-        auth: ClientAuth::None,
-        headers: Vec::new(),
-        ca_pem: None,
-        insecure_skip_verify: false,
-        timeout: Duration::from_secs(120),
-        max_concurrent_queries: 4,
-        outbound: Default::default(),
-    })
-    .expect("source");
+    let source = crate::support::prometheus::source_at(url, Duration::from_secs(120), 4);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -89,27 +89,6 @@ async fn post_with(
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
-/// The value of `metric{labels...}` in `/metrics` (0 when absent).
-async fn metric(kerf: &Kerf, metric: &str, labels: &[(&str, &str)]) -> f64 {
-    let text = client()
-        .get(kerf.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .filter(|l| l.starts_with(&format!("{metric}{{")))
-        .find(|l| {
-            labels
-                .iter()
-                .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
-        })
-        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-        .unwrap_or(0.0)
-}
-
 /// The store of a stopped server's data dir.
 fn usage_of(data: &DataDir) -> UsageStore {
     UsageStore::open_and_migrate(
@@ -157,29 +136,28 @@ async fn a_retried_write_is_stored_once_and_bad_samples_are_refused_by_reason() 
 
     for reason in ["out_of_order", "too_old", "conflict"] {
         let labels = [("cluster", "prod"), ("reason", reason)];
-        let refused = metric(&kerf, "kerf_usage_samples_refused_total", &labels).await;
+        let refused = kerf
+            .metric("kerf_usage_samples_refused_total", &labels)
+            .await;
         assert_eq!(refused, 1.0, "{reason}");
     }
-    let stored = metric(
-        &kerf,
-        "kerf_usage_samples_stored_total",
-        &[("cluster", "prod")],
-    )
-    .await;
+    let stored = kerf
+        .metric("kerf_usage_samples_stored_total", &[("cluster", "prod")])
+        .await;
     assert_eq!(stored, 13.0);
-    let dups = metric(
-        &kerf,
-        "kerf_usage_samples_duplicates_total",
-        &[("cluster", "prod")],
-    )
-    .await;
+    let dups = kerf
+        .metric(
+            "kerf_usage_samples_duplicates_total",
+            &[("cluster", "prod")],
+        )
+        .await;
     assert_eq!(dups, 12.0);
-    let partial = metric(
-        &kerf,
-        "kerf_usage_write_requests_total",
-        &[("cluster", "prod"), ("outcome", "partial")],
-    )
-    .await;
+    let partial = kerf
+        .metric(
+            "kerf_usage_write_requests_total",
+            &[("cluster", "prod"), ("outcome", "partial")],
+        )
+        .await;
     assert_eq!(partial, 1.0);
 
     assert_eq!(kerf.stop(), Some(0));
@@ -255,12 +233,12 @@ async fn bad_writes_get_the_status_a_remote_write_client_understands() {
 
     let (s, body) = post(&kerf, &prod, "prod", good).await;
     assert_eq!(s, 204, "the same hub still stores a good write: {body}");
-    let invalid = metric(
-        &kerf,
-        "kerf_usage_write_requests_total",
-        &[("cluster", "prod"), ("outcome", "invalid")],
-    )
-    .await;
+    let invalid = kerf
+        .metric(
+            "kerf_usage_write_requests_total",
+            &[("cluster", "prod"), ("outcome", "invalid")],
+        )
+        .await;
     assert_eq!(invalid, 4.0);
 }
 
@@ -284,12 +262,12 @@ async fn series_past_the_clusters_limit_are_refused_named_and_counted() {
         message.contains("web-100"),
         "the refused series are named: {message}"
     );
-    let limited = metric(
-        &kerf,
-        "kerf_usage_samples_refused_total",
-        &[("cluster", "prod"), ("reason", "series_limit")],
-    )
-    .await;
+    let limited = kerf
+        .metric(
+            "kerf_usage_samples_refused_total",
+            &[("cluster", "prod"), ("reason", "series_limit")],
+        )
+        .await;
     assert_eq!(limited, 3.0);
 }
 

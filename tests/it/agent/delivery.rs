@@ -12,7 +12,7 @@ use kerf::metrics::Metrics;
 use kerf::wire::AgentEvent;
 use serde_json::json;
 
-use crate::support::{client, event, uuid, DataDir, Kerf};
+use crate::support::{event, uuid, DataDir, Kerf};
 
 /// A hub with cluster `edge`: the running server, the agent's client and an admin token.
 fn hub(env: &[(&str, &str)]) -> (DataDir, Kerf, HttpHub, String) {
@@ -125,14 +125,7 @@ async fn a_batch_too_large_is_split_and_an_event_too_large_alone_is_dropped() {
     assert_eq!(dropped(&metrics, "invalid"), 1);
     assert_eq!(dropped(&metrics, "buffer_full"), 0);
     // The hub did answer 413s: the split was its doing, not the outbox's guess.
-    let text = client()
-        .get(kerf.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let text = kerf.metrics_text().await;
     let too_large: u64 = text
         .lines()
         .filter(|l| l.starts_with("kerf_http_requests_total{") && l.contains("status=\"413\""))

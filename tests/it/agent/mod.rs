@@ -16,4 +16,5 @@ mod on_delete;
 mod reasons;
 mod remote;
 mod shipped_defaults;
+mod spec;
 mod world;

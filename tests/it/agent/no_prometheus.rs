@@ -25,7 +25,7 @@ use kerf::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
 use serde_json::{json, Value};
 
 use super::world::{deployment, ready, res, World};
-use crate::support::prometheus::Prometheus;
+use crate::support::prometheus::{remote_write, Prometheus};
 use crate::support::{eventually, secs};
 
 const MIN: i64 = 60_000;
@@ -55,19 +55,7 @@ impl Hub for Tee {
         self.hub.send_events(batch).await
     }
     async fn write(&self, body: Bytes) -> Result<(), HubError> {
-        let resp = self
-            .http
-            .post(format!("{}/api/v1/write", self.prometheus))
-            .header("Content-Encoding", "snappy")
-            .header("Content-Type", "application/x-protobuf")
-            .header("X-Prometheus-Remote-Write-Version", "0.1.0")
-            .body(body.clone())
-            .send()
-            .await
-            .expect("remote write to Prometheus");
-        let status = resp.status();
-        let text = resp.text().await.unwrap_or_default();
-        assert!(status.is_success(), "Prometheus refused: {status} {text}");
+        remote_write(&self.http, &self.prometheus, body.to_vec()).await;
         self.hub.write(body.clone()).await?;
         let request = decode(&body).expect("a remote-write body");
         let mut newest = self.newest.lock().unwrap();

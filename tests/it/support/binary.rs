@@ -384,6 +384,33 @@ impl Kerf {
         self.child.as_ref().expect("running").id()
     }
 
+    /// Its `/metrics` page.
+    pub async fn metrics_text(&self) -> String {
+        super::api::client()
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("metrics text")
+    }
+
+    /// The value of `metric{labels...}` in `/metrics` (0 when absent).
+    pub async fn metric(&self, metric: &str, labels: &[(&str, &str)]) -> f64 {
+        self.metrics_text()
+            .await
+            .lines()
+            .filter(|l| l.starts_with(&format!("{metric}{{")))
+            .find(|l| {
+                labels
+                    .iter()
+                    .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
+            })
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+            .unwrap_or(0.0)
+    }
+
     /// SIGTERM, then wait for exit; returns the exit status code.
     pub fn stop(mut self) -> Option<i32> {
         let mut child = self.child.take().expect("running");

@@ -255,3 +255,44 @@ impl Drop for Prometheus {
         let _ = self.child.wait();
     }
 }
+
+/// Posts one remote-write 1.0 body (the snappy block of a `WriteRequest`) to the
+/// receiver at `url` (`/api/v1/write`), failing with the server's answer if refused.
+pub async fn remote_write(http: &reqwest::Client, url: &str, body: Vec<u8>) {
+    let resp = http
+        .post(format!("{url}/api/v1/write"))
+        .header("Content-Encoding", "snappy")
+        .header("Content-Type", "application/x-protobuf")
+        .header("X-Prometheus-Remote-Write-Version", "0.1.0")
+        .body(body)
+        .send()
+        .await
+        .expect("remote write");
+    let status = resp.status();
+    let text = resp.text().await.unwrap_or_default();
+    assert!(
+        status.is_success(),
+        "remote write to {url}: {status} {text}"
+    );
+}
+
+/// kerf's own client of the server at `url`, as a plain datasource (no credentials, no
+/// extra headers) with `timeout` and `concurrent` queries at most.
+pub fn source_at(
+    url: &str,
+    timeout: std::time::Duration,
+    concurrent: usize,
+) -> kerf::datasource::prometheus::PrometheusSource {
+    use kerf::datasource::prometheus::{ClientAuth, ClientConfig, PrometheusSource};
+    PrometheusSource::new(ClientConfig {
+        url: url.to_string(),
+        auth: ClientAuth::None,
+        headers: Vec::new(),
+        ca_pem: None,
+        insecure_skip_verify: false,
+        timeout,
+        max_concurrent_queries: concurrent,
+        outbound: Default::default(),
+    })
+    .expect("a client of the server")
+}

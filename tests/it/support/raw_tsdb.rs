@@ -104,21 +104,7 @@ impl Dataset {
     pub async fn write_to(&self, url: &str) {
         let http = super::client();
         for body in self.bodies(10 * 60_000) {
-            let resp = http
-                .post(format!("{url}/api/v1/write"))
-                .header("Content-Encoding", "snappy")
-                .header("Content-Type", "application/x-protobuf")
-                .header("X-Prometheus-Remote-Write-Version", "0.1.0")
-                .body(body)
-                .send()
-                .await
-                .expect("remote write");
-            let status = resp.status();
-            let text = resp.text().await.unwrap_or_default();
-            assert!(
-                status.is_success(),
-                "remote write to {url}: {status} {text}"
-            );
+            super::prometheus::remote_write(&http, url, body).await;
         }
     }
 }

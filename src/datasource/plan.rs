@@ -39,7 +39,7 @@ pub const DEFAULT_SERIES_PER_REQUEST: u64 = 2_000;
 /// (about 25 bytes a sample against remote read's streamed chunks at 5): such a request
 /// asks for this share of the samples budget. Issue 29 measured it on a 1,000-workload
 /// week: at the full budget Prometheus peaked at 921 MiB (240 MiB of heap), at a tenth
-/// at 724–729 MiB, under what KRR's queries cost it on the same data (731 MiB).
+/// at 724–730 MiB, under what KRR's queries cost it on the same data (731 MiB).
 const RANGE_SELECTOR_SHARE: u64 = 10;
 
 impl Budget {

@@ -6,7 +6,7 @@
 // a datasource says it waits for its agent's usage, and is linked from the Clusters page.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startEmptyHub } from "./lib/hub.js";
+import { startEmptyHub, until } from "./lib/hub.js";
 import { OpenMetrics, deployment, startPrometheus } from "./lib/prometheus.js";
 import { screenshot, go, settled } from "./lib/browser.js";
 import { withSignedInPage } from "./lib/session.js";
@@ -86,7 +86,18 @@ test("a cluster registered with the datasource is on the overview at once with i
   if (await prod.locator(".next-step").count()) {
     assert.match(await prod.locator(".next-step").getAttribute("data-step"), /^(wait|run)$/);
     await screenshot(page, "connect-overview-next-step");
-    if ((await prod.locator(".next-step").getAttribute("data-step")) === "wait") await prod.locator("button", { hasText: "Run now" }).click();
+    if ((await prod.locator(".next-step").getAttribute("data-step")) === "wait") {
+      // Pressed until the hub has a run of prod: once, on the loaded CI machine, a press
+      // started nothing (the overview re-renders as it polls) and the test waited a
+      // minute for a run that never began.
+      await until("a run of prod after Run now", 30000, async () => {
+        const runs = await hub.api("GET", "/v1/runs?cluster=prod");
+        if ((runs.body.items ?? []).length > 0) return true;
+        const button = prod.locator("button", { hasText: "Run now" });
+        if (await button.count()) await button.click();
+        return false;
+      }, { every: 2000 });
+    }
   }
   // The overview follows the run; its counts come once the run has stored them.
   await prod.locator("h3", { hasText: /^Workloads \(2\)$/ }).waitFor({ timeout: 60000 });

@@ -3,7 +3,8 @@
 //! (queries 12 and 13: both usage metrics of its pods, raw, over the window inclusive at
 //! both ends), checked (strict time order), rid of staleness markers, merged on the
 //! labels kerf keeps, mapped and sent, so a run holds the workloads in flight (the one
-//! mapped and the one read ahead), not the group. Without an inventory, each namespace is read and sent as one piece.
+//! mapped and the one read ahead), not the group. Without an inventory, each namespace
+//! is read and sent as one piece.
 
 use std::time::Instant;
 

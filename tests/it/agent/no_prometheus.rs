@@ -18,7 +18,7 @@ use kerf::agent::collector::{Enabled, Settings};
 use kerf::agent::{FeedPage, Hub, HubError};
 use kerf::clock::{Clock, ManualClock};
 use kerf::cluster::WorkloadKind;
-use kerf::metrics::CollectorMetrics;
+use kerf::metrics::{CollectorMetrics, OutcomeLabels};
 use kerf::server::in_process::InProcessHub;
 use kerf::wire::remote_write::decode;
 use kerf::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
@@ -270,6 +270,14 @@ async fn with_no_prometheus_the_agent_collects_and_kerf_recommends_as_a_promethe
     })
     .await;
     assert_eq!(applied, ["db", "web"]);
+    let scrapes = |outcome: &str| {
+        let labels = OutcomeLabels {
+            outcome: outcome.into(),
+        };
+        metrics.scrapes.get_or_create(&labels).get()
+    };
+    assert!(scrapes("ok") > HOUR_S as u64 / 60, "a scrape a collection");
+    assert_eq!((scrapes("error"), scrapes("timeout")), (0, 0));
     let failures = jobs.stop(Duration::from_secs(10)).await;
     assert!(failures.is_empty(), "{failures:?}");
 }

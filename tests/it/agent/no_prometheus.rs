@@ -18,7 +18,7 @@ use kerf::agent::collector::{Enabled, Settings};
 use kerf::agent::{FeedPage, Hub, HubError};
 use kerf::clock::{Clock, ManualClock};
 use kerf::cluster::WorkloadKind;
-use kerf::metrics::{CollectorMetrics, OutcomeLabels};
+use kerf::metrics::CollectorMetrics;
 use kerf::server::in_process::InProcessHub;
 use kerf::wire::remote_write::decode;
 use kerf::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
@@ -147,14 +147,16 @@ async fn with_no_prometheus_the_agent_collects_and_kerf_recommends_as_a_promethe
         http: crate::support::client(),
         newest: Mutex::default(),
     });
-    let metrics = CollectorMetrics::default();
+    // The collector scrapes every node of the shared control plane (other tests' nodes
+    // too, their kubelets gone or elsewhere): what it took from this test's kubelet is
+    // checked by what arrived, collection by collection.
     let agent = w.agent_with(tee.clone()).await.with_collector(
         Settings {
             enabled: Enabled::Auto,
             interval: Duration::from_secs(60),
             ..Settings::default()
         },
-        metrics.clone(),
+        CollectorMetrics::default(),
     );
     let mut jobs = kerf::jobs::Jobs::new(kerf::jobs::Board::default());
     jobs.spawn("agent", move |stop| agent.run(stop));
@@ -270,14 +272,6 @@ async fn with_no_prometheus_the_agent_collects_and_kerf_recommends_as_a_promethe
     })
     .await;
     assert_eq!(applied, ["db", "web"]);
-    let scrapes = |outcome: &str| {
-        let labels = OutcomeLabels {
-            outcome: outcome.into(),
-        };
-        metrics.scrapes.get_or_create(&labels).get()
-    };
-    assert!(scrapes("ok") > HOUR_S as u64 / 60, "a scrape a collection");
-    assert_eq!((scrapes("error"), scrapes("timeout")), (0, 0));
     let failures = jobs.stop(Duration::from_secs(10)).await;
     assert!(failures.is_empty(), "{failures:?}");
 }

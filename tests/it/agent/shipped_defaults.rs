@@ -2,12 +2,21 @@
 //! 60 s, a 7-day learning period, confidence 70, in place) a workload with exactly seven
 //! days of gapless history in a real Prometheus gets its recommendation applied. Before
 //! the fix its 10,080 samples "covered" 6 d 23 h 59 m and every workload was `blocked
-//! LearningPeriod` forever.
+//! LearningPeriod` forever. The same week in the hub's embedded store (no Prometheus) is
+//! applied under the same defaults.
 
 use k8s_openapi::api::apps::v1::ReplicaSet;
 use kerf::agent::state::Phase;
 use kube::api::{Api, ListParams};
 use serde_json::{json, Value};
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kerf::agent::Hub as _;
+use kerf::cluster::WorkloadKey;
+use kerf::server::in_process::InProcessHub;
+use kerf::wire::remote_write::{self, WriteRequest};
 
 use super::world::{deployment, drive, ready, res, World, MIB};
 use crate::support::prometheus::{OpenMetrics, Prometheus};
@@ -18,8 +27,14 @@ const WEEK_SAMPLES: i64 = 7 * 24 * 60;
 /// A week of kube-state-metrics and cAdvisor scrapes of `pods` (name, uid) of
 /// Deployment `web` (ReplicaSet `rs`), one a minute, the last at `end`: 250m ± 10m of
 /// CPU and 100 MiB of memory each, under 1 CPU / 512 MiB requests and 2 CPU / 1 GiB limits.
-fn week(w: &World, rs: &str, pods: &[(String, String)], end: i64) -> OpenMetrics {
-    let mut om = OpenMetrics::new();
+/// Each sample goes to `om` (metric, labels, value, ms).
+fn week(
+    w: &World,
+    rs: &str,
+    pods: &[(String, String)],
+    end: i64,
+    om: &mut impl FnMut(&str, &[(&str, &str)], f64, i64),
+) {
     let (cluster, ns) = (w.cluster.as_str(), w.ns.name.as_str());
     let first = end - (WEEK_SAMPLES - 1) * MIN;
     let deploy = [
@@ -36,19 +51,19 @@ fn week(w: &World, rs: &str, pods: &[(String, String)], end: i64) -> OpenMetrics
     ];
     for k in 0..WEEK_SAMPLES {
         let t = first + k * MIN;
-        om.sample(
+        om(
             "kube_deployment_created",
             &deploy,
             ((first - 60 * MIN) / 1000) as f64,
             t,
         );
-        om.sample(
+        om(
             "kube_deployment_spec_replicas",
             &deploy,
             pods.len() as f64,
             t,
         );
-        om.sample("kube_replicaset_owner", &rs_owner, 1.0, t);
+        om("kube_replicaset_owner", &rs_owner, 1.0, t);
     }
     for (i, (pod, uid)) in pods.iter().enumerate() {
         let base = [
@@ -78,8 +93,8 @@ fn week(w: &World, rs: &str, pods: &[(String, String)], end: i64) -> OpenMetrics
         let mut cpu_seconds = 0.0;
         for k in 0..WEEK_SAMPLES {
             let t = first + k * MIN;
-            om.sample("kube_pod_owner", &owner, 1.0, t);
-            om.sample("kube_pod_created", &base, (first / 1000) as f64, t);
+            om("kube_pod_owner", &owner, 1.0, t);
+            om("kube_pod_created", &base, (first / 1000) as f64, t);
             for (metric, resource, value) in [
                 ("kube_pod_container_resource_requests", "cpu", 1.0),
                 (
@@ -94,20 +109,20 @@ fn week(w: &World, rs: &str, pods: &[(String, String)], end: i64) -> OpenMetrics
                     1024.0 * MIB as f64,
                 ),
             ] {
-                om.sample(metric, &setting(resource), value, t);
+                om(metric, &setting(resource), value, t);
             }
             // 240..=260 millicores, a fixed pattern per pod.
             let millicores = 240.0 + ((k * 7 + i as i64 * 3) % 21) as f64;
             if k > 0 {
                 cpu_seconds += millicores / 1000.0 * 60.0;
             }
-            om.sample(
+            om(
                 "container_cpu_usage_seconds_total",
                 &container,
                 cpu_seconds,
                 t,
             );
-            om.sample(
+            om(
                 "container_memory_working_set_bytes",
                 &container,
                 100.0 * MIB as f64,
@@ -115,16 +130,14 @@ fn week(w: &World, rs: &str, pods: &[(String, String)], end: i64) -> OpenMetrics
             );
         }
     }
-    om
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_week_of_history_in_prometheus_is_applied_under_the_shipped_defaults() {
-    let w = World::now("defaults", 4000, 8192).await;
+/// The web Deployment (2 replicas) created and running: its key, ReplicaSet and pods.
+async fn web(w: &World) -> (WorkloadKey, String, Vec<(String, String)>) {
     let key = w
         .create(&deployment("web", 2, res(1000, 2000, 512, 1024)))
         .await;
-    let live = ready(&w, &key, 2).await;
+    let live = ready(w, &key, 2).await;
     let sets = Api::<ReplicaSet>::namespaced(w.admin.clone(), &w.ns.name)
         .list(&ListParams::default())
         .await
@@ -134,16 +147,72 @@ async fn a_week_of_history_in_prometheus_is_applied_under_the_shipped_defaults()
         .name
         .clone()
         .expect("replicaset name");
-    let pods: Vec<(String, String)> = live
+    let pods = live
         .iter()
         .map(|p| (p.pod.name.clone(), p.uid.clone()))
         .collect();
-    // The last scrape at or before the hub's now: 10,080 scrapes inside the 7-day window.
-    let now = kerf::clock::Clock::now_ms(w.hub.clock.as_ref());
-    let prom = Prometheus::with_data(&week(&w, &rs, &pods, now - now % MIN), false);
+    (key, rs, pods)
+}
 
+/// The last scrape at or before the hub's now: 10,080 scrapes inside the 7-day window.
+fn week_end(w: &World) -> i64 {
+    let now = kerf::clock::Clock::now_ms(w.hub.clock.as_ref());
+    now - now % MIN
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_week_of_history_in_prometheus_is_applied_under_the_shipped_defaults() {
+    let w = World::now("defaults", 4000, 8192).await;
+    let (key, rs, pods) = web(&w).await;
+    let mut om = OpenMetrics::new();
+    week(&w, &rs, &pods, week_end(&w), &mut |n, l, v, t| {
+        om.sample(n, l, v, t)
+    });
+    let prom = Prometheus::with_data(&om, false);
     let api = w.hub.as_token(&w.hub.admin);
     api.link_prometheus(&w.cluster, "prom", &prom.url).await;
+    applied_under_the_shipped_defaults(&w, &key).await;
+}
+
+/// The same week in the hub's embedded store (a cluster with no Prometheus, its usage
+/// remote-written as the agent's collector writes it): applied under the same defaults.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_week_of_history_in_the_embedded_store_is_applied_under_the_shipped_defaults() {
+    let clock = kerf::clock::Clock::now_ms(&kerf::clock::SystemClock);
+    let w = World::timed(
+        "defaults-emb",
+        4000,
+        8192,
+        Arc::new(kerf::clock::ManualClock::new(clock)),
+    )
+    .await;
+    let (key, rs, pods) = web(&w).await;
+    let mut series: BTreeMap<BTreeMap<String, String>, Vec<(i64, f64)>> = BTreeMap::new();
+    week(&w, &rs, &pods, week_end(&w), &mut |n, l, v, t| {
+        let labels = l
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain([("__name__".to_string(), n.to_string())])
+            .collect();
+        series.entry(labels).or_default().push((t, v));
+    });
+    let hub = InProcessHub::new(w.hub.state.clone(), &w.cluster);
+    for (labels, points) in &series {
+        for part in points.chunks(5_000) {
+            let request = WriteRequest {
+                timeseries: vec![remote_write::series(labels, part)],
+            };
+            let body = remote_write::encode(&request).expect("encodes");
+            hub.write(body.into()).await.expect("the hub stores it");
+        }
+    }
+    applied_under_the_shipped_defaults(&w, &key).await;
+}
+
+/// Under the defaults but an auto-patch policy, a run covers the whole week and the agent
+/// applies the change, near the week's P95 × 1.15.
+async fn applied_under_the_shipped_defaults(w: &World, key: &WorkloadKey) {
+    let api = w.hub.as_token(&w.hub.admin);
     // Only the mode differs from what a new hub ships: the lookback, the learning
     // period, the confidence, the tolerance and the strategy are the defaults.
     let (s, body) = api
@@ -180,7 +249,7 @@ async fn a_week_of_history_in_prometheus_is_applied_under_the_shipped_defaults()
 
     let mut agent = w.agent().await;
     drive(&mut agent, "applied under the shipped defaults", |a| {
-        a.state(&key)
+        a.state(key)
             .is_some_and(|s| s.phase == Phase::Applied && s.operation.is_none())
     })
     .await;

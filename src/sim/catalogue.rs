@@ -127,9 +127,11 @@ fn with_sidecar(main: Resources) -> Vec<ContainerSpec> {
 
 fn plain(namespace: &'static str, name: &str, replicas: u32, cpu: Cpu, mem: f64) -> WorkloadSpec {
     let (req_cpu, req_mem) = match cpu {
-        Cpu::Steady(m) | Cpu::Diurnal(m, _) | Cpu::Spiky(m, _) | Cpu::Idle(m) => {
-            (m * 1.6, mem * 1.4 / MIB)
-        }
+        Cpu::Steady(m)
+        | Cpu::Diurnal(m, _)
+        | Cpu::Spiky(m, _)
+        | Cpu::Idle(m)
+        | Cpu::Surge(m, _, _) => (m * 1.6, mem * 1.4 / MIB),
     };
     WorkloadSpec {
         namespace,

@@ -8,7 +8,7 @@
 //! | `solo-cache` | one replica, memory resized with `RestartContainer` | `blocked SingleReplicaUnsafe` |
 //! | `legacy-report` | Guaranteed, one replica, `Recreate` | `blocked SingleReplicaUnsafe` (`fallbackReason`) |
 //! | `checkout-api` | an HPA on CPU and memory | `blocked HPACoupled` |
-//! | `search-worker` | wants more CPU than its limit | `blocked Throttled`, memory applied |
+//! | `search-worker` | its load surged past its CPU limit two hours ago | `blocked Throttled`, memory applied |
 //! | `orders-java` | a JVM with `-Xmx` | `blocked JVMFixedHeap`, CPU applied |
 //! | `ml-scoring` | Python, memory `NotRequired` | `blocked RestartPolicyRequired`, CPU applied |
 //! | `quota-service` | Guaranteed, two replicas | `fallback ResizeInfeasible`, then a rollout |
@@ -59,6 +59,9 @@ pub struct Extras {
     pub pdb_min_available: Option<i32>,
     /// The values in force before `days_ago` days (then changed to the catalogue's).
     pub before: Option<(i64, Resources)>,
+    /// CPU wanted (millicores) since `hours_ago` hours, instead of the catalogue's
+    /// steady level (`Cpu::Surge`).
+    pub surge: Option<(i64, f64)>,
 }
 
 const PLAIN: Extras = Extras {
@@ -72,6 +75,7 @@ const PLAIN: Extras = Extras {
     hpa: &[],
     pdb_min_available: None,
     before: None,
+    surge: None,
 };
 
 fn res(cpu_req: f64, cpu_lim: Option<f64>, mem_req: f64, mem_lim: Option<f64>) -> Resources {
@@ -157,8 +161,8 @@ pub fn workloads(cluster: &str) -> Vec<WorkloadSpec> {
             "search-worker",
             D,
             2,
-            res(1200.0, Some(300.0), 1024.0, Some(1536.0)),
-            Cpu::Steady(520.0),
+            res(1200.0, Some(1200.0), 1024.0, Some(1536.0)),
+            Cpu::Steady(150.0),
             Memory::Flat(240.0 * MIB),
         ),
         spec(
@@ -249,6 +253,12 @@ pub fn extras(namespace: &str, name: &str) -> Option<Extras> {
             pdb_min_available: Some(2),
             ..PLAIN
         },
+        // A week at 150m, then a surge to 2 cores two hours ago: throttled at its
+        // 1200m limit now, while the week's P95 (the surge is 1 % of it) asks for less.
+        "search-worker" => Extras {
+            surge: Some((2, 2000.0)),
+            ..PLAIN
+        },
         // OOM-killed under 256 Mi until five days ago, when the team raised it to 2 Gi.
         "session-store" => Extras {
             before: Some((5, res(600.0, None, 256.0, Some(256.0)))),
@@ -258,11 +268,17 @@ pub fn extras(namespace: &str, name: &str) -> Option<Extras> {
     })
 }
 
-/// Gives the guardrail workloads among `specs` their past (a change `before` says of),
-/// relative to `now_ms`.
+/// Gives the guardrail workloads among `specs` their past (a change `before` says of,
+/// a `surge`), relative to `now_ms`.
 pub fn with_past(specs: &mut [WorkloadSpec], now_ms: i64) {
     for spec in specs.iter_mut() {
-        let Some((days, before)) = extras(spec.namespace, &spec.name).and_then(|e| e.before) else {
+        let extras = extras(spec.namespace, &spec.name);
+        if let (Some((hours, peak)), Cpu::Steady(base)) =
+            (extras.as_ref().and_then(|e| e.surge), spec.cpu)
+        {
+            spec.cpu = Cpu::Surge(base, peak, now_ms - hours * 3_600_000);
+        }
+        let Some((days, before)) = extras.and_then(|e| e.before) else {
             continue;
         };
         for c in &mut spec.containers {

@@ -21,6 +21,9 @@ pub enum Cpu {
     Spiky(f64, f64),
     /// Next to nothing: between half and one and a half times the value.
     Idle(f64),
+    /// Steady at the first value until Unix time `since` (ms), steady at the second
+    /// from then on: a load that surged.
+    Surge(f64, f64, i64),
 }
 
 /// Memory usage shape, bytes.
@@ -183,6 +186,10 @@ pub fn cpu_at(shape: Cpu, t_ms: i64, d: &Draws) -> f64 {
             }
         }
         Cpu::Idle(m) => m * (0.5 + u),
+        Cpu::Surge(base, peak, since) => {
+            let m = if t_ms >= since { peak } else { base };
+            m * (0.9 + 0.2 * u)
+        }
     }
 }
 
@@ -221,6 +228,8 @@ pub fn cpu_exceedance(shape: Cpu, threshold: f64) -> f64 {
     match shape {
         Cpu::Steady(m) => above(0.9 * m, 0.2 * m),
         Cpu::Idle(m) => above(0.5 * m, m),
+        // Long after the surge.
+        Cpu::Surge(_, m, _) => above(0.9 * m, 0.2 * m),
         Cpu::Spiky(base, peak) => {
             0.02 * above(0.8 * peak, 0.2 * peak) + 0.98 * above(0.85 * base, 0.3 * base)
         }

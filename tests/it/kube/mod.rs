@@ -4,5 +4,6 @@
 mod apply_dry_run;
 mod conformance;
 mod control_plane;
+mod demo_objects;
 mod deployment;
 mod throttling;

@@ -105,7 +105,7 @@ pub fn apply_view(w: &WorkloadRow, rec: &RecommendationRow) -> Result<Option<App
     get,
     path = "/v1/recommendations",
     summary = "The current recommendations of every workload the filter matches, to take out of kerf.",
-    description = "CSV: one row per container, CPU in millicores and MiB of memory, recommended values as the agent would apply them. JSON: each workload with its settings as Kubernetes quantities. YAML: one server-side apply configuration per workload that changes (for kubectl apply --server-side). Callers with only team roles export their teams' namespaces. At most 100,000 workloads per export.",
+    description = "CSV: one row per container, CPU in millicores and MiB of memory, recommended values as the agent would apply them; workload_monthly_cost_delta is the workload's, on its first row only, so the column sums to the net. JSON: each workload with its settings as Kubernetes quantities. YAML: one server-side apply configuration per workload that changes (for kubectl apply --server-side). Callers with only team roles export their teams' namespaces. At most 100,000 workloads per export.",
     params(
         ("format" = inline(Option<Format>), Query, description = "Default json."),
         WorkloadQuery,

@@ -237,7 +237,7 @@ pub fn json_items(items: &[Exported<'_>]) -> Vec<ExportedWorkload> {
 const CSV_COLUMNS: &str = "cluster,namespace,kind,name,container,\
 cpu_request_current_m,cpu_request_recommended_m,cpu_limit_current_m,cpu_limit_recommended_m,\
 memory_request_current_mib,memory_request_recommended_mib,memory_limit_current_mib,memory_limit_recommended_mib,\
-monthly_cost_delta,confidence,data_quality,notices,recommendation_id,created_at";
+workload_monthly_cost_delta,confidence,data_quality,notices,recommendation_id,created_at";
 
 /// A CSV text cell: RFC 4180 quoting, and a leading `=`, `+`, `-`, `@`, tab or CR
 /// prefixed with `'` so a spreadsheet shows it as text (OWASP "CSV injection").
@@ -266,7 +266,8 @@ fn num(v: Option<f64>) -> String {
 
 /// The CSV export: one row per container (one row without a container for a workload
 /// kerf has no settings of). Memory values in force are exact MiB; recommended ones
-/// are what would be applied.
+/// are what would be applied. The money is the workload's, on its first row only, so
+/// the column sums to the fleet's net (`workload_monthly_cost_delta`).
 pub fn csv(items: &[Exported<'_>]) -> String {
     let mut out = format!("{CSV_COLUMNS}\r\n");
     let mib = |v: Option<f64>| v.map(|b| b / 1_048_576.0);
@@ -275,26 +276,29 @@ pub fn csv(items: &[Exported<'_>]) -> String {
         let head = [&s.cluster, &s.namespace, &s.kind, &s.name]
             .map(|t| csv_text(t))
             .join(",");
-        let tail = [
-            num(e.w.cost_delta.map(|d| (d * 100.0).round() / 100.0)),
-            if e.w.confidence >= 0 {
-                e.w.confidence.to_string()
-            } else {
-                String::new()
-            },
-            csv_text(e.w.data_quality.as_deref().unwrap_or("")),
-            csv_text(e.w.notices.trim_matches(',').replace(',', " ").as_str()),
-            csv_text(e.recommendation_id.unwrap_or("")),
-            csv_text(e.created_at.as_deref().unwrap_or("")),
-        ]
-        .join(",");
+        let money = num(e.w.cost_delta.map(|d| (d * 100.0).round() / 100.0));
+        let tail = |first: bool| {
+            [
+                if first { money.clone() } else { String::new() },
+                if e.w.confidence >= 0 {
+                    e.w.confidence.to_string()
+                } else {
+                    String::new()
+                },
+                csv_text(e.w.data_quality.as_deref().unwrap_or("")),
+                csv_text(e.w.notices.trim_matches(',').replace(',', " ").as_str()),
+                csv_text(e.recommendation_id.unwrap_or("")),
+                csv_text(e.created_at.as_deref().unwrap_or("")),
+            ]
+            .join(",")
+        };
         let empty = ContainerPlan::default();
         let rows: Vec<&ContainerPlan> = if e.containers.is_empty() {
             vec![&empty]
         } else {
             e.containers.iter().collect()
         };
-        for c in rows {
+        for (i, c) in rows.into_iter().enumerate() {
             let cpu = |p: &SettingPlan, rec: bool| match rec {
                 true => num(p.recommended.map(|v| cpu_millis(v) as f64)),
                 false => num(p.current),
@@ -310,6 +314,7 @@ pub fn csv(items: &[Exported<'_>]) -> String {
                 num(c.memory.limit.recommended.map(|v| memory_mib(v) as f64)),
             ]
             .join(",");
+            let tail = tail(i == 0);
             let _ = write!(out, "{head},{},{values},{tail}\r\n", csv_text(&c.name));
         }
     }

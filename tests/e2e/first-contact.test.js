@@ -199,7 +199,8 @@ test("the list shows current → recommended values, sorts by saving, filters by
   assert.match(page.url(), /namespace=shop/);
 
   // Export what the filter shows.
-  const matching = (await api(`/v1/workloads/summary?namespace=shop&cluster=${new URL(page.url()).searchParams.get("cluster")}`)).total.workloads;
+  const shown = await api(`/v1/workloads/summary?namespace=shop&cluster=${new URL(page.url()).searchParams.get("cluster")}`);
+  const matching = shown.total.workloads;
   const file = async (label) => {
     const [d] = await Promise.all([page.waitForEvent("download"), page.click(`.export button:has-text('${label}')`)]);
     return { name: d.suggestedFilename(), text: Buffer.concat(await (await d.createReadStream()).toArray()).toString("utf8") };
@@ -207,6 +208,17 @@ test("the list shows current → recommended values, sorts by saving, filters by
   const csv = await file("CSV");
   assert.match(csv.name, /^kerf-recommendations-\d{4}-\d{2}-\d{2}\.csv$/);
   assert.ok(csv.text.startsWith("cluster,namespace,kind,name,container,cpu_request_current_m,"), csv.text.slice(0, 80));
+  // The money is the workload's, once per workload: the column sums to the net the list
+  // shows (it was repeated on every container row, so a sum counted it again and again).
+  const rows = csv.text.trim().split("\r\n").map((l) => l.split(","));
+  const at = rows[0].indexOf("workload_monthly_cost_delta");
+  assert.ok(at > 0, rows[0].join(","));
+  const sum = rows.slice(1).reduce((s, r) => s + (r[at] === "" ? 0 : Number(r[at])), 0);
+  assert.ok(rows.length - 1 > matching, "workloads of several containers are in it");
+  assert.ok(Math.abs(sum - shown.total.monthlyNet) < 0.01 * matching, `CSV sums to ${sum}, the net is ${shown.total.monthlyNet}`);
+  const net = (await page.textContent(".totals")).match(/net ([−+-]?)\$([\d,.]+)/);
+  assert.ok(net, await page.textContent(".totals"));
+  assert.equal(Number(net[2].replace(/,/g, "")), Math.abs(Math.round(shown.total.monthlyNet * 100) / 100), "the list's net is the summary's");
   const json = JSON.parse((await file("JSON")).text);
   assert.equal(json.count, matching);
   assert.ok(json.items.every((w) => w.namespace === "shop"));

@@ -322,5 +322,5 @@ async fn text_a_spreadsheet_would_run_as_a_formula_is_neutralized_in_the_csv_exp
             assert!(c.parse::<f64>().is_ok(), "{c:?} would run as a formula");
         }
     }
-    assert_eq!(cell("monthly_cost_delta"), "-3.5");
+    assert_eq!(cell("workload_monthly_cost_delta"), "-3.5");
 }

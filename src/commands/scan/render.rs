@@ -161,7 +161,7 @@ fn csv(found: &Found) -> String {
     );
     for r in &found.rows {
         let hpa = r.hpa.as_ref();
-        for c in &r.containers {
+        for (i, c) in r.containers.iter().enumerate() {
             let (cpu, mem) = (&c.plan.cpu, &c.plan.memory);
             let cells = [
                 csv_text(&r.namespace),
@@ -178,7 +178,8 @@ fn csv(found: &Found) -> String {
                 num(mib(mem.limit.recommended)),
                 c.confidence.map(|x| x.to_string()).unwrap_or_default(),
                 c.data_quality.clone(),
-                num(r.monthly_cost_delta),
+                // The workload's money, on its first row only: the column sums to the net.
+                num(r.monthly_cost_delta.filter(|_| i == 0)),
                 num(hpa.and_then(|h| h.cpu_target_utilization)),
                 num(hpa.and_then(|h| h.coordinated_cpu_target)),
                 csv_text(&c.reason),

@@ -5,6 +5,7 @@
 pub mod access;
 pub mod admin_settings;
 pub mod agent;
+pub mod applied;
 pub mod approvals;
 pub mod audit;
 pub mod automation;

@@ -80,6 +80,24 @@ pub struct TotalsView {
     /// Extra spend − savings: negative is a saving.
     pub monthly_net: f64,
     pub workloads_without_estimate: i64,
+    /// Monthly savings kerf's live changes realized (requests in force against those
+    /// before kerf's first change, rollbacks taken back), by when the change was
+    /// applied. Not in the savings above: those are what is left to save.
+    pub realized: RealizedView,
+}
+
+/// Realized monthly savings (`runs::realized`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RealizedView {
+    /// Of changes applied in the last 7 days.
+    pub this_week: f64,
+    /// In the last 30 days.
+    pub this_month: f64,
+    /// All live changes.
+    pub since_install: f64,
+    /// Workloads with a live change.
+    pub workloads: i64,
 }
 
 impl From<&WorkloadTotals> for TotalsView {
@@ -101,6 +119,12 @@ impl From<&WorkloadTotals> for TotalsView {
             monthly_extra_spend: round2(t.extra_spend),
             monthly_net: round2(t.extra_spend - t.savings),
             workloads_without_estimate: t.without_estimate,
+            realized: RealizedView {
+                this_week: round2(t.realized[0]),
+                this_month: round2(t.realized[1]),
+                since_install: round2(t.realized[2]),
+                workloads: t.changed,
+            },
         }
     }
 }
@@ -166,13 +190,14 @@ pub async fn get_summary(
         (_, Some(_)) => return Err(bad("label", "goes with by=label only")),
     };
     let pricing = state.runs.pricing().await.map_err(ApiError::internal)?;
+    let now = state.now();
     let (total, groups) = state
         .store
         .reading(move |r| {
-            let total = r.workload_totals(&f, &GroupBy::Nothing)?;
+            let total = r.workload_totals(&f, &GroupBy::Nothing, now)?;
             let groups = match group {
                 GroupBy::Nothing => Vec::new(),
-                g => r.workload_totals(&f, &g)?,
+                g => r.workload_totals(&f, &g, now)?,
             };
             Ok((total, groups))
         })

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use utoipa::ToSchema;
 
 use super::access::Access;
+use super::applied::{applied_view, AppliedView};
 use super::effective::{scoped_workload, Scope};
 use super::error::ApiError;
 use super::export::{apply_view, ApplyView};
@@ -19,6 +20,7 @@ use super::workload_query::{
     cursor_after, filter, OrderParam, SortParam, WorkloadOrder, WorkloadPaging, WorkloadQuery,
 };
 use crate::export::plan::{plan, ContainerPlan};
+use crate::store::live_changes::LiveChange;
 use crate::store::{RecommendationRow, WorkloadRow};
 use crate::timestamp::format_ms;
 use crate::wire::RecommendationSummary;
@@ -50,10 +52,18 @@ pub async fn list_workloads(
         .reading(move |r| r.list_workload_page(&f))
         .await?;
     let next = page.next.map(|after| cursor_after(sort, &after));
+    let ids: Vec<String> = page.items.iter().map(|i| i.row.seen.id.clone()).collect();
+    let live = state
+        .store
+        .reading(move |r| r.live_changes_of(&ids))
+        .await?;
     let items = page
         .items
         .iter()
-        .map(|i| workload_json(&i.row, i.summary.as_deref()))
+        .map(|i| {
+            let applied = live.iter().find(|c| c.workload_id == i.row.seen.id);
+            workload_json(&i.row, i.summary.as_deref(), applied)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Json(Page { items, next }))
 }
@@ -102,6 +112,9 @@ pub struct WorkloadItem {
     /// Per container, each request and limit in force and recommended (CPU millicores,
     /// memory bytes; `recommended` is `null` when it does not change).
     pub resources: Vec<ContainerPlan>,
+    /// kerf's change that is live on it, as soon as the agent reports it; `null` when
+    /// none (never changed, or rolled back).
+    pub applied: Option<AppliedView>,
 }
 
 /// One workload: its list form, its settings in force and its latest recommendation.
@@ -136,8 +149,12 @@ pub struct RecommendationView {
 }
 
 /// The list form of a workload, with current → recommended values per container when
-/// its latest recommendation's `summary` is given.
-pub fn workload_json(w: &WorkloadRow, summary: Option<&str>) -> Result<WorkloadItem, ApiError> {
+/// its latest recommendation's `summary` is given, and its live change if it has one.
+pub fn workload_json(
+    w: &WorkloadRow,
+    summary: Option<&str>,
+    applied: Option<&LiveChange>,
+) -> Result<WorkloadItem, ApiError> {
     let summary: Option<RecommendationSummary> = match summary {
         Some(text) => Some(serde_json::from_str(text).map_err(ApiError::internal)?),
         None => None,
@@ -170,6 +187,10 @@ pub fn workload_json(w: &WorkloadRow, summary: Option<&str>) -> Result<WorkloadI
         estimated_monthly_cost_delta: w.cost_delta,
         risk: risk_name(w.risk),
         resources: plan(&current, summary.as_ref()),
+        // The run that last saw the workload read the values in force then.
+        applied: applied
+            .map(|c| applied_view(c, Some(w.last_seen_at)))
+            .transpose()?,
     })
 }
 
@@ -217,8 +238,10 @@ pub async fn get_workload(
         }
         None => None,
     };
+    let wid = w.seen.id.clone();
+    let live = state.store.reading(move |r| r.live_change(&wid)).await?;
     Ok(Json(WorkloadDetail {
-        workload: workload_json(&w, rec.as_ref().map(|r| r.summary.as_str()))?,
+        workload: workload_json(&w, rec.as_ref().map(|r| r.summary.as_str()), live.as_ref())?,
         current: stored_json(&w.seen.current)?,
         recommendation: rec.as_ref().map(recommendation_json).transpose()?,
         apply: match &rec {

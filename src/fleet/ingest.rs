@@ -1,6 +1,7 @@
 //! What agents send: event batches (validated against the events contract into
 //! `wire::AgentEvent`, stored exactly once per id, consuming the approval an
-//! `ApprovedOnce` names) and heartbeats (stored, then readiness re-evaluated).
+//! `ApprovedOnce` names, an applied or rolled-back change folded into the workload's
+//! live change, `applied`) and heartbeats (stored, then readiness re-evaluated).
 
 use serde_json::Value;
 
@@ -23,9 +24,21 @@ pub async fn events(
         Ok(e) => e,
         Err(e) => return Ok(Err(e)),
     };
+    // Priced as runs price: an applied change moves the workload's available saving.
+    let pricing: crate::runs::pricing::Pricing =
+        crate::runs::saved_settings::load(store, crate::runs::pricing::PRICING_KEY)
+            .await
+            .map_err(|e| OpError::Internal(e.to_string()))?;
+    let prices = pricing.for_cluster(cluster);
     let cluster = cluster.to_string();
     Ok(Ok(store
-        .writing(move |tx| tx.insert_events(&cluster, &events, now))
+        .writing(move |tx| {
+            let out = tx.insert_events(&cluster, &events, now)?;
+            for &i in &out.new_events {
+                super::applied::fold(tx, &cluster, &events[i], prices)?;
+            }
+            Ok(out)
+        })
         .await?))
 }
 

@@ -2,13 +2,15 @@
 //! (`clusters`), automation pauses (`pause`), datasources and their checks
 //! (`datasources`, `datasource_check`), policies (`policies`), per-workload overrides,
 //! approvals and effective policy (`workloads`, `effective`), the two agent feeds
-//! (`feed`), what agents send (`ingest`; their usage samples: `usage`), where each
+//! (`feed`), what agents send (`ingest`; their usage samples: `usage`; the changes they
+//! applied or rolled back, folded into each workload's live change: `applied`), where each
 //! cluster's usage comes from (`usage_source`) and the ticker job that auto-resumes pauses and
 //! re-evaluates readiness (`ticker`), and the fleet the config file declares, applied
 //! at start (`declared`). Each operation takes the store, the time, the
 //! audit context and a typed input, and returns a typed output or an `OpError`. SQL
 //! stays in `store`; HTTP in `api`.
 
+pub mod applied;
 pub mod clusters;
 pub mod datasource_check;
 pub mod datasources;

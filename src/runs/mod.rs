@@ -22,6 +22,7 @@ pub mod failure;
 mod pipeline;
 pub mod pricing;
 pub mod progress;
+pub mod realized;
 pub mod recommender;
 pub mod retention;
 pub mod saved_settings;

@@ -14,6 +14,8 @@ pub type NewEvent = ValidEvent;
 #[derive(Debug, Default)]
 pub struct InsertOutcome {
     pub inserted: Vec<(String, String)>,
+    /// The batch positions of the events newly stored (not duplicates).
+    pub new_events: Vec<usize>,
     pub duplicates: usize,
 }
 
@@ -68,11 +70,14 @@ impl Tx<'_> {
                 recommendation_id, payload, message)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         )?;
-        for ValidEvent {
-            event: e,
-            time_ms,
-            payload,
-        } in events
+        for (
+            i,
+            ValidEvent {
+                event: e,
+                time_ms,
+                payload,
+            },
+        ) in events.iter().enumerate()
         {
             let (event_type, reason) = (e.event_type.as_str(), e.reason.as_str());
             let n = stmt.execute(params![
@@ -95,6 +100,7 @@ impl Tx<'_> {
                 }
                 out.inserted
                     .push((event_type.to_string(), reason.to_string()));
+                out.new_events.push(i);
             } else {
                 out.duplicates += 1;
             }

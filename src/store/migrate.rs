@@ -88,6 +88,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "workload_sorts",
         sql: include_str!("../../migrations/0011_workload_sorts.sql"),
     },
+    Migration {
+        version: 12,
+        name: "live_changes",
+        sql: include_str!("../../migrations/0012_live_changes.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

@@ -12,6 +12,7 @@ mod datasources;
 mod events;
 pub mod files;
 mod history;
+pub mod live_changes;
 mod log_query;
 mod login_locks;
 mod migrate;

@@ -1,7 +1,7 @@
 //! What the weekly digest is made of, read in one snapshot: the workloads with their
-//! latest cost delta, notices and staleness; the week's applied, rolled-back and blocked
-//! events (with the cost delta of the recommendation an applied event names); and each
-//! active cluster's readiness. The digest (`notify::digest`) filters and adds up.
+//! latest cost delta (what is left to save), notices, staleness and what their live
+//! change applied in the week realized (`runs::realized`, as the overview counts it); the
+//! week's applied, rolled-back and blocked events; and each active cluster's readiness. The digest (`notify::digest`) filters and adds up.
 
 use rusqlite::params;
 
@@ -22,6 +22,8 @@ pub struct WorkloadFacts {
     /// `,a,b,` notice list of the latest recommendation.
     pub notices: String,
     pub stale: bool,
+    /// The monthly saving of its live change, when that was applied in the week.
+    pub realized: Option<f64>,
 }
 
 /// One event of the week.
@@ -34,8 +36,6 @@ pub struct EventFacts {
     pub event_type: String,
     pub reason: String,
     pub time_ms: i64,
-    /// Monthly cost delta of the recommendation the event names, when known.
-    pub cost_delta: Option<f64>,
 }
 
 /// Everything a digest needs, read at once.
@@ -52,12 +52,14 @@ impl Read<'_> {
     pub fn digest_facts(&self, start: i64, end: i64) -> Result<DigestFacts, StoreError> {
         let conn = self.0;
         let mut stmt = conn.prepare(
-            "SELECT id, cluster, namespace, kind, name, cost_delta, latest_rec_id IS NOT NULL,
-                notices, stale
-         FROM workloads ORDER BY cluster, namespace, kind, name",
+            "SELECT w.id, w.cluster, w.namespace, w.kind, w.name, w.cost_delta,
+                w.latest_rec_id IS NOT NULL, w.notices, w.stale,
+                CASE WHEN l.applied_at >= ?1 AND l.applied_at < ?2 THEN l.realized_monthly END
+         FROM workloads w LEFT JOIN live_changes l ON l.workload_id = w.id
+         ORDER BY w.cluster, w.namespace, w.kind, w.name",
         )?;
         let workloads = stmt
-            .query_map([], |r| {
+            .query_map(params![start, end], |r| {
                 Ok(WorkloadFacts {
                     id: r.get(0)?,
                     cluster: r.get(1)?,
@@ -68,16 +70,17 @@ impl Read<'_> {
                     recommended: r.get(6)?,
                     notices: r.get(7)?,
                     stale: r.get(8)?,
+                    realized: r.get(9)?,
                 })
             })?
             .collect::<Result<_, _>>()?;
         let mut stmt = conn.prepare(
-        "SELECT e.cluster, e.namespace, e.kind, e.name, e.type, e.reason, e.time_ms, r.cost_delta
-         FROM audit_events e LEFT JOIN recommendations r ON r.id = e.recommendation_id
+            "SELECT e.cluster, e.namespace, e.kind, e.name, e.type, e.reason, e.time_ms
+         FROM audit_events e
          WHERE e.type IN ('applied', 'rolled_back', 'blocked') AND e.cluster IS NOT NULL
            AND e.time_ms >= ?1 AND e.time_ms < ?2
          ORDER BY e.time_ms, e.seq",
-    )?;
+        )?;
         let events = stmt
             .query_map(params![start, end], |r| {
                 Ok(EventFacts {
@@ -88,7 +91,6 @@ impl Read<'_> {
                     event_type: r.get(4)?,
                     reason: r.get(5)?,
                     time_ms: r.get(6)?,
-                    cost_delta: r.get(7)?,
                 })
             })?
             .collect::<Result<_, _>>()?;

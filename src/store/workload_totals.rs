@@ -56,6 +56,11 @@ pub struct WorkloadTotals {
     pub extra_spend: f64,
     /// Analysed workloads without a cost estimate (replicas unknown).
     pub without_estimate: i64,
+    /// The monthly savings kerf's live changes realized (`runs::realized`): of changes
+    /// applied in the last 7 days, the last 30 days, and all of them.
+    pub realized: [f64; 3],
+    /// Workloads with a live change.
+    pub changed: i64,
 }
 
 const AGGREGATES: &str = "COUNT(*), \
@@ -71,7 +76,23 @@ const AGGREGATES: &str = "COUNT(*), \
     COALESCE(SUM(w.notices LIKE '%,previous-release-usage,%'), 0), \
     COALESCE(SUM(CASE WHEN w.cost_delta < 0 THEN -w.cost_delta ELSE 0 END), 0.0), \
     COALESCE(SUM(CASE WHEN w.cost_delta > 0 THEN w.cost_delta ELSE 0 END), 0.0), \
-    COALESCE(SUM(w.latest_rec_id IS NOT NULL AND w.cost_delta IS NULL), 0)";
+    COALESCE(SUM(w.latest_rec_id IS NOT NULL AND w.cost_delta IS NULL), 0), \
+    COALESCE(SUM(CASE WHEN l.applied_at >= ? THEN l.realized_monthly ELSE 0 END), 0.0), \
+    COALESCE(SUM(CASE WHEN l.applied_at >= ? THEN l.realized_monthly ELSE 0 END), 0.0), \
+    COALESCE(SUM(l.realized_monthly), 0.0), \
+    COUNT(l.workload_id)";
+
+/// The tables [`AGGREGATES`] reads.
+const FROM: &str = "workloads w LEFT JOIN live_changes l ON l.workload_id = w.id";
+
+/// The parameters of [`AGGREGATES`]: where this week and this month start.
+fn periods(now_ms: i64) -> [Value; 2] {
+    const DAY_MS: i64 = 86_400_000;
+    [
+        Value::Integer(now_ms - 7 * DAY_MS),
+        Value::Integer(now_ms - 30 * DAY_MS),
+    ]
+}
 
 fn totals_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<WorkloadTotals> {
     Ok(WorkloadTotals {
@@ -88,16 +109,20 @@ fn totals_at(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<WorkloadTotal
         savings: r.get(at + 11)?,
         extra_spend: r.get(at + 12)?,
         without_estimate: r.get(at + 13)?,
+        realized: [r.get(at + 14)?, r.get(at + 15)?, r.get(at + 16)?],
+        changed: r.get(at + 17)?,
     })
 }
 
 impl Read<'_> {
     /// The totals of what `f` matches (its sort, position and limit are ignored),
-    /// grouped by `by`; groups in key order, empty groups left out.
+    /// grouped by `by`; groups in key order, empty groups left out. `now_ms` places
+    /// this week and this month for the realized savings.
     pub fn workload_totals(
         &self,
         f: &WorkloadFilter,
         by: &GroupBy,
+        now_ms: i64,
     ) -> Result<Vec<WorkloadTotals>, StoreError> {
         let conn = self.0;
         let (key_exprs, names): (Vec<String>, Vec<&'static str>) = match by {
@@ -110,7 +135,7 @@ impl Read<'_> {
             GroupBy::Label(_) => (vec!["json_extract(w.labels, ?)".into()], vec!["label"]),
         };
         if let GroupBy::Team(teams) = by {
-            return team_totals(conn, f, teams);
+            return team_totals(conn, f, teams, now_ms);
         }
         let mut sql = Sql::default();
         let select: Vec<String> = key_exprs.iter().map(|k| format!("{k}, ")).collect();
@@ -120,10 +145,10 @@ impl Read<'_> {
         };
         sql.push(
             &format!(
-                "SELECT {}{AGGREGATES} FROM workloads w WHERE 1 = 1",
+                "SELECT {}{AGGREGATES} FROM {FROM} WHERE 1 = 1",
                 select.concat()
             ),
-            label_path,
+            label_path.into_iter().chain(periods(now_ms)),
         );
         push_conditions(&mut sql, f);
         if !names.is_empty() {
@@ -148,13 +173,15 @@ fn team_totals(
     conn: &Connection,
     f: &WorkloadFilter,
     teams: &[(String, Vec<NamespacePattern>)],
+    now_ms: i64,
 ) -> Result<Vec<WorkloadTotals>, StoreError> {
     let mut out = Vec::new();
     let one = |extra: &dyn Fn(&mut Sql)| -> Result<WorkloadTotals, StoreError> {
-        let mut sql = Sql {
-            text: format!("SELECT {AGGREGATES} FROM workloads w WHERE 1 = 1"),
-            args: Vec::new(),
-        };
+        let mut sql = Sql::default();
+        sql.push(
+            &format!("SELECT {AGGREGATES} FROM {FROM} WHERE 1 = 1"),
+            periods(now_ms),
+        );
         push_conditions(&mut sql, f);
         extra(&mut sql);
         Ok(conn.query_row(&sql.text, params_from_iter(sql.args), |r| totals_at(r, 0))?)

@@ -285,7 +285,7 @@ fn totals_group_by_cluster_namespace_label_and_team_and_add_up() {
     let (_dir, conn) = seeded(120);
     let f = WorkloadFilter::default();
     let whole = Read(&conn)
-        .workload_totals(&f, &GroupBy::Nothing)
+        .workload_totals(&f, &GroupBy::Nothing, 0)
         .expect("totals");
     assert_eq!(whole.len(), 1);
     let t = &whole[0];
@@ -296,7 +296,7 @@ fn totals_group_by_cluster_namespace_label_and_team_and_add_up() {
     assert_eq!(t.notices, [0, 12, 0]);
     assert_eq!(t.without_estimate, 30);
     let clusters = Read(&conn)
-        .workload_totals(&f, &GroupBy::Cluster)
+        .workload_totals(&f, &GroupBy::Cluster, 0)
         .expect("by cluster");
     assert_eq!(
         clusters
@@ -309,7 +309,7 @@ fn totals_group_by_cluster_namespace_label_and_team_and_add_up() {
     let sum = |ts: &[WorkloadTotals]| ts.iter().map(|c| c.savings - c.extra_spend).sum::<f64>();
     assert!((sum(&clusters) - (t.savings - t.extra_spend)).abs() < 1e-9);
     let namespaces = Read(&conn)
-        .workload_totals(&f, &GroupBy::Namespace)
+        .workload_totals(&f, &GroupBy::Namespace, 0)
         .expect("by namespace");
     assert_eq!(
         namespaces.len(),
@@ -317,7 +317,7 @@ fn totals_group_by_cluster_namespace_label_and_team_and_add_up() {
         "40 namespaces × 3 clusters, one workload each"
     );
     let labels = Read(&conn)
-        .workload_totals(&f, &GroupBy::Label("team".into()))
+        .workload_totals(&f, &GroupBy::Label("team".into()), 0)
         .expect("by label");
     assert_eq!(
         (labels.len(), labels[0].key[0].1.clone()),
@@ -335,7 +335,7 @@ fn totals_group_by_cluster_namespace_label_and_team_and_add_up() {
             vec![pattern("*", "ns1"), pattern("c0", "ns2")],
         ),
     ]);
-    let by_team = Read(&conn).workload_totals(&f, &teams).expect("by team");
+    let by_team = Read(&conn).workload_totals(&f, &teams, 0).expect("by team");
     let counts: Vec<(Option<String>, i64)> = by_team
         .iter()
         .map(|t| (t.key[0].1.clone(), t.workloads))

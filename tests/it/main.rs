@@ -66,6 +66,7 @@ mod one_clock;
 mod openapi_document;
 mod policies_api;
 mod ready_file;
+mod realized_savings;
 mod route_table;
 mod run_fence;
 mod runs_api;

@@ -45,8 +45,13 @@ fn event(kind: &str, reason: &str, w: &Value, time: i64) -> Value {
         "recommendationID": w["latestRecommendationId"],
     });
     if kind != "blocked" {
+        // Applied: the CPU request halved; rolled back: restored.
+        let (from, to) = match kind {
+            "applied" => ("1", "500m"),
+            _ => ("500m", "1"),
+        };
         e["strategy"] = json!("in-place");
-        e["containers"] = json!([{"name": "app", "from": {"requests": {"cpu": "1"}}, "to": {"requests": {"cpu": "500m"}}}]);
+        e["containers"] = json!([{"name": "app", "from": {"requests": {"cpu": from}}, "to": {"requests": {"cpu": to}}}]);
     }
     e
 }
@@ -181,10 +186,12 @@ async fn the_weekly_digest_arrives_once_at_monday_nine_berlin_across_dst_with_ma
     let available = savings["fleet"]["monthlySavings"]
         .as_f64()
         .expect("savings");
+    // The changes applied in the week and still live: half a core off each replica's
+    // request, at the default price of a vCPU-hour (the one rolled back saves nothing).
     let realized = round2(
         saving[1..3]
             .iter()
-            .map(|w| -w["estimatedMonthlyCostDelta"].as_f64().expect("delta"))
+            .map(|w| 0.5 * 0.0316 * 730.0 * w["replicas"].as_f64().expect("replicas"))
             .sum(),
     );
     let currency = savings["currency"].as_str().expect("currency").to_string();

@@ -83,7 +83,7 @@ fn hub_run(url: &str) -> BTreeMap<String, Value> {
     page.items
         .iter()
         .map(|i| {
-            let item = workload_json(&i.row, i.summary.as_deref()).expect("item");
+            let item = workload_json(&i.row, i.summary.as_deref(), None).expect("item");
             let v = serde_json::to_value(&item).expect("json");
             (format!("{}/{}", item.namespace, item.name), v)
         })

@@ -3,7 +3,7 @@
 //! their top reasons, workloads that need attention (OOM-killed, leaking, throttled,
 //! stale data) and clusters not ready. Pure: computed from [`DigestFacts`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +27,8 @@ pub struct ReasonCount {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Savings {
-    /// Savings of the changes applied this week that were not rolled back.
+    /// What the changes applied this week and still live save a month (rollbacks taken
+    /// back, partial changes counted for their part), as the overview counts it.
     pub realized_monthly: f64,
     /// Savings the latest recommendations still offer (as `GET /v1/savings`).
     pub available_monthly: f64,
@@ -142,28 +143,15 @@ pub fn build(
         .filter(|e| in_scope(scope, &e.cluster, Some(&e.namespace)))
         .collect();
     let key = |e: &EventFacts| format!("{}/{}/{}/{}", e.cluster, e.namespace, e.kind, e.name);
-    // A change counts as realized unless its workload was rolled back after it.
-    let mut last_rollback: HashMap<String, usize> = HashMap::new();
-    for (i, e) in events
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.event_type == "rolled_back")
-    {
-        last_rollback.insert(key(e), i);
-    }
-    let realized: f64 = events
-        .iter()
-        .enumerate()
-        .filter(|(i, e)| {
-            e.event_type == "applied" && last_rollback.get(&key(e)).is_none_or(|r| r < i)
-        })
-        .map(|(_, e)| e.cost_delta.map_or(0.0, |d| (-d).max(0.0)))
-        .sum();
     let workloads: Vec<_> = facts
         .workloads
         .iter()
         .filter(|w| in_scope(scope, &w.cluster, Some(&w.namespace)))
         .collect();
+    // What the week's live changes saved, and what is left (each workload's cost delta
+    // already moved by the changes applied after its recommendation): one computation
+    // with the overview's (`runs::realized`).
+    let realized: f64 = workloads.iter().filter_map(|w| w.realized).sum();
     let available: f64 = workloads
         .iter()
         .filter(|w| w.recommended)
@@ -253,10 +241,11 @@ mod tests {
             recommended: delta.is_some(),
             notices: notices.into(),
             stale,
+            realized: None,
         }
     }
 
-    fn event(name: &str, kind: &str, reason: &str, t: i64, delta: Option<f64>) -> EventFacts {
+    fn event(name: &str, kind: &str, reason: &str, t: i64) -> EventFacts {
         EventFacts {
             cluster: "prod".into(),
             namespace: "shop".into(),
@@ -265,7 +254,6 @@ mod tests {
             event_type: kind.into(),
             reason: reason.into(),
             time_ms: t,
-            cost_delta: delta,
         }
     }
 
@@ -283,10 +271,10 @@ mod tests {
                 workload("calm", ",some-other-notice,", false, None),
             ],
             events: vec![
-                event("web", "rolled_back", "OOMKills", 1, None),
-                event("batch", "blocked", "OOMKilled", 2, None),
-                event("api", "blocked", "Throttled", 3, None),
-                event("search", "rolled_back", "Throttling", 4, None),
+                event("web", "rolled_back", "OOMKills", 1),
+                event("batch", "blocked", "OOMKilled", 2),
+                event("api", "blocked", "Throttled", 3),
+                event("search", "rolled_back", "Throttling", 4),
             ],
             clusters: vec![("prod".into(), "ready".into(), "[]".into())],
         };
@@ -331,20 +319,24 @@ mod tests {
     }
 
     #[test]
-    fn top_reasons_are_the_three_most_frequent_and_rolled_back_changes_are_not_realized() {
+    fn top_reasons_are_the_three_most_frequent_and_live_changes_are_realized() {
+        // a's change is live; b's was rolled back, so it has no live change.
+        let mut a = workload("a", "", false, Some(-5.0));
+        a.realized = Some(30.0);
         let facts = DigestFacts {
+            workloads: vec![a, workload("b", "", false, Some(-12.5))],
             events: vec![
-                event("a", "applied", "RecommendationApplied", 1, Some(-30.0)),
-                event("b", "applied", "RecommendationApplied", 2, Some(-12.5)),
-                event("b", "rolled_back", "OOMKills", 3, None),
-                event("c", "rolled_back", "Restarts", 4, None),
-                event("d", "rolled_back", "OOMKills", 5, None),
-                event("e", "blocked", "Cooldown", 6, None),
-                event("f", "blocked", "Cooldown", 7, None),
-                event("g", "blocked", "LowConfidence", 8, None),
-                event("h", "blocked", "HPACoupled", 9, None),
-                event("i", "blocked", "PodDisruptionBudget", 10, None),
-                event("i", "blocked", "PodDisruptionBudget", 11, None),
+                event("a", "applied", "RecommendationApplied", 1),
+                event("b", "applied", "RecommendationApplied", 2),
+                event("b", "rolled_back", "OOMKills", 3),
+                event("c", "rolled_back", "Restarts", 4),
+                event("d", "rolled_back", "OOMKills", 5),
+                event("e", "blocked", "Cooldown", 6),
+                event("f", "blocked", "Cooldown", 7),
+                event("g", "blocked", "LowConfidence", 8),
+                event("h", "blocked", "HPACoupled", 9),
+                event("i", "blocked", "PodDisruptionBudget", 10),
+                event("i", "blocked", "PodDisruptionBudget", 11),
             ],
             ..DigestFacts::default()
         };
@@ -365,6 +357,7 @@ mod tests {
             ]
         );
         assert_eq!(r.savings.realized_monthly, 30.0, "b was rolled back");
+        assert_eq!(r.savings.available_monthly, 17.5, "what is left to save");
         assert!(!r.empty);
     }
 
@@ -386,7 +379,7 @@ mod tests {
             r#"["no heartbeat"]"#.into(),
         );
         let mut blocked = quiet.clone();
-        blocked.events = vec![event("web", "blocked", "Cooldown", 1, None)];
+        blocked.events = vec![event("web", "blocked", "Cooldown", 1)];
         let mut stale = quiet.clone();
         stale.workloads[0].stale = true;
         for facts in [saving, not_ready, blocked, stale] {

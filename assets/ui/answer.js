@@ -47,10 +47,39 @@ export function TakeItOut({ apply }) {
   </div>`;
 }
 
+/** "CPU request 312m → 90m (app)", for the containers an applied event names. */
+function appliedChanges(containers) {
+  const parts = [];
+  for (const c of containers ?? []) {
+    for (const group of ["requests", "limits"]) {
+      for (const r of ["cpu", "memory"]) {
+        const to = c.to?.[group]?.[r];
+        if (to == null) continue;
+        const from = c.from?.[group]?.[r];
+        parts.push(`${r === "cpu" ? "CPU" : "memory"} ${group === "requests" ? "request" : "limit"} ${from ?? "not set"} → ${to}${(containers.length > 1) ? ` (${c.name})` : ""}`);
+      }
+    }
+  }
+  return parts.join(", ");
+}
+
+/** kerf's change that is live on the workload: what, when, on whose word, what it saves. */
+export function AppliedNote({ a, currency }) {
+  if (!a) return null;
+  const who = a.by === "approval" ? `approved once${a.approvedBy ? ` by ${a.approvedBy}` : ""}` : "by the agent, as its policy allows";
+  const money = a.realizedMonthly > 0.005 ? `It saves ${fmt.money(a.realizedMonthly, currency)} a month.`
+    : a.realizedMonthly < -0.005 ? `It costs ${fmt.money(-a.realizedMonthly, currency)} a month more, to protect the workload.` : "";
+  return html`<div class="applied-note" role="status">
+    <p><strong>Applied ${fmt.ago(a.at)}</strong> ${who}, ${fmt.words(a.strategy)}: ${appliedChanges(a.containers)}. ${money}</p>
+    ${a.afterRecommendation && html`<p class="small muted">The recommendation below was made before it, from the values it replaced; the next run reads the new ones.</p>`}
+  </div>`;
+}
+
 export function Answer({ w, currency, children }) {
   const rec = w.recommendation;
   return html`<section class="card answer" aria-labelledby="answer-h">
     <h2 id="answer-h">What to change</h2>
+    <${AppliedNote} a=${w.applied} currency=${currency} />
     <p class="answer-sentence">${sentence(w, currency)}</p>
     ${rec && html`<div class="table-wrap"><table class="compact answer-table">
       <thead><tr><th scope="col">Container</th><th scope="col">Resource</th><th scope="col">Request</th><th scope="col">Limit</th><th scope="col">Why</th></tr></thead>
@@ -58,7 +87,7 @@ export function Answer({ w, currency, children }) {
     </table></div>`}
     ${rec && html`<p class="small muted meta">
       <${QualityBadge} status=${w.dataQuality} /> confidence ${w.confidence ?? "—"} ·
-      <strong class=${rec.estimatedMonthlyCostDelta < 0 ? "ok" : rec.estimatedMonthlyCostDelta > 0 ? "bad" : ""}>${fmt.delta(rec.estimatedMonthlyCostDelta, currency)}</strong> ·
+      <strong class=${w.estimatedMonthlyCostDelta < 0 ? "ok" : w.estimatedMonthlyCostDelta > 0 ? "bad" : ""}>${fmt.delta(w.estimatedMonthlyCostDelta, currency)}</strong> ·
       made ${fmt.ago(rec.createdAt)} by run <code>${String(rec.runId).slice(0, 8)}</code></p>`}
     <${TakeItOut} apply=${w.apply} />
     ${children}

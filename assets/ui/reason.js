@@ -96,6 +96,10 @@ export function sentence(w, currency) {
     const why = results.map((r) => r.noActionReason).find(Boolean);
     return `Keep it as it is${why ? `: ${(explain(why) || fmt.words(why)).replace(/\.$/, "").toLowerCase()}` : ": the settings in force fit the usage"}.`;
   }
+  // A change kerf applied after this recommendation was made is done: the rest is what
+  // is left (the money already counts only the rest).
+  const live = w.applied?.afterRecommendation ? w.applied.chain?.inForce ?? {} : {};
+  const done = (container, resource) => live[container]?.[resource] != null;
   const d = w.estimatedMonthlyCostDelta;
   const verdict = d === null || d === undefined ? "Change it (no cost estimate)"
     : d < -0.005 ? `Shrink it to save ${fmt.money(-d, currency)} a month`
@@ -106,6 +110,7 @@ export function sentence(w, currency) {
     for (const resource of ["cpu", "memory"]) {
       const p = plan[resource];
       if (!p || (p.request.recommended == null && p.limit.recommended == null)) continue;
+      if (done(plan.name, resource)) continue;
       const r = resultOf(results, plan.name, resource);
       const context = [
         resource === "memory" ? oomClause(r) : null,
@@ -117,6 +122,9 @@ export function sentence(w, currency) {
       const lead = [use, ...context].filter(Boolean).join(", and ");
       clauses.push(lead ? `${lead}${who}, so ${what}` : `${what}${who}`);
     }
+  }
+  if (clauses.length === 0 && w.applied?.afterRecommendation) {
+    return `Done: kerf applied this recommendation ${fmt.ago(w.applied.at)}. Nothing is left to change until the next run reads the cluster again.`;
   }
   return `${verdict}: ${clauses.join("; ")}.`;
 }

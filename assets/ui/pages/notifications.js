@@ -8,6 +8,7 @@ import { useApi, Async, Empty, ErrorBox, Badge } from "../components.js";
 import * as fmt from "../format.js";
 import { ChannelForm, DigestDialog, channelBody, editableTeams, canEdit } from "./notifications-forms.js";
 import { RulesSection, DeliveryLog } from "./notifications-log.js";
+import { DigestPreview } from "./digest-preview.js";
 
 const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 
@@ -81,6 +82,7 @@ function ChannelCard({ c, editable, changed, onSent }) {
     <p class="small">Weekly digest: ${d.enabled
       ? html`<span title=${`cron ${d.schedule}`}>${scheduleText(d.schedule) ?? html`<code>${d.schedule}</code>`}</span> (${d.timeZone})${d.nextAt ? html` · next ${fmt.time(d.nextAt)}` : ""}`
       : html`<span class="muted">off</span>`}</p>
+    <${DigestPreview} id=${c.id} />
     <div class="row-actions">
       ${editable && html`<button type="button" class="small primary" onClick=${sendTest} disabled=${test?.busy}>${test?.busy ? "Sending…" : "Send test message"}</button>`}
       ${editable && html`<button type="button" class="small" onClick=${() => setDigestOpen(true)}>Digest schedule…</button>`}

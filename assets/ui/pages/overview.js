@@ -56,12 +56,21 @@ function FleetTotals({ s, currency }) {
     <div><span class="muted small">Net a month, if every recommendation were applied</span>
       <strong class=${`big ${Math.abs(net) < 0.005 ? "" : net < 0 ? "ok" : "bad"}`} data-net=${net}>${t.workloads === 0 ? "no recommendations yet"
         : Math.abs(net) < 0.005 ? "no change" : net < 0 ? `saves ${fmt.money(Math.abs(net), currency)}` : `costs ${fmt.money(net, currency)} more`}</strong></div>
-    <div><span class="muted small">Savings (over-provisioned)</span><strong class="big ok">${fmt.money(t.monthlySavings, currency)}</strong></div>
+    <div><span class="muted small">Savings still available (over-provisioned)</span><strong class="big ok" data-available=${t.monthlySavings}>${fmt.money(t.monthlySavings, currency)}</strong></div>
+    <${Realized} r=${t.realized} currency=${currency} />
     <div><span class="muted small">Extra spend (under-provisioned)</span><strong class="big bad">${fmt.money(t.monthlyExtraSpend, currency)}</strong></div>
     <div><span class="muted small">Workloads</span><strong class="big">${t.workloads}</strong>
       <span class="small muted">${t.withChanges} suggest a change${t.workloadsWithoutEstimate > 0 ? `, ${t.workloadsWithoutEstimate} without an estimate` : ""}</span></div>
-    <p class="small muted span basis">Estimated from the ${s.basis} (what the cluster reserves and bills), at ${s.hoursPerMonth} h a month and the prices in Settings → Pricing. Net = extra spend − savings.</p>
+    <p class="small muted span basis">Estimated from the ${s.basis} (what the cluster reserves and bills), at ${s.hoursPerMonth} h a month and the prices in Settings → Pricing. Net = extra spend − savings still available; what kerf already applied is realized, and no longer available.</p>
   </div>`;
+}
+
+/** What kerf's live changes save a month (rolled-back ones taken back), by when they were applied. */
+function Realized({ r, currency }) {
+  if (!r) return null;
+  return html`<div class="realized"><span class="muted small">Realized by kerf's changes, a month</span>
+    <strong class=${`big ${r.sinceInstall > 0 ? "ok" : ""}`} data-realized=${r.sinceInstall}>${r.workloads === 0 ? "nothing applied yet" : fmt.money(r.sinceInstall, currency)}</strong>
+    ${r.workloads > 0 && html`<span class="small muted">${fmt.money(r.thisWeek, currency)} from changes this week, ${fmt.money(r.thisMonth, currency)} this month; ${r.workloads} workload${r.workloads === 1 ? "" : "s"} changed</span>`}</div>`;
 }
 
 /** One workload's change in a few words: "CPU 2 cores → 250m, memory 1 GiB → 512 MiB". */

@@ -171,6 +171,12 @@ function Values({ resources, resource }) {
   });
 }
 
+/** Who applied a live change, and how, for a tooltip. */
+function appliedTitle(a) {
+  const who = a.by === "approval" ? `approved once${a.approvedBy ? ` by ${a.approvedBy}` : ""}` : "by the agent, as its policy allows";
+  return `${fmt.time(a.at)}: ${who}, ${a.strategy}${a.afterRecommendation ? "; the values shown are from before it, until the next run" : ""}`;
+}
+
 function Table({ items, currency, loading }) {
   return html`<div class=${`table-wrap${loading ? " busy" : ""}`}>
     <table class="workloads" aria-busy=${loading ? "true" : "false"}>
@@ -185,7 +191,8 @@ function Table({ items, currency, loading }) {
         <td class="vals"><${Values} resources=${w.resources} resource="cpu" /></td>
         <td class="vals"><${Values} resources=${w.resources} resource="memory" /></td>
         <td class=${`num cost ${w.estimatedMonthlyCostDelta < 0 ? "ok" : w.estimatedMonthlyCostDelta > 0 ? "bad" : ""}`}>
-          ${w.hasRecommendation ? fmt.signedMoney(w.estimatedMonthlyCostDelta, currency) : html`<span class="muted">no change</span>`}</td>
+          ${w.hasRecommendation ? fmt.signedMoney(w.estimatedMonthlyCostDelta, currency) : html`<span class="muted">no change</span>`}
+          ${w.applied && html`<div class="small applied" title=${appliedTitle(w.applied)}>applied ${fmt.ago(w.applied.at)}${w.applied.realizedMonthly > 0 ? `, saves ${fmt.money(w.applied.realizedMonthly, currency)}` : ""}</div>`}</td>
         <td class="num">${w.confidence ?? "—"}</td>
         <td>${w.risk && html`<${Badge} kind="bad">${RISKS[w.risk] ?? fmt.words(w.risk)}</${Badge}> `}${w.notices.filter((n) => !(w.risk === "memory-leak" && n === "potential-memory-leak") && !(w.risk === "oom-kill" && n === "oom-kill-detected")).map((n) => html`<${Badge} kind=${n === "oom-kill-detected" ? "bad" : "warn"}>${fmt.words(n)}</${Badge}> `)}${!w.risk && w.notices.length === 0 && html`<span class="muted">—</span>`}</td>
         <td class="opt"><${QualityBadge} status=${w.dataQuality} />${w.stale && html` <${Badge} kind="warn" title=${w.staleReason ?? ""}>stale</${Badge}>`}</td>

@@ -145,6 +145,7 @@ fn copy(
         notices: w.notices.clone(),
         confidence: w.confidence,
         risk: w.risk,
+        change_tolerance: 0.05,
     };
     (seen, new)
 }

@@ -93,6 +93,7 @@ async fn write(store: &Store, cluster: &str, items: &[Seeded], identity: &str, n
                 notices: String::new(),
                 confidence: 90,
                 risk: 0,
+                change_tolerance: 0.05,
             },
         ));
     }

@@ -20,6 +20,7 @@ use super::workload_query::{
     cursor_after, filter, OrderParam, SortParam, WorkloadOrder, WorkloadPaging, WorkloadQuery,
 };
 use crate::export::plan::{plan, ContainerPlan};
+use crate::fleet::workloads::{approval_json, ApprovalView};
 use crate::store::live_changes::LiveChange;
 use crate::store::{RecommendationRow, WorkloadRow};
 use crate::timestamp::format_ms;
@@ -128,6 +129,9 @@ pub struct WorkloadDetail {
     /// The latest recommendation as a server-side apply configuration and the `kubectl`
     /// command that applies it; `null` when nothing changes.
     pub apply: Option<ApplyView>,
+    /// Its most recent approval: pending (the agent applies it at its next pass),
+    /// applied, or lapsed with the reason; `null` when never approved.
+    pub approval: Option<ApprovalView>,
 }
 
 /// A recommendation.
@@ -239,7 +243,10 @@ pub async fn get_workload(
         None => None,
     };
     let wid = w.seen.id.clone();
-    let live = state.store.reading(move |r| r.live_change(&wid)).await?;
+    let (live, approval) = state
+        .store
+        .reading(move |r| Ok((r.live_change(&wid)?, r.latest_approval(&wid)?)))
+        .await?;
     Ok(Json(WorkloadDetail {
         workload: workload_json(&w, rec.as_ref().map(|r| r.summary.as_str()), live.as_ref())?,
         current: stored_json(&w.seen.current)?,
@@ -248,6 +255,7 @@ pub async fn get_workload(
             Some(r) => apply_view(&w, r)?,
             None => None,
         },
+        approval: approval.as_ref().map(approval_json),
     }))
 }
 

@@ -54,6 +54,15 @@ pub struct ApprovalView {
     /// Set once the agent applied it (`ApprovedOnce`).
     pub consumed_at: Option<String>,
     pub consumed_by_event: Option<String>,
+    /// `pending` (the agent will apply it), `applied` or `lapsed`.
+    pub state: &'static str,
+    /// When a run last carried it over to a new recommendation asking for the same
+    /// values (within the workload's change tolerance).
+    pub carried_at: Option<String>,
+    /// When a run superseded its recommendation with other values.
+    pub lapsed_at: Option<String>,
+    /// Why it lapsed, in words.
+    pub lapse_reason: Option<String>,
 }
 
 pub fn approval_json(a: &ApprovalRecord) -> ApprovalView {
@@ -66,6 +75,14 @@ pub fn approval_json(a: &ApprovalRecord) -> ApprovalView {
         approved_at: format_ms(a.created_at),
         consumed_at: a.consumed_at.map(format_ms),
         consumed_by_event: a.consumed_by_event.clone(),
+        state: match (a.consumed_at, &a.lapsed) {
+            (Some(_), _) => "applied",
+            (None, Some(_)) => "lapsed",
+            (None, None) => "pending",
+        },
+        carried_at: a.carried_at.map(format_ms),
+        lapsed_at: a.lapsed.as_ref().map(|(at, _)| format_ms(*at)),
+        lapse_reason: a.lapsed.as_ref().map(|(_, why)| why.clone()),
     }
 }
 
@@ -230,6 +247,8 @@ pub async fn approve(
         created_at: now,
         consumed_at: None,
         consumed_by_event: None,
+        carried_at: None,
+        lapsed: None,
     };
     let name = display_name(w);
     store

@@ -54,7 +54,8 @@ struct WorkloadAnalysis<'a> {
 struct PolicyGroup {
     policy: Policy,
     version: String,
-    members: Vec<(WorkloadGroup, String)>,
+    /// Each workload with its effective-policy identity and change tolerance.
+    members: Vec<(WorkloadGroup, String, f64)>,
 }
 
 /// Analyzes `groups` and turns each into a recommendation or a failure.
@@ -97,7 +98,9 @@ pub fn analyze_chunk(groups: Vec<WorkloadGroup>, ctx: &ChunkContext) -> ChunkOut
             }
         }
         if let Some(group) = by_policy.get_mut(&key) {
-            group.members.push((g, r.identity));
+            group
+                .members
+                .push((g, r.identity, r.effective.guardrails.change_tolerance));
         }
     }
     for group in by_policy.into_values() {
@@ -114,15 +117,17 @@ fn analyze_group(out: &mut ChunkOutcome, ctx: &ChunkContext, group: PolicyGroup)
     } = group;
     let mut metas = Vec::with_capacity(members.len());
     let mut containers = Vec::new();
-    for (g, identity) in members {
+    for (g, identity, tolerance) in members {
         let hpa = g.info.hpa.map(|h| (h, g.containers.clone()));
-        metas.push((g.seen, g.info.replicas, g.containers.len(), identity, hpa));
+        let made = (identity, tolerance);
+        metas.push((g.seen, g.info.replicas, g.containers.len(), made, hpa));
         containers.extend(g.containers);
     }
     let input = input_of(ctx, containers);
-    let made = |identity: String| Made {
+    let made = |(identity, change_tolerance): (String, f64)| Made {
         policy_version: version.clone(),
         identity,
+        change_tolerance,
     };
     match analysis::analyze(&input, &policy) {
         Ok(output) => {
@@ -167,6 +172,8 @@ struct Made {
     policy_version: String,
     /// The workload's effective-policy identity.
     identity: String,
+    /// Its effective `guardrails.changeTolerance`.
+    change_tolerance: f64,
 }
 
 fn input_of(ctx: &ChunkContext, containers: Vec<ContainerObservation>) -> Input {
@@ -233,6 +240,7 @@ fn push_result(
         notices: notices_column(&summary.notices),
         confidence: summary.confidence,
         risk: summary.risk,
+        change_tolerance: made.change_tolerance,
     };
     out.analyzed.push((seen, rec));
 }

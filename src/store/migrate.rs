@@ -93,6 +93,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "live_changes",
         sql: include_str!("../../migrations/0012_live_changes.sql"),
     },
+    Migration {
+        version: 13,
+        name: "approval_lapse",
+        sql: include_str!("../../migrations/0013_approval_lapse.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

@@ -2,6 +2,7 @@
 //! All SQL lives in this module, one file per table group. Blocking SQLite calls run on
 //! tokio's blocking pool, never on the async workers.
 
+mod approval_carry;
 pub mod approvals;
 mod audit_retention;
 pub mod automation;

@@ -27,6 +27,9 @@ pub struct NewRecommendation {
     pub confidence: i64,
     /// What the recommendation protects against (see [`WorkloadRow::risk`]).
     pub risk: i64,
+    /// The workload's change tolerance (a fraction): a pending approval of the
+    /// recommendation this one supersedes carries over when no value moves further.
+    pub change_tolerance: f64,
 }
 
 /// A stored recommendation; `analysis` is empty unless asked for.
@@ -184,6 +187,7 @@ impl Tx<'_> {
     pub fn write_chunk(&self, chunk: &ChunkWrite) -> Result<(), StoreError> {
         for (w, rec) in &chunk.analyzed {
             self.upsert_seen(w, &chunk.run_id, chunk.now_ms)?;
+            self.carry_or_lapse_approval(rec, chunk.now_ms)?;
             self.tx.execute(
                 "INSERT INTO recommendations (id, workload_id, run_id, created_at, policy_version,
                      settings_identity, cost_delta, summary, analysis)

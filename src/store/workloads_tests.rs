@@ -52,6 +52,7 @@ fn seed(conn: &mut Connection, n: usize) {
             },
             confidence: (i % 96) as i64,
             risk: (i % 4) as i64,
+            change_tolerance: 0.05,
         };
         chunk.analyzed.push((seen, rec));
     }

@@ -87,3 +87,23 @@ test("the sentence says what changes and why, with the leak and OOM context", ()
   const keep = { recommendation: { analysis: { results: [{ noActionReason: "no-material-change" }] } }, hasRecommendation: false, resources: [] };
   assert.equal(sentence(keep, "USD"), "Keep it as it is: the change would be too small to be worth making.");
 });
+
+test("before an approval, the page names what would hold the change now", async () => {
+  const { heldBy, seconds } = await import("../../assets/ui/pages/approval-state.js");
+  assert.equal(seconds("7d"), 604800);
+  assert.equal(seconds("6h"), 21600);
+  assert.equal(seconds("soon"), null);
+  const now = Date.parse("2026-12-06T12:00:00Z");
+  const rec = { createdAt: "2026-12-06T11:00:00Z", summary: { coveredSeconds: 6 * 86400 } };
+  const effective = { guardrails: { learningPeriod: "7d", minConfidence: 70, cooldown: "24h" } };
+  const w = { confidence: 60, applied: { at: "2026-12-06T10:00:00Z" } };
+  const blocked = { time: "2026-12-06T11:30:00Z", reason: "Paused", message: "automation is paused for demo-east" };
+  const held = heldBy(w, rec, effective, blocked, now);
+  assert.equal(held.length, 4, held.join("\n"));
+  assert.match(held[0], /^Learning period: 6 days of usage history, the policy wants 7 days/);
+  assert.match(held[1], /this recommendation's is 60, the policy wants 70/);
+  assert.match(held[2], /^Cooldown: kerf changed it/);
+  assert.match(held[3], /automation is paused for demo-east/);
+  const clear = heldBy({ confidence: 95 }, { ...rec, summary: { coveredSeconds: 7 * 86400 } }, effective, { ...blocked, time: "2026-12-06T10:00:00Z" }, now);
+  assert.deepEqual(clear, [], "a verdict older than the recommendation, and nothing else, holds nothing");
+});

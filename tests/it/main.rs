@@ -11,6 +11,7 @@ mod analysis_golden;
 mod analysis_leak_golden;
 mod analysis_props;
 mod appliance;
+mod approval_carry;
 mod approval_consumption;
 mod audit_pagination;
 mod backtest_api;

@@ -5,6 +5,7 @@ import { html, useState } from "../lib.js";
 import { post, put, del } from "../api.js";
 import { Confirm, Field, ErrorBox, Badge } from "../components.js";
 import * as fmt from "../format.js";
+import { HeldNow, ApprovalState } from "./approval-state.js";
 
 const MODES = ["off", "audit", "auto-patch"];
 
@@ -49,11 +50,14 @@ export function ApproveAction({ w, rec, eff, session, onDone }) {
       onDone?.();
     } catch (e) { setError(e); } finally { setBusy(false); }
   };
+  // The server's word once the page has reloaded it; the answer to the click until then.
+  const approval = done && w.approval?.id !== done.id ? done : w.approval;
+  const pending = approval?.state === "pending" && approval.recommendationId === rec.id;
   return html`<div class="actions">
-    <button type="button" class="primary" disabled=${!w.hasRecommendation || changes.length === 0 || stale} onClick=${() => setOpen(true)}>Approve once…</button>
+    <${ApprovalState} a=${approval} />
+    <button type="button" class="primary" disabled=${!w.hasRecommendation || changes.length === 0 || stale || pending} onClick=${() => setOpen(true)}>Approve once…</button>
     ${stale && html`<span class="small muted">Made under another effective policy: wait for the next run.</span>`}
     ${!stale && changes.length === 0 && html`<span class="small muted">Nothing to approve in audit mode.</span>`}
-    ${done && html`<span class="ok" role="status">Approved. The agent will apply it once.</span>`}
     ${error && !open && html`<${ErrorBox} error=${error} />`}
     <${Confirm} open=${open} title="Approve this recommendation once?" confirmLabel="Approve once" busy=${busy} error=${error}
       onConfirm=${approve} onCancel=${() => { setOpen(false); setError(null); }}>
@@ -62,6 +66,7 @@ export function ApproveAction({ w, rec, eff, session, onDone }) {
         <tbody>${changes.map((x) => html`<tr><td>${x.c}</td><td>${x.res === "cpu" ? "CPU" : "memory"}</td><td>${x.s === "requests" ? "request" : "limit"}</td>
           <td>${x.v.current == null ? "not set" : fmt.quantity(x.res, x.v.current)}</td><td><strong class="to">${fmt.quantity(x.res, x.v.suggested)}</strong></td></tr>`)}</tbody></table>
       ${audited.length < 2 && html`<p class="small muted">${["cpu", "memory"].filter((r) => mode[r] !== "audit").map((r) => `${r} is ${mode[r]}: not part of this approval.`).join(" ")}</p>`}
+      ${open && html`<${HeldNow} w=${w} rec=${rec} effective=${eff.effective} />`}
       <${Field} id="approve-reason" label="Reason (recorded in the audit)"><input id="approve-reason" value=${reason} onInput=${(e) => setReason(e.target.value)} /></${Field}>
     </${Confirm}>
   </div>`;

@@ -2,7 +2,7 @@
 // reason in one sentence, the YAML and kubectl command to copy), then the evidence: usage
 // charts, the recommendation per container with its trace, the effective policy,
 // actions, and history.
-import { html, useMemo, useState } from "../lib.js";
+import { html, useEffect, useMemo, useState } from "../lib.js";
 import { get } from "../api.js";
 import { useApi, Async, Badge, QualityBadge, ErrorBox, Loading, Empty, useTitle, useCurrency } from "../components.js";
 import { setQuery } from "../router.js";
@@ -21,10 +21,21 @@ export function WorkloadPage({ params, query, session }) {
   const id = params.id;
   const res = useApi((signal) => get(`/v1/workloads/${encodeURIComponent(id)}`, {}, { signal }), [id]);
   useTitle(res.data && `${res.data.namespace}/${res.data.name}`, "Workloads");
-  return html`<${Async} res=${res} what="this workload">${(w) => html`<${Detail} key=${w.id} w=${w} query=${query} session=${session} />`}</${Async}>`;
+  return html`<${Async} res=${res} what="this workload">${(w) => html`<${Detail} key=${w.id} w=${w} query=${query} session=${session} reload=${res.reload} />`}</${Async}>`;
 }
 
-function Detail({ w, query, session }) {
+/** How often a page with a pending approval looks for the agent's answer. */
+const PENDING_POLL_MS = 5000;
+
+function Detail({ w, query, session, reload }) {
+  // An approval is pending: the agent applies it at its next pass, and the page shows
+  // the change as soon as the agent reports it.
+  const pending = w.approval?.state === "pending";
+  useEffect(() => {
+    if (!pending) return undefined;
+    const t = setInterval(() => reload(), PENDING_POLL_MS);
+    return () => clearInterval(t);
+  }, [pending]);
   const rec = w.recommendation;
   const results = rec?.analysis?.results ?? [];
   const names = [...new Set([...(w.current ?? []).map((c) => c.name), ...results.map((r) => r.target?.container)])].filter(Boolean);
@@ -33,7 +44,7 @@ function Detail({ w, query, session }) {
   const currency = useCurrency();
   // Bumped after an action, so the history shows it.
   const [tick, setTick] = useState(0);
-  const changed = () => { eff.reload(); setTick((t) => t + 1); };
+  const changed = () => { eff.reload(); reload(); setTick((t) => t + 1); };
   return html`<article class="workload">
     <nav class="crumbs" aria-label="Breadcrumb"><a href="/workloads">Workloads</a> › ${w.cluster} › ${w.namespace}</nav>
     <div class="page-head">

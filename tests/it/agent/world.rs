@@ -485,6 +485,7 @@ pub async fn seed(
                 notices: String::new(),
                 confidence: r.confidence,
                 risk: 0,
+                change_tolerance: 0.05,
             },
         )],
         failed: Vec::new(),

@@ -261,6 +261,7 @@ impl Seeded<'_> {
                     notices: self.notices.into(),
                     confidence: 80,
                     risk: 0,
+                    change_tolerance: 0.05,
                 },
             )],
             failed: Vec::new(),

@@ -239,7 +239,8 @@ pub const DEMO_USER: &str = "admin";
 /// What the demo prints for people and scripts.
 struct Credentials {
     token: String,
-    /// The admin user's one-time password, when this run created the user.
+    /// The admin user's generated password, when this run created the user (printed only
+    /// this once; it stays valid until changed).
     login: Option<String>,
 }
 

@@ -42,7 +42,8 @@ export function TakeItOut({ apply }) {
     </div>
     <details class="apply-yaml"><summary class="small">Show the YAML (server-side apply, field manager <code>${apply.fieldManager}</code>)</summary>
       <pre class="json">${apply.yaml}</pre>
-      <p class="small muted">Only the containers that change, each with its whole resources block. Apply it with the command, or paste the resources into your manifests.</p>
+      <p class="small muted">Only the containers that change, each with its whole resources block. Apply it with the command, or paste the resources into your manifests.
+        The command passes <code>--force-conflicts</code>: it takes these resource fields over from whoever owns them now (Helm, Argo CD, Flux, kubectl), so your next deploy from Git sets them back unless you change them there too.</p>
     </details>
   </div>`;
 }

@@ -44,18 +44,27 @@ function Figures({ r }) {
   </table>`;
 }
 
+/** One setting: "a → b" when it changes, else its value (`—` when not set). */
+function setting(resource, now, next) {
+  const q = (v) => (v === null || v === undefined ? "not set" : fmt.quantity(resource, v));
+  if (next === null || next === undefined || next === now) return q(now);
+  return html`${q(now)} → <strong>${fmt.quantity(resource, next)}</strong>`;
+}
+
+/** A resource's request, and its limit when that changes too (a limit-only change shows). */
 function change(resource, c) {
-  const now = c?.current?.request;
-  const next = c?.recommended?.request;
-  if (next === null || next === undefined || next === now) return fmt.quantity(resource, now);
-  return html`${now === null || now === undefined ? "not set" : fmt.quantity(resource, now)} → <strong>${fmt.quantity(resource, next)}</strong>`;
+  const request = setting(resource, c?.current?.request, c?.recommended?.request);
+  const limitNow = c?.current?.limit;
+  const limitNext = c?.recommended?.limit;
+  const limitChanges = limitNext !== null && limitNext !== undefined && limitNext !== limitNow;
+  return limitChanges ? html`${request}<div class="small">limit ${setting(resource, limitNow, limitNext)}</div>` : request;
 }
 
 function Changes({ r }) {
   const rows = [...r.workloads].sort((a, b) => Math.abs(b.inSample.costChange ?? 0) - Math.abs(a.inSample.costChange ?? 0)).slice(0, 25);
   if (rows.length === 0) return html`<p class="muted">The policy selects no workload with recorded usage.</p>`;
   return html`<div class="table-wrap"><table class="compact backtest-changes">
-    <caption class="small">What changes: the ${rows.length} largest of ${r.workloads.length} (requests, current → recommended now)</caption>
+    <caption class="small">What changes: the ${rows.length} largest of ${r.workloads.length} (requests, and limits where they change; current → recommended now)</caption>
     <thead><tr><th scope="col">Workload</th><th scope="col">Container</th><th scope="col">CPU request</th><th scope="col">Memory request</th>
       <th scope="col" class="num">Cost / month</th><th scope="col" class="num">CPU above request (out)</th><th scope="col" class="num">OOM kills (out)</th></tr></thead>
     <tbody>${rows.flatMap((w) => (w.containers.length ? w.containers : [null]).map((c, i) => html`<tr>

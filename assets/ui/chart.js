@@ -4,12 +4,16 @@
 // above them is named under the chart instead of flattening the usage.
 import { html, useEffect, useRef } from "./lib.js";
 import uPlot from "../vendor/uPlot-1.6.32.esm.js";
-import { timeRange, valueRange, oomLabels } from "./chartscale.js";
+import { timeRange, valueRange, oomLabels, oomColumns, unoverlapped, MEMORY_INCRS } from "./chartscale.js";
 import * as fmt from "./format.js";
 
 const CSS = "/vendor/uPlot-1.6.32.min.css";
 /** Pixels (CSS) between two OOM labels. */
 const LABEL_GAP = 56;
+/** More marked pixel columns than this, and OOM marks become ticks along the top. */
+const FULL_HEIGHT_MARKS = 40;
+/** The height of those ticks (CSS px). */
+const TICK = 10;
 
 /** uPlot's stylesheet, added once by the first chart (pages without charts never load it). */
 export function chartStyles() {
@@ -52,7 +56,8 @@ export function UsageChart({ resource, points, lines, ooms = [], label }) {
       width: Math.max(200, el.clientWidth),
       height: 240,
       scales: { x: { time: true, range: () => span }, y: { range: () => [0, range.max] } },
-      axes: [axis, { ...axis, size: 70, values: (u, vals) => vals.map((v) => fmt.quantity(resource, v)) }],
+      axes: [axis, { ...axis, size: 70, values: (u, vals) => { el.dataset.yTicks = vals.join(","); return vals.map((v) => fmt.quantity(resource, v)); },
+        ...(resource === "memory" ? { incrs: MEMORY_INCRS } : {}) }],
       series: [
         {},
         { label: "usage", stroke: color.usage, width: 1.5, fill: `${color.usage}22`, value: (u, v) => fmt.quantity(resource, v) },
@@ -74,26 +79,36 @@ export function UsageChart({ resource, points, lines, ooms = [], label }) {
           const ctx = u.ctx;
           const px = devicePixelRatio;
           const inside = ooms.map((t) => u.valToPos(t / 1000, "x", true)).filter((x) => x >= u.bbox.left && x <= u.bbox.left + u.bbox.width);
-          const labels = oomLabels(inside, LABEL_GAP * px);
+          const columns = oomColumns(inside.map((x) => x / px)).map((c) => ({ x: c.x * px, n: c.n }));
           ctx.save();
           ctx.strokeStyle = oomColor;
           ctx.fillStyle = oomColor;
           ctx.lineWidth = 2 * px;
           ctx.font = `${11 * px}px system-ui, sans-serif`;
-          for (const x of inside) {
+          const text = (n) => (n > 1 ? `OOM ×${n}` : "OOM");
+          // Few kills: a line each; many: a tick per pixel column along the top, so the
+          // usage stays visible under them.
+          const low = columns.length > FULL_HEIGHT_MARKS ? u.bbox.top + TICK * px : u.bbox.top + u.bbox.height;
+          for (const c of columns) {
             ctx.beginPath();
-            ctx.moveTo(x, u.bbox.top);
-            ctx.lineTo(x, u.bbox.top + u.bbox.height);
+            ctx.moveTo(c.x, u.bbox.top);
+            ctx.lineTo(c.x, low);
             ctx.stroke();
           }
-          for (const l of labels) ctx.fillText(l.n > 1 ? `OOM ×${l.n}` : "OOM", l.x + 3 * px, u.bbox.top + 12 * px);
+          const labels = unoverlapped(oomLabels(inside, LABEL_GAP * px), (n) => ctx.measureText(text(n)).width, 6 * px);
+          const y = u.bbox.top + (columns.length > FULL_HEIGHT_MARKS ? TICK + 12 : 12) * px;
+          for (const l of labels) ctx.fillText(text(l.n), l.x + 3 * px, y);
           ctx.restore();
+          el.dataset.oomColumns = String(columns.length);
           el.dataset.oomLabels = String(labels.length);
           el.dataset.oomLabelXs = labels.map((l) => Math.round(l.x / px)).join(",");
         }],
       },
     };
+    const last = xs.length - 1;
+    opts.hooks.setCursor = [(u) => { if (u.cursor.idx == null && last >= 0) u.setLegend({ idx: last }); }];
     const plot = new uPlot(opts, data, el);
+    if (last >= 0) plot.setLegend({ idx: last });
     const ro = new ResizeObserver(() => plot.setSize({ width: Math.max(200, el.clientWidth), height: 240 }));
     ro.observe(el);
     return () => { ro.disconnect(); plot.destroy(); };

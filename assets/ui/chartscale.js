@@ -48,3 +48,30 @@ export function oomLabels(xs, gap) {
   }
   return out.map((g) => ({ x: g.x0, n: g.n }));
 }
+
+/** Binary steps for a memory axis (bytes): 1 KiB, 2 KiB, 4 KiB … 1 PiB, so ticks fall on 128 MiB, 256 MiB, not 95.4 MiB. */
+export const MEMORY_INCRS = Array.from({ length: 41 }, (_, i) => 2 ** (i + 10));
+
+/**
+ * OOM kills at pixel positions `xs`, one mark per pixel column (the count of kills in
+ * it): a chart of thousands of kills draws a mark per column, not thousands of lines.
+ */
+export function oomColumns(xs) {
+  const cols = new Map();
+  for (const x of xs) { const c = Math.round(x); cols.set(c, (cols.get(c) ?? 0) + 1); }
+  return [...cols.entries()].sort((a, b) => a[0] - b[0]).map(([x, n]) => ({ x, n }));
+}
+
+/**
+ * Labels that do not overlap: `labels` ([{x, n}], sorted) merged while one would start
+ * before the previous one's text ends (`width(n)`: its text's width) plus `pad`.
+ */
+export function unoverlapped(labels, width, pad) {
+  const out = [];
+  for (const l of labels) {
+    const last = out[out.length - 1];
+    if (last && l.x < last.x + width(last.n) + pad) last.n += l.n;
+    else out.push({ ...l });
+  }
+  return out;
+}

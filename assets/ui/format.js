@@ -102,3 +102,24 @@ export function count(n, one, many = `${one}s`) {
 export function workloadName(w) {
   return `${w.namespace}/${w.kind}/${w.name}`;
 }
+
+/** "7d", "12h", "30m", "45s" or a plain number of seconds → seconds; null for anything else. */
+export function parseDuration(text) {
+  const t = String(text ?? "").trim();
+  if (/^\d+$/.test(t)) return Number(t);
+  const m = /^(\d+)\s*([smhd])$/.exec(t);
+  return m ? Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2]] : null;
+}
+
+/** Seconds as policies write durations: 604800 → "7d", 5400 → "90m". */
+export function durationText(seconds) {
+  if (seconds == null) return "";
+  for (const [unit, n] of [["d", 86400], ["h", 3600], ["m", 60]]) if (seconds % n === 0 && seconds >= n) return `${seconds / n}${unit}`;
+  return `${seconds}s`;
+}
+
+/** A suggested value as the agent applies it: whole millicores, whole MiB, rounded up. */
+export function asApplied(resource, v) {
+  if (v === null || v === undefined) return v;
+  return resource === "cpu" ? Math.max(1, Math.ceil(v)) : Math.max(1, Math.ceil(v / MI)) * MI;
+}

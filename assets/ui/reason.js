@@ -45,12 +45,16 @@ export function settingWhy(r, setting) {
   return parts.join("; ");
 }
 
-function oomClause(r) {
+/** The OOM kills behind a memory change; `limitNow` is the memory limit in force. */
+function oomClause(r, limitNow) {
   const kills = r?.evidence?.oomKills ?? [];
   if (kills.length === 0) return null;
   const last = Math.max(...kills.map((k) => k.timestamp));
   const limit = kills.find((k) => k.timestamp === last)?.memoryLimitBytes;
-  return `it was OOM-killed ${kills.length === 1 ? "once" : `${kills.length} times`}${limit ? ` at a ${fmt.bytes(limit)} limit` : ""} (last ${fmt.ago(last)})`;
+  // Killed under a lower limit than today's: say so, or the sentence reads as if the
+  // limit in force were the one the kills hit.
+  const since = limit && limitNow && limitNow > limit * 1.01 ? `, and its limit is ${fmt.bytes(limitNow)} since` : "";
+  return `it was OOM-killed ${kills.length === 1 ? "once" : `${kills.length} times`}${limit ? ` at a ${fmt.bytes(limit)} limit` : ""} (last ${fmt.ago(last)})${since}`;
 }
 
 function leakClause(r) {
@@ -101,7 +105,13 @@ export function sentence(w, currency) {
   const live = w.applied?.afterRecommendation ? w.applied.chain?.inForce ?? {} : {};
   const done = (container, resource) => live[container]?.[resource] != null;
   const d = w.estimatedMonthlyCostDelta;
+  // Which way the requests left to change go: "shrink" only when none goes up.
+  const moves = (w.resources ?? []).flatMap((c) => ["cpu", "memory"].filter((r) => !done(c.name, r)).map((r) => c[r]?.request))
+    .filter((q) => q?.recommended != null && q.current != null && q.recommended !== q.current)
+    .map((q) => Math.sign(q.recommended - q.current));
+  const mixed = moves.includes(1) && moves.includes(-1);
   const verdict = d === null || d === undefined ? "Change it (no cost estimate)"
+    : mixed ? `Rebalance it${d < -0.005 ? `, saving ${fmt.money(-d, currency)} a month` : d > 0.005 ? `, for ${fmt.money(d, currency)} a month more` : " (no cost change)"}`
     : d < -0.005 ? `Shrink it to save ${fmt.money(-d, currency)} a month`
     : d > 0.005 ? `Grow it, for ${fmt.money(d, currency)} a month more`
     : "Adjust it (no cost change)";
@@ -113,7 +123,7 @@ export function sentence(w, currency) {
       if (done(plan.name, resource)) continue;
       const r = resultOf(results, plan.name, resource);
       const context = [
-        resource === "memory" ? oomClause(r) : null,
+        resource === "memory" ? oomClause(r, p.limit?.current) : null,
         resource === "memory" ? leakClause(r) : null,
       ].filter(Boolean);
       const use = context.length ? null : usageClause(r, p, resource);

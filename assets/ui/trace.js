@@ -26,7 +26,9 @@ function sentence(resource, step) {
     case "request × limit ratio": return `request ${q("request")} × ratio ${v.ratio} = ${q("candidate")}`;
     case "initialize unset setting": return `not set today; start at ${q("candidate")}`;
     case "limit covers retained request": return `${q("candidate")} must cover the retained request ${q("retainedRequest")}`;
-    case "request fits retained or changing limit": return `${q("candidate")} must fit under the current limit ${q("currentLimit")}`;
+    case "request fits retained or changing limit": return v.candidate > v.currentLimit
+      ? `${q("candidate")} is above the current limit ${q("currentLimit")}, which changes with it`
+      : `${q("candidate")} must fit under the current limit ${q("currentLimit")}`;
     case "safe reduction or introduction of limit": return "reductions and new limits need complete, trustworthy evidence";
     case "material change": return `change ${q("absoluteChange")}${"relativeChange" in v ? ` (${q("relativeChange")})` : ""} from ${q("current")} to ${q("candidate")}; needs at least ${q("minimumAbsoluteChange")} and ${q("minimumRelativeChange")}`;
     default: return Object.entries(v).map(([k, x]) => `${k} ${val(resource, k, x)}`).join(", ");

@@ -233,7 +233,7 @@ pub fn create_token(
     Ok(())
 }
 
-/// `kerf users create NAME [--admin|--role R] [--password-file F]`: prints the one-time
+/// `kerf users create NAME [--admin|--role R] [--password-file F]`: prints the generated
 /// password on stdout (nothing is printed when it came from a file).
 pub fn create_user(
     config: &Config,
@@ -264,7 +264,7 @@ pub fn create_user(
     match made.one_time_password {
         Some(p) => {
             eprintln!(
-                "created user {name:?} ({role_text}); the one-time password is shown only once:"
+                "created user {name:?} ({role_text}); its generated password is shown only this once:"
             );
             println!("{p}");
         }

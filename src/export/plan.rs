@@ -27,7 +27,8 @@ pub struct SettingPlan {
     /// False when kerf does not know the value in force (only then serialized).
     #[serde(skip_serializing_if = "is_true")]
     pub known: bool,
-    /// The recommended value when the recommendation changes it.
+    /// The recommended value when the recommendation changes it, as the agent applies
+    /// it (whole millicores, whole MiB, rounded up).
     pub recommended: Option<f64>,
 }
 
@@ -75,21 +76,47 @@ fn in_force(setting: Option<&Value>) -> (Option<f64>, bool) {
     }
 }
 
-fn setting(current: Option<&Value>, summary: Option<&SettingValues>) -> SettingPlan {
+/// `applied`: how the agent rounds a suggested value (`cpu_millis`, `memory_mib`), so
+/// the page, the CSV, the YAML and the change itself say the same number.
+fn setting(
+    current: Option<&Value>,
+    summary: Option<&SettingValues>,
+    applied: fn(f64) -> f64,
+) -> SettingPlan {
     let (value, known) = in_force(current);
     SettingPlan {
         current: value.or(summary.and_then(|s| s.current)),
         known: known || summary.is_some(),
-        recommended: summary.map(|s| s.suggested),
+        recommended: summary.map(|s| applied(s.suggested)),
     }
 }
 
-fn resource(current: Option<&Value>, summary: Option<&ResourceSummary>) -> ResourcePlan {
+fn resource(
+    current: Option<&Value>,
+    summary: Option<&ResourceSummary>,
+    applied: fn(f64) -> f64,
+) -> ResourcePlan {
     let at = |k: &str| current.and_then(|c| c.get(k));
     ResourcePlan {
-        request: setting(at("request"), summary.and_then(|s| s.requests.as_ref())),
-        limit: setting(at("limit"), summary.and_then(|s| s.limits.as_ref())),
+        request: setting(
+            at("request"),
+            summary.and_then(|s| s.requests.as_ref()),
+            applied,
+        ),
+        limit: setting(
+            at("limit"),
+            summary.and_then(|s| s.limits.as_ref()),
+            applied,
+        ),
     }
+}
+
+fn cpu_as_applied(v: f64) -> f64 {
+    cpu_millis(v) as f64
+}
+
+fn memory_as_applied(v: f64) -> f64 {
+    memory_mib(v) as f64 * MIB
 }
 
 /// The plan of every container: those with settings in force, in their order, then any
@@ -117,10 +144,12 @@ pub fn plan(current: &Value, summary: Option<&RecommendationSummary>) -> Vec<Con
                 cpu: resource(
                     cur.and_then(|c| c.get("cpu")),
                     sum.and_then(|s| s.cpu.as_ref()),
+                    cpu_as_applied,
                 ),
                 memory: resource(
                     cur.and_then(|c| c.get("memory")),
                     sum.and_then(|s| s.memory.as_ref()),
+                    memory_as_applied,
                 ),
                 name,
             }
@@ -128,15 +157,7 @@ pub fn plan(current: &Value, summary: Option<&RecommendationSummary>) -> Vec<Con
         .collect()
 }
 
-/// Millicores as the agent applies them: rounded up to whole millicores, at least 1m.
-pub fn cpu_millis(v: f64) -> u64 {
-    v.ceil().max(1.0) as u64
-}
-
-/// Bytes as the agent applies them: rounded up to whole MiB, at least 1 MiB.
-pub fn memory_mib(v: f64) -> u64 {
-    (v / MIB).ceil().max(1.0) as u64
-}
+pub use crate::wire::applied::{cpu_millis, memory_mib};
 
 /// A CPU value as a Kubernetes quantity (`"250m"`, `"2"`).
 pub fn cpu_quantity(v: f64) -> String {
@@ -184,7 +205,8 @@ mod tests {
             SettingPlan {
                 current: Some(1400.0),
                 known: true,
-                recommended: Some(1144.3)
+                // As the agent applies it: whole millicores, rounded up.
+                recommended: Some(1145.0)
             }
         );
         assert_eq!(
@@ -195,7 +217,8 @@ mod tests {
                 recommended: None
             }
         );
-        assert_eq!(p[0].memory.limit.recommended, Some(987654321.0));
+        // Whole MiB, rounded up: 987,654,321 bytes is 941.9 MiB.
+        assert_eq!(p[0].memory.limit.recommended, Some(942.0 * MIB));
         assert!(
             p[0].memory.limit.known,
             "the summary knows the value in force"
@@ -204,7 +227,7 @@ mod tests {
         let j = serde_json::to_value(plan(&current, Some(&summary()))).expect("json");
         assert_eq!(
             j[0]["cpu"]["request"],
-            json!({ "current": 1400.0, "recommended": 1144.3 })
+            json!({ "current": 1400.0, "recommended": 1145.0 })
         );
         assert_eq!(
             j[1]["memory"]["limit"],

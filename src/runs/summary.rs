@@ -122,7 +122,15 @@ fn resource_summary(r: &ResourceAnalysis, delta: &mut f64) -> ResourceSummary {
         };
         match rec.setting {
             Setting::Requests => {
-                *delta += rec.suggested_value - values.current.unwrap_or(0.0);
+                // Priced as the agent applies it (`wire::applied`): after the change,
+                // nothing of this delta is left over.
+                let applied = match r.resource {
+                    Resource::Cpu => crate::wire::applied::cpu_millis(rec.suggested_value) as f64,
+                    Resource::Memory => {
+                        crate::wire::applied::memory_bytes(rec.suggested_value) as f64
+                    }
+                };
+                *delta += applied - values.current.unwrap_or(0.0);
                 out.requests = Some(values);
             }
             Setting::Limits => out.limits = Some(values),

@@ -15,6 +15,7 @@
 //! strict, because the hub validates it.
 
 pub mod actor;
+pub mod applied;
 pub mod config_feed;
 pub mod event;
 pub mod heartbeat;

@@ -94,6 +94,9 @@ test("no page scrolls sideways at 320 px, and each names itself in the title", a
     const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
     if (scroll > client) wide.push(`${path}: ${scroll} px wide`);
     if (path.startsWith("/workloads/")) await screenshot(page, "workload-detail-320");
+    // The navigation is one row (issue 27, defect 9: four rows at 390 px on main).
+    const rows = await page.evaluate(() => new Set([...document.querySelectorAll("nav.nav a")].map((a) => Math.round(a.getBoundingClientRect().top))).size);
+    assert.equal(rows, 1, `${path}: the navigation takes ${rows} rows`);
   }
   await page.setViewportSize({ width: 1280, height: 900 });
   assert.deepEqual(wide, []);

@@ -50,8 +50,11 @@ test("the demo's agents apply changes within 5 minutes, and the UI shows them", 
   // The audit trail lists them.
   await go(page, "/audit?tab=events&type=applied");
   await settled(page);
-  const rows = page.locator("table tbody tr", { hasText: "RecommendationApplied" });
+  // Codes in words, the code as the tooltip (issue 27, defect 8).
+  const rows = page.locator("table tbody tr", { has: page.locator(".code-words[title=RecommendationApplied]", { hasText: "Recommendation applied" }) });
   assert.ok((await rows.count()) > 0, "applied rows in the audit");
+  const audit = await page.textContent("table tbody");
+  assert.doesNotMatch(audit, /RecommendationApplied|\{"requests"/, "no raw codes or JSON in the audit rows");
   await screenshot(page, "agent-audit-applied");
 
   // One changed workload: its page shows the change with its values.
@@ -61,11 +64,11 @@ test("the demo's agents apply changes within 5 minutes, and the UI shows them", 
   assert.ok(w, `workload ${e.workload.name} in the list`);
   await go(page, `/workloads/${w.id}`);
   await page.waitForSelector(".timeline .tl-event");
-  const event = page.locator(".timeline .tl-event", { hasText: "RecommendationApplied" });
+  const event = page.locator(".timeline .tl-event", { hasText: "Recommendation applied" });
   await event.first().waitFor();
   const text = await event.first().textContent();
   const to = e.containers[0].to.requests?.cpu ?? e.containers[0].to.requests?.memory;
-  assert.ok(text.includes(`-> ${to}`), `the timeline shows the change to ${to}: ${text}`);
+  assert.ok(text.includes(`→ ${to}`), `the timeline shows the change to ${to}: ${text}`);
   await screenshot(page, "agent-workload-changed");
 
   // A later run reads the values now in force (a run's window ends on the minute, so

@@ -107,3 +107,12 @@ test("before an approval, the page names what would hold the change now", async 
   const clear = heldBy({ confidence: 95 }, { ...rec, summary: { coveredSeconds: 7 * 86400 } }, effective, { ...blocked, time: "2026-12-06T10:00:00Z" }, now);
   assert.deepEqual(clear, [], "a verdict older than the recommendation, and nothing else, holds nothing");
 });
+
+test("dense OOM marks: one per pixel column, labels merged until their text does not overlap", async () => {
+  const { oomColumns, unoverlapped, MEMORY_INCRS } = await import("../../assets/ui/chartscale.js");
+  const cols = oomColumns([10.2, 10.4, 11, 50, 50.3]);
+  assert.deepEqual(cols, [{ x: 10, n: 2 }, { x: 11, n: 1 }, { x: 50, n: 2 }]);
+  const width = (n) => (n > 1 ? 40 : 25);
+  assert.deepEqual(unoverlapped([{ x: 0, n: 3 }, { x: 30, n: 2 }, { x: 100, n: 1 }], width, 6), [{ x: 0, n: 5 }, { x: 100, n: 1 }]);
+  assert.ok(MEMORY_INCRS.every((v) => Number.isInteger(Math.log2(v))) && MEMORY_INCRS.includes(128 * 1024 * 1024));
+});

@@ -147,12 +147,18 @@ test("an editor approves the recommendation once, seeing exactly what will chang
     await dialog.locator("#approve-reason").fill("e2e: approved by the editor");
     await screenshot(e.page, "workload-approve-dialog");
     await dialog.locator("button.primary").click();
-    await e.page.waitForSelector("text=Approved. The agent will apply it once.");
+    const state = e.page.locator("section.answer .approval-state");
+    await state.waitFor();
+    assert.match(await state.textContent(), /Approved once by eddie (just now|.* ago): the agent applies it at its next pass/);
     await e.page.waitForSelector(".timeline .tl-config:has-text('WorkloadApproved')");
     assert.match(await e.page.textContent(".timeline .tl-config"), /eddie.*e2e: approved by the editor/);
     await settled(e.page);
     await screenshot(e.page, "workload-approved");
-    // Approving it again is refused by the API, and its message is shown.
+    // While it is pending there is nothing to approve; once the agent applied it (the
+    // page follows), approving the same recommendation again is refused by the API, and
+    // its message is shown.
+    await e.page.waitForSelector("section.answer button:has-text('Approve once…'):not([disabled])", { timeout: 60000 });
+    assert.match(await state.textContent(), /applied (just now|.* ago)/);
     e.expect((status, method, url) => status === 409 && method === "POST" && url.endsWith("/approve"));
     await e.page.click("button:has-text('Approve once…')");
     await e.page.locator("dialog[open] button.primary").click();
@@ -312,6 +318,9 @@ test("set and clear a workload's override, see where the effective policy comes 
 test("settings show the API's validation error at the field it names", async () => {
   await go(page, "/settings");
   await settled(page);
+  // Durations are written as policies write them (issue 27, defect 9), not 604800.
+  assert.equal(await page.inputValue("#lookbackSeconds"), "7d");
+  assert.equal(await page.inputValue("#stepSeconds"), "1m");
   await page.fill("#lookbackSeconds", "60");
   tab.expect((status, method, url) => status === 400 && method === "PUT" && url.endsWith("/v1/admin/settings/recommender"));
   await page.click("form[aria-label='Recommender settings'] button[type=submit]");

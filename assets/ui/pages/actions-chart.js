@@ -1,4 +1,6 @@
-// Workload events per day over the last 30 days, by type, from GET /v1/audit.
+// Workload events over the last 30 days, by type, from GET /v1/audit: per day from the
+// first event's day, or per hour when they span two days or less (a young install is not
+// one point at the end of a month-long axis).
 import { html, useEffect, useRef } from "../lib.js";
 import uPlot from "../../vendor/uPlot-1.6.32.esm.js";
 import { getAll } from "../api.js";
@@ -17,13 +19,29 @@ export function ActionsChart() {
     : html`<${Plot} items=${items} start=${since.getTime() / 1000} />${truncated && html`<p class="small muted">Showing the newest 5,000 events.</p>`}`}</${Async}>`;
 }
 
+const HOUR = 3600;
+
+/**
+ * The buckets that fit events at `times` (seconds) up to `now`: hours when they span two
+ * days or less, else days, from the first event's bucket to the current one.
+ */
+export function buckets(times, now) {
+  const first = Math.min(...times);
+  const size = now - first <= 2 * DAY ? HOUR : DAY;
+  const from = Math.floor(first / size) * size;
+  const n = Math.floor(now / size) - Math.floor(from / size) + 1;
+  return { size, starts: Array.from({ length: Math.max(1, n) }, (_, i) => from + i * size) };
+}
+
 function Plot({ items, start }) {
   const box = useRef(null);
+  const times = items.map((e) => new Date(e.time).getTime() / 1000).filter((t) => t >= start);
+  const { size, starts } = buckets(times.length ? times : [start], Date.now() / 1000);
   useEffect(() => {
-    const days = Array.from({ length: 31 }, (_, i) => start + i * DAY);
+    const days = starts;
     const counts = TYPES.map(() => days.map(() => 0));
     for (const e of items) {
-      const d = Math.floor((new Date(e.time).getTime() / 1000 - start) / DAY);
+      const d = Math.floor((new Date(e.time).getTime() / 1000 - days[0]) / size);
       const t = TYPES.indexOf(e.type);
       if (d >= 0 && d < days.length && t >= 0) counts[t][d] += 1;
     }
@@ -42,5 +60,6 @@ function Plot({ items, start }) {
     ro.observe(box.current);
     return () => { ro.disconnect(); plot.destroy(); };
   }, [items, start]);
-  return html`<div class="chart-box" ref=${box} role="img" aria-label=${`${items.length} workload events in the last 30 days, per day and type`}></div>`;
+  const per = size === HOUR ? "hour" : "day";
+  return html`<div class="chart-box actions-chart" ref=${box} data-bucket=${per} data-from=${starts[0]} role="img" aria-label=${`${items.length} workload events since ${new Date(starts[0] * 1000).toISOString().slice(0, 16).replace("T", " ")} UTC, per ${per} and type`}></div>`;
 }

@@ -64,7 +64,7 @@ export function ApproveAction({ w, rec, eff, session, onDone }) {
       <p>The agent will apply exactly these changes to <strong>${w.namespace}/${w.name}</strong> (${w.kind}) in <strong>${w.cluster}</strong>, once, for the resource${audited.length > 1 ? "s" : ""} in audit mode (${audited.join(", ")}):</p>
       <table class="compact approve-changes"><thead><tr><th scope="col">Container</th><th scope="col">Resource</th><th scope="col">Setting</th><th scope="col">From</th><th scope="col">To</th></tr></thead>
         <tbody>${changes.map((x) => html`<tr><td>${x.c}</td><td>${x.res === "cpu" ? "CPU" : "memory"}</td><td>${x.s === "requests" ? "request" : "limit"}</td>
-          <td>${x.v.current == null ? "not set" : fmt.quantity(x.res, x.v.current)}</td><td><strong class="to">${fmt.quantity(x.res, x.v.suggested)}</strong></td></tr>`)}</tbody></table>
+          <td>${x.v.current == null ? "not set" : fmt.quantity(x.res, x.v.current)}</td><td><strong class="to">${fmt.quantity(x.res, fmt.asApplied(x.res, x.v.suggested))}</strong></td></tr>`)}</tbody></table>
       ${audited.length < 2 && html`<p class="small muted">${["cpu", "memory"].filter((r) => mode[r] !== "audit").map((r) => `${r} is ${mode[r]}: not part of this approval.`).join(" ")}</p>`}
       ${open && html`<${HeldNow} w=${w} rec=${rec} effective=${eff.effective} />`}
       <${Field} id="approve-reason" label="Reason (recorded in the audit)"><input id="approve-reason" value=${reason} onInput=${(e) => setReason(e.target.value)} /></${Field}>

@@ -8,10 +8,7 @@ import { reasonWords } from "../guardrails.js";
 import * as fmt from "../format.js";
 
 /** "7d", "6h", "30m", "45s" → seconds; null for anything else. */
-export function seconds(text) {
-  const m = /^(\d+)([smhd])$/.exec(String(text ?? "").trim());
-  return m ? Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2]] : null;
-}
+export const seconds = fmt.parseDuration;
 
 /**
  * What the hub knows would hold an approved change now: the learning period against the

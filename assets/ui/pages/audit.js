@@ -6,6 +6,7 @@ import { useApi, Async, Empty, Pager, Tabs, Badge, ErrorBox } from "../component
 import { setQuery } from "../router.js";
 import { toCsv, download } from "../csv.js";
 import * as fmt from "../format.js";
+import { typeWords, Code, changedText, localTimes, reasonWords } from "../words.js";
 
 const EVENT_TYPES = ["applied", "skipped", "blocked", "fallback", "rolled_back", "released", "failed"];
 const TABS = {
@@ -114,9 +115,9 @@ function EventsTable({ items }) {
     <tbody>${items.map((e) => html`<tr key=${e.id}>
       <td><time datetime=${e.time}>${fmt.time(e.time)}</time></td>
       <td>${e.workload.name}<div class="small muted">${e.cluster} · ${e.workload.namespace} · ${e.workload.kind}</div></td>
-      <td><${Badge} kind=${e.type === "applied" ? "ok" : e.type === "failed" || e.type === "rolled_back" ? "bad" : ""}>${e.type}</${Badge}></td>
-      <td>${e.reason}</td>
-      <td class="small">${e.message ?? ""}${(e.containers ?? []).map((c) => html`<div>${c.name}: ${JSON.stringify(c.from)} → ${JSON.stringify(c.to)}</div>`)}</td>
+      <td><${Badge} kind=${e.type === "applied" ? "ok" : e.type === "failed" || e.type === "rolled_back" ? "bad" : ""} title=${e.type}>${typeWords(e.type)}</${Badge}></td>
+      <td><${Code} code=${e.reason} words=${reasonWords} /></td>
+      <td class="small">${localTimes(e.message)}${(e.containers ?? []).length > 0 && html`<div>${changedText(e.containers)}</div>`}</td>
     </tr>`)}</tbody></table></div>`;
 }
 

@@ -153,7 +153,9 @@ function LinkDatasource({ c, sources, reload }) {
       : link.state === "embedded" || link.state === "collecting" ? html`No datasource linked: usage comes from kerf's own collection. Link a Prometheus to read its history instead.`
       : html`<span class="warn">No datasource linked: runs of this cluster have no data.</span>`}</p>
     ${items.length === 0
-      ? html`<p class="small"><a href="/settings?tab=datasources">Add a datasource</a> first.</p>`
+      ? link.state === "built-in" || link.state === "embedded" || link.state === "collecting"
+        ? html`<p class="small muted">To read a Prometheus instead, <a href="/settings?tab=datasources">add it as a datasource</a>, then link it here.</p>`
+        : html`<p class="small"><a href="/settings?tab=datasources">Add a datasource</a> first.</p>`
       : html`<div class="inline-add">
         <label for=${id} class="small">${current ? "Switch to" : "Link"}</label>
         <select id=${id} value=${choice} onChange=${(e) => setChoice(e.target.value)}>

@@ -6,13 +6,14 @@ import { html, useState } from "../lib.js";
 import { get } from "../api.js";
 import { useApi, Async } from "../components.js";
 import * as fmt from "../format.js";
+import { reasonWords } from "../words.js";
 
 function Body({ id }) {
   const res = useApi((signal) => get(`/v1/notifications/channels/${encodeURIComponent(id)}/digest`, {}, { signal }), [id]);
   return html`<${Async} res=${res} what="the digest preview">${(d) => {
     const p = d.preview;
     const money = (v) => fmt.money(v, p.currency);
-    const reasons = (list) => list.map((r) => `${fmt.words(r.reason)} ×${r.count}`).join(", ");
+    const reasons = (list) => list.map((r) => `${reasonWords(r.reason)} ×${r.count}`).join(", ");
     const attention = [["OOM-killed", p.attention.oomKilled], ["leaking memory", p.attention.leaking],
       ["CPU-throttled", p.attention.throttled], ["stale data", p.attention.stale]].filter(([, l]) => l.count > 0);
     return html`<div class="digest-body">

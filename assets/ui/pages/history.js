@@ -5,6 +5,7 @@ import { html, useState, useEffect } from "../lib.js";
 import { get } from "../api.js";
 import { Empty, ErrorBox, Loading, Badge, QualityBadge } from "../components.js";
 import * as fmt from "../format.js";
+import { typeWords, Code, changedText, localTimes, reasonWords } from "../words.js";
 
 export function WorkloadHistory({ w, tick }) {
   const [items, setItems] = useState([]);
@@ -37,15 +38,15 @@ function Item({ it, w }) {
   const when = html`<time datetime=${it.time}>${fmt.time(it.time)}</time>`;
   if (it.type === "event" && it.event) {
     const e = it.event;
-    return html`<li class="tl-event">${when} <${Badge} kind=${KIND[e.type] ?? ""}>${e.type}</${Badge}> <strong>${e.reason}</strong> ${e.message ?? ""}
-      ${(e.containers ?? []).length > 0 && html`<span class="small muted"> · ${e.containers.map((c) => c.name ?? c).join(", ")}</span>`}</li>`;
+    return html`<li class="tl-event">${when} <${Badge} kind=${KIND[e.type] ?? ""} title=${e.type}>${typeWords(e.type)}</${Badge}> <strong><${Code} code=${e.reason} words=${reasonWords} /></strong> ${localTimes(e.message)}
+      ${(e.containers ?? []).length > 0 && html`<div class="small muted">${changedText(e.containers)}</div>`}</li>`;
   }
   if (it.type === "recommendation" && it.recommendation) {
     const r = it.recommendation;
     const s = r.summary ?? {};
     const changes = (s.containers ?? []).flatMap((c) => ["cpu", "memory"].flatMap((res) => ["requests"].map((k) => c[res]?.[k])
       .filter((v) => v && v.suggested != null && v.current !== v.suggested)
-      .map((v) => `${c.name} ${res} request ${v.current == null ? "not set" : fmt.quantity(res, v.current)} → ${fmt.quantity(res, v.suggested)}`)));
+      .map((v) => `${c.name} ${res} request ${v.current == null ? "not set" : fmt.quantity(res, v.current)} → ${fmt.quantity(res, fmt.asApplied(res, v.suggested))}`)));
     return html`<li class="tl-rec">${when} <${Badge}>recommendation</${Badge}> confidence ${s.confidence ?? "—"} <${QualityBadge} status=${s.dataQuality} />
       <strong class=${r.estimatedMonthlyCostDelta < 0 ? "ok" : r.estimatedMonthlyCostDelta > 0 ? "bad" : ""}>${fmt.delta(r.estimatedMonthlyCostDelta)}</strong>
       ${(s.notices ?? []).map((n) => html` <${Badge} kind="warn">${fmt.words(n)}</${Badge}>`)}

@@ -136,9 +136,14 @@ function RunNow({ name, last, reload, session }) {
   if (!hasRole(session, "editor")) return null;
   const runNow = async () => {
     setBusy(true); setErr(null);
-    try { await post(`/v1/clusters/${encodeURIComponent(name)}/runs`); reload(); } catch (e) { setErr(e); } finally { setBusy(false); }
+    try { await post(`/v1/clusters/${encodeURIComponent(name)}/runs`); reload(); }
+    // A run already in progress (a scheduled one, or another tab's) is not an error:
+    // follow it.
+    catch (e) { if (e.code === "run_in_progress") reload(); else setErr(e); }
+    finally { setBusy(false); }
   };
-  return html`<p><button type="button" class="small" disabled=${busy || last?.status === "running"} onClick=${runNow}>${last?.status === "running" ? "Running…" : "Run now"}</button></p>
+  return html`<p><button type="button" class="small" disabled=${busy || last?.status === "running"} onClick=${runNow}>${last?.status === "running" ? "Running…" : "Run now"}</button>
+      ${last?.status === "running" && html` <span class="small muted" role="status">a run is in progress, started ${fmt.ago(last.startedAt)}</span>`}</p>
     ${err && html`<${ErrorBox} error=${err} />`}`;
 }
 

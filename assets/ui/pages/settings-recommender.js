@@ -3,6 +3,18 @@
 import { html, useState, useEffect } from "../lib.js";
 import { get, put } from "../api.js";
 import { useApi, Async, Field, ErrorBox, fieldError } from "../components.js";
+import * as fmt from "../format.js";
+
+/** A duration field written as policies write them ("7d", "1m"), kept in seconds. */
+function DurationInput({ id, value, onValue, onBad }) {
+  const [text, setText] = useState(fmt.durationText(value));
+  useEffect(() => setText(fmt.durationText(value)), [value]);
+  return html`<input id=${id} value=${text} onInput=${(e) => {
+    setText(e.target.value);
+    const v = fmt.parseDuration(e.target.value);
+    if (v === null) onBad(); else onValue(v);
+  }} />`;
+}
 
 function useForm(res) {
   const [form, setForm] = useState(null);
@@ -36,22 +48,25 @@ export function RecommenderSettings() {
   useEffect(() => { if (res.data) setPolicyText(JSON.stringify(res.data.policy ?? {}, null, 2)); }, [res.data]);
   const [state, save] = useSave("/v1/admin/settings/recommender", setForm);
   const num = (k) => (e) => setForm({ ...form, [k]: e.target.value === "" ? undefined : Number(e.target.value) });
+  const [badDuration, setBadDuration] = useState({});
+  const duration = (k) => ({ value: form[k], onValue: (v) => { setBadDuration({ ...badDuration, [k]: false }); setForm({ ...form, [k]: v }); }, onBad: () => setBadDuration({ ...badDuration, [k]: true }) });
   const submit = (e) => {
     e.preventDefault();
     let policy;
     try { policy = JSON.parse(policyText || "{}"); setPolicyError(null); } catch (err) { setPolicyError(`Not valid JSON: ${err.message}`); return; }
+    if (Object.values(badDuration).some(Boolean)) return;
     save({ ...form, policy });
   };
-  const err = (f) => fieldError(state.error, f) ?? (f === "policy" ? policyError ?? policyFieldError(state.error) : null);
+  const err = (f) => (badDuration[f] ? "Write it as 7d, 12h, 30m, 45s or a number of seconds." : null) ?? fieldError(state.error, f) ?? (f === "policy" ? policyError ?? policyFieldError(state.error) : null);
   return html`<${Async} res=${res} what="the recommender settings">${() => form && html`<form onSubmit=${submit} aria-label="Recommender settings">
     <h2>Recommender</h2>
     <div class="form-grid">
       <${Field} id="schedule" label="Schedule (cron, UTC)" hint="e.g. 0 * * * * (hourly)" error=${err("schedule")}>
         <input id="schedule" value=${form.schedule ?? ""} onInput=${(e) => setForm({ ...form, schedule: e.target.value })} /></${Field}>
-      <${Field} id="lookbackSeconds" label="Lookback window (seconds)" hint="3600 – 7776000" error=${err("lookbackSeconds")}>
-        <input id="lookbackSeconds" type="number" value=${form.lookbackSeconds ?? ""} onInput=${num("lookbackSeconds")} /></${Field}>
-      <${Field} id="stepSeconds" label="Query step (seconds)" hint="10 – 3600" error=${err("stepSeconds")}>
-        <input id="stepSeconds" type="number" value=${form.stepSeconds ?? ""} onInput=${num("stepSeconds")} /></${Field}>
+      <${Field} id="lookbackSeconds" label="Lookback window" hint="1h – 90d, as policies write durations (7d)" error=${err("lookbackSeconds")}>
+        <${DurationInput} id="lookbackSeconds" ...${duration("lookbackSeconds")} /></${Field}>
+      <${Field} id="stepSeconds" label="Query step" hint="10s – 1h (1m)" error=${err("stepSeconds")}>
+        <${DurationInput} id="stepSeconds" ...${duration("stepSeconds")} /></${Field}>
       <${Field} id="retentionDays" label="History retention (days)" hint="0 keeps only the latest" error=${err("retentionDays")}>
         <input id="retentionDays" type="number" value=${form.retentionDays ?? ""} onInput=${num("retentionDays")} /></${Field}>
     </div>

@@ -377,6 +377,7 @@ fn leaving_auto_patch_releases_what_kerf_owns_unless_paused_or_frozen() {
     }
     let mut paused = owned(fixture()).policy(json!({"mode": {"cpu": "audit", "memory": "audit"}}));
     paused.situation.pause = Some(PauseScope::Cluster);
+    // Paused: the release that is due waits.
     assert_eq!(reasons(&paused.decide()), [Reason::Paused]);
     // Still auto-patch for one resource: nothing to release.
     let f = owned(fixture()).policy(json!({"mode": {"cpu": "audit"}}));

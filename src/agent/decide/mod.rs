@@ -4,7 +4,9 @@
 //! `now`), no async, no logging; the module fence test holds it to that.
 //!
 //! Steps: (1) hub unreachable → `HubUnreachable`; (2) paused → `Paused`, freeze →
-//! `FreezeWindow`; (3) a workload that left `auto-patch` after kerf applied to it →
+//! `FreezeWindow`, for a workload with a change due (a resource its mode lets the agent
+//! change, by more than the tolerance, or a release; the others go on to their own
+//! outcome, which is never a change); (3) a workload that left `auto-patch` after kerf applied to it →
 //! `released ModeChanged` ([`Decision::Release`]); effective mode per resource →
 //! `ModeOff` / `ModeAudit`, or `ApprovedOnce` for an approved recommendation in `audit`;
 //! (4) `RecommendationStale`;
@@ -208,8 +210,10 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
     };
     let policy = &config.policy;
     let frozen = paused_or_frozen(s, policy);
+    // A release of field ownership is due: it waits while paused or frozen.
+    let release = release::release(w, config);
     if frozen.is_none() {
-        if let Some(d) = release::release(w, config) {
+        if let Some(d) = release {
             return d;
         }
     }
@@ -219,9 +223,6 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
     let current = w.state.current(&w.live.containers);
     let proposal = propose(&current, &rec.containers, &policy.excluded_containers);
     let values = proposal.values();
-    if let Some(f) = frozen {
-        return hold(vec![f], values);
-    }
     let approval = rec.approval.as_ref();
     let actionable: Vec<EventResource> = RESOURCES
         .into_iter()
@@ -231,6 +232,19 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
             Mode::Off => false,
         })
         .collect();
+    let tolerance = policy.guardrails.change_tolerance;
+    if let Some(f) = frozen {
+        // A pause or freeze holds the workloads that had a change due; the others get
+        // their own outcome below (never a change), so one pause is not a row per
+        // workload of the cluster (the hub's audit records the pause itself).
+        let due = release.is_some()
+            || actionable
+                .iter()
+                .any(|r| proposal.significant(*r, tolerance));
+        if due {
+            return hold(vec![f], values);
+        }
+    }
     if actionable.is_empty() {
         return hold(mode_findings(policy, &RESOURCES), values);
     }
@@ -243,7 +257,6 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
         .detail("policyIdentity", &config.policy_identity);
         return hold(vec![f], values);
     }
-    let tolerance = policy.guardrails.change_tolerance;
     let significant = |r: &EventResource| proposal.significant(*r, tolerance);
     let others: Vec<EventResource> = RESOURCES
         .into_iter()

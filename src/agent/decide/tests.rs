@@ -33,12 +33,28 @@ fn each_row_of_the_decision_order_yields_its_reason() {
             &[],
         ),
         (
-            "paused beats everything after it, even mode off",
+            "paused holds a workload with a change due",
+            |mut f| {
+                f.situation.pause = Some(PauseScope::Fleet);
+                f
+            },
+            &[Paused],
+        ),
+        (
+            "paused says nothing of its own for a workload in audit mode without an approval",
+            |mut f| {
+                f.situation.pause = Some(PauseScope::Cluster);
+                f.policy(json!({"mode": {"cpu": "audit", "memory": "audit"}}))
+            },
+            &[ModeAudit],
+        ),
+        (
+            "paused says nothing of its own for a workload with no change due (mode off)",
             |mut f| {
                 f.situation.pause = Some(PauseScope::Fleet);
                 f.policy(json!({"mode": {"cpu": "off", "memory": "off"}}))
             },
-            &[Paused],
+            &[ModeOff],
         ),
         (
             "cluster-wide freeze",

@@ -11,8 +11,6 @@ pub use crate::agent::state::ProposedValue;
 use crate::cluster::{Container, ResourceField, Resources};
 use crate::wire::{ContainerSummary, EventResource};
 
-const MIB: u64 = 1 << 20;
-
 /// One container's values now and what the recommendation would set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerTarget {
@@ -43,15 +41,14 @@ pub fn fields_of(resource: EventResource) -> [ResourceField; 2] {
     }
 }
 
-/// CPU rounded up to whole millicores (at least 1m).
+/// CPU rounded up to whole millicores (at least 1m): `wire::applied`.
 pub fn round_cpu(millis: f64) -> u64 {
-    (millis.ceil().max(1.0)) as u64
+    crate::wire::applied::cpu_millis(millis)
 }
 
-/// Memory rounded up to whole MiB (at least 1 MiB).
+/// Memory rounded up to whole MiB (at least 1 MiB): `wire::applied`.
 pub fn round_memory(bytes: f64) -> u64 {
-    let mib = (bytes / MIB as f64).ceil().max(1.0) as u64;
-    mib * MIB
+    crate::wire::applied::memory_bytes(bytes)
 }
 
 fn suggested(summary: &ContainerSummary, field: ResourceField) -> Option<f64> {

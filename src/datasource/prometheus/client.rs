@@ -384,7 +384,7 @@ impl Client {
             Err(_) if status >= 400 => {
                 let text = self.shown(&String::from_utf8_lossy(&bytes));
                 return Err((
-                    DatasourceError::Query(format!("HTTP {status}: {text}")),
+                    DatasourceError::Query(super::status::status_text("", status, &text)),
                     transient,
                 ));
             }
@@ -395,7 +395,7 @@ impl Client {
                 .error
                 .map_or_else(|| "no error text".into(), |e| self.shown(&e));
             return Err((
-                DatasourceError::Query(format!("HTTP {status}: {msg}")),
+                DatasourceError::Query(super::status::status_text("", status, &msg)),
                 transient,
             ));
         }

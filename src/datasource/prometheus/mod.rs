@@ -15,6 +15,7 @@ pub mod queries;
 pub mod range_selector;
 pub mod remote_read;
 pub mod samples;
+mod status;
 mod stream;
 pub mod vm_export;
 

@@ -38,7 +38,12 @@ impl Client {
                 if status >= 300 {
                     let transient = status == 429 || status >= 500;
                     let text = self.shown(&resp.text().await.unwrap_or_default());
-                    let err = DatasourceError::Query(format!("remote read: HTTP {status}: {text}"));
+                    let err =
+                        DatasourceError::Query(crate::datasource::prometheus::status::status_text(
+                            "remote read: ",
+                            status,
+                            &text,
+                        ));
                     return Err((err, transient));
                 }
                 let kind = resp

@@ -17,6 +17,8 @@
 //! - `names`: what cluster, user, team and token names may be.
 //! - `fingerprint`: stable FNV-1a hashes of text (ids and seeds that never change).
 //! - `timestamp`: RFC 3339 ⇄ Unix milliseconds.
+//! - `quantity`: Kubernetes resource quantities: what is one, and the number it stands
+//!   for (the one suffix table).
 //! - `secret`: the `Secret` value (Debug, Display and Serialize give `***`; the one
 //!   mask) and the secret box: `SecretKey` seals stored secrets with the data dir's
 //!   `secret.key` (datasource credentials, channel URLs and signing secrets, SMTP
@@ -50,7 +52,7 @@
 //!   so the agent imports it in either build.
 //! - `events`: the audit-event vocabulary and batch validation into `wire::AgentEvent`,
 //!   and the configuration-change vocabulary (pure). Uses `wire`, `timestamp`,
-//!   `workload`.
+//!   `workload`, `quantity`.
 //! - `store`: SQLite: migrations, one writer + readers, every SQL statement. Its one
 //!   surface is the unit of work: `Store::reading` hands a closure a `Read` (one reader
 //!   connection), `Store::writing` a `Tx` (one transaction, all of it or none; a `Tx`
@@ -141,7 +143,7 @@
 //!   records, the watched `View`, what the kubelets serve at `/metrics/cadvisor`: CPU
 //!   counters and usage, one parser) and its kube-rs face (feature `kube`, reflectors,
 //!   the kubelet clients).
-//!   Uses `fingerprint` (short record names), `workload`.
+//!   Uses `fingerprint` (short record names), `quantity` (reading quantities), `workload`.
 //! - `sim`: the simulated world (usage shapes, demo catalogue, the kubelet's decisions)
 //!   with its two faces: a kubelet against a real API server (tests) and the in-process
 //!   `Cluster` (demo). Uses `cluster`, `clock`, `fingerprint`; the demo
@@ -184,6 +186,7 @@ pub mod notify;
 pub mod operation;
 pub mod outbound;
 pub mod policy;
+pub mod quantity;
 pub mod readiness;
 pub mod run_vocabulary;
 pub mod runs;

@@ -2,51 +2,19 @@
 //! Parsing rounds up, as the API server does when it canonicalizes a value finer than
 //! its resolution (`0.1m` of CPU is stored as `1m`).
 
-/// Parses a quantity (`"250m"`, `"1.5"`, `"2Gi"`, `"1e3"`, `"128M"`) scaled by
-/// `unit_scale` (1000 for millicores, 1 for bytes), rounded up to a whole number.
+/// Parses a quantity (`"250m"`, `"1.5"`, `"2Gi"`, `"1e3"`, `"128M"`, read by
+/// `crate::quantity`) scaled by `unit_scale` (1000 for millicores, 1 for bytes), rounded
+/// up to a whole number.
 fn parse(text: &str, unit_scale: f64) -> Option<u64> {
-    let t = text.trim();
-    if t.is_empty() {
+    let v = crate::quantity::value(text.trim())?;
+    if !v.is_finite() || v < 0.0 {
         return None;
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '+' || c == '-'))
-        .unwrap_or(t.len());
-    let (number, suffix) = t.split_at(split);
-    let (number, suffix) = match suffix.strip_prefix(['e', 'E']) {
-        Some(exp) if !exp.is_empty() && exp.parse::<i32>().is_ok() => {
-            let e: i32 = exp.parse().ok()?;
-            return scaled(number, 10f64.powi(e) * unit_scale);
-        }
-        _ => (number, suffix),
-    };
-    let factor = match suffix {
-        "" => 1.0,
-        "m" => 1e-3,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "E" => 1e18,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        "Ei" => 1024f64.powi(6),
-        _ => return None,
-    };
-    scaled(number, factor * unit_scale)
+    scaled(v * unit_scale)
 }
 
-fn scaled(number: &str, factor: f64) -> Option<u64> {
-    let n: f64 = number.parse().ok()?;
-    if !n.is_finite() || n < 0.0 {
-        return None;
-    }
+fn scaled(v: f64) -> Option<u64> {
     // Guard against 0.1 * 1000 = 100.00000000000001 rounding up to 101.
-    let v = n * factor;
     let rounded = v.round();
     let whole = if (v - rounded).abs() < 1e-6 {
         rounded

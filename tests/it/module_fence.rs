@@ -15,6 +15,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("jobs", &[]),
     ("names", &[]),
     ("timestamp", &[]),
+    ("quantity", &[]),
     ("config", &["cron", "outbound", "secret"]),
     ("outbound", &[]),
     ("secret", &[]),
@@ -28,14 +29,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("workload", &[]),
     ("run_vocabulary", &[]),
     ("xor", &["analysis"]),
-    ("cluster", &["fingerprint", "workload"]),
+    ("cluster", &["fingerprint", "quantity", "workload"]),
     ("sim", &["clock", "cluster", "fingerprint"]),
     (
         "policy",
         &["analysis", "cron", "names", "timestamp", "workload"],
     ),
     ("wire", &["policy", "workload"]),
-    ("events", &["wire", "timestamp", "workload"]),
+    ("events", &["wire", "timestamp", "workload", "quantity"]),
     (
         "store",
         &[

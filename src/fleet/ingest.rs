@@ -24,12 +24,23 @@ pub async fn events(
         Ok(e) => e,
         Err(e) => return Ok(Err(e)),
     };
-    // Priced as runs price: an applied change moves the workload's available saving.
-    let pricing: crate::runs::pricing::Pricing =
-        crate::runs::saved_settings::load(store, crate::runs::pricing::PRICING_KEY)
-            .await
-            .map_err(|e| OpError::Internal(e.to_string()))?;
-    let prices = pricing.for_cluster(cluster);
+    // Priced as runs price: an applied change moves the workload's available saving
+    // (the settings are read only for a batch that has one).
+    let changes = events.iter().any(|v| {
+        matches!(
+            v.event.event_type,
+            crate::wire::EventType::Applied | crate::wire::EventType::RolledBack
+        )
+    });
+    let prices = if changes {
+        let pricing: crate::runs::pricing::Pricing =
+            crate::runs::saved_settings::load(store, crate::runs::pricing::PRICING_KEY)
+                .await
+                .map_err(|e| OpError::Internal(e.to_string()))?;
+        pricing.for_cluster(cluster)
+    } else {
+        (0.0, 0.0)
+    };
     let cluster = cluster.to_string();
     Ok(Ok(store
         .writing(move |tx| {

@@ -63,11 +63,15 @@ impl Drop for StartGuard {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
+/// `N` distinct free ports: every listener is held until all are chosen. One at a time,
+/// the system may hand out a port just given back, and then two parts of the control
+/// plane are told the same port (seen: the controller manager on the API server's, so
+/// no ReplicaSet or pod was ever made).
+fn free_ports<const N: usize>() -> [u16; N] {
+    let held: Vec<TcpListener> = (0..N)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("free port"))
+        .collect();
+    std::array::from_fn(|i| held[i].local_addr().expect("free port").port())
 }
 
 /// The directory holding the three binaries: `KUBE_CONTROL_PLANE_DIR`, else what
@@ -158,8 +162,7 @@ fn start() -> ControlPlane {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("run dir");
     let pki = Pki::generate(&dir);
-    let (etcd_port, peer_port, api_port) = (free_port(), free_port(), free_port());
-    let (kcm_port, sched_port) = (free_port(), free_port());
+    let [etcd_port, peer_port, api_port, kcm_port, sched_port] = free_ports();
     let server = format!("https://127.0.0.1:{api_port}");
     let p = |path: &Path| path.display().to_string();
     let etcd_url = format!("http://127.0.0.1:{etcd_port}");

@@ -6,6 +6,7 @@ import { html } from "./lib.js";
 import { Badge, QualityBadge, CopyButton } from "./components.js";
 import { sentence, settingWhy, resultOf } from "./reason.js";
 import * as fmt from "./format.js";
+import { appliedBy, changedText } from "./words.js";
 
 function FromTo({ s, resource }) {
   if (!s) return html`<span class="muted">—</span>`;
@@ -48,30 +49,13 @@ export function TakeItOut({ apply }) {
   </div>`;
 }
 
-/** "CPU request 312m → 90m (app)", for the containers an applied event names. */
-function appliedChanges(containers) {
-  const parts = [];
-  for (const c of containers ?? []) {
-    for (const group of ["requests", "limits"]) {
-      for (const r of ["cpu", "memory"]) {
-        const to = c.to?.[group]?.[r];
-        if (to == null) continue;
-        const from = c.from?.[group]?.[r];
-        parts.push(`${r === "cpu" ? "CPU" : "memory"} ${group === "requests" ? "request" : "limit"} ${from ?? "not set"} → ${to}${(containers.length > 1) ? ` (${c.name})` : ""}`);
-      }
-    }
-  }
-  return parts.join(", ");
-}
-
 /** kerf's change that is live on the workload: what, when, on whose word, what it saves. */
 export function AppliedNote({ a, currency }) {
   if (!a) return null;
-  const who = a.by === "approval" ? `approved once${a.approvedBy ? ` by ${a.approvedBy}` : ""}` : "by the agent, as its policy allows";
   const money = a.realizedMonthly > 0.005 ? `It saves ${fmt.money(a.realizedMonthly, currency)} a month.`
     : a.realizedMonthly < -0.005 ? `It costs ${fmt.money(-a.realizedMonthly, currency)} a month more, to protect the workload.` : "";
   return html`<div class="applied-note" role="status">
-    <p><strong>Applied ${fmt.ago(a.at)}</strong> ${who}, ${fmt.words(a.strategy)}: ${appliedChanges(a.containers)}. ${money}</p>
+    <p><strong>Applied ${fmt.ago(a.at)}</strong> ${appliedBy(a)}, ${fmt.words(a.strategy)}: ${changedText(a.containers)}. ${money}</p>
     ${a.afterRecommendation && html`<p class="small muted">The recommendation below was made before it, from the values it replaced; the next run reads the new ones.</p>`}
   </div>`;
 }

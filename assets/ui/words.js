@@ -20,9 +20,13 @@ export function Code({ code, words }) {
   return html`<span class="code-words" title=${code}>${words(code)}</span>`;
 }
 
-/** "app: CPU request 2 → 76m, memory limit 4Gi → 438Mi" for an event's containers. */
+/**
+ * "CPU request 2 → 76m, memory limit 4Gi → 438Mi" for an event's containers, each named
+ * ("app: …; sidecar: …") when there are several.
+ */
 export function changedText(containers) {
-  return (containers ?? []).map((c) => {
+  const list = containers ?? [];
+  return list.map((c) => {
     const parts = [];
     for (const group of ["requests", "limits"]) {
       for (const r of ["cpu", "memory"]) {
@@ -31,8 +35,13 @@ export function changedText(containers) {
         parts.push(`${r === "cpu" ? "CPU" : "memory"} ${group === "requests" ? "request" : "limit"} ${c.from?.[group]?.[r] ?? "not set"} → ${to}`);
       }
     }
-    return `${c.name}: ${parts.join(", ")}`;
+    return list.length > 1 ? `${c.name}: ${parts.join(", ")}` : parts.join(", ");
   }).join("; ");
+}
+
+/** On whose word a live change was applied: "approved once by ada", or by the agent. */
+export function appliedBy(a) {
+  return a.by === "approval" ? `approved once${a.approvedBy ? ` by ${a.approvedBy}` : ""}` : "by the agent, as its policy allows";
 }
 
 const ISO = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?Z\b/g;

@@ -57,11 +57,6 @@ pub fn fold(
         serde_json::to_string(&e.containers).map_err(|e| StoreError::Task(e.to_string()))?;
     tx.put_live_change(&LiveChange {
         workload_id: target.workload_id,
-        cluster: cluster.to_string(),
-        namespace: e.workload.namespace.clone(),
-        kind: e.workload.kind.clone(),
-        name: e.workload.name.clone(),
-        replicas: target.replicas,
         chain: chain_json,
         realized_monthly: realized,
         applied_at: v.time_ms,

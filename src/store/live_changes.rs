@@ -4,18 +4,13 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::{NamespacePattern, Read, StoreError, Tx};
+use super::{Read, StoreError, Tx};
 use crate::wire::WorkloadKey;
 
-/// A workload's live change, with what pricing it needs.
+/// A workload's live change.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveChange {
     pub workload_id: String,
-    pub cluster: String,
-    pub namespace: String,
-    pub kind: String,
-    pub name: String,
-    pub replicas: Option<i64>,
     /// JSON `runs::realized::Chain`.
     pub chain: String,
     /// Its monthly saving, priced when the last event was folded in.
@@ -42,28 +37,23 @@ pub struct FoldTarget {
     pub chain: Option<String>,
 }
 
-const COLUMNS: &str = "l.workload_id, w.cluster, w.namespace, w.kind, w.name, w.replicas, \
-    l.chain, l.applied_at, l.event_id, l.reason, l.approved_by, l.strategy, \
-    l.recommendation_id, l.containers, l.updated_at, l.realized_monthly";
+const COLUMNS: &str = "l.workload_id, l.chain, l.applied_at, l.event_id, l.reason, \
+    l.approved_by, l.strategy, l.recommendation_id, l.containers, l.updated_at, \
+    l.realized_monthly";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<LiveChange> {
     Ok(LiveChange {
         workload_id: r.get(0)?,
-        cluster: r.get(1)?,
-        namespace: r.get(2)?,
-        kind: r.get(3)?,
-        name: r.get(4)?,
-        replicas: r.get(5)?,
-        chain: r.get(6)?,
-        applied_at: r.get(7)?,
-        event_id: r.get(8)?,
-        reason: r.get(9)?,
-        approved_by: r.get(10)?,
-        strategy: r.get(11)?,
-        recommendation_id: r.get(12)?,
-        containers: r.get(13)?,
-        updated_at: r.get(14)?,
-        realized_monthly: r.get(15)?,
+        chain: r.get(1)?,
+        applied_at: r.get(2)?,
+        event_id: r.get(3)?,
+        reason: r.get(4)?,
+        approved_by: r.get(5)?,
+        strategy: r.get(6)?,
+        recommendation_id: r.get(7)?,
+        containers: r.get(8)?,
+        updated_at: r.get(9)?,
+        realized_monthly: r.get(10)?,
     })
 }
 
@@ -73,10 +63,7 @@ impl Read<'_> {
         Ok(self
             .0
             .query_row(
-                &format!(
-                    "SELECT {COLUMNS} FROM live_changes l JOIN workloads w ON w.id = l.workload_id
-                     WHERE l.workload_id = ?1"
-                ),
+                &format!("SELECT {COLUMNS} FROM live_changes l WHERE l.workload_id = ?1"),
                 [id],
                 from_row,
             )
@@ -90,34 +77,10 @@ impl Read<'_> {
         }
         let marks = vec!["?"; ids.len()].join(", ");
         let mut stmt = self.0.prepare(&format!(
-            "SELECT {COLUMNS} FROM live_changes l JOIN workloads w ON w.id = l.workload_id
-             WHERE l.workload_id IN ({marks})"
+            "SELECT {COLUMNS} FROM live_changes l WHERE l.workload_id IN ({marks})"
         ))?;
         let out = stmt
             .query_map(rusqlite::params_from_iter(ids), from_row)?
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(out)
-    }
-
-    /// Every live change in `scopes` (`None`: the fleet).
-    pub fn live_changes(
-        &self,
-        scopes: Option<&[NamespacePattern]>,
-    ) -> Result<Vec<LiveChange>, StoreError> {
-        let mut values: Vec<rusqlite::types::Value> = Vec::new();
-        let condition = match scopes {
-            None => "1".to_string(),
-            Some(s) => super::teams::scope_condition(s, "w.cluster", "w.namespace", &mut |v| {
-                values.push(v);
-                "?".to_string()
-            }),
-        };
-        let mut stmt = self.0.prepare(&format!(
-            "SELECT {COLUMNS} FROM live_changes l JOIN workloads w ON w.id = l.workload_id
-             WHERE {condition} ORDER BY l.workload_id"
-        ))?;
-        let out = stmt
-            .query_map(rusqlite::params_from_iter(values), from_row)?
             .collect::<Result<Vec<_>, _>>()?;
         Ok(out)
     }

@@ -89,7 +89,8 @@ test("the sentence says what changes and why, with the leak and OOM context", ()
 });
 
 test("before an approval, the page names what would hold the change now", async () => {
-  const { heldBy, seconds } = await import("../../assets/ui/pages/approval-state.js");
+  const { heldBy } = await import("../../assets/ui/pages/approval-state.js");
+  const seconds = fmt.parseDuration;
   assert.equal(seconds("7d"), 604800);
   assert.equal(seconds("6h"), 21600);
   assert.equal(seconds("soon"), null);

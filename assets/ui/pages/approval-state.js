@@ -7,9 +7,6 @@ import { useApi } from "../components.js";
 import { reasonWords } from "../guardrails.js";
 import * as fmt from "../format.js";
 
-/** "7d", "6h", "30m", "45s" → seconds; null for anything else. */
-export const seconds = fmt.parseDuration;
-
 /**
  * What the hub knows would hold an approved change now: the learning period against the
  * history behind the recommendation, the minimum confidence, the cooldown since kerf's
@@ -19,7 +16,7 @@ export const seconds = fmt.parseDuration;
 export function heldBy(w, rec, effective, lastBlocked, nowMs = Date.now()) {
   const g = effective?.guardrails ?? {};
   const held = [];
-  const want = seconds(g.learningPeriod);
+  const want = fmt.parseDuration(g.learningPeriod);
   const have = rec.summary?.coveredSeconds;
   if (want != null && have != null && have < want) {
     held.push(`Learning period: ${fmt.duration(have)} of usage history, the policy wants ${fmt.duration(want)}. The agent waits until then.`);
@@ -27,7 +24,7 @@ export function heldBy(w, rec, effective, lastBlocked, nowMs = Date.now()) {
   if (g.minConfidence != null && w.confidence != null && w.confidence < g.minConfidence) {
     held.push(`Minimum confidence: this recommendation's is ${w.confidence}, the policy wants ${g.minConfidence}.`);
   }
-  const cooldown = seconds(g.cooldown);
+  const cooldown = fmt.parseDuration(g.cooldown);
   const last = w.applied?.updatedAt ?? w.applied?.at;
   if (cooldown != null && last && nowMs - Date.parse(last) < cooldown * 1000) {
     held.push(`Cooldown: kerf changed it ${fmt.ago(last)}; the policy waits ${fmt.duration(cooldown)} between changes.`);

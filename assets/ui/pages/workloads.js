@@ -7,6 +7,7 @@ import { get, fetchFile, saveBlob } from "../api.js";
 import { useApi, Async, Empty, Pager, QualityBadge, Badge, ErrorBox, useDebounced, useCurrency } from "../components.js";
 import { setQuery } from "../router.js";
 import * as fmt from "../format.js";
+import { appliedBy } from "../words.js";
 
 const FILTERS = ["cluster", "namespace", "name", "kind", "q", "dataQuality", "notice", "hasRecommendation", "stale", "risk"];
 const VIEW = [...FILTERS, "sort", "order"];
@@ -173,8 +174,7 @@ function Values({ resources, resource }) {
 
 /** Who applied a live change, and how, for a tooltip. */
 function appliedTitle(a) {
-  const who = a.by === "approval" ? `approved once${a.approvedBy ? ` by ${a.approvedBy}` : ""}` : "by the agent, as its policy allows";
-  return `${fmt.time(a.at)}: ${who}, ${a.strategy}${a.afterRecommendation ? "; the values shown are from before it, until the next run" : ""}`;
+  return `${fmt.time(a.at)}: ${appliedBy(a)}, ${a.strategy}${a.afterRecommendation ? "; the values shown are from before it, until the next run" : ""}`;
 }
 
 function Table({ items, currency, loading }) {

@@ -17,10 +17,30 @@ pub struct HubProcess {
     _kerf: Kerf,
     pub url: String,
     pub token: String,
+    /// The hub's store, opened beside the hub process (as a run writes it).
+    store: Store,
+    /// The effective-policy identity of each namespace's workloads.
+    identities: std::collections::BTreeMap<String, String>,
     _dir: tempfile::TempDir,
 }
 
 impl HubProcess {
+    /// Writes a new recommendation for each of `items` (as a run would), suggesting
+    /// `1/divisor` of its request.
+    pub async fn recommend(&self, cluster: &str, items: &[Seeded], divisor: f64) {
+        let now = kerf::clock::Clock::now_ms(&kerf::clock::SystemClock);
+        let mut by_identity: std::collections::BTreeMap<&str, Vec<Seeded>> = Default::default();
+        for w in items {
+            by_identity
+                .entry(&self.identities[&w.namespace])
+                .or_default()
+                .push(w.clone());
+        }
+        for (identity, group) in by_identity {
+            write(&self.store, cluster, &group, identity, now, divisor).await;
+        }
+    }
+
     pub fn client(&self, cluster: &str) -> Arc<HttpHub> {
         Arc::new(
             HttpHub::new(
@@ -49,7 +69,14 @@ fn ctx() -> kerf::events::config_change::AuditContext {
     kerf::commands::operator("bench")
 }
 
-async fn write(store: &Store, cluster: &str, items: &[Seeded], identity: &str, now: i64) {
+async fn write(
+    store: &Store,
+    cluster: &str,
+    items: &[Seeded],
+    identity: &str,
+    now: i64,
+    divisor: f64,
+) {
     let mut chunk = ChunkWrite {
         run_id: format!("bench-{identity}"),
         now_ms: now,
@@ -57,12 +84,12 @@ async fn write(store: &Store, cluster: &str, items: &[Seeded], identity: &str, n
     };
     for w in items {
         let id = kerf::runs::workload::workload_id(cluster, &w.namespace, "Deployment", &w.name);
-        // Half the request, a limit of twice that: a change worth making.
+        // A share of the request: a change worth making.
         let setting = |v: f64| json!({ "current": null, "suggested": v, "confidence": 90 });
         let summary = json!({
             "containers": [{ "name": "app",
-                "cpu": { "requests": setting(w.cpu as f64 / 2.0), "dataQuality": "available", "coverage": 1.0 },
-                "memory": { "requests": setting(w.memory as f64 / 2.0), "dataQuality": "available", "coverage": 1.0 } }],
+                "cpu": { "requests": setting(w.cpu as f64 / divisor), "dataQuality": "available", "coverage": 1.0 },
+                "memory": { "requests": setting(w.memory as f64 / divisor), "dataQuality": "available", "coverage": 1.0 } }],
             "confidence": 90, "coverage": 1.0, "dataQuality": "available", "notices": [],
             "coveredSeconds": 8 * 86_400,
         });
@@ -127,14 +154,16 @@ pub async fn start(cluster: &str, auto: &str, items: &[Seeded]) -> HubProcess {
     kerf::fleet::policies::create(&store, now, ctx(), policy)
         .await
         .expect("policy");
-    write(&store, cluster, items, "pending", now).await;
+    write(&store, cluster, items, "pending", now, 2.0).await;
     let kerf = Kerf::builder(dir.path())
         .env("KERF_LOG", "warn,kerf::server=info")
         .start();
-    let hub = HubProcess {
+    let mut hub = HubProcess {
         url: kerf.url(""),
         _kerf: kerf,
         token,
+        store,
+        identities: Default::default(),
         _dir: dir,
     };
     // Every workload has the same effective policy identity per mode: read them from
@@ -158,17 +187,13 @@ pub async fn start(cluster: &str, auto: &str, items: &[Seeded]) -> HubProcess {
             .expect("identity")
             .to_string()
     };
-    let mut by_identity: std::collections::BTreeMap<String, Vec<&Seeded>> = Default::default();
     for w in items {
-        by_identity
-            .entry(identity_of(&w.namespace))
-            .or_default()
-            .push(w);
+        if !hub.identities.contains_key(&w.namespace) {
+            let identity = identity_of(&w.namespace);
+            hub.identities.insert(w.namespace.clone(), identity);
+        }
     }
-    for (identity, group) in by_identity {
-        let group: Vec<Seeded> = group.into_iter().cloned().collect();
-        write(&store, cluster, &group, &identity, now).await;
-    }
+    hub.recommend(cluster, items, 2.0).await;
     hub
 }
 

@@ -1,23 +1,35 @@
-//! One agent loop over 5,000 workloads of the sim's in-process cluster, against the hub
-//! in another process over HTTP (as `mode = "agent"` runs): half the namespaces in
-//! `auto-patch` (changed in place), half in `audit`.
+//! The agent's loop over 5,000 and 20,000 workloads of the sim's in-process cluster,
+//! against the hub in another process over HTTP (as `mode = "agent"` runs): eleven of
+//! fifty namespaces in `auto-patch` (changed in place), the rest in `audit`. Passes that
+//! settle the first recommendations, steady passes (nothing changed: the feeds answer
+//! "nothing changed"), and a pass after 1 % of the recommendations changed, each with
+//! its time and the feed bytes it read.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use kerf::agent::{Agent, Hub, Options, Outbox};
+use kerf::agent::http_hub::HttpHub;
+use kerf::agent::{Agent, Options, Outbox};
 use kerf::clock::{Clock, ManualClock, SystemClock};
 use kerf::cluster::{Container, Node, NodeManagers, Resources};
 use kerf::sim::in_process::{DeploymentSpec, SimCluster};
 
 use super::hub::{self, rss, Seeded};
 
-const WORKLOADS: usize = 5_000;
 const NAMESPACES: usize = 50;
-const PASSES: usize = 6;
+/// Passes that apply and settle what the first recommendations ask.
+const SETTLING: usize = 4;
+/// Passes with nothing changed anywhere.
+const STEADY: usize = 3;
 
 pub async fn run() {
-    let items: Vec<Seeded> = (0..WORKLOADS)
+    for workloads in [5_000, 20_000] {
+        scenario(workloads).await;
+    }
+}
+
+async fn scenario(workloads: usize) {
+    let items: Vec<Seeded> = (0..workloads)
         .map(|i| Seeded {
             namespace: format!("bench-{}", i % NAMESPACES),
             name: format!("svc-{i}"),
@@ -25,7 +37,7 @@ pub async fn run() {
             memory: (256 + (i as u64 % 5) * 128) << 20,
         })
         .collect();
-    // Namespaces bench-1, bench-10..19: ten in auto-patch, forty in audit.
+    // Namespaces bench-1, bench-10..19: eleven in auto-patch, the rest in audit.
     let hub = hub::start("bench", "bench-1*", &items).await;
     // The agent's clock moves only when the benchmark says, so the simulated world is
     // stepped between passes, not on every call (its cost is not the agent's).
@@ -35,8 +47,8 @@ pub async fn run() {
             name: format!("node-{i}"),
             labels: Default::default(),
             ready: true,
-            allocatable_cpu: 128_000,
-            allocatable_memory: 512 << 30,
+            allocatable_cpu: 512_000,
+            allocatable_memory: 2048 << 30,
             swap_bytes: 0,
             managers: NodeManagers::default(),
             daemon_endpoint: None,
@@ -67,7 +79,7 @@ pub async fn run() {
     let built = Instant::now();
     sim.create_workloads(specs, "bench").expect("deployments");
     println!(
-        "the simulated cluster: {WORKLOADS} Deployments and their pods in {:.1} s",
+        "\nthe simulated cluster: {workloads} Deployments and their pods in {:.1} s",
         built.elapsed().as_secs_f64()
     );
     let (before, _) = rss();
@@ -77,7 +89,7 @@ pub async fn run() {
         namespaces: Vec::new(),
         agent_version: "bench".into(),
     };
-    let outbox = Outbox::new(20_000, Default::default());
+    let outbox = Outbox::new(2 * workloads, Default::default());
     // The benchmark keeps its own handle on the simulated world, so dropping the agent
     // frees only what the agent holds.
     let world = sim.clone();
@@ -85,30 +97,19 @@ pub async fn run() {
     let mut agent = Agent::start(sim, client.clone(), clock.clone(), options, outbox)
         .await
         .expect("agent");
-    println!("{WORKLOADS} workloads (sim in-process), hub in its own process over HTTP");
-    println!("pass  ms      feeds_ms  workloads  started  events  records  rss_mib  heap_mib");
-    for pass in 1..=PASSES {
-        clock.advance(1_000);
-        let feeds_ms = fetch_ms(client.as_ref()).await;
-        let started = Instant::now();
-        let report = agent.pass().await;
-        let ms = started.elapsed().as_secs_f64() * 1000.0;
-        if agent.busy() {
-            clock.advance(1_000);
-            agent.advance_all().await;
-        }
-        // As the running agent's delivery task does between passes.
-        agent.outbox().flush(client.as_ref()).await;
-        let (now, _) = rss();
-        println!(
-            "{pass:<4}  {ms:<6.0}  {feeds_ms:<8.0}  {:<9}  {:<7}  {:<6}  {:<7}  {now:<7.1}  {:.1}",
-            report.workloads,
-            report.started,
-            report.events,
-            report.records_written,
-            super::live_heap_mib()
-        );
+    println!("{workloads} workloads (sim in-process), hub in its own process over HTTP");
+    println!("pass          ms      feed_bytes  started  events  records  rss_mib  heap_mib");
+    for n in 1..=SETTLING {
+        pass(&mut agent, &client, &clock, &format!("settle {n}")).await;
     }
+    for n in 1..=STEADY {
+        pass(&mut agent, &client, &clock, &format!("steady {n}")).await;
+    }
+    // 1 % of the recommendations change (a run's new values), spread over the fleet.
+    let changed: Vec<Seeded> = items.iter().step_by(100).cloned().collect();
+    hub.recommend("bench", &changed, 3.0).await;
+    pass(&mut agent, &client, &clock, "1% changed").await;
+    pass(&mut agent, &client, &clock, "steady again").await;
     let (after, peak) = rss();
     println!(
         "process RSS {after:.1} MiB (peak {peak:.1}), of which the simulated cluster and the hub client's runtime were {before:.1} MiB before the agent started; RSS grew {:.1} MiB",
@@ -122,27 +123,32 @@ pub async fn run() {
     let heap_without = super::live_heap_mib();
     drop(world);
     println!(
-        "live heap: {heap_before:.1} MiB before the agent, {heap_with_agent:.1} MiB after {PASSES} passes, {heap_without:.1} MiB once the agent is dropped: the agent keeps {:.1} MiB, the simulated cluster grew {:.1} MiB",
+        "live heap: {heap_before:.1} MiB before the agent, {heap_with_agent:.1} MiB after its passes, {heap_without:.1} MiB once the agent is dropped: the agent keeps {:.1} MiB, the simulated cluster grew {:.1} MiB",
         heap_with_agent - heap_without,
         heap_without - heap_before
     );
 }
 
-/// What fetching both feeds alone takes (the hub's share of a pass and the decoding),
-/// measured just before the pass that fetches them again.
-async fn fetch_ms(hub: &impl Hub) -> f64 {
+/// One pass, timed, with the feed bytes it read; then what the running agent does
+/// between passes (changes in flight advanced, events delivered).
+async fn pass(agent: &mut Agent<SimCluster, HttpHub>, client: &HttpHub, clock: &ManualClock, label: &str) {
+    clock.advance(1_000);
+    let bytes = client.feed_bytes();
     let started = Instant::now();
-    hub.config().await.expect("config feed");
-    let mut next = None;
-    loop {
-        let page = hub
-            .recommendations(next)
-            .await
-            .expect("recommendation feed");
-        next = page.next;
-        if next.is_none() {
-            break;
-        }
+    let report = agent.pass().await;
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    let bytes = client.feed_bytes() - bytes;
+    if agent.busy() {
+        clock.advance(1_000);
+        agent.advance_all().await;
     }
-    started.elapsed().as_secs_f64() * 1000.0
+    agent.outbox().flush(client).await;
+    let (now, _) = rss();
+    println!(
+        "{label:<12}  {ms:<6.1}  {bytes:<10}  {:<7}  {:<6}  {:<7}  {now:<7.1}  {:.1}",
+        report.started,
+        report.events,
+        report.records_written,
+        super::live_heap_mib()
+    );
 }

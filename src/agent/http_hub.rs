@@ -22,6 +22,8 @@ pub struct HttpHub {
     /// `https://hub.example/v1/clusters/<cluster>`.
     base: String,
     token: String,
+    /// Body bytes of every feed answer read (`feed_bytes`).
+    feed_bytes: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for HttpHub {
@@ -72,6 +74,7 @@ impl HttpHub {
             http,
             base: format!("{}/v1/clusters/{cluster}", url.trim_end_matches('/')),
             token,
+            feed_bytes: Default::default(),
         })
     }
 
@@ -92,6 +95,19 @@ impl HttpHub {
 
     /// The body of a 200 answer, unparsed (the feeds are read straight into their
     /// types); any other status is the hub's refusal.
+    /// Body bytes of the feed answers read so far (what a pass costs on the wire,
+    /// before compression).
+    pub fn feed_bytes(&self) -> u64 {
+        self.feed_bytes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    async fn feed_text(&self, path: &str) -> Result<String, HubError> {
+        let text = self.call_text(Method::GET, path, None).await?;
+        self.feed_bytes
+            .fetch_add(text.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(text)
+    }
+
     async fn call_text(
         &self,
         method: Method,
@@ -149,17 +165,26 @@ fn unreadable(what: &str, e: serde_json::Error) -> HubError {
 }
 
 impl Hub for HttpHub {
-    async fn config(&self) -> Result<ConfigFeed, HubError> {
-        let text = self.call_text(Method::GET, "/config", None).await?;
+    async fn config(&self, since: Option<String>) -> Result<ConfigFeed, HubError> {
+        let path = match &since {
+            Some(v) => format!("/config?since={}", form_urlencoded_component(v)),
+            None => "/config".to_string(),
+        };
+        let text = self.feed_text(&path).await?;
         ConfigFeed::read(&text).map_err(|e| unreadable("config feed", e))
     }
 
-    async fn recommendations(&self, next: Option<String>) -> Result<FeedPage, HubError> {
-        let path = match &next {
-            Some(n) => format!("/recommendations?next={}", form_urlencoded_component(n)),
-            None => "/recommendations".to_string(),
+    async fn recommendations(
+        &self,
+        since: Option<String>,
+        next: Option<String>,
+    ) -> Result<FeedPage, HubError> {
+        let path = match (&since, &next) {
+            (Some(v), _) => format!("/recommendations?since={}", form_urlencoded_component(v)),
+            (None, Some(n)) => format!("/recommendations?next={}", form_urlencoded_component(n)),
+            (None, None) => "/recommendations".to_string(),
         };
-        let text = self.call_text(Method::GET, &path, None).await?;
+        let text = self.feed_text(&path).await?;
         FeedPage::read(&text).map_err(|e| unreadable("recommendation feed", e))
     }
 

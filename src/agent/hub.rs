@@ -41,28 +41,45 @@ pub enum HubError {
 #[derive(Debug, Clone, PartialEq)]
 pub enum FeedItem {
     Ok(Box<RecommendationItem>),
-    /// An item that does not parse; `workload` is what could be read of its name.
+    /// An item that does not parse; `workload` is what could be read of its name, and
+    /// `workload_id` of its id.
     Bad {
         workload: Option<crate::workload::WorkloadKey>,
+        workload_id: Option<String>,
         error: String,
     },
 }
 
 impl FeedItem {
+    /// The workload id the item is for, when it could be read.
+    pub fn workload_id(&self) -> Option<&str> {
+        match self {
+            FeedItem::Ok(i) => Some(&i.workload_id),
+            FeedItem::Bad { workload_id, .. } => workload_id.as_deref(),
+        }
+    }
+
     /// Reads one item, keeping what names its workload when the rest does not parse.
     pub fn read(raw: &RawValue) -> FeedItem {
         match serde_json::from_str::<RecommendationItem>(raw.get()) {
             Ok(item) => FeedItem::Ok(Box::new(item)),
             Err(e) => {
                 #[derive(Deserialize)]
+                #[serde(rename_all = "camelCase")]
                 struct Named {
+                    #[serde(default)]
                     workload: crate::wire::NamedWorkload,
+                    #[serde(default)]
+                    workload_id: Option<String>,
                 }
-                let workload = serde_json::from_str::<Named>(raw.get())
-                    .ok()
-                    .and_then(|n| n.workload.name());
+                let named = serde_json::from_str::<Named>(raw.get()).ok();
+                let (workload, workload_id) = match named {
+                    Some(n) => (n.workload.name(), n.workload_id),
+                    None => (None, None),
+                };
                 FeedItem::Bad {
                     workload,
+                    workload_id,
                     error: e.to_string(),
                 }
             }
@@ -70,12 +87,18 @@ impl FeedItem {
     }
 }
 
-/// One page of the recommendation feed.
-#[derive(Debug, Clone, PartialEq)]
+/// One page of the recommendation feed, or what changed since a version.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FeedPage {
     pub items: Vec<FeedItem>,
     /// The cursor of the next page, if any.
     pub next: Option<String>,
+    /// The feed's version (`None` from a hub before feeds by change).
+    pub version: Option<String>,
+    /// The version asked for, when this is only what changed since it.
+    pub since: Option<String>,
+    /// Workload ids whose item left the feed since `since`.
+    pub deleted: Vec<String>,
 }
 
 impl FeedPage {
@@ -88,23 +111,38 @@ impl FeedPage {
             items: Vec<&'a RawValue>,
             #[serde(default)]
             next: Option<String>,
+            #[serde(default)]
+            version: Option<String>,
+            #[serde(default)]
+            since: Option<String>,
+            #[serde(default)]
+            deleted: Vec<String>,
         }
         let page: Page = serde_json::from_str(text)?;
         Ok(FeedPage {
             items: page.items.into_iter().map(FeedItem::read).collect(),
             next: page.next,
+            version: page.version,
+            since: page.since,
+            deleted: page.deleted,
         })
     }
 }
 
 /// The hub as the agent uses it.
 pub trait Hub: Send + Sync + 'static {
-    /// `GET /v1/clusters/{cluster}/config`.
-    fn config(&self) -> impl Future<Output = Result<ConfigFeed, HubError>> + Send;
+    /// `GET /v1/clusters/{cluster}/config[?since=]`: whole, or what changed since the
+    /// version `since` (when the answer's `since` says so).
+    fn config(
+        &self,
+        since: Option<String>,
+    ) -> impl Future<Output = Result<ConfigFeed, HubError>> + Send;
 
-    /// `GET /v1/clusters/{cluster}/recommendations[?next=]`.
+    /// `GET /v1/clusters/{cluster}/recommendations[?since=|?next=]`: a page of the whole
+    /// feed, or what changed since the version `since`.
     fn recommendations(
         &self,
+        since: Option<String>,
         next: Option<String>,
     ) -> impl Future<Output = Result<FeedPage, HubError>> + Send;
 
@@ -171,7 +209,9 @@ mod tests {
             .items
             .iter()
             .map(|i| match i {
-                FeedItem::Bad { workload, error } => {
+                FeedItem::Bad {
+                    workload, error, ..
+                } => {
                     assert!(!error.is_empty());
                     workload.clone()
                 }

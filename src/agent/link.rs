@@ -1,5 +1,5 @@
 //! The agent's link to the hub: who it is (cluster, namespaces, versions), the settings
-//! the hub last sent, both feeds read at once (the recommendation feed paged through),
+//! the hub last sent, both feeds brought up to date by change (`held_feeds`),
 //! what they say this pass indexed by workload, and the heartbeat when it is due.
 
 use std::collections::HashMap;
@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::decide::{ClusterFreeze, Situation};
+use super::held_feeds::HeldFeeds;
 use super::hub::{FeedItem, Hub, HubError};
 use crate::cluster::WorkloadKey;
 use crate::wire::{AgentSettings, ConfigFeed, Heartbeat, RecommendationItem, WorkloadConfig};
@@ -64,20 +65,10 @@ impl<H: Hub> HubLink<H> {
         self.settings = settings;
     }
 
-    /// Both feeds at once (the recommendation feed paged through), or why not.
-    pub async fn fetch(&self) -> Result<(ConfigFeed, Vec<FeedItem>), HubError> {
-        let config = self.hub.config().await?;
-        let mut items = Vec::new();
-        let mut next = None;
-        loop {
-            let page = self.hub.recommendations(next).await?;
-            items.extend(page.items);
-            match page.next {
-                Some(n) => next = Some(n),
-                None => break,
-            }
-        }
-        Ok((config, items))
+    /// Brings `held` up to date with the hub's feeds at `now` (what changed since the
+    /// versions it holds), or says why not.
+    pub async fn fetch(&self, held: &mut HeldFeeds, now: i64) -> Result<(), HubError> {
+        held.refresh(self.hub.as_ref(), now).await
     }
 
     /// Sends a heartbeat when one is due at `now`.
@@ -126,17 +117,21 @@ pub struct Feeds<'a> {
 }
 
 impl<'a> Feeds<'a> {
-    pub fn index(config: Option<&'a ConfigFeed>, items: &'a [FeedItem]) -> Feeds<'a> {
+    /// What `held` says (nothing when the hub is away this pass).
+    pub fn index(held: Option<&'a HeldFeeds>) -> Feeds<'a> {
         let mut f = Feeds::default();
-        for w in config.iter().flat_map(|c| &c.workloads) {
+        let Some(held) = held else {
+            return f;
+        };
+        for w in held.workloads() {
             f.config
                 .insert(Name::new(&w.namespace, w.kind.clone(), &w.name), w);
         }
-        for u in config.iter().flat_map(|c| &c.unreadable) {
+        for u in held.unreadable() {
             let name = Name::new(&u.namespace, u.kind.clone(), &u.name);
             f.bad.insert(name, ("config", u.error.as_str()));
         }
-        for item in items {
+        for item in held.items() {
             match item {
                 FeedItem::Ok(i) => {
                     let w = &i.workload;
@@ -146,6 +141,7 @@ impl<'a> Feeds<'a> {
                 FeedItem::Bad {
                     workload: Some(name),
                     error,
+                    ..
                 } => {
                     f.bad
                         .insert(name.clone(), ("recommendation", error.as_str()));

@@ -6,7 +6,7 @@
 //!
 //! Its files, each naming only those below it (`tests/it/source_fence.rs` refuses a
 //! cycle): `run` (the agent: its life and its passes) owns `link` (the hub: feeds,
-//! settings, heartbeat), `memory` (what it keeps per workload), `reports` (events on
+//! settings, heartbeat) and `held_feeds` (both feeds as last read, kept by change), `memory` (what it keeps per workload), `reports` (events on
 //! their way: outbox, acknowledgements, Kubernetes Events) and `counters` (the kubelets'
 //! CPU counters), and lends them to `actions` (deciding and acting on the cluster,
 //! carrying changes forward, releasing, the health watch, writing the records), and
@@ -20,6 +20,7 @@ pub mod collector;
 mod counters;
 pub mod decide;
 pub mod event;
+mod held_feeds;
 pub mod http_hub;
 pub mod hub;
 mod link;

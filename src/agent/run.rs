@@ -21,6 +21,7 @@ use std::time::Duration;
 use super::actions::Actions;
 use super::collector::{self, Collector};
 use super::counters::Counters;
+use super::held_feeds::HeldFeeds;
 use super::hub::Hub;
 pub use super::link::Options;
 use super::link::{name_of, situation, Feeds, HubLink};
@@ -66,6 +67,8 @@ pub struct Agent<C: Cluster, H: Hub> {
     memory: Memory,
     reports: Reports,
     counters: Counters,
+    /// The hub's feeds as last read (taken for the length of a pass).
+    held: HeldFeeds,
     /// Where the hub reads usage, as its last config feed said (the collector's `auto`).
     usage_source: tokio::sync::watch::Sender<UsageSource>,
     /// How to collect usage, when asked to ([`Agent::with_collector`]).
@@ -121,6 +124,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             memory,
             reports,
             counters: Counters::default(),
+            held: HeldFeeds::default(),
             usage_source: tokio::sync::watch::Sender::new(UsageSource::default()),
             collector: None,
         })
@@ -182,25 +186,26 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
     /// One pass over every workload.
     pub async fn pass(&mut self) -> PassReport {
         self.reports.settle(&mut self.memory);
-        let fetched = self.link.fetch().await;
+        let mut held = std::mem::take(&mut self.held);
+        let fetched = self.link.fetch(&mut held, self.clock.now_ms()).await;
         let now = self.clock.now_ms();
-        let (config, items) = match fetched {
-            Ok((c, i)) => {
-                self.link.adopt(c.agent.clone());
-                self.usage_source.send_replace(c.usage_source);
-                self.reports
-                    .outbox()
-                    .set_capacity(c.agent.event_buffer_size as usize);
-                (Some(c), i)
-            }
+        let config = match fetched {
+            Ok(()) => held.head(),
             Err(e) => {
                 tracing::warn!(error = %e, "the hub cannot be reached; nothing new is applied");
-                (None, Vec::new())
+                None
             }
         };
+        if let Some(c) = config {
+            self.link.adopt(c.agent.clone());
+            self.usage_source.send_replace(c.usage_source);
+            self.reports
+                .outbox()
+                .set_capacity(c.agent.event_buffer_size as usize);
+        }
         let snap = self.view.snapshot();
-        let s = situation(now, config.as_ref());
-        let feeds = Feeds::index(config.as_ref(), &items);
+        let s = situation(now, config);
+        let feeds = Feeds::index(config.map(|_| &held));
         let mut report = PassReport {
             hub_reachable: s.hub_reachable,
             workloads: snap.workloads.len(),
@@ -236,6 +241,8 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         }
         report.events = act.queued_events() - before;
         report.records_written = act.persist().await;
+        drop(feeds);
+        self.held = held;
         report
     }
 

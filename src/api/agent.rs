@@ -1,5 +1,4 @@
-//! What a cluster's agent talks to besides recommendations:
-//! `GET /v1/clusters/{cluster}/config` (the config feed), `POST .../heartbeat`
+//! What a cluster's agent sends besides reading its feeds (`feed`): `POST .../heartbeat`
 //! (versions and capabilities; feeds readiness) and `POST .../events` (audit events,
 //! stored exactly once per id and counted in `kerf_actions_total`).
 
@@ -14,9 +13,9 @@ use super::body::{read_json, read_limited};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::events::BatchError;
-use crate::fleet::{feed, ingest};
+use crate::fleet::ingest;
 use crate::metrics::ActionLabels;
-use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
+use crate::wire::{AgentEvent, Heartbeat, Readiness};
 
 /// Largest event batch body, in bytes.
 pub const MAX_BATCH_BYTES: usize = 1024 * 1024;
@@ -28,34 +27,6 @@ pub struct EventsStored {
     pub accepted: usize,
     /// Events whose id was already stored (or repeated in the batch): ignored.
     pub duplicates: usize,
-}
-
-/// `GET /v1/clusters/{cluster}/config`.
-#[utoipa::path(
-    get,
-    path = "/v1/clusters/{cluster}/config",
-    summary = "The agent's config feed (cluster token).",
-    description = "{cluster, serverTime, flags {paused, pauseScope (cluster | fleet | null), frozen}, pause, freeze {enabled, reason, since, until}, agent {loopIntervalSeconds, heartbeatIntervalSeconds, changeToleranceDefault, eventBufferSize}, workloads [{workloadId, namespace, kind, name, mode {cpu, memory}, policyIdentity, policy}]}. A pause or freeze whose resumeAt/until has passed no longer applies.",
-    params(
-        ("cluster" = String, Path),
-    ),
-    responses(
-        (status = 200, description = "ClusterConfig", body = ConfigFeed),
-    )
-)]
-pub async fn config(
-    State(state): State<AppState>,
-    Path(cluster): Path<String>,
-) -> Result<Json<ConfigFeed>, ApiError> {
-    let feed = feed::config(
-        &state.store,
-        &state.runs,
-        state.now(),
-        &cluster,
-        agent_settings(&state),
-    )
-    .await?;
-    Ok(Json(feed))
 }
 
 /// What this hub hands its agents (`[agents]` of its config).

@@ -234,6 +234,6 @@ pub fn route_table() -> RouteTable {
         .add(WorkloadWrite, routes!(notifications::delete_rule))
         .add(WorkloadRead, routes!(deliveries::list_deliveries))
         .add(WorkloadRead, routes!(deliveries::get_delivery))
-        .add(ClusterAgent, routes!(agent::config))
+        .add(ClusterAgent, routes!(feed::config))
         .add(ClusterAgent, routes!(agent::heartbeat))
 }

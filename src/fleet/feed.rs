@@ -65,6 +65,9 @@ pub async fn config(
                 policy: std::sync::Arc::new(w.effective),
             })
             .collect(),
+        version: None,
+        since: None,
+        deleted: Vec::new(),
         unreadable: Vec::new(),
     })
 }
@@ -149,6 +152,9 @@ pub async fn recommendations(
         policy_version: settings.policy_version(),
         items,
         next: None,
+        version: None,
+        since: None,
+        deleted: Vec::new(),
     };
     Ok((feed, more_after))
 }

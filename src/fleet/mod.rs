@@ -2,7 +2,7 @@
 //! (`clusters`), automation pauses (`pause`), datasources and their checks
 //! (`datasources`, `datasource_check`), policies (`policies`), per-workload overrides,
 //! approvals and effective policy (`workloads`, `effective`), the two agent feeds
-//! (`feed`), what agents send (`ingest`; their usage samples: `usage`; the changes they
+//! (`feed`, kept and answered by change in `feed_cache`), what agents send (`ingest`; their usage samples: `usage`; the changes they
 //! applied or rolled back, folded into each workload's live change: `applied`), where each
 //! cluster's usage comes from (`usage_source`) and the ticker job that auto-resumes pauses and
 //! re-evaluates readiness (`ticker`), and the fleet the config file declares, applied
@@ -17,6 +17,7 @@ pub mod datasources;
 pub mod declared;
 pub mod effective;
 pub mod feed;
+pub mod feed_cache;
 pub mod ingest;
 pub mod pause;
 pub mod policies;
@@ -29,10 +30,12 @@ pub mod workloads;
 use std::sync::Arc;
 
 /// Shared fleet state: wakes the ticker when a pause changes or a cluster needs its first
-/// datasource check. Cheap to clone.
+/// datasource check, and keeps the agents' feeds as last built (`feed_cache`). Cheap to
+/// clone.
 #[derive(Clone, Default)]
 pub struct Fleet {
     pub wake: Arc<tokio::sync::Notify>,
+    pub feeds: Arc<feed_cache::FeedCache>,
 }
 
 impl Fleet {

@@ -1,6 +1,9 @@
 //! The retention job: prunes recommendation and run history older than the recommender
 //! settings' `retentionDays` (always keeping each workload's latest recommendation and
-//! each cluster's latest run), and the audit log's rows past `[audit]`'s retention:
+//! each cluster's latest run), forgets workloads gone from their cluster for longer than
+//! that, and at least a week (they leave the lists and the agents' feeds), and the audit
+//! log's rows
+//! past `[audit]`'s retention:
 //! workload events and configuration changes, each by arrival time. It prunes after
 //! every run and at least hourly, so a shortened retention takes effect without
 //! waiting. Every delete is a small batch in its own short write, so the writer is
@@ -11,6 +14,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 
+use super::engine::ABSENT_REASON;
 use super::Runs;
 use crate::store::{AuditRows, Store, StoreError};
 
@@ -18,6 +22,12 @@ use crate::store::{AuditRows, Store, StoreError};
 const EVERY: Duration = Duration::from_secs(3600);
 /// Recommendations deleted per write.
 const HISTORY_BATCH: usize = 2000;
+/// A workload gone from its cluster is forgotten after the retention, and never sooner
+/// than this (`retentionDays: 0` keeps no history, but a workload away for a day is
+/// not forgotten).
+pub const GONE_AT_LEAST_MS: i64 = 7 * DAY_MS;
+/// Gone workloads forgotten per write.
+const WORKLOAD_BATCH: usize = 200;
 /// Audit rows deleted per write.
 pub const AUDIT_BATCH: usize = 100;
 const DAY_MS: i64 = 86_400_000;
@@ -40,19 +50,29 @@ impl AuditRetention {
     }
 }
 
-/// Deletes history older than `cutoff_ms`; logs what it did.
-pub async fn prune(store: &Store, cutoff_ms: i64) {
-    match prune_history(store, cutoff_ms).await {
-        Ok((0, 0)) => {}
-        Ok((recs, runs)) => tracing::info!(recommendations = recs, runs, "pruned history"),
+/// Deletes history older than `retention_ms` before `now`, and forgets workloads gone
+/// from their cluster for that long (at least [`GONE_AT_LEAST_MS`]); logs what it did.
+pub async fn prune(store: &Store, now: i64, retention_ms: i64) {
+    let cutoff_ms = now - retention_ms;
+    let gone_before = now - retention_ms.max(GONE_AT_LEAST_MS);
+    match prune_history(store, cutoff_ms, gone_before).await {
+        Ok((0, 0, 0)) => {}
+        Ok((recs, runs, workloads)) => {
+            tracing::info!(recommendations = recs, runs, workloads, "pruned history")
+        }
         Err(e) => tracing::error!(error = %e, "pruning history failed"),
     }
 }
 
 /// Deletes recommendations and runs older than `cutoff_ms`, always keeping each
-/// workload's latest recommendation and each cluster's latest run. Returns
-/// (recommendations, runs) deleted.
-async fn prune_history(store: &Store, cutoff_ms: i64) -> Result<(usize, usize), StoreError> {
+/// workload's latest recommendation and each cluster's latest run, and forgets the
+/// workloads no run has seen since before `gone_before`. Returns (recommendations,
+/// runs, workloads) deleted.
+async fn prune_history(
+    store: &Store,
+    cutoff_ms: i64,
+    gone_before: i64,
+) -> Result<(usize, usize, usize), StoreError> {
     // One short write per batch: other writers get the writer between batches.
     let mut recs = 0;
     loop {
@@ -66,7 +86,18 @@ async fn prune_history(store: &Store, cutoff_ms: i64) -> Result<(usize, usize), 
         tokio::task::yield_now().await;
     }
     let runs = store.writing(move |tx| tx.prune_runs(cutoff_ms)).await?;
-    Ok((recs, runs))
+    let mut workloads = 0;
+    loop {
+        let n = store
+            .writing(move |tx| tx.forget_gone_workloads(gone_before, ABSENT_REASON, WORKLOAD_BATCH))
+            .await?;
+        workloads += n;
+        if n < WORKLOAD_BATCH {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    Ok((recs, runs, workloads))
 }
 
 /// Deletes the audit rows that arrived before `now` less their retention, a batch at a
@@ -122,7 +153,7 @@ pub async fn run(runs: Runs, store: Store, audit: AuditRetention, stop: impl Fut
     tokio::pin!(stop);
     loop {
         match runs.recommender().await {
-            Ok(settings) => prune(&store, runs.clock().now_ms() - settings.retention_ms()).await,
+            Ok(settings) => prune(&store, runs.clock().now_ms(), settings.retention_ms()).await,
             Err(e) => tracing::error!(error = %e, "retention cannot read the settings"),
         }
         prune_audit(&store, runs.clock().now_ms(), audit, stop.as_mut()).await;

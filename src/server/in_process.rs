@@ -40,15 +40,17 @@ fn refused(e: ApiError) -> HubError {
 }
 
 impl Hub for InProcessHub {
-    async fn config(&self) -> Result<ConfigFeed, HubError> {
-        let s = &self.state;
-        let agent = agent::agent_settings(s);
-        crate::fleet::feed::config(&s.store, &s.runs, s.now(), &self.cluster, agent)
+    async fn config(&self, since: Option<String>) -> Result<ConfigFeed, HubError> {
+        feed::config_feed(&self.state, &self.cluster, since.as_deref())
             .await
-            .map_err(|e| refused(e.into()))
+            .map_err(refused)
     }
 
-    async fn recommendations(&self, next: Option<String>) -> Result<FeedPage, HubError> {
+    async fn recommendations(
+        &self,
+        since: Option<String>,
+        next: Option<String>,
+    ) -> Result<FeedPage, HubError> {
         let after = match next {
             Some(n) => query::decode_cursor("next", &n)
                 .map_err(refused)?
@@ -57,7 +59,7 @@ impl Hub for InProcessHub {
                 .to_string(),
             None => String::new(),
         };
-        let feed = feed::page(&self.state, &self.cluster, after, PAGE)
+        let feed = feed::page(&self.state, &self.cluster, since.as_deref(), after, PAGE)
             .await
             .map_err(refused)?;
         Ok(FeedPage {
@@ -67,6 +69,9 @@ impl Hub for InProcessHub {
                 .map(|i| FeedItem::Ok(Box::new(i)))
                 .collect(),
             next: feed.next,
+            version: feed.version,
+            since: feed.since,
+            deleted: feed.deleted,
         })
     }
 

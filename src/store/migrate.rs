@@ -98,6 +98,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "approval_lapse",
         sql: include_str!("../../migrations/0013_approval_lapse.sql"),
     },
+    Migration {
+        version: 14,
+        name: "feed_revision",
+        sql: include_str!("../../migrations/0014_feed_revision.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

@@ -11,6 +11,7 @@ pub mod clusters;
 pub mod config_audit;
 mod datasources;
 mod events;
+mod feed_revision;
 pub mod files;
 mod history;
 pub mod live_changes;

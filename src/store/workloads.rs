@@ -163,4 +163,32 @@ impl Tx<'_> {
             params![cluster, run_id, reason, now_ms],
         )?)
     }
+
+    /// Forgets up to `batch` workloads stale for `reason` (no run has seen them) since
+    /// before `cutoff_ms`: the workload, its recommendations and approvals, and its live
+    /// change. Its override stays (configuration, audited on its own, and back in force
+    /// if the workload returns). Returns how many were forgotten.
+    pub fn forget_gone_workloads(
+        &self,
+        cutoff_ms: i64,
+        reason: &str,
+        batch: usize,
+    ) -> Result<usize, StoreError> {
+        let ids: Vec<String> = self
+            .tx
+            .prepare(
+                "SELECT id FROM workloads WHERE stale = 1 AND stale_reason = ?2
+                   AND stale_since < ?1 ORDER BY id LIMIT ?3",
+            )?
+            .query_map(params![cutoff_ms, reason, batch as i64], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        for id in &ids {
+            self.tx
+                .execute("DELETE FROM approvals WHERE workload_id = ?1", [id])?;
+            self.tx
+                .execute("DELETE FROM recommendations WHERE workload_id = ?1", [id])?;
+            self.tx.execute("DELETE FROM workloads WHERE id = ?1", [id])?;
+        }
+        Ok(ids.len())
+    }
 }

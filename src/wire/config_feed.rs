@@ -30,8 +30,20 @@ pub struct ConfigFeed {
     /// `prometheus`. Absent: `prometheus`.
     #[serde(default)]
     pub usage_source: UsageSource,
-    /// Every workload of the cluster the hub knows (stale ones included).
+    /// Every workload of the cluster the hub knows (stale ones included), or on a change
+    /// answer (`since`) the entries that changed.
     pub workloads: Vec<WorkloadConfig>,
+    /// The feed's version: send it back as `since` to get only what changes after it
+    /// (docs/contracts/agent.md, "Feeds by change"). Absent from hubs before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Set when this answer holds only what changed since that version (the one the
+    /// agent sent); absent on a whole feed, which replaces what the agent holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Workload ids whose entry left the feed since `since` (on a change answer only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deleted: Vec<String>,
     /// Entries of `workloads` this agent could not read (filled by [`ConfigFeed::read`],
     /// never sent).
     #[serde(skip)]
@@ -41,6 +53,8 @@ pub struct ConfigFeed {
 /// A workload entry of the config feed that does not parse, named as far as it can be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnreadableWorkload {
+    /// The entry's workload id, when it could be read.
+    pub workload_id: Option<String>,
     pub namespace: String,
     pub kind: String,
     pub name: String,
@@ -68,6 +82,12 @@ impl ConfigFeed {
             usage_source: UsageSource,
             #[serde(borrow)]
             workloads: Vec<&'a RawValue>,
+            #[serde(default)]
+            version: Option<String>,
+            #[serde(default)]
+            since: Option<String>,
+            #[serde(default)]
+            deleted: Vec<String>,
         }
         let e: Envelope = serde_json::from_str(text)?;
         let mut feed = ConfigFeed {
@@ -79,6 +99,9 @@ impl ConfigFeed {
             agent: e.agent,
             usage_source: e.usage_source,
             workloads: Vec::with_capacity(e.workloads.len()),
+            version: e.version,
+            since: e.since,
+            deleted: e.deleted,
             unreadable: Vec::new(),
         };
         // Most workloads share a handful of policies: each distinct one is kept once.
@@ -95,8 +118,10 @@ impl ConfigFeed {
                 }
                 Err(error) => {
                     let named = serde_json::from_str::<NamedWorkload>(item.get()).ok();
+                    let workload_id = named.as_ref().and_then(|n| n.workload_id.clone());
                     match named.and_then(NamedWorkload::name) {
                         Some(key) => feed.unreadable.push(UnreadableWorkload {
+                            workload_id,
                             namespace: key.namespace,
                             kind: key.kind,
                             name: key.name,
@@ -117,6 +142,8 @@ impl ConfigFeed {
 /// does not parse (so that workload can be reported).
 #[derive(Debug, Default, Deserialize)]
 pub struct NamedWorkload {
+    #[serde(rename = "workloadId")]
+    workload_id: Option<String>,
     namespace: Option<String>,
     kind: Option<String>,
     name: Option<String>,
@@ -331,6 +358,9 @@ mod tests {
             agent: AgentSettings::default(),
             usage_source: UsageSource::Embedded,
             workloads: vec![workload("cart"), workload("web")],
+            version: Some("e.1".into()),
+            since: None,
+            deleted: Vec::new(),
             unreadable: Vec::new(),
         };
         serde_json::to_value(feed).unwrap()

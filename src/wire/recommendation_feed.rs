@@ -25,6 +25,17 @@ pub struct RecommendationFeed {
     pub items: Vec<RecommendationItem>,
     /// Cursor of the next page (`?next=`), `null` on the last.
     pub next: Option<String>,
+    /// The feed's version: send it back as `since` to get only what changes after it
+    /// (docs/contracts/agent.md, "Feeds by change"). Absent from hubs before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Set when this answer holds only what changed since that version (the one the
+    /// agent sent); absent on a whole feed, which replaces what the agent holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// Workload ids whose entry left the feed since `since` (on a change answer only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deleted: Vec<String>,
 }
 
 /// A workload as the feed names it.

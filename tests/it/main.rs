@@ -34,6 +34,7 @@ mod declared_fleet;
 mod edge;
 mod events_fault;
 mod events_ingest;
+mod feed_changes;
 mod fleet_audit;
 mod fleet_clock;
 mod hardening_connections;

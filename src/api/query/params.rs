@@ -25,6 +25,19 @@ pub fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error>
         .ok_or_else(|| D::Error::custom("must be an integer from 1 to 500"))
 }
 
+/// The longest a feed's long poll (`wait`) holds a request, in seconds.
+pub const MAX_WAIT_SECONDS: u64 = 20;
+
+/// `wait`: 0..=20 seconds.
+pub fn wait_seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    text(d)?
+        .parse()
+        .ok()
+        .filter(|n| *n <= MAX_WAIT_SECONDS)
+        .map(Some)
+        .ok_or_else(|| D::Error::custom("must be a whole number of seconds from 0 to 20"))
+}
+
 /// An RFC 3339 timestamp as Unix milliseconds.
 pub fn time_ms<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     crate::timestamp::parse_ms(&text(d)?)

@@ -42,11 +42,15 @@ struct Tee {
 }
 
 impl Hub for Tee {
-    async fn config(&self) -> Result<ConfigFeed, HubError> {
-        self.hub.config().await
+    async fn config(&self, since: Option<String>) -> Result<ConfigFeed, HubError> {
+        self.hub.config(since).await
     }
-    async fn recommendations(&self, next: Option<String>) -> Result<FeedPage, HubError> {
-        self.hub.recommendations(next).await
+    async fn recommendations(
+        &self,
+        since: Option<String>,
+        next: Option<String>,
+    ) -> Result<FeedPage, HubError> {
+        self.hub.recommendations(since, next).await
     }
     async fn heartbeat(&self, beat: &Heartbeat) -> Result<Readiness, HubError> {
         self.hub.heartbeat(beat).await

@@ -1,0 +1,394 @@
+//! The agents' feeds by change. The hub keeps each cluster's two feeds as it last built
+//! them, every entry marked with the version it last changed at, and a tombstone for
+//! each workload that left. An agent that has version N gets only the entries changed
+//! after N and the ids deleted since: "nothing changed" is the feed's head alone, a few
+//! hundred bytes, whatever the size of the fleet.
+//!
+//! A built feed is current while the store's feed revision (bumped by a trigger on every
+//! write to a table the feeds are built from) is the one it was built at, and the clock
+//! has not reached the next moment the feeds change by time alone (a pause that resumes,
+//! a freeze that ends, an override that expires). Otherwise it is built again and
+//! compared entry by entry with the last, so only what differs gets a new version.
+//! As a safety net it is rebuilt at least every [`MAX_AGE_MS`].
+//!
+//! Versions are `<epoch>.<n>`: the epoch is this hub process's, so a version from
+//! another process (a restart, another replica), one older than the oldest tombstone
+//! kept, or one never handed out gets the whole feed: a full resync, nothing missed.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::runs::Runs;
+use crate::store::{Store, StoreError};
+use crate::wire::{AgentSettings, ConfigFeed, RecommendationFeed, RecommendationItem, WorkloadConfig};
+
+/// A built feed is rebuilt at least this often, whatever the revision says (ms).
+pub const MAX_AGE_MS: i64 = 10 * 60 * 1000;
+/// Tombstones of workloads that left are kept this long (ms); an agent that last read
+/// before the oldest one kept gets a full resync.
+pub const TOMBSTONE_MS: i64 = 24 * 3600 * 1000;
+
+/// Every cluster's feeds as last built. Cheap to share (`Arc`), one per hub process.
+pub struct FeedCache {
+    epoch: String,
+    clusters: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Built>>>>>,
+}
+
+impl Default for FeedCache {
+    fn default() -> Self {
+        FeedCache {
+            epoch: uuid::Uuid::new_v4().simple().to_string()[..12].to_string(),
+            clusters: Default::default(),
+        }
+    }
+}
+
+/// One entry and the version it last changed at.
+#[derive(Debug)]
+struct Entry<T> {
+    changed: u64,
+    value: T,
+}
+
+/// A cluster's two feeds as last built.
+#[derive(Debug)]
+pub struct Built {
+    revision: i64,
+    built_at: i64,
+    /// The next moment the feeds change by the clock alone.
+    expires: Option<i64>,
+    version: u64,
+    /// Below this version a delta cannot be told (tombstones dropped): full resync.
+    floor: u64,
+    /// The config feed without its workloads (and without `serverTime`).
+    config_head: ConfigFeed,
+    config: BTreeMap<String, Entry<WorkloadConfig>>,
+    /// The recommendation feed without its items.
+    rec_head: RecommendationFeed,
+    recs: BTreeMap<String, Entry<RecommendationItem>>,
+    /// Workload id → (version, time) it left the config feed / the recommendation feed.
+    config_gone: BTreeMap<String, (u64, i64)>,
+    recs_gone: BTreeMap<String, (u64, i64)>,
+}
+
+/// What an agent asked for: everything, or what changed since a version it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Since {
+    Everything,
+    /// A version this hub handed out and can still answer from.
+    Version(u64),
+}
+
+impl FeedCache {
+    /// The version token of `n`.
+    pub fn token(&self, n: u64) -> String {
+        format!("{}.{n}", self.epoch)
+    }
+
+    /// Reads an agent's `since` against `built`: a version of another epoch, from before
+    /// the oldest tombstone or never handed out is [`Since::Everything`].
+    pub fn since(&self, token: Option<&str>, built: &Built) -> Since {
+        let Some((epoch, n)) = token.and_then(|t| t.rsplit_once('.')) else {
+            return Since::Everything;
+        };
+        match n.parse::<u64>() {
+            Ok(n) if epoch == self.epoch && n >= built.floor && n <= built.version => {
+                Since::Version(n)
+            }
+            _ => Since::Everything,
+        }
+    }
+
+    /// `cluster`'s config feed at `now`: whole, or what changed after version `since`.
+    pub async fn config(
+        &self,
+        store: &Store,
+        runs: &Runs,
+        now: i64,
+        cluster: &str,
+        agent: AgentSettings,
+        since: Option<&str>,
+    ) -> Result<ConfigFeed, StoreError> {
+        self.with_current(store, runs, now, cluster, agent, |b| {
+            let from = self.since(since, b);
+            let mut feed = b.config(from);
+            feed.server_time = crate::timestamp::format_ms(now);
+            feed.version = Some(self.token(b.version));
+            feed.since = since.filter(|_| from != Since::Everything).map(str::to_string);
+            feed
+        })
+        .await
+    }
+
+    /// `cluster`'s recommendation feed at `now`: a page of up to `limit` items after
+    /// workload id `after` (and the last id when more follow), or every item changed
+    /// after version `since`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn recommendations(
+        &self,
+        store: &Store,
+        runs: &Runs,
+        now: i64,
+        cluster: &str,
+        agent: AgentSettings,
+        since: Option<&str>,
+        after: &str,
+        limit: usize,
+    ) -> Result<(RecommendationFeed, Option<String>), StoreError> {
+        self.with_current(store, runs, now, cluster, agent, |b| {
+            let from = self.since(since, b);
+            let (mut feed, more) = b.recommendations(from, after, limit);
+            feed.version = Some(self.token(b.version));
+            feed.since = since.filter(|_| from != Since::Everything).map(str::to_string);
+            (feed, more)
+        })
+        .await
+    }
+
+    /// Waits up to `wait` (real time) while `cluster`'s feeds are still at version
+    /// `since`, looking every quarter second: the long poll. Returns at once for a
+    /// version that is not the current one.
+    pub async fn wait_for_change(
+        &self,
+        store: &Store,
+        clock: &dyn crate::clock::Clock,
+        cluster: &str,
+        since: Option<&str>,
+        wait: std::time::Duration,
+    ) -> Result<(), StoreError> {
+        let Some(asked) = since.and_then(|t| t.strip_prefix(&format!("{}.", self.epoch))) else {
+            return Ok(());
+        };
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let at = self.unchanged_at(store, clock.now_ms(), cluster).await?;
+            if at.map(|v| v.to_string()).as_deref() != Some(asked) {
+                return Ok(());
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(());
+            }
+            tokio::time::sleep((deadline - now).min(std::time::Duration::from_millis(250))).await;
+        }
+    }
+
+    fn slot(&self, cluster: &str) -> Arc<tokio::sync::Mutex<Option<Built>>> {
+        let mut clusters = self.clusters.lock().unwrap_or_else(|p| p.into_inner());
+        clusters.entry(cluster.to_string()).or_default().clone()
+    }
+
+    /// Runs `answer` on `cluster`'s feeds, current at `now` (built again first when the
+    /// store or the clock moved on since they were built).
+    pub async fn with_current<T>(
+        &self,
+        store: &Store,
+        runs: &Runs,
+        now: i64,
+        cluster: &str,
+        agent: AgentSettings,
+        answer: impl FnOnce(&Built) -> T,
+    ) -> Result<T, StoreError> {
+        let slot = self.slot(cluster);
+        let mut built = slot.lock().await;
+        let revision = store.reading(|r| r.feed_revision()).await?;
+        let current = built.as_ref().is_some_and(|b| {
+            b.revision == revision
+                && b.expires.is_none_or(|t| now < t)
+                && now - b.built_at < MAX_AGE_MS
+                && b.config_head.agent == agent
+        });
+        if !current {
+            let fresh = build(store, runs, now, cluster, agent, revision).await?;
+            *built = Some(match built.take() {
+                Some(old) => old.merge(fresh, now),
+                None => fresh,
+            });
+        }
+        Ok(answer(built.as_ref().expect("built above")))
+    }
+
+    /// The version `cluster`'s feeds are at now, without building them (the long poll
+    /// asks it while it waits): `None` when they would have to be built again.
+    pub async fn unchanged_at(
+        &self,
+        store: &Store,
+        now: i64,
+        cluster: &str,
+    ) -> Result<Option<u64>, StoreError> {
+        let slot = self.slot(cluster);
+        let built = slot.lock().await;
+        let revision = store.reading(|r| r.feed_revision()).await?;
+        Ok(built
+            .as_ref()
+            .filter(|b| {
+                b.revision == revision
+                    && b.expires.is_none_or(|t| now < t)
+                    && now - b.built_at < MAX_AGE_MS
+            })
+            .map(|b| b.version))
+    }
+}
+
+/// Both feeds of `cluster` built whole at `now`, every entry at version 1.
+async fn build(
+    store: &Store,
+    runs: &Runs,
+    now: i64,
+    cluster: &str,
+    agent: AgentSettings,
+    revision: i64,
+) -> Result<Built, StoreError> {
+    let mut config = super::feed::config(store, runs, now, cluster, agent).await?;
+    let (mut recs, _) =
+        super::feed::recommendations(store, runs, now, cluster, String::new(), ALL).await?;
+    let name = cluster.to_string();
+    let expires = store
+        .reading(move |r| r.feed_expiry(&name, now))
+        .await?;
+    let config_entries = entries(std::mem::take(&mut config.workloads), |w| {
+        w.workload_id.clone()
+    });
+    let rec_entries = entries(std::mem::take(&mut recs.items), |i| i.workload_id.clone());
+    config.server_time = String::new();
+    Ok(Built {
+        revision,
+        built_at: now,
+        expires,
+        version: 1,
+        floor: 0,
+        config_head: config,
+        config: config_entries,
+        rec_head: recs,
+        recs: rec_entries,
+        config_gone: BTreeMap::new(),
+        recs_gone: BTreeMap::new(),
+    })
+}
+
+/// `items` by their workload id, each at version 1.
+fn entries<T>(items: Vec<T>, id: impl Fn(&T) -> String) -> BTreeMap<String, Entry<T>> {
+    items
+        .into_iter()
+        .map(|value| (id(&value), Entry { changed: 1, value }))
+        .collect()
+}
+
+/// Every workload: the recommendation feed read in one page.
+const ALL: usize = 1 << 40;
+
+impl Built {
+    /// The feeds `fresh` as a successor of these: entries that differ (and a head that
+    /// differs) get the next version, the others keep theirs; workloads that left get a
+    /// tombstone, tombstones older than [`TOMBSTONE_MS`] go.
+    fn merge(self, mut fresh: Built, now: i64) -> Built {
+        let next = self.version + 1;
+        let (mut config_gone, mut recs_gone) = (self.config_gone, self.recs_gone);
+        let mut moved = self.config_head != fresh.config_head || self.rec_head != fresh.rec_head;
+        moved |= carry(self.config, &mut fresh.config, &mut config_gone, next, now);
+        moved |= carry(self.recs, &mut fresh.recs, &mut recs_gone, next, now);
+        fresh.version = if moved { next } else { self.version };
+        fresh.floor = self.floor;
+        for gone in [&mut config_gone, &mut recs_gone] {
+            gone.retain(|_, (v, at)| {
+                let keep = now - *at < TOMBSTONE_MS;
+                if !keep {
+                    fresh.floor = fresh.floor.max(*v);
+                }
+                keep
+            });
+        }
+        fresh.config_gone = config_gone;
+        fresh.recs_gone = recs_gone;
+        fresh
+    }
+
+    /// The version the feeds are at.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The config feed: whole, or only what changed after `since`.
+    pub fn config(&self, since: Since) -> ConfigFeed {
+        let mut feed = self.config_head.clone();
+        feed.workloads = changed(&self.config, since).cloned().collect();
+        feed.deleted = deleted(&self.config_gone, since);
+        feed
+    }
+
+    /// The recommendation feed: up to `limit` items after workload id `after` (and the
+    /// last id when more follow), or, since a version, every item changed after it.
+    pub fn recommendations(
+        &self,
+        since: Since,
+        after: &str,
+        limit: usize,
+    ) -> (RecommendationFeed, Option<String>) {
+        let mut feed = self.rec_head.clone();
+        feed.deleted = deleted(&self.recs_gone, since);
+        if let Since::Version(_) = since {
+            feed.items = changed(&self.recs, since).cloned().collect();
+            return (feed, None);
+        }
+        let mut page = self
+            .recs
+            .range::<str, _>((std::ops::Bound::Excluded(after), std::ops::Bound::Unbounded))
+            .map(|(_, e)| &e.value);
+        feed.items = page.by_ref().take(limit).cloned().collect();
+        let more = page.next().is_some();
+        let last = feed.items.last().map(|i| i.workload_id.clone());
+        (feed, last.filter(|_| more))
+    }
+}
+
+/// Carries versions from `old` to the entries of `new` that did not change; the others,
+/// and tombstones for the ids `old` had and `new` lacks, get version `next`. True when
+/// anything changed.
+fn carry<T: PartialEq>(
+    mut old: BTreeMap<String, Entry<T>>,
+    new: &mut BTreeMap<String, Entry<T>>,
+    gone: &mut BTreeMap<String, (u64, i64)>,
+    next: u64,
+    now: i64,
+) -> bool {
+    let mut moved = false;
+    for (id, entry) in new.iter_mut() {
+        match old.remove(id) {
+            Some(before) if before.value == entry.value => entry.changed = before.changed,
+            _ => {
+                entry.changed = next;
+                gone.remove(id);
+                moved = true;
+            }
+        }
+    }
+    for id in old.into_keys() {
+        gone.insert(id, (next, now));
+        moved = true;
+    }
+    moved
+}
+
+/// The entries changed after `since` (all of them for [`Since::Everything`]).
+fn changed<T>(entries: &BTreeMap<String, Entry<T>>, since: Since) -> impl Iterator<Item = &T> {
+    let after = match since {
+        Since::Everything => 0,
+        Since::Version(n) => n,
+    };
+    entries
+        .values()
+        .filter(move |e| e.changed > after)
+        .map(|e| &e.value)
+}
+
+/// The ids that left after `since` (none for a whole feed).
+fn deleted(gone: &BTreeMap<String, (u64, i64)>, since: Since) -> Vec<String> {
+    match since {
+        Since::Everything => Vec::new(),
+        Since::Version(n) => gone
+            .iter()
+            .filter(|(_, (v, _))| *v > n)
+            .map(|(id, _)| id.clone())
+            .collect(),
+    }
+}

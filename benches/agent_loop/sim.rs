@@ -22,8 +22,13 @@ const SETTLING: usize = 4;
 /// Passes with nothing changed anywhere.
 const STEADY: usize = 3;
 
+/// Both sizes, or only those `BENCH_WORKLOADS` lists (comma-separated).
 pub async fn run() {
-    for workloads in [5_000, 20_000] {
+    let sizes: Vec<usize> = std::env::var("BENCH_WORKLOADS")
+        .ok()
+        .map(|v| v.split(',').filter_map(|n| n.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![5_000, 20_000]);
+    for workloads in sizes {
         scenario(workloads).await;
     }
 }
@@ -131,7 +136,12 @@ async fn scenario(workloads: usize) {
 
 /// One pass, timed, with the feed bytes it read; then what the running agent does
 /// between passes (changes in flight advanced, events delivered).
-async fn pass(agent: &mut Agent<SimCluster, HttpHub>, client: &HttpHub, clock: &ManualClock, label: &str) {
+async fn pass(
+    agent: &mut Agent<SimCluster, HttpHub>,
+    client: &HttpHub,
+    clock: &ManualClock,
+    label: &str,
+) {
     clock.advance(1_000);
     let bytes = client.feed_bytes();
     let started = Instant::now();

@@ -66,7 +66,11 @@ impl Hub for Forward {
     async fn config(&self, _: Option<String>) -> Result<ConfigFeed, HubError> {
         Err(HubError::Unreachable("not measured".into()))
     }
-    async fn recommendations(&self, _: Option<String>, _: Option<String>) -> Result<FeedPage, HubError> {
+    async fn recommendations(
+        &self,
+        _: Option<String>,
+        _: Option<String>,
+    ) -> Result<FeedPage, HubError> {
         Err(HubError::Unreachable("not measured".into()))
     }
     async fn heartbeat(&self, _: &Heartbeat) -> Result<Readiness, HubError> {

@@ -40,7 +40,9 @@ impl HeldFeeds {
             self.items_version = None;
         }
         let config = hub.config(self.config_version.clone()).await?;
-        let first = hub.recommendations(self.items_version.clone(), None).await?;
+        let first = hub
+            .recommendations(self.items_version.clone(), None)
+            .await?;
         let whole_items = first.since.is_none() || first.since != self.items_version;
         let mut pages = vec![first];
         if whole_items {

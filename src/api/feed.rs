@@ -62,7 +62,9 @@ pub async fn config(
     Query(q): Query<ConfigQuery>,
 ) -> Result<Json<ConfigFeed>, ApiError> {
     long_poll(&state, &cluster, q.since.as_deref(), q.wait).await?;
-    Ok(Json(config_feed(&state, &cluster, q.since.as_deref()).await?))
+    Ok(Json(
+        config_feed(&state, &cluster, q.since.as_deref()).await?,
+    ))
 }
 
 /// The config feed after parsing (the in-process agent reads it through this too).
@@ -149,10 +151,10 @@ async fn long_poll(
     // The feeds are built (and the cluster checked) before waiting on them.
     config_feed(state, cluster, since).await?;
     let wait = Duration::from_secs(seconds);
-    let clock = state.clock.as_ref();
+    let now = || state.now();
     Ok(state
         .fleet
         .feeds
-        .wait_for_change(&state.store, clock, cluster, since, wait)
+        .wait_for_change(&state.store, &now, cluster, since, wait)
         .await?)
 }

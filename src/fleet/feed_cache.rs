@@ -20,7 +20,9 @@ use std::sync::Arc;
 
 use crate::runs::Runs;
 use crate::store::{Store, StoreError};
-use crate::wire::{AgentSettings, ConfigFeed, RecommendationFeed, RecommendationItem, WorkloadConfig};
+use crate::wire::{
+    AgentSettings, ConfigFeed, RecommendationFeed, RecommendationItem, WorkloadConfig,
+};
 
 /// A built feed is rebuilt at least this often, whatever the revision says (ms).
 pub const MAX_AGE_MS: i64 = 10 * 60 * 1000;
@@ -114,7 +116,9 @@ impl FeedCache {
             let mut feed = b.config(from);
             feed.server_time = crate::timestamp::format_ms(now);
             feed.version = Some(self.token(b.version));
-            feed.since = since.filter(|_| from != Since::Everything).map(str::to_string);
+            feed.since = since
+                .filter(|_| from != Since::Everything)
+                .map(str::to_string);
             feed
         })
         .await
@@ -139,7 +143,9 @@ impl FeedCache {
             let from = self.since(since, b);
             let (mut feed, more) = b.recommendations(from, after, limit);
             feed.version = Some(self.token(b.version));
-            feed.since = since.filter(|_| from != Since::Everything).map(str::to_string);
+            feed.since = since
+                .filter(|_| from != Since::Everything)
+                .map(str::to_string);
             (feed, more)
         })
         .await
@@ -151,7 +157,7 @@ impl FeedCache {
     pub async fn wait_for_change(
         &self,
         store: &Store,
-        clock: &dyn crate::clock::Clock,
+        now: &(dyn Fn() -> i64 + Sync),
         cluster: &str,
         since: Option<&str>,
         wait: std::time::Duration,
@@ -161,7 +167,7 @@ impl FeedCache {
         };
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            let at = self.unchanged_at(store, clock.now_ms(), cluster).await?;
+            let at = self.unchanged_at(store, now(), cluster).await?;
             if at.map(|v| v.to_string()).as_deref() != Some(asked) {
                 return Ok(());
             }
@@ -192,12 +198,9 @@ impl FeedCache {
         let slot = self.slot(cluster);
         let mut built = slot.lock().await;
         let revision = store.reading(|r| r.feed_revision()).await?;
-        let current = built.as_ref().is_some_and(|b| {
-            b.revision == revision
-                && b.expires.is_none_or(|t| now < t)
-                && now - b.built_at < MAX_AGE_MS
-                && b.config_head.agent == agent
-        });
+        let current = built
+            .as_ref()
+            .is_some_and(|b| b.current_at(revision, now) && b.config_head.agent == agent);
         if !current {
             let fresh = build(store, runs, now, cluster, agent, revision).await?;
             *built = Some(match built.take() {
@@ -221,11 +224,7 @@ impl FeedCache {
         let revision = store.reading(|r| r.feed_revision()).await?;
         Ok(built
             .as_ref()
-            .filter(|b| {
-                b.revision == revision
-                    && b.expires.is_none_or(|t| now < t)
-                    && now - b.built_at < MAX_AGE_MS
-            })
+            .filter(|b| b.current_at(revision, now))
             .map(|b| b.version))
     }
 }
@@ -243,9 +242,17 @@ async fn build(
     let (mut recs, _) =
         super::feed::recommendations(store, runs, now, cluster, String::new(), ALL).await?;
     let name = cluster.to_string();
-    let expires = store
-        .reading(move |r| r.feed_expiry(&name, now))
-        .await?;
+    let expires = store.reading(move |r| r.feed_expiry(&name, now)).await?;
+    // Most workloads share a handful of policies: each distinct one is kept once.
+    let mut shared: HashMap<String, Arc<crate::policy::EffectivePolicy>> = HashMap::new();
+    for w in &mut config.workloads {
+        match shared.get(&w.policy_identity) {
+            Some(p) if **p == *w.policy => w.policy = p.clone(),
+            _ => {
+                shared.insert(w.policy_identity.clone(), w.policy.clone());
+            }
+        }
+    }
     let config_entries = entries(std::mem::take(&mut config.workloads), |w| {
         w.workload_id.clone()
     });
@@ -278,6 +285,14 @@ fn entries<T>(items: Vec<T>, id: impl Fn(&T) -> String) -> BTreeMap<String, Entr
 const ALL: usize = 1 << 40;
 
 impl Built {
+    /// True while these feeds are what building them at `now` would give: the store's
+    /// feed revision is still `revision`, no expiry has passed, and they are not too old.
+    fn current_at(&self, revision: i64, now: i64) -> bool {
+        self.revision == revision
+            && self.expires.is_none_or(|t| now < t)
+            && now - self.built_at < MAX_AGE_MS
+    }
+
     /// The feeds `fresh` as a successor of these: entries that differ (and a head that
     /// differs) get the next version, the others keep theirs; workloads that left get a
     /// tombstone, tombstones older than [`TOMBSTONE_MS`] go.

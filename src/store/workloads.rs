@@ -187,7 +187,8 @@ impl Tx<'_> {
                 .execute("DELETE FROM approvals WHERE workload_id = ?1", [id])?;
             self.tx
                 .execute("DELETE FROM recommendations WHERE workload_id = ?1", [id])?;
-            self.tx.execute("DELETE FROM workloads WHERE id = ?1", [id])?;
+            self.tx
+                .execute("DELETE FROM workloads WHERE id = ?1", [id])?;
         }
         Ok(ids.len())
     }

@@ -33,7 +33,12 @@ fn by_id(list: &Value) -> BTreeMap<String, Value> {
     list.as_array()
         .expect("a list")
         .iter()
-        .map(|e| (e["workloadId"].as_str().expect("workloadId").to_string(), e.clone()))
+        .map(|e| {
+            (
+                e["workloadId"].as_str().expect("workloadId").to_string(),
+                e.clone(),
+            )
+        })
         .collect()
 }
 
@@ -84,11 +89,19 @@ fn diff(before: &Held, after: &Held) -> (Vec<String>, Vec<String>) {
 async fn delta_is_exactly(h: &Hub, feed: &str, list: &str, held: &Held, after: &Held) {
     let path = format!("/v1/clusters/{CLUSTER}/{feed}?since={}", held.version);
     let (v, _) = get(h, &path).await;
-    assert_eq!(v["since"], json!(held.version), "{feed}: a change answer: {v}");
+    assert_eq!(
+        v["since"],
+        json!(held.version),
+        "{feed}: a change answer: {v}"
+    );
     assert_eq!(v["version"], json!(after.version), "{feed}");
     let (changed, gone) = diff(held, after);
     let sent = by_id(&v[list]);
-    assert_eq!(sent.keys().cloned().collect::<Vec<_>>(), changed, "{feed}: the changed entries");
+    assert_eq!(
+        sent.keys().cloned().collect::<Vec<_>>(),
+        changed,
+        "{feed}: the changed entries"
+    );
     let deleted: Vec<String> = serde_json::from_value(v["deleted"].clone()).unwrap_or_default();
     assert_eq!(deleted, gone, "{feed}: the deleted ids");
     let mut applied = held.entries.clone();
@@ -96,7 +109,10 @@ async fn delta_is_exactly(h: &Hub, feed: &str, list: &str, held: &Held, after: &
         applied.remove(id);
     }
     applied.extend(sent);
-    assert_eq!(applied, after.entries, "{feed}: the held feed brought up to date");
+    assert_eq!(
+        applied, after.entries,
+        "{feed}: the held feed brought up to date"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -107,15 +123,31 @@ async fn a_reader_at_version_n_gets_exactly_the_changes_since_and_a_forgotten_ve
     assert!(config0.entries.len() >= 6, "{:?}", config0.entries.keys());
 
     // Nothing changed: the heads alone, well under 1 KiB for both feeds together.
-    let (c, c_bytes) = get(&h, &format!("/v1/clusters/{CLUSTER}/config?since={}", config0.version)).await;
-    let (r, r_bytes) = get(
+    let (c, c_bytes) = get(
         &h,
-        &format!("/v1/clusters/{CLUSTER}/recommendations?since={}", recs0.version),
+        &format!("/v1/clusters/{CLUSTER}/config?since={}", config0.version),
     )
     .await;
-    assert_eq!((c["workloads"].clone(), r["items"].clone()), (json!([]), json!([])));
-    assert_eq!((&c["version"], &r["version"]), (&json!(config0.version), &json!(recs0.version)));
-    assert!(c_bytes + r_bytes <= 1024, "{c_bytes} + {r_bytes} bytes: {c} {r}");
+    let (r, r_bytes) = get(
+        &h,
+        &format!(
+            "/v1/clusters/{CLUSTER}/recommendations?since={}",
+            recs0.version
+        ),
+    )
+    .await;
+    assert_eq!(
+        (c["workloads"].clone(), r["items"].clone()),
+        (json!([]), json!([]))
+    );
+    assert_eq!(
+        (&c["version"], &r["version"]),
+        (&json!(config0.version), &json!(recs0.version))
+    );
+    assert!(
+        c_bytes + r_bytes <= 1024,
+        "{c_bytes} + {r_bytes} bytes: {c} {r}"
+    );
 
     // K changes. A policy for the namespace with the most workloads (many effective
     // policies change), an override of a workload elsewhere, an approval of a third,
@@ -131,12 +163,19 @@ async fn a_reader_at_version_n_gets_exactly_the_changes_since_and_a_forgotten_ve
         .map(|(ns, ids)| (ns.clone(), ids.clone()))
         .expect("a namespace");
     assert!(in_busiest.len() >= 3, "{namespaces:?}");
-    let others: Vec<&String> = recs0.entries.keys().filter(|id| !in_busiest.contains(id)).collect();
+    let others: Vec<&String> = recs0
+        .entries
+        .keys()
+        .filter(|id| !in_busiest.contains(id))
+        .collect();
     let (overridden, approved, forgotten) = (others[0], others[1], others[2]);
 
     let policy = json!({"name": "busiest-off", "selector": {"namespaces": [busiest]},
                         "mode": {"cpu": "off", "memory": "off"}});
-    let (s, v) = h.as_token(&h.admin).call("POST", "/v1/policies", Some(policy)).await;
+    let (s, v) = h
+        .as_token(&h.admin)
+        .call("POST", "/v1/policies", Some(policy))
+        .await;
     assert_eq!(s, 201, "{v}");
     let body = json!({"mode": {"memory": "off"}, "reason": "a hand-tuned cache"});
     let path = format!("/v1/workloads/{overridden}/override");
@@ -151,13 +190,22 @@ async fn a_reader_at_version_n_gets_exactly_the_changes_since_and_a_forgotten_ve
 
     let (config1, recs1) = (config(&h).await, recommendations(&h).await);
     let (changed, gone) = diff(&config0, &config1);
-    assert!(changed.len() > in_busiest.len(), "the policy and the override: {changed:?}");
-    assert!(in_busiest.iter().all(|id| changed.contains(id)), "{changed:?}");
+    assert!(
+        changed.len() > in_busiest.len(),
+        "the policy and the override: {changed:?}"
+    );
+    assert!(
+        in_busiest.iter().all(|id| changed.contains(id)),
+        "{changed:?}"
+    );
     assert!(changed.contains(overridden), "{changed:?}");
-    assert_eq!(gone, [forgotten.clone()]);
+    assert_eq!(gone, vec![forgotten.to_string()]);
     let (changed, gone) = diff(&recs0, &recs1);
-    assert!(changed.contains(approved) && changed.contains(overridden), "{changed:?}");
-    assert_eq!(gone, [forgotten.clone()]);
+    assert!(
+        changed.contains(approved) && changed.contains(overridden),
+        "{changed:?}"
+    );
+    assert_eq!(gone, vec![forgotten.to_string()]);
 
     delta_is_exactly(&h, "config", "workloads", &config0, &config1).await;
     delta_is_exactly(&h, "recommendations", "items", &recs0, &recs1).await;
@@ -165,19 +213,34 @@ async fn a_reader_at_version_n_gets_exactly_the_changes_since_and_a_forgotten_ve
     // A version from another hub process (a restart, another replica): the whole feed.
     let (_, epoch_n) = config0.version.rsplit_once('.').expect("epoch.n");
     let foreign = format!("0123456789ab.{epoch_n}");
-    let (v, _) = get(&h, &format!("/v1/clusters/{CLUSTER}/config?since={foreign}")).await;
+    let (v, _) = get(
+        &h,
+        &format!("/v1/clusters/{CLUSTER}/config?since={foreign}"),
+    )
+    .await;
     assert_eq!(v.get("since"), None, "{v}");
     assert_eq!(by_id(&v["workloads"]), config1.entries);
 
     // A day later the tombstone of the forgotten workload is gone, and with it the
     // hub's means to tell a reader at version 0 about it: that reader resyncs whole.
     h.clock.advance(DAY + 60_000);
-    let (v, _) = get(&h, &format!("/v1/clusters/{CLUSTER}/recommendations?since={}", recs0.version)).await;
+    let (v, _) = get(
+        &h,
+        &format!(
+            "/v1/clusters/{CLUSTER}/recommendations?since={}",
+            recs0.version
+        ),
+    )
+    .await;
     assert_eq!(v.get("since"), None, "{v}");
     assert_eq!(v["next"], Value::Null, "one page of the default size");
     assert_eq!(by_id(&v["items"]), recs1.entries);
     // A reader at the version after the deletion still gets a change answer.
-    let (v, _) = get(&h, &format!("/v1/clusters/{CLUSTER}/config?since={}", config1.version)).await;
+    let (v, _) = get(
+        &h,
+        &format!("/v1/clusters/{CLUSTER}/config?since={}", config1.version),
+    )
+    .await;
     assert_eq!(v["since"], json!(config1.version), "{v}");
 }
 
@@ -200,7 +263,10 @@ async fn forget(h: &Hub, id: &str) {
         analyzed: Vec::new(),
         failed: vec![(w.seen, kerf::runs::engine::ABSENT_REASON.into())],
     };
-    h.store.writing(move |tx| tx.write_chunk(&chunk)).await.expect("stale");
+    h.store
+        .writing(move |tx| tx.write_chunk(&chunk))
+        .await
+        .expect("stale");
     let settings = h.runs.recommender().await.expect("settings");
     let gone_for = settings
         .retention_ms()
@@ -216,4 +282,43 @@ async fn forget(h: &Hub, id: &str) {
         .await
         .expect("read");
     assert!(left.is_none(), "forgotten");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_poll_answers_with_the_change_it_waited_for_and_a_wait_past_20_s_is_refused() {
+    let h = hub_after_run(CLUSTER).await;
+    let before = config(&h).await;
+    let path = format!(
+        "/v1/clusters/{CLUSTER}/config?since={}&wait=20",
+        before.version
+    );
+    let agent = h.as_token(&h.agent);
+    let poll = tokio::spawn(async move { agent.call("GET", &path, None).await });
+    // Whether the poll is already waiting or not yet asked, it answers this change.
+    let id = before.entries.keys().next().expect("a workload").clone();
+    let body = json!({"mode": {"cpu": "off"}, "reason": "hold"});
+    let (s, v) = h
+        .as_token(&h.admin)
+        .call("PUT", &format!("/v1/workloads/{id}/override"), Some(body))
+        .await;
+    assert_eq!(s, 200, "{v}");
+    let (s, v) = poll.await.expect("the poll");
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(v["since"], json!(before.version), "{v}");
+    assert_eq!(
+        by_id(&v["workloads"]).keys().collect::<Vec<_>>(),
+        [&id],
+        "{v}"
+    );
+
+    let path = format!(
+        "/v1/clusters/{CLUSTER}/config?since={}&wait=21",
+        before.version
+    );
+    let (s, v) = h.as_token(&h.agent).call("GET", &path, None).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (400, Some("invalid_query")),
+        "{v}"
+    );
 }

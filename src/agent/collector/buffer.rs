@@ -237,7 +237,11 @@ mod tests {
         async fn config(&self, _: Option<String>) -> Result<ConfigFeed, HubError> {
             Err(HubError::Unreachable("feeds are not scripted".into()))
         }
-        async fn recommendations(&self, _: Option<String>, _: Option<String>) -> Result<crate::agent::FeedPage, HubError> {
+        async fn recommendations(
+            &self,
+            _: Option<String>,
+            _: Option<String>,
+        ) -> Result<crate::agent::FeedPage, HubError> {
             Err(HubError::Unreachable("feeds are not scripted".into()))
         }
         async fn heartbeat(&self, _: &Heartbeat) -> Result<Readiness, HubError> {

@@ -30,7 +30,11 @@ impl Hub for Keeper {
     async fn config(&self, _: Option<String>) -> Result<ConfigFeed, HubError> {
         Err(HubError::Unreachable("away".into()))
     }
-    async fn recommendations(&self, _: Option<String>, _: Option<String>) -> Result<FeedPage, HubError> {
+    async fn recommendations(
+        &self,
+        _: Option<String>,
+        _: Option<String>,
+    ) -> Result<FeedPage, HubError> {
         Err(HubError::Unreachable("away".into()))
     }
     async fn heartbeat(&self, _: &Heartbeat) -> Result<Readiness, HubError> {

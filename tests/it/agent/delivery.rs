@@ -140,10 +140,17 @@ async fn a_batch_too_large_is_split_and_an_event_too_large_alone_is_dropped() {
 struct BrokenTransport;
 
 impl kerf::agent::Hub for BrokenTransport {
-    async fn config(&self, _: Option<String>) -> Result<kerf::wire::ConfigFeed, kerf::agent::HubError> {
+    async fn config(
+        &self,
+        _: Option<String>,
+    ) -> Result<kerf::wire::ConfigFeed, kerf::agent::HubError> {
         Err(kerf::agent::HubError::Unreachable("away".into()))
     }
-    async fn recommendations(&self, _: Option<String>, _: Option<String>) -> Result<kerf::agent::FeedPage, kerf::agent::HubError> {
+    async fn recommendations(
+        &self,
+        _: Option<String>,
+        _: Option<String>,
+    ) -> Result<kerf::agent::FeedPage, kerf::agent::HubError> {
         Err(kerf::agent::HubError::Unreachable("away".into()))
     }
     async fn heartbeat(

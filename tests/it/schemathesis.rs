@@ -90,7 +90,10 @@ async fn schemathesis_finds_nothing_wrong_with_a_demo_hub_and_its_document() {
         .arg(demo.kerf.url("/v1/openapi.yaml"))
         // One worker: Python 3.11's ast.parse is not thread-safe ("AST constructor
         // recursion depth mismatch" when hypothesis describes filters in two threads).
-        .args(["--checks", "all", "--seed", "1", "--workers", "1"])
+        // Every check is on in the config file ([checks] enabled), not by `--checks all`:
+        // the command line overrides every operation's entry, so the one check a
+        // documented rule turns off for an operation would run there anyway.
+        .args(["--seed", "1", "--workers", "1"])
         .args(["--max-examples", EXAMPLES_PER_OPERATION])
         .arg("--report-dir")
         .arg(data.path().join("schemathesis-report"))

@@ -5,8 +5,12 @@
 
 use super::effective::workload_ref;
 use super::{effective, pause};
+use std::collections::HashMap;
+
+use crate::policy::{EffectivePolicy, PolicySet};
 use crate::runs::Runs;
-use crate::store::{Store, StoreError};
+use crate::store::approvals::ApprovalRecord;
+use crate::store::{RecommendationRow, Store, StoreError, WorkloadRow};
 use crate::timestamp::format_ms;
 use crate::wire::recommendation_feed::{DataCoverage, FeedWorkload, PendingApproval};
 use crate::wire::{
@@ -55,15 +59,7 @@ pub async fn config(
         },
         workloads: workloads
             .into_iter()
-            .map(|w| WorkloadConfig {
-                workload_id: w.workload.seen.id,
-                namespace: w.workload.seen.namespace,
-                kind: w.workload.seen.kind,
-                name: w.workload.seen.name,
-                mode: w.effective.mode.clone(),
-                policy_identity: w.identity,
-                policy: std::sync::Arc::new(w.effective),
-            })
+            .map(|w| entry(w.workload, w.effective, w.identity))
             .collect(),
         version: None,
         since: None,
@@ -100,51 +96,7 @@ pub async fn recommendations(
         .map_err(|e| StoreError::Task(e.to_string()))?;
     let mut items = Vec::with_capacity(rows.len());
     for (w, r) in rows {
-        let summary: RecommendationSummary = serde_json::from_str(&r.summary)
-            .map_err(|e| StoreError::Task(format!("summary of {}: {e}", r.id)))?;
-        let current = policies.resolve(&w.seen.id, &workload_ref(&w), now);
-        let approval = approvals.get(&r.id).map(|a| PendingApproval {
-            id: a.id.clone(),
-            approved_by: serde_json::from_str::<Actor>(&a.actor)
-                .map(|actor| actor.name)
-                .unwrap_or_default(),
-            approved_at: format_ms(a.created_at),
-        });
-        items.push(RecommendationItem {
-            recommendation_id: r.id,
-            workload_id: w.seen.id.clone(),
-            workload: FeedWorkload {
-                namespace: w.seen.namespace.clone(),
-                kind: w.seen.kind.clone(),
-                name: w.seen.name.clone(),
-                uid: w.seen.uid.clone(),
-            },
-            created_at: format_ms(r.created_at),
-            run_id: r.run_id,
-            policy_version: r.policy_version,
-            recommendation_stale: r.settings_identity != current.identity,
-            settings_identity: r.settings_identity,
-            policy_identity: current.identity,
-            mode: current.effective.mode,
-            approval,
-            stale: w.stale,
-            has_changes: w.has_changes,
-            confidence: summary.confidence,
-            coverage: summary.coverage,
-            data_coverage: DataCoverage {
-                covered_seconds: summary.covered_seconds,
-                covered: summary
-                    .covered_seconds
-                    .map(|s| crate::timestamp::human_duration(s.max(0) as u64)),
-                fraction: summary.coverage,
-            },
-            data_quality: summary.data_quality,
-            notices: summary.notices,
-            containers: summary.containers,
-            estimated_monthly_cost_delta: r.cost_delta,
-            flags: flags(&w.seen.labels),
-            throttling: summary.throttling,
-        });
+        items.push(item(&w, r, &policies, &approvals, now)?);
     }
     let feed = RecommendationFeed {
         cluster: cluster.to_string(),
@@ -157,6 +109,81 @@ pub async fn recommendations(
         deleted: Vec::new(),
     };
     Ok((feed, more_after))
+}
+
+/// Workload `w`'s config feed entry under its effective policy.
+fn entry(w: WorkloadRow, effective: EffectivePolicy, identity: String) -> WorkloadConfig {
+    WorkloadConfig {
+        workload_id: w.seen.id,
+        namespace: w.seen.namespace,
+        kind: w.seen.kind,
+        name: w.seen.name,
+        mode: effective.mode.clone(),
+        policy_identity: identity,
+        policy: std::sync::Arc::new(effective),
+    }
+}
+
+/// Workload `w`'s config feed entry at `now`, resolved in `policies`.
+pub fn workload_config(w: WorkloadRow, policies: &PolicySet, now: i64) -> WorkloadConfig {
+    let r = policies.resolve(&w.seen.id, &workload_ref(&w), now);
+    entry(w, r.effective, r.identity)
+}
+
+/// Workload `w`'s recommendation feed item for its latest recommendation `r` at `now`:
+/// staleness against its effective policy in `policies`, and its pending approval.
+pub fn item(
+    w: &WorkloadRow,
+    r: RecommendationRow,
+    policies: &PolicySet,
+    approvals: &HashMap<String, ApprovalRecord>,
+    now: i64,
+) -> Result<RecommendationItem, StoreError> {
+    let summary: RecommendationSummary = serde_json::from_str(&r.summary)
+        .map_err(|e| StoreError::Task(format!("summary of {}: {e}", r.id)))?;
+    let current = policies.resolve(&w.seen.id, &workload_ref(w), now);
+    let approval = approvals.get(&r.id).map(|a| PendingApproval {
+        id: a.id.clone(),
+        approved_by: serde_json::from_str::<Actor>(&a.actor)
+            .map(|actor| actor.name)
+            .unwrap_or_default(),
+        approved_at: format_ms(a.created_at),
+    });
+    Ok(RecommendationItem {
+        recommendation_id: r.id,
+        workload_id: w.seen.id.clone(),
+        workload: FeedWorkload {
+            namespace: w.seen.namespace.clone(),
+            kind: w.seen.kind.clone(),
+            name: w.seen.name.clone(),
+            uid: w.seen.uid.clone(),
+        },
+        created_at: format_ms(r.created_at),
+        run_id: r.run_id,
+        policy_version: r.policy_version,
+        recommendation_stale: r.settings_identity != current.identity,
+        settings_identity: r.settings_identity,
+        policy_identity: current.identity,
+        mode: current.effective.mode,
+        approval,
+        stale: w.stale,
+        has_changes: w.has_changes,
+        confidence: summary.confidence,
+        coverage: summary.coverage,
+        data_coverage: DataCoverage {
+            covered_seconds: summary.covered_seconds,
+            covered: summary
+                .covered_seconds
+                .map(|s| crate::timestamp::human_duration(s.max(0) as u64)),
+            fraction: summary.coverage,
+        },
+        data_quality: summary.data_quality,
+        notices: summary.notices,
+        containers: summary.containers,
+        estimated_monthly_cost_delta: r.cost_delta,
+        flags: flags(&w.seen.labels),
+        throttling: summary.throttling,
+    })
 }
 
 /// Workload labels that mark a JVM with a fixed heap (as written, or as

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::runs::Runs;
-use crate::store::{Store, StoreError};
+use crate::store::{FeedChanges, Store, StoreError};
 use crate::wire::{
     AgentSettings, ConfigFeed, RecommendationFeed, RecommendationItem, WorkloadConfig,
 };
@@ -198,10 +198,23 @@ impl FeedCache {
         let slot = self.slot(cluster);
         let mut built = slot.lock().await;
         let revision = store.reading(|r| r.feed_revision()).await?;
-        let current = built
-            .as_ref()
-            .is_some_and(|b| b.current_at(revision, now) && b.config_head.agent == agent);
-        if !current {
+        let mut whole = true;
+        if let Some(b) = built.as_mut().filter(|b| b.config_head.agent == agent) {
+            if b.current_at(revision, now) {
+                whole = false;
+            } else if b.current_at(b.revision, now) {
+                // Only the store moved on: rebuild the entries of the workloads it names.
+                let from = b.revision;
+                let changes = store
+                    .reading(move |r| r.feed_changes(from, revision, PARTIAL_LIMIT))
+                    .await?;
+                if let FeedChanges::Workloads(ids) = changes {
+                    b.update(store, runs, now, cluster, ids, revision).await?;
+                    whole = false;
+                }
+            }
+        }
+        if whole {
             let fresh = build(store, runs, now, cluster, agent, revision).await?;
             *built = Some(match built.take() {
                 Some(old) => old.merge(fresh, now),
@@ -281,6 +294,9 @@ fn entries<T>(items: Vec<T>, id: impl Fn(&T) -> String) -> BTreeMap<String, Entr
         .collect()
 }
 
+/// More workloads changed than this: the feeds are rebuilt whole (as cheap by then).
+const PARTIAL_LIMIT: usize = 2000;
+
 /// Every workload: the recommendation feed read in one page.
 const ALL: usize = 1 << 40;
 
@@ -316,6 +332,71 @@ impl Built {
         fresh.config_gone = config_gone;
         fresh.recs_gone = recs_gone;
         fresh
+    }
+
+    /// Rebuilds the entries of workloads `ids` (of any cluster: others are ignored) at
+    /// `now`, as of store revision `revision`; the heads stay (what changes them changes
+    /// every entry, and is rebuilt whole).
+    async fn update(
+        &mut self,
+        store: &Store,
+        runs: &Runs,
+        now: i64,
+        cluster: &str,
+        ids: Vec<String>,
+        revision: i64,
+    ) -> Result<(), StoreError> {
+        let settings = runs
+            .recommender()
+            .await
+            .map_err(|e| StoreError::Task(e.to_string()))?;
+        let policies = runs
+            .policy_set(Some(cluster), &settings)
+            .await
+            .map_err(|e| StoreError::Task(e.to_string()))?;
+        let name = cluster.to_string();
+        let (rows, approvals, expires) = store
+            .reading(move |r| {
+                let mut rows = Vec::with_capacity(ids.len());
+                for id in ids {
+                    let w = r.workload(&id)?.filter(|w| w.seen.cluster == name);
+                    let rec = match &w {
+                        Some(_) => r.cluster_feed_entry(&name, &id)?,
+                        None => None,
+                    };
+                    rows.push((id, w, rec));
+                }
+                Ok((
+                    rows,
+                    r.pending_approvals(&name)?,
+                    r.feed_expiry(&name, now)?,
+                ))
+            })
+            .await?;
+        let next = self.version + 1;
+        let mut moved = false;
+        for (id, w, rec) in rows {
+            let entry = w.map(|w| super::feed::workload_config(w, &policies, now));
+            moved |= replace(
+                &mut self.config,
+                &mut self.config_gone,
+                &id,
+                entry,
+                next,
+                now,
+            );
+            let item = match rec {
+                Some((w, r)) => Some(super::feed::item(&w, r, &policies, &approvals, now)?),
+                None => None,
+            };
+            moved |= replace(&mut self.recs, &mut self.recs_gone, &id, item, next, now);
+        }
+        if moved {
+            self.version = next;
+        }
+        self.revision = revision;
+        self.expires = expires;
+        Ok(())
     }
 
     /// The version the feeds are at.
@@ -382,6 +463,38 @@ fn carry<T: PartialEq>(
         moved = true;
     }
     moved
+}
+
+/// Sets `id`'s entry to `new` (none: it left, with a tombstone), at version `next` when
+/// it differs from what is there. True when it did.
+fn replace<T: PartialEq>(
+    entries: &mut BTreeMap<String, Entry<T>>,
+    gone: &mut BTreeMap<String, (u64, i64)>,
+    id: &str,
+    new: Option<T>,
+    next: u64,
+    now: i64,
+) -> bool {
+    match (entries.get(id), new) {
+        (Some(e), Some(value)) if e.value == value => false,
+        (_, Some(value)) => {
+            gone.remove(id);
+            entries.insert(
+                id.to_string(),
+                Entry {
+                    changed: next,
+                    value,
+                },
+            );
+            true
+        }
+        (Some(_), None) => {
+            entries.remove(id);
+            gone.insert(id.to_string(), (next, now));
+            true
+        }
+        (None, None) => false,
+    }
 }
 
 /// The entries changed after `since` (all of them for [`Since::Everything`]).

@@ -97,6 +97,7 @@ async fn prune_history(
         }
         tokio::task::yield_now().await;
     }
+    store.writing(|tx| tx.prune_feed_changes()).await?;
     Ok((recs, runs, workloads))
 }
 

@@ -100,8 +100,8 @@ pub const MIGRATIONS: &[Migration] = &[
     },
     Migration {
         version: 14,
-        name: "feed_revision",
-        sql: include_str!("../../migrations/0014_feed_revision.sql"),
+        name: "feed_changes",
+        sql: include_str!("../../migrations/0014_feed_changes.sql"),
     },
 ];
 

@@ -158,6 +158,27 @@ impl Read<'_> {
         Ok(Page::of_probe(rows, limit, |(w, _)| w.seen.id.clone()))
     }
 
+    /// Workload `id` of `cluster` with its latest recommendation, as the feed reads it
+    /// (`None` when there is no such workload or it has no recommendation).
+    pub fn cluster_feed_entry(
+        &self,
+        cluster: &str,
+        id: &str,
+    ) -> Result<Option<(WorkloadRow, RecommendationRow)>, StoreError> {
+        Ok(self
+            .0
+            .query_row(
+                &format!(
+                    "SELECT {COLUMNS}, {REC_COLUMNS} FROM workloads w
+                     JOIN recommendations r ON r.id = w.latest_rec_id
+                     WHERE w.cluster = ?1 AND w.id = ?2"
+                ),
+                params![cluster, id],
+                |r| Ok((from_row_at(r, 0)?, rec_from_row(r, COLUMN_COUNT, false)?)),
+            )
+            .optional()?)
+    }
+
     /// Savings and extra spend of the latest recommendations, per cluster.
     pub fn savings_by_cluster(&self) -> Result<Vec<ClusterSavings>, StoreError> {
         let mut stmt = self.0.prepare(

@@ -170,13 +170,6 @@ async fn a_reader_at_version_n_gets_exactly_the_changes_since_and_a_forgotten_ve
         .collect();
     let (overridden, approved, forgotten) = (others[0], others[1], others[2]);
 
-    let policy = json!({"name": "busiest-off", "selector": {"namespaces": [busiest]},
-                        "mode": {"cpu": "off", "memory": "off"}});
-    let (s, v) = h
-        .as_token(&h.admin)
-        .call("POST", "/v1/policies", Some(policy))
-        .await;
-    assert_eq!(s, 201, "{v}");
     let body = json!({"mode": {"memory": "off"}, "reason": "a hand-tuned cache"});
     let path = format!("/v1/workloads/{overridden}/override");
     let (s, v) = h.as_token(&h.admin).call("PUT", &path, Some(body)).await;
@@ -185,6 +178,25 @@ async fn a_reader_at_version_n_gets_exactly_the_changes_since_and_a_forgotten_ve
     let path = format!("/v1/workloads/{approved}/approve");
     let body = json!({"recommendationId": rec, "reason": "once"});
     let (s, v) = h.as_token(&h.admin).call("POST", &path, Some(body)).await;
+    assert_eq!(s, 201, "{v}");
+
+    // Those two touch one workload each: the hub rebuilds only their entries.
+    let (config_a, recs_a) = (config(&h).await, recommendations(&h).await);
+    assert_eq!(diff(&config0, &config_a).0, vec![overridden.to_string()]);
+    let (changed, _) = diff(&recs0, &recs_a);
+    assert!(
+        changed.contains(approved) && changed.contains(overridden),
+        "{changed:?}"
+    );
+    delta_is_exactly(&h, "config", "workloads", &config0, &config_a).await;
+    delta_is_exactly(&h, "recommendations", "items", &recs0, &recs_a).await;
+
+    let policy = json!({"name": "busiest-off", "selector": {"namespaces": [busiest]},
+                        "mode": {"cpu": "off", "memory": "off"}});
+    let (s, v) = h
+        .as_token(&h.admin)
+        .call("POST", "/v1/policies", Some(policy))
+        .await;
     assert_eq!(s, 201, "{v}");
     forget(&h, forgotten).await;
 
@@ -209,6 +221,8 @@ async fn a_reader_at_version_n_gets_exactly_the_changes_since_and_a_forgotten_ve
 
     delta_is_exactly(&h, "config", "workloads", &config0, &config1).await;
     delta_is_exactly(&h, "recommendations", "items", &recs0, &recs1).await;
+    delta_is_exactly(&h, "config", "workloads", &config_a, &config1).await;
+    delta_is_exactly(&h, "recommendations", "items", &recs_a, &recs1).await;
 
     // A version from another hub process (a restart, another replica): the whole feed.
     let (_, epoch_n) = config0.version.rsplit_once('.').expect("epoch.n");

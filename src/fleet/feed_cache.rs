@@ -4,12 +4,14 @@
 //! after N and the ids deleted since: "nothing changed" is the feed's head alone, a few
 //! hundred bytes, whatever the size of the fleet.
 //!
-//! A built feed is current while the store's feed revision (bumped by a trigger on every
-//! write to a table the feeds are built from) is the one it was built at, and the clock
-//! has not reached the next moment the feeds change by time alone (a pause that resumes,
-//! a freeze that ends, an override that expires). Otherwise it is built again and
-//! compared entry by entry with the last, so only what differs gets a new version.
-//! As a safety net it is rebuilt at least every [`MAX_AGE_MS`].
+//! A built feed is current while the store's feed revision (the newest `feed_changes`
+//! row, which a trigger adds on every write to a table the feeds are built from) is the
+//! one it was built at, and the clock has not reached the next moment the feeds change
+//! by time alone (a pause that resumes, a freeze that ends, an override that expires).
+//! When only the revision moved and its rows name the workloads touched, only their
+//! entries are rebuilt; otherwise the feeds are built whole. Either way each entry is
+//! compared with the last, so only what differs gets a new version. As a safety net
+//! they are built whole at least every [`MAX_AGE_MS`].
 //!
 //! Versions are `<epoch>.<n>`: the epoch is this hub process's, so a version from
 //! another process (a restart, another replica), one older than the oldest tombstone
@@ -101,6 +103,22 @@ impl FeedCache {
         }
     }
 
+    /// How an answer to `since` from `built` goes: what it holds, its version, and the
+    /// `since` it echoes (none on a whole feed).
+    fn answering(
+        &self,
+        since: Option<&str>,
+        built: &Built,
+    ) -> (Since, Option<String>, Option<String>) {
+        let from = self.since(since, built);
+        let echo = since.filter(|_| from != Since::Everything);
+        (
+            from,
+            Some(self.token(built.version)),
+            echo.map(str::to_string),
+        )
+    }
+
     /// `cluster`'s config feed at `now`: whole, or what changed after version `since`.
     pub async fn config(
         &self,
@@ -112,13 +130,10 @@ impl FeedCache {
         since: Option<&str>,
     ) -> Result<ConfigFeed, StoreError> {
         self.with_current(store, runs, now, cluster, agent, |b| {
-            let from = self.since(since, b);
+            let (from, version, echo) = self.answering(since, b);
             let mut feed = b.config(from);
             feed.server_time = crate::timestamp::format_ms(now);
-            feed.version = Some(self.token(b.version));
-            feed.since = since
-                .filter(|_| from != Since::Everything)
-                .map(str::to_string);
+            (feed.version, feed.since) = (version, echo);
             feed
         })
         .await
@@ -140,12 +155,9 @@ impl FeedCache {
         limit: usize,
     ) -> Result<(RecommendationFeed, Option<String>), StoreError> {
         self.with_current(store, runs, now, cluster, agent, |b| {
-            let from = self.since(since, b);
+            let (from, version, echo) = self.answering(since, b);
             let (mut feed, more) = b.recommendations(from, after, limit);
-            feed.version = Some(self.token(b.version));
-            feed.since = since
-                .filter(|_| from != Since::Everything)
-                .map(str::to_string);
+            (feed.version, feed.since) = (version, echo);
             (feed, more)
         })
         .await

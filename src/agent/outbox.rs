@@ -8,7 +8,7 @@
 //! The buffer is shared: the decision loop pushes, a delivery task flushes, so no
 //! decision (and, later, no rollback) ever waits for the hub.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use prometheus_client::metrics::counter::Counter;
@@ -25,6 +25,9 @@ pub const BATCH: usize = 500;
 #[derive(Default)]
 struct Inner {
     queue: VecDeque<AgentEvent>,
+    /// The ids in `queue`: a push and a settle look an id up, not scan the buffer (an
+    /// agent starting on a large cluster buffers thousands of events at once).
+    ids: HashSet<String>,
     capacity: usize,
     /// Ids the hub stored (or refused for good) or the buffer dropped since the loop
     /// last asked: the loop forgets them in the workloads' records.
@@ -74,6 +77,7 @@ impl Outbox {
     fn trim(&self, inner: &mut Inner) {
         while inner.queue.len() > inner.capacity {
             if let Some(old) = inner.queue.pop_front() {
+                inner.ids.remove(&old.id);
                 tracing::warn!(id = %old.id, reason = %old.reason.as_str(), "event buffer full; oldest event dropped");
                 self.count_drop("buffer_full");
                 inner.settled.push(old.id);
@@ -94,7 +98,7 @@ impl Outbox {
     pub fn push(&self, event: AgentEvent) {
         {
             let mut inner = self.lock();
-            if inner.queue.iter().any(|e| e.id == event.id) {
+            if !inner.ids.insert(event.id.clone()) {
                 return;
             }
             inner.queue.push_back(event);
@@ -124,7 +128,11 @@ impl Outbox {
     /// Removes the events with `ids` (delivered or refused), marking them settled.
     fn settle(&self, ids: &[String]) {
         let mut inner = self.lock();
-        inner.queue.retain(|e| !ids.contains(&e.id));
+        let gone: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        inner.queue.retain(|e| !gone.contains(e.id.as_str()));
+        for id in ids {
+            inner.ids.remove(id);
+        }
         inner.settled.extend(ids.iter().cloned());
     }
 

@@ -199,3 +199,28 @@ async fn an_agent_whose_delivery_dies_ends_as_a_failed_job_instead_of_deciding_o
         "{failure}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_event_already_buffered_is_buffered_once_and_one_that_left_can_come_back() {
+    let (_data, kerf, hub, admin) = hub(&[]);
+    let metrics = Metrics::new();
+    let outbox = Outbox::new(2, metrics.agent_events_dropped.clone());
+    let (a, b, c) = (uuid(), uuid(), uuid());
+    outbox.push(typed(event(&a)));
+    outbox.push(typed(event(&a)));
+    assert_eq!(outbox.len(), 1, "the same id twice is buffered once");
+    outbox.push(typed(event(&b)));
+    outbox.push(typed(event(&c)));
+    assert_eq!(outbox.take_settled(), vec![a.clone()], "the oldest dropped");
+    // Dropped, it is no longer buffered: sent again (a record re-sending it), it is
+    // taken, and the oldest left (b) makes room.
+    outbox.push(typed(event(&a)));
+    assert_eq!(outbox.take_settled(), vec![b.clone()]);
+    assert_eq!(outbox.flush(&hub).await, Flushed::Empty { delivered: 2 });
+    assert_eq!(stored(&kerf, &admin).await, sorted(vec![a, c]));
+    assert_eq!(
+        sorted(outbox.take_settled()).len(),
+        2,
+        "both delivered settle"
+    );
+}

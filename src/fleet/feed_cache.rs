@@ -198,7 +198,7 @@ impl FeedCache {
 
     /// Runs `answer` on `cluster`'s feeds, current at `now` (built again first when the
     /// store or the clock moved on since they were built).
-    pub async fn with_current<T>(
+    async fn with_current<T>(
         &self,
         store: &Store,
         runs: &Runs,
@@ -238,7 +238,7 @@ impl FeedCache {
 
     /// The version `cluster`'s feeds are at now, without building them (the long poll
     /// asks it while it waits): `None` when they would have to be built again.
-    pub async fn unchanged_at(
+    async fn unchanged_at(
         &self,
         store: &Store,
         now: i64,
@@ -409,11 +409,6 @@ impl Built {
         self.revision = revision;
         self.expires = expires;
         Ok(())
-    }
-
-    /// The version the feeds are at.
-    pub fn version(&self) -> u64 {
-        self.version
     }
 
     /// The config feed: whole, or only what changed after `since`.

@@ -54,7 +54,7 @@ pub use clusters::{ClusterMeta, ClusterPatch, ClusterRecord, FreezeRecord, NewCl
 pub use config_audit::{ConfigAuditFilter, StoredChange};
 pub use datasources::DatasourceRecord;
 pub use events::{AuditFilter, EventCounts, InsertOutcome, NewEvent, StoredEvent};
-pub use feed_changes::{FeedChanges, FEED_CHANGES_KEPT};
+pub use feed_changes::FeedChanges;
 pub use history::{HistoryCursor, HistoryEntry, HistoryItem, HistoryQuery};
 pub use login_locks::LoginLockRecord;
 pub use migrate::{status as migration_status, MigrationStatus, MIGRATIONS};

@@ -11,7 +11,8 @@
 //! * `validate` — whole-input checks and container order.
 //! * `container` → `resource` — the per-container and per-resource pipelines.
 //! * `release` — release-boundary inference; `guards` — identity, settings, inventory.
-//! * `normalize` — sample conversion; `usage` — aggregation, coverage, confidence.
+//! * `normalize` — sample conversion; `usage` — aggregation, coverage, confidence;
+//!   `gaps` — exact shortcuts for regular scrape intervals.
 //! * `fallback` — previous releases; `oom` — OOM events and floors; `sizing` — values
 //!   and per-setting guards.
 //! * `leak` — the optional potential memory-leak detector (separately owned).
@@ -25,6 +26,7 @@ mod container;
 mod context;
 pub mod error;
 mod fallback;
+mod gaps;
 mod guards;
 pub mod input;
 pub mod json;

@@ -51,7 +51,7 @@ pub(crate) fn normalize(
     end: i64,
 ) -> Result<Cow<'_, [Sample]>, SampleError> {
     let samples = &series.samples;
-    let sorted = is_strictly_sorted(samples);
+    let (sorted, all_valid) = scan(samples);
     let window: Cow<'_, [Sample]> = if sorted {
         let lo = samples.partition_point(|s| s.timestamp < start);
         let hi = samples.partition_point(|s| s.timestamp <= end).max(lo);
@@ -59,13 +59,13 @@ pub(crate) fn normalize(
     } else {
         Cow::Owned(sort_and_dedupe(samples, start, end)?)
     };
-    if let Some(bad) = window
-        .iter()
-        .find(|s| !(s.value >= 0.0 && s.value.is_finite()))
-    {
-        return Err(SampleError::Invalid {
-            timestamp: bad.timestamp,
-        });
+    // Only samples inside the window are validated; a wholly valid series skips that.
+    if !(sorted && all_valid) {
+        if let Some(bad) = window.iter().find(|s| !valid(s.value)) {
+            return Err(SampleError::Invalid {
+                timestamp: bad.timestamp,
+            });
+        }
     }
     match series.kind {
         SampleKind::Gauge => Ok(window),
@@ -73,8 +73,25 @@ pub(crate) fn normalize(
     }
 }
 
-/// Branch-light check that timestamps strictly increase (the common, fast case).
-fn is_strictly_sorted(samples: &[Sample]) -> bool {
+/// Finite and nonnegative (NaN fails both comparisons).
+fn valid(value: f64) -> bool {
+    value >= 0.0 && value < f64::INFINITY
+}
+
+/// One branch-free pass: whether timestamps strictly increase (the common, fast case)
+/// and whether every value is valid.
+fn scan(samples: &[Sample]) -> (bool, bool) {
+    let (mut sorted, mut all_valid) = (true, true);
+    for w in samples.windows(2) {
+        sorted &= w[0].timestamp < w[1].timestamp;
+        all_valid &= valid(w[1].value);
+    }
+    let first_valid = samples.first().is_none_or(|s| valid(s.value));
+    (sorted, all_valid & first_valid)
+}
+
+/// Whether timestamps strictly increase, so that a window is found by binary search.
+pub(crate) fn is_strictly_sorted(samples: &[Sample]) -> bool {
     let mut ok = true;
     for w in samples.windows(2) {
         ok &= w[0].timestamp < w[1].timestamp;

@@ -2,7 +2,8 @@
 //! caller did not say, or when a later visible rollback (A→B→A) moves it.
 
 use super::input::CurrentIdentity;
-use super::series::{OomKill, Series};
+use super::normalize::is_strictly_sorted;
+use super::series::{OomKill, Sample, Series};
 
 /// The series and events that reveal rollout boundaries for one workload.
 pub(crate) struct BoundaryView<'a> {
@@ -32,25 +33,22 @@ pub(crate) fn infer_release_start(
     for s in all_series() {
         if s.workload_uid == view.workload_uid && !s.release.is_empty() && s.release != view.release
         {
-            for sample in &s.samples {
-                if sample.timestamp <= eval && sample.timestamp > cutoff {
-                    cutoff = sample.timestamp;
-                }
+            if let Some(latest) = latest_at_or_before(&s.samples, eval) {
+                cutoff = cutoff.max(latest);
             }
         }
     }
     let selected = |uid: &str, release: &str| uid == view.workload_uid && release == view.release;
-    let after_cutoff = |ts: i64| ts > cutoff && ts <= eval;
     let mut boundary: Option<i64> = None;
     let mut consider = |ts: i64| {
-        if after_cutoff(ts) && boundary.is_none_or(|b| ts < b) {
+        if ts > cutoff && ts <= eval && boundary.is_none_or(|b| ts < b) {
             boundary = Some(ts);
         }
     };
     for s in all_series().filter(|s| selected(&s.workload_uid, &s.release)) {
-        s.samples
-            .iter()
-            .for_each(|sample| consider(sample.timestamp));
+        if let Some(earliest) = earliest_after(&s.samples, cutoff, eval) {
+            consider(earliest);
+        }
     }
     for kill in view
         .oom_kills
@@ -73,6 +71,36 @@ pub(crate) fn infer_release_start(
         out.release_start_inferred = true;
     }
     out
+}
+
+/// The latest sample timestamp at or before `eval`: a binary search on the usual sorted
+/// series, a scan otherwise.
+fn latest_at_or_before(samples: &[Sample], eval: i64) -> Option<i64> {
+    if is_strictly_sorted(samples) {
+        let end = samples.partition_point(|s| s.timestamp <= eval);
+        return end.checked_sub(1).map(|i| samples[i].timestamp);
+    }
+    samples
+        .iter()
+        .map(|s| s.timestamp)
+        .filter(|&ts| ts <= eval)
+        .max()
+}
+
+/// The earliest sample timestamp in `(after, eval]`, found the same way.
+fn earliest_after(samples: &[Sample], after: i64, eval: i64) -> Option<i64> {
+    if is_strictly_sorted(samples) {
+        let first = samples.partition_point(|s| s.timestamp <= after);
+        return samples
+            .get(first)
+            .map(|s| s.timestamp)
+            .filter(|&ts| ts <= eval);
+    }
+    samples
+        .iter()
+        .map(|s| s.timestamp)
+        .filter(|&ts| ts > after && ts <= eval)
+        .min()
 }
 
 #[cfg(test)]

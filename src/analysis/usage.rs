@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 
+use super::gaps::{uniform_gap, whole_second_capped_sum};
 use super::guards::is_stale;
 use super::normalize::{normalize, SampleError};
 use super::output::DataQuality;
@@ -280,9 +281,11 @@ fn confidence(span: f64, coverage: f64, samples: f64, ev: &EvidencePolicy) -> f6
 
 /// Σ over consecutive timestamps of min(gap seconds, cadence), in timestamp order.
 fn capped_gap_sum(ts: &[i64], cadence: f64) -> f64 {
-    ts.windows(2)
-        .map(|w| ((w[1] - w[0]) as f64 / 1000.0).min(cadence))
-        .sum()
+    whole_second_capped_sum(ts.iter().copied(), cadence).unwrap_or_else(|| {
+        ts.windows(2)
+            .map(|w| ((w[1] - w[0]) as f64 / 1000.0).min(cadence))
+            .sum()
+    })
 }
 
 fn series_stats(
@@ -292,20 +295,26 @@ fn series_stats(
     values: &mut Vec<f64>,
 ) -> SeriesStats {
     let n = samples.len();
-    gaps.clear();
-    gaps.extend(samples.windows(2).map(|w| w[1].timestamp - w[0].timestamp));
-    let cadence = if gaps.is_empty() {
+    let timestamps = || samples.iter().map(|s| s.timestamp);
+    let cadence = if let Some(gap) = uniform_gap(timestamps()) {
+        gap as f64 / 1000.0
+    } else if n < 2 {
         0.0
     } else {
+        gaps.clear();
+        gaps.extend(samples.windows(2).map(|w| w[1].timestamp - w[0].timestamp));
         let k = (gaps.len() - 1) / 2;
         *gaps.select_nth_unstable(k).1 as f64 / 1000.0
     };
     let (first, last) = (samples[0].timestamp, samples[n - 1].timestamp);
     let span = (last - first) as f64 / 1000.0 + cadence;
-    let ts_gaps = samples
-        .windows(2)
-        .map(|w| ((w[1].timestamp - w[0].timestamp) as f64 / 1000.0).min(cadence));
-    let covered = cadence + ts_gaps.sum::<f64>();
+    let gap_sum = whole_second_capped_sum(timestamps(), cadence).unwrap_or_else(|| {
+        samples
+            .windows(2)
+            .map(|w| ((w[1].timestamp - w[0].timestamp) as f64 / 1000.0).min(cadence))
+            .sum::<f64>()
+    });
+    let covered = cadence + gap_sum;
     let coverage = if span > 0.0 {
         (covered / span).min(1.0)
     } else {

@@ -1,6 +1,7 @@
 //! Division of one episode into complete, fixed-width buckets: per-bucket coverage
 //! and the P10 lower baselines of the buckets that hold enough samples.
 
+use super::super::gaps::whole_second_capped_sum;
 use super::super::series::Sample;
 use super::trend::{p10, Point};
 
@@ -47,6 +48,7 @@ pub(crate) fn fill(grid: &Grid, samples: &[Sample]) -> Buckets {
     let mut coverage = 0.0;
     let mut baselines = Vec::new();
     let mut rest = samples;
+    let mut values = Vec::new();
     for index in 0..grid.count.clamp(0, i64::from(u16::MAX)) {
         let end = grid
             .start
@@ -59,8 +61,9 @@ pub(crate) fn fill(grid: &Grid, samples: &[Sample]) -> Buckets {
         }
         coverage += bucket_coverage(grid, inside) / grid.count as f64;
         if inside.len() as i64 >= grid.minimum_samples {
-            let values: Vec<f64> = inside.iter().map(|s| s.value).collect();
-            if let Some(bytes) = p10(&values) {
+            values.clear();
+            values.extend(inside.iter().map(|s| s.value));
+            if let Some(bytes) = p10(&mut values) {
                 let hours = index as f64 * grid.bucket_seconds as f64 / 3600.0;
                 baselines.push(Point { hours, bytes });
             }
@@ -77,6 +80,10 @@ fn bucket_coverage(grid: &Grid, inside: &[Sample]) -> f64 {
     let bucket = grid.bucket_seconds as f64;
     let cadence = grid.cadence_seconds;
     let mut covered = cadence.min(bucket);
+    let timestamps = inside.iter().map(|s| s.timestamp);
+    if let Some(sum) = whole_second_capped_sum(timestamps, cadence) {
+        return ((covered + sum) / bucket).min(1.0);
+    }
     for pair in inside.windows(2) {
         let gap = pair[1].timestamp.saturating_sub(pair[0].timestamp) as f64 / 1000.0;
         covered += cadence.min(gap);

@@ -2,6 +2,9 @@
 //! further at OOM kills of the same pod (an adapter may reuse a series ID across an
 //! OOM restart). Replicas and lifetimes are never stitched together.
 
+use std::borrow::Cow;
+
+use super::super::normalize::is_strictly_sorted;
 use super::super::reason::Reason;
 use super::super::series::{OomKill, Sample, Series};
 
@@ -20,33 +23,30 @@ pub(crate) struct Ranges {
 
 /// One lifetime segment of a series, restricted to the leak window.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Episode {
+pub(crate) struct Episode<'a> {
     /// First observation of the lifetime in the release range (drives warm-up).
     pub lifetime_start: i64,
-    /// Distinct samples inside the leak window, sorted by time (never empty).
-    pub samples: Vec<Sample>,
+    /// Distinct samples inside the leak window, sorted by time (never empty). Borrowed
+    /// from the series when its samples were already sorted, as they usually are.
+    pub samples: Cow<'a, [Sample]>,
     /// IDs of same-pod OOM kills that ended the episode while its usage was fresh.
     pub oom_kill_ids: Vec<String>,
 }
 
 /// A lifetime segment over the whole release range, with the kills that ended it.
-struct Segment<'a> {
-    samples: Vec<Sample>,
-    kills: Vec<&'a OomKill>,
+struct Segment<'s, 'k> {
+    samples: &'s [Sample],
+    kills: Vec<&'k OomKill>,
 }
 
 /// Splits `series` into episodes. `Err` carries the reason of the one skipped episode
 /// a series without samples in the window becomes: `missing-usage` when it was never
 /// observed in the release range, else `stale-usage`.
-pub(crate) fn split(
-    series: &Series,
+pub(crate) fn split<'a>(
+    series: &'a Series,
     kills: &[&OomKill],
     ranges: &Ranges,
-) -> Result<Vec<Episode>, Reason> {
-    let samples = release_samples(series, ranges);
-    if samples.is_empty() {
-        return Err(Reason::MissingUsage);
-    }
+) -> Result<Vec<Episode<'a>>, Reason> {
     let own_kills: Vec<&OomKill> = if series.pod_uid.is_empty() {
         Vec::new()
     } else {
@@ -56,10 +56,20 @@ pub(crate) fn split(
             .filter(|k| k.pod_uid == series.pod_uid)
             .collect()
     };
-    let episodes: Vec<Episode> = segments(samples, &own_kills)
-        .into_iter()
-        .filter_map(|segment| episode(segment, ranges))
-        .collect();
+    let samples = &series.samples;
+    let episodes: Vec<Episode<'a>> = if is_strictly_sorted(samples) {
+        let lo = samples.partition_point(|s| s.timestamp < ranges.release_start);
+        let hi = samples
+            .partition_point(|s| s.timestamp <= ranges.end)
+            .max(lo);
+        episodes(&samples[lo..hi], &own_kills, ranges)?
+    } else {
+        let sorted = release_samples(series, ranges);
+        episodes(&sorted, &own_kills, ranges)?
+            .into_iter()
+            .map(Episode::into_owned)
+            .collect()
+    };
     if episodes.is_empty() {
         Err(Reason::StaleUsage)
     } else {
@@ -67,7 +77,33 @@ pub(crate) fn split(
     }
 }
 
-/// Samples in the release range, sorted by time, one per timestamp.
+impl Episode<'_> {
+    fn into_owned(self) -> Episode<'static> {
+        Episode {
+            lifetime_start: self.lifetime_start,
+            samples: Cow::Owned(self.samples.into_owned()),
+            oom_kill_ids: self.oom_kill_ids,
+        }
+    }
+}
+
+/// The episodes of release-range samples (sorted, distinct); `Err` when there are none.
+fn episodes<'s>(
+    samples: &'s [Sample],
+    kills: &[&OomKill],
+    ranges: &Ranges,
+) -> Result<Vec<Episode<'s>>, Reason> {
+    if samples.is_empty() {
+        return Err(Reason::MissingUsage);
+    }
+    Ok(segments(samples, kills)
+        .into_iter()
+        .filter_map(|segment| episode(segment, ranges))
+        .collect())
+}
+
+/// Samples in the release range, sorted by time, one per timestamp (the slow path for
+/// unsorted input).
 fn release_samples(series: &Series, ranges: &Ranges) -> Vec<Sample> {
     let mut samples: Vec<Sample> = series
         .samples
@@ -82,43 +118,45 @@ fn release_samples(series: &Series, ranges: &Ranges) -> Vec<Sample> {
 
 /// Cuts sorted samples at each kill: samples at or before a kill stay with the earlier
 /// segment. Kills before the first sample end no segment and are dropped.
-fn segments<'a>(samples: Vec<Sample>, kills: &[&'a OomKill]) -> Vec<Segment<'a>> {
+fn segments<'s, 'k>(samples: &'s [Sample], kills: &[&'k OomKill]) -> Vec<Segment<'s, 'k>> {
+    if kills.is_empty() {
+        return vec![Segment {
+            samples,
+            kills: Vec::new(),
+        }];
+    }
     let mut out = Vec::new();
-    let mut current = Segment {
-        samples: Vec::new(),
-        kills: Vec::new(),
-    };
+    let (mut begin, mut current_kills) = (0, Vec::new());
     let mut pending = kills.iter().copied().peekable();
-    for sample in samples {
+    for (i, sample) in samples.iter().enumerate() {
         while let Some(kill) = pending.next_if(|k| k.timestamp < sample.timestamp) {
-            if !current.samples.is_empty() {
-                current.kills.push(kill);
+            if i > begin {
+                current_kills.push(kill);
             }
         }
-        if !current.kills.is_empty() {
-            out.push(std::mem::replace(
-                &mut current,
-                Segment {
-                    samples: Vec::new(),
-                    kills: Vec::new(),
-                },
-            ));
+        if !current_kills.is_empty() {
+            out.push(Segment {
+                samples: &samples[begin..i],
+                kills: std::mem::take(&mut current_kills),
+            });
+            begin = i;
         }
-        current.samples.push(sample);
     }
-    current.kills.extend(pending);
-    out.push(current);
+    current_kills.extend(pending);
+    out.push(Segment {
+        samples: &samples[begin..],
+        kills: current_kills,
+    });
     out
 }
 
 /// The part of `segment` inside the leak window, if any, with its corroborating kills.
-fn episode(segment: Segment<'_>, ranges: &Ranges) -> Option<Episode> {
+fn episode<'s>(segment: Segment<'s, '_>, ranges: &Ranges) -> Option<Episode<'s>> {
     let lifetime_start = segment.samples.first()?.timestamp;
-    let samples: Vec<Sample> = segment
+    let skip = segment
         .samples
-        .into_iter()
-        .filter(|s| s.timestamp >= ranges.window_start)
-        .collect();
+        .partition_point(|s| s.timestamp < ranges.window_start);
+    let samples = &segment.samples[skip..];
     let last = samples.last()?.timestamp;
     let oom_kill_ids = segment
         .kills
@@ -128,7 +166,7 @@ fn episode(segment: Segment<'_>, ranges: &Ranges) -> Option<Episode> {
         .collect();
     Some(Episode {
         lifetime_start,
-        samples,
+        samples: Cow::Borrowed(samples),
         oom_kill_ids,
     })
 }

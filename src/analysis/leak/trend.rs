@@ -21,23 +21,34 @@ pub(crate) struct Trend {
 /// even count; 0 for no values. The mean may overflow to infinity for huge inputs,
 /// which the caller reports as out of numeric range.
 pub(crate) fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => sorted[n / 2],
-        _ => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    median_in_place(&mut values.to_vec())
+}
+
+/// [`median`] of values the caller no longer needs in order: selection, not a sort. The
+/// selected values are those a `total_cmp` sort would put in the middle, bit for bit.
+pub(crate) fn median_in_place(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    if n == 0 {
+        return 0.0;
     }
+    let (lower, middle, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let middle = *middle;
+    if n % 2 == 1 {
+        return middle;
+    }
+    let below = lower
+        .iter()
+        .copied()
+        .max_by(f64::total_cmp)
+        .unwrap_or(middle);
+    (below + middle) / 2.0
 }
 
 /// The lower baseline of a bucket: the value at one-based rank ⌈n/10⌉ of the sorted
-/// values (P10, nearest rank); `None` for no values.
-pub(crate) fn p10(values: &[f64]) -> Option<f64> {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let rank = sorted.len().div_ceil(10);
-    sorted.get(rank.checked_sub(1)?).copied()
+/// values (P10, nearest rank); `None` for no values. Reorders `values`.
+pub(crate) fn p10(values: &mut [f64]) -> Option<f64> {
+    let rank = values.len().div_ceil(10).checked_sub(1)?;
+    Some(*values.select_nth_unstable_by(rank, f64::total_cmp).1)
 }
 
 /// Theil–Sen over every pair of points, using their real elapsed hours so that
@@ -61,7 +72,7 @@ pub(crate) fn theil_sen(points: &[Point]) -> Trend {
         };
     }
     Trend {
-        slope: median(&slopes),
+        slope: median_in_place(&mut slopes),
         consistency: rising as f64 / slopes.len() as f64,
     }
 }
@@ -99,15 +110,15 @@ mod tests {
 
     #[test]
     fn p10_takes_the_value_at_rank_ceil_tenth_of_the_count() {
-        let ten: Vec<f64> = (1..=10).map(f64::from).collect();
-        assert_eq!(p10(&ten), Some(1.0));
-        let eleven: Vec<f64> = (1..=11).rev().map(f64::from).collect();
-        assert_eq!(p10(&eleven), Some(2.0));
-        let sixty: Vec<f64> = (1..=60).map(f64::from).collect();
-        assert_eq!(p10(&sixty), Some(6.0));
-        assert_eq!(p10(&[7.0]), Some(7.0));
-        assert_eq!(p10(&[9.0, 3.0, 5.0, 4.0, 8.0]), Some(3.0));
-        assert_eq!(p10(&[]), None);
+        let mut ten: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(p10(&mut ten), Some(1.0));
+        let mut eleven: Vec<f64> = (1..=11).rev().map(f64::from).collect();
+        assert_eq!(p10(&mut eleven), Some(2.0));
+        let mut sixty: Vec<f64> = (1..=60).map(f64::from).collect();
+        assert_eq!(p10(&mut sixty), Some(6.0));
+        assert_eq!(p10(&mut [7.0]), Some(7.0));
+        assert_eq!(p10(&mut [9.0, 3.0, 5.0, 4.0, 8.0]), Some(3.0));
+        assert_eq!(p10(&mut []), None);
     }
 
     #[test]

@@ -1,13 +1,14 @@
 //! The verdict on one episode: evidence gates (warm-up, samples, freshness, buckets,
 //! coverage), then the baseline-growth and recent-trend thresholds of detector "3".
 
+use super::super::gaps::uniform_gap;
 use super::super::reason::Reason;
 use super::super::series::Sample;
 use super::bucket::{complete_buckets, fill, Grid};
 use super::episode::{fresh_at, Episode};
 use super::evidence::{LeakStatus, MemoryLeakEvidence};
 use super::policy::{MemoryLeakPolicy, MIN_BUCKETS};
-use super::trend::{median, theil_sen, Point};
+use super::trend::{median, median_in_place, theil_sen, Point};
 
 /// Minimum number of baselines in the recent-trend check.
 const MIN_RECENT_BUCKETS: usize = 6;
@@ -30,7 +31,7 @@ pub(crate) struct Settings<'p> {
 
 /// Judges one episode of the series `series_id` / `pod_uid`.
 pub(crate) fn judge(
-    episode: &Episode,
+    episode: &Episode<'_>,
     series_id: &str,
     pod_uid: &str,
     settings: &Settings<'_>,
@@ -47,7 +48,7 @@ pub(crate) fn judge(
 /// Applies the evidence gates in contract order and returns the usable baselines.
 /// Measured fields are recorded in `ev` as far as they were computed.
 fn baselines(
-    episode: &Episode,
+    episode: &Episode<'_>,
     settings: &Settings<'_>,
     ev: &mut MemoryLeakEvidence,
 ) -> Result<Vec<Point>, Vec<Reason>> {
@@ -82,11 +83,16 @@ fn bucketize(
     ev: &mut MemoryLeakEvidence,
 ) -> Result<Vec<Point>, Vec<Reason>> {
     let policy = settings.policy;
-    let gaps: Vec<f64> = samples
-        .windows(2)
-        .map(|p| p[1].timestamp.saturating_sub(p[0].timestamp) as f64 / 1000.0)
-        .collect();
-    let cadence = median(&gaps);
+    let cadence = match uniform_gap(samples.iter().map(|s| s.timestamp)) {
+        Some(gap) => gap as f64 / 1000.0,
+        None => {
+            let mut gaps: Vec<f64> = samples
+                .windows(2)
+                .map(|p| p[1].timestamp.saturating_sub(p[0].timestamp) as f64 / 1000.0)
+                .collect();
+            median_in_place(&mut gaps)
+        }
+    };
     let last = samples.last().map_or(start, |s| s.timestamp);
     let tail = settings.evaluation_time.saturating_sub(last) as f64 / 1000.0;
     let span = last.saturating_sub(start) as f64 / 1000.0 + cadence.min(tail);

@@ -38,14 +38,15 @@ pub(crate) fn analyze_container(
         window_start: input.window_start,
         evaluation_time: input.evaluation_time,
     };
-    let identity = infer_release_start(&container.identity, &view);
+    let boundary = infer_release_start(&container.identity, &view);
     let ctx = ContainerCtx {
         index,
         container,
         policy,
         window_start: input.window_start,
         evaluation_time: input.evaluation_time,
-        identity,
+        identity: boundary.identity,
+        facts: boundary.facts,
     };
     let kills = select_oom_kills(
         &container.oom_kills,

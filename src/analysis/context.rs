@@ -3,6 +3,7 @@
 
 use super::error::Error;
 use super::input::{ContainerObservation, CurrentIdentity, ResourceObservation};
+use super::normalize::SeriesFacts;
 use super::output::Resource;
 use super::policy::Policy;
 use super::series::Series;
@@ -18,6 +19,8 @@ pub(crate) struct ContainerCtx<'a> {
     pub evaluation_time: i64,
     /// The identity after release-boundary inference.
     pub identity: CurrentIdentity,
+    /// The facts of the CPU and the memory series, in input order.
+    pub facts: [Vec<SeriesFacts>; 2],
 }
 
 impl ContainerCtx<'_> {
@@ -26,6 +29,14 @@ impl ContainerCtx<'_> {
         match resource {
             Resource::Memory => &self.container.memory,
             Resource::Cpu => &self.container.cpu,
+        }
+    }
+
+    /// The facts of the series of `resource`, parallel to its observation's series.
+    pub(crate) fn facts(&self, resource: Resource) -> &[SeriesFacts] {
+        match resource {
+            Resource::Cpu => &self.facts[0],
+            Resource::Memory => &self.facts[1],
         }
     }
 
@@ -44,18 +55,19 @@ impl ContainerCtx<'_> {
         self.window_start.max(self.identity.release_started_at)
     }
 
-    /// Measures `series` of `release` over `[start, end]`; `path` names the series array
-    /// in the input for error messages.
+    /// Measures `series` (with their `facts`) of `release` over `[start, end]`; `path`
+    /// names the series array in the input for error messages.
     pub(crate) fn measure(
         &self,
         resource: Resource,
-        series: &[Series],
+        (series, facts): (&[Series], &[SeriesFacts]),
         release: &str,
         (start, end): (i64, i64),
         path: &str,
     ) -> Result<Usage, Error> {
         let view = UsageView {
             series,
+            facts,
             workload_uid: &self.container.target.workload_uid,
             release,
             start,

@@ -67,10 +67,12 @@ pub(crate) fn try_previous_releases(
             release_started_at: entry.release_started_at,
             ..CurrentIdentity::default()
         };
-        let identity = infer_release_start(&asserted, &view);
+        let boundary = infer_release_start(&asserted, &view);
+        let identity = boundary.identity;
+        let [cpu_facts, memory_facts] = &boundary.facts;
         let series = match resource {
-            Resource::Memory => &entry.memory,
-            Resource::Cpu => &entry.cpu,
+            Resource::Memory => (entry.memory.as_slice(), memory_facts.as_slice()),
+            Resource::Cpu => (entry.cpu.as_slice(), cpu_facts.as_slice()),
         };
         let start = ctx.window_start.max(identity.release_started_at);
         let path = format!("previousReleases[{r}].{}", resource.as_str());

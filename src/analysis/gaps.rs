@@ -17,30 +17,33 @@ pub(crate) fn uniform_gap(mut timestamps: impl Iterator<Item = i64>) -> Option<i
     (lo == hi).then_some(lo)
 }
 
-/// Σ min(gap seconds, `cap`) over consecutive timestamps, when every gap is a
-/// nonnegative whole number of seconds and `cap` is a whole number too; `None` otherwise
-/// (and for fewer than two timestamps). Every term and partial sum is then an integer
-/// far below 2^53, so this equals the float loop in any order, without its chain of
-/// dependent additions.
+/// Σ min(gap seconds, `cap`) over consecutive sorted timestamps, when every gap is a
+/// whole number of seconds and `cap` is a whole number too; `None` otherwise (and for
+/// fewer than two timestamps). Every term and partial sum is then an integer far below
+/// 2^53, so this equals the float loop in any order, without its chain of dependent
+/// additions.
 pub(crate) fn whole_second_capped_sum(
     mut timestamps: impl Iterator<Item = i64>,
     cap: f64,
 ) -> Option<f64> {
-    const EXACT_MS: i64 = (1 << 53) * 1000 / 1024;
+    const EXACT_MS: u128 = (1 << 53) * 1000 / 1024;
     if !(cap >= 0.0 && cap.fract() == 0.0 && cap < 1e12) {
         return None;
     }
-    let cap_ms = cap as i64 * 1000;
+    let cap_ms = cap as u64 * 1000;
     let mut prev = timestamps.next()?;
-    let (mut total, mut whole, mut pairs) = (0i64, true, 0usize);
+    let (mut total, mut whole, mut pairs) = (0u64, true, 0u64);
     for ts in timestamps {
-        let gap = ts.saturating_sub(prev);
+        // A gap past i64::MAX wraps negative and fails `whole`, as any unsorted pair does.
+        let gap = ts.wrapping_sub(prev);
         prev = ts;
-        whole &= gap >= 0 && gap % 1000 == 0;
-        total = total.saturating_add(gap.min(cap_ms));
+        whole &= (gap >= 0) & ((gap as u64) % 1000 == 0);
+        total = total.wrapping_add((gap as u64).min(cap_ms));
         pairs += 1;
     }
-    (whole && pairs > 0 && total < EXACT_MS).then(|| (total / 1000) as f64)
+    // Nothing wrapped when even `pairs` full caps stay exact.
+    let exact = u128::from(pairs) * u128::from(cap_ms) < EXACT_MS;
+    (whole && pairs > 0 && exact).then(|| (total / 1000) as f64)
 }
 
 #[cfg(test)]

@@ -50,9 +50,41 @@ pub(crate) fn normalize(
     start: i64,
     end: i64,
 ) -> Result<Cow<'_, [Sample]>, SampleError> {
+    normalize_known(series, series_facts(&series.samples), start, end)
+}
+
+/// What one pass over a series' samples learns, so that later steps need not look again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SeriesFacts {
+    /// Timestamps strictly increase (the common, fast case): windows are binary searches.
+    pub sorted: bool,
+    /// Every value is finite and nonnegative.
+    pub all_valid: bool,
+}
+
+/// One branch-free pass over `samples`.
+pub(crate) fn series_facts(samples: &[Sample]) -> SeriesFacts {
+    let (mut sorted, mut all_valid) = (true, true);
+    for w in samples.windows(2) {
+        sorted &= w[0].timestamp < w[1].timestamp;
+        all_valid &= valid(w[1].value);
+    }
+    let first_valid = samples.first().is_none_or(|s| valid(s.value));
+    SeriesFacts {
+        sorted,
+        all_valid: all_valid & first_valid,
+    }
+}
+
+/// [`normalize`] of a series whose [`series_facts`] are already known.
+pub(crate) fn normalize_known(
+    series: &Series,
+    facts: SeriesFacts,
+    start: i64,
+    end: i64,
+) -> Result<Cow<'_, [Sample]>, SampleError> {
     let samples = &series.samples;
-    let (sorted, all_valid) = scan(samples);
-    let window: Cow<'_, [Sample]> = if sorted {
+    let window: Cow<'_, [Sample]> = if facts.sorted {
         let lo = samples.partition_point(|s| s.timestamp < start);
         let hi = samples.partition_point(|s| s.timestamp <= end).max(lo);
         Cow::Borrowed(&samples[lo..hi])
@@ -60,7 +92,7 @@ pub(crate) fn normalize(
         Cow::Owned(sort_and_dedupe(samples, start, end)?)
     };
     // Only samples inside the window are validated; a wholly valid series skips that.
-    if !(sorted && all_valid) {
+    if !(facts.sorted && facts.all_valid) {
         if let Some(bad) = window.iter().find(|s| !valid(s.value)) {
             return Err(SampleError::Invalid {
                 timestamp: bad.timestamp,
@@ -76,18 +108,6 @@ pub(crate) fn normalize(
 /// Finite and nonnegative (NaN fails both comparisons).
 fn valid(value: f64) -> bool {
     value >= 0.0 && value < f64::INFINITY
-}
-
-/// One branch-free pass: whether timestamps strictly increase (the common, fast case)
-/// and whether every value is valid.
-fn scan(samples: &[Sample]) -> (bool, bool) {
-    let (mut sorted, mut all_valid) = (true, true);
-    for w in samples.windows(2) {
-        sorted &= w[0].timestamp < w[1].timestamp;
-        all_valid &= valid(w[1].value);
-    }
-    let first_valid = samples.first().is_none_or(|s| valid(s.value));
-    (sorted, all_valid & first_valid)
 }
 
 /// Whether timestamps strictly increase, so that a window is found by binary search.

@@ -2,7 +2,7 @@
 //! caller did not say, or when a later visible rollback (A→B→A) moves it.
 
 use super::input::CurrentIdentity;
-use super::normalize::is_strictly_sorted;
+use super::normalize::{series_facts, SeriesFacts};
 use super::series::{OomKill, Sample, Series};
 
 /// The series and events that reveal rollout boundaries for one workload.
@@ -21,19 +21,44 @@ pub(crate) struct BoundaryView<'a> {
     pub evaluation_time: i64,
 }
 
-/// Returns `identity` with `releaseStartedAt` inferred or moved, and
-/// `releaseStartInferred` set when that happened.
-pub(crate) fn infer_release_start(
+/// The identity after inference, and the facts of every series in the view (this is
+/// the first pass over them), in the view's order.
+pub(crate) struct Boundary {
+    /// `identity` with `releaseStartedAt` inferred or moved, and `releaseStartInferred`
+    /// set when that happened.
+    pub identity: CurrentIdentity,
+    /// The facts of `series[0]` and `series[1]`.
+    pub facts: [Vec<SeriesFacts>; 2],
+}
+
+/// Infers or moves the release start of `identity` from what `view` shows.
+pub(crate) fn infer_release_start(identity: &CurrentIdentity, view: &BoundaryView<'_>) -> Boundary {
+    let facts = view.series.map(|list| {
+        list.iter()
+            .map(|s| series_facts(&s.samples))
+            .collect::<Vec<_>>()
+    });
+    let identity = infer_with(identity, view, &facts);
+    Boundary { identity, facts }
+}
+
+fn infer_with(
     identity: &CurrentIdentity,
     view: &BoundaryView<'_>,
+    facts: &[Vec<SeriesFacts>; 2],
 ) -> CurrentIdentity {
     let eval = view.evaluation_time;
-    let all_series = || view.series.iter().flat_map(|s| s.iter());
+    let all_series = || {
+        view.series
+            .iter()
+            .zip(facts)
+            .flat_map(|(list, facts)| list.iter().zip(facts.iter().map(|f| f.sorted)))
+    };
     let mut cutoff = view.window_start - 1;
-    for s in all_series() {
+    for (s, sorted) in all_series() {
         if s.workload_uid == view.workload_uid && !s.release.is_empty() && s.release != view.release
         {
-            if let Some(latest) = latest_at_or_before(&s.samples, eval) {
+            if let Some(latest) = latest_at_or_before(&s.samples, sorted, eval) {
                 cutoff = cutoff.max(latest);
             }
         }
@@ -45,8 +70,8 @@ pub(crate) fn infer_release_start(
             boundary = Some(ts);
         }
     };
-    for s in all_series().filter(|s| selected(&s.workload_uid, &s.release)) {
-        if let Some(earliest) = earliest_after(&s.samples, cutoff, eval) {
+    for (s, sorted) in all_series().filter(|(s, _)| selected(&s.workload_uid, &s.release)) {
+        if let Some(earliest) = earliest_after(&s.samples, sorted, cutoff, eval) {
             consider(earliest);
         }
     }
@@ -75,8 +100,8 @@ pub(crate) fn infer_release_start(
 
 /// The latest sample timestamp at or before `eval`: a binary search on the usual sorted
 /// series, a scan otherwise.
-fn latest_at_or_before(samples: &[Sample], eval: i64) -> Option<i64> {
-    if is_strictly_sorted(samples) {
+fn latest_at_or_before(samples: &[Sample], sorted: bool, eval: i64) -> Option<i64> {
+    if sorted {
         let end = samples.partition_point(|s| s.timestamp <= eval);
         return end.checked_sub(1).map(|i| samples[i].timestamp);
     }
@@ -88,8 +113,8 @@ fn latest_at_or_before(samples: &[Sample], eval: i64) -> Option<i64> {
 }
 
 /// The earliest sample timestamp in `(after, eval]`, found the same way.
-fn earliest_after(samples: &[Sample], after: i64, eval: i64) -> Option<i64> {
-    if is_strictly_sorted(samples) {
+fn earliest_after(samples: &[Sample], sorted: bool, after: i64, eval: i64) -> Option<i64> {
+    if sorted {
         let first = samples.partition_point(|s| s.timestamp <= after);
         return samples
             .get(first)
@@ -138,7 +163,7 @@ mod tests {
             window_start: 1000,
             evaluation_time: 10_000,
         };
-        infer_release_start(&identity, &view)
+        infer_release_start(&identity, &view).identity
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub(crate) fn analyze_resource(
     let path = format!("{}.series", resource.as_str());
     let current = ctx.measure(
         resource,
-        &obs.series,
+        (&obs.series, ctx.facts(resource)),
         &target.release,
         (ctx.segment_start(), eval),
         &path,

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use super::gaps::{uniform_gap, whole_second_capped_sum};
 use super::guards::is_stale;
-use super::normalize::{normalize, SampleError};
+use super::normalize::{normalize_known, SampleError, SeriesFacts};
 use super::output::DataQuality;
 use super::policy::EvidencePolicy;
 use super::reason::Reason;
@@ -24,6 +24,8 @@ pub(crate) enum Aggregation {
 /// The series of one resource and the segment to measure.
 pub(crate) struct UsageView<'a> {
     pub series: &'a [Series],
+    /// The facts of `series`, in the same order.
+    pub facts: &'a [SeriesFacts],
     pub workload_uid: &'a str,
     pub release: &'a str,
     /// max(windowStart, releaseStartedAt).
@@ -113,10 +115,13 @@ pub(crate) fn measure_usage(view: &UsageView<'_>) -> Result<Usage, UsageError> {
     }
     let mut scan = Scan::default();
     for (index, s) in &selected {
+        let facts = view.facts[*index];
         let samples =
-            normalize(s, view.start, view.evaluation_time).map_err(|error| UsageError::Sample {
-                index: *index,
-                error,
+            normalize_known(s, facts, view.start, view.evaluation_time).map_err(|error| {
+                UsageError::Sample {
+                    index: *index,
+                    error,
+                }
             })?;
         scan.add_series(s, &samples, view);
     }

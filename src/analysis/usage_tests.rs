@@ -2,6 +2,7 @@
 //! ("Details pinned by the reference engine").
 
 use super::*;
+use crate::analysis::normalize::series_facts;
 use crate::analysis::policy::default_policy;
 
 const T0: i64 = 1_800_000_000_000;
@@ -33,8 +34,10 @@ fn measure_with(
     agg: Aggregation,
     ev: &EvidencePolicy,
 ) -> Usage {
+    let facts: Vec<SeriesFacts> = series.iter().map(|s| series_facts(&s.samples)).collect();
     let view = UsageView {
         series,
+        facts: &facts,
         workload_uid: "uid",
         release: "A",
         start,
@@ -288,8 +291,11 @@ fn series_without_identity_are_ignored_and_reported() {
 #[test]
 fn selected_series_need_distinct_ids() {
     let a = minutes("a", 0..=1, 1.0);
+    let series = [a.clone(), a];
+    let facts: Vec<SeriesFacts> = series.iter().map(|s| series_facts(&s.samples)).collect();
     let view = UsageView {
-        series: &[a.clone(), a],
+        series: &series,
+        facts: &facts,
         workload_uid: "uid",
         release: "A",
         start: T0,

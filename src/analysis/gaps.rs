@@ -37,13 +37,13 @@ pub(crate) fn whole_second_capped_sum(
         // A gap past i64::MAX wraps negative and fails `whole`, as any unsorted pair does.
         let gap = ts.wrapping_sub(prev);
         prev = ts;
-        whole &= (gap >= 0) & ((gap as u64) % 1000 == 0);
+        whole &= (gap >= 0) & (gap as u64).is_multiple_of(1000);
         total = total.wrapping_add((gap as u64).min(cap_ms));
         pairs += 1;
     }
     // Nothing wrapped when even `pairs` full caps stay exact.
     let exact = u128::from(pairs) * u128::from(cap_ms) < EXACT_MS;
-    (whole && pairs > 0 && exact).then(|| (total / 1000) as f64)
+    (whole && pairs > 0 && exact).then_some((total / 1000) as f64)
 }
 
 #[cfg(test)]

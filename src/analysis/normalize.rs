@@ -107,7 +107,7 @@ pub(crate) fn normalize_known(
 
 /// Finite and nonnegative (NaN fails both comparisons).
 fn valid(value: f64) -> bool {
-    value >= 0.0 && value < f64::INFINITY
+    (0.0..f64::INFINITY).contains(&value)
 }
 
 /// Whether timestamps strictly increase, so that a window is found by binary search.

@@ -1,7 +1,8 @@
 //! Ingest benchmark against the real server over loopback (issue: the appliance).
 //! Prints: time from start to /readyz 200 on an empty data dir, idle RSS, and stored
 //! events/s with 4 concurrent clients sending batches of 100 events (10 % duplicates).
-//! Run: cargo bench --bench ingest   (KERF_BENCH_EVENTS sets the total, default 200000)
+//! Run: cargo bench --bench ingest   (KERF_BENCH_EVENTS sets the total, default 200000;
+//! BENCH_V4_IDS=1 sends random v4 event ids, as agents before time-ordered ids did)
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -40,8 +41,13 @@ fn main() {
     std::thread::sleep(Duration::from_secs(1));
     println!("idle RSS after start: {:.1} MiB", rss_mib(child.id()));
     let (stored, elapsed, latencies) = runtime.block_on(ingest(port, &token, total));
+    let ids = if std::env::var_os("BENCH_V4_IDS").is_some() {
+        "v4"
+    } else {
+        "v7"
+    };
     println!(
-        "ingest: {stored} events stored in {:.2} s = {:.0} stored events/s ({} clients, batches of {BATCH}, {DUPLICATES_PER_BATCH}% duplicates)",
+        "ingest: {stored} events stored in {:.2} s = {:.0} stored events/s ({} clients, batches of {BATCH}, {DUPLICATES_PER_BATCH}% duplicates, {ids} ids)",
         elapsed.as_secs_f64(),
         stored as f64 / elapsed.as_secs_f64(),
         CLIENTS,
@@ -140,7 +146,18 @@ fn event(id: &str, i: usize) -> Value {
     })
 }
 
+/// An event id as kerf's agent makes them (v7, time-ordered), or random (v4, as
+/// earlier agents did) when `v4` is set.
+fn event_id(v4: bool) -> String {
+    if v4 {
+        uuid::Uuid::new_v4().to_string()
+    } else {
+        uuid::Uuid::now_v7().to_string()
+    }
+}
+
 async fn ingest(port: u16, token: &str, total: usize) -> (u64, Duration, Vec<f64>) {
+    let v4_ids = std::env::var_os("BENCH_V4_IDS").is_some();
     let fresh_per_batch = BATCH - DUPLICATES_PER_BATCH;
     let batches_per_client = total / CLIENTS / fresh_per_batch;
     let http = reqwest::Client::new();
@@ -153,12 +170,7 @@ async fn ingest(port: u16, token: &str, total: usize) -> (u64, Duration, Vec<f64
             (0..batches_per_client)
                 .map(|b| {
                     let mut batch: Vec<Value> = (0..fresh_per_batch)
-                        .map(|i| {
-                            event(
-                                &uuid::Uuid::new_v4().to_string(),
-                                c * 1_000_000 + b * BATCH + i,
-                            )
-                        })
+                        .map(|i| event(&event_id(v4_ids), c * 1_000_000 + b * BATCH + i))
                         .collect();
                     let source = if previous.is_empty() {
                         &batch

@@ -2,14 +2,18 @@
 
 use clap::Parser;
 
-/// The static x86_64 build's allocator. musl's own maps every buffer above 128 KiB
-/// afresh and unmaps it when freed, and a run decodes one such buffer per series: a
-/// 1,000-workload scan page-faulted 2.2 M times and spent 9 s in the kernel, 13.4 s
-/// against 5.4–7.2 s for the glibc build (docs/contracts/datasource.md, "Measured").
-/// jemalloc keeps freed pages for the next buffer. The aarch64 static build keeps
-/// musl's allocator: jemalloc's configure is not proven under its cross compiler.
-#[cfg(all(target_env = "musl", target_arch = "x86_64"))]
-mod static_allocator {
+/// The x86_64 builds' allocator, the static one that ships and the glibc one that
+/// benchmarks and tests run, so that they measure what ships. musl's own maps every
+/// buffer above 128 KiB afresh and unmaps it when freed, and a run decodes one such
+/// buffer per series: a 1,000-workload scan page-faulted 2.2 M times and spent 9 s in
+/// the kernel, 13.4 s against 5.4–7.2 s for the glibc build (docs/contracts/datasource.md,
+/// "Measured"). glibc's, capped at two arenas, made the event ingest's threads queue for
+/// its lock: 18,000 context switches in 3 s and both cores three quarters idle. jemalloc
+/// keeps freed pages for the next buffer and gives each thread a cache. The aarch64
+/// static build keeps musl's allocator: jemalloc's configure is not proven under its
+/// cross compiler.
+#[cfg(target_arch = "x86_64")]
+mod jemalloc {
     #[global_allocator]
     static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
@@ -38,9 +42,9 @@ fn main() {
 /// 8 per core) and keeps what each has freed: after a recommendation run, whose
 /// workloads are decoded on the runtime's threads and analyzed and stored on the
 /// blocking pool's, the hub held 17 MiB more than with two arenas, for no measurable
-/// speed (docs/contracts/datasource.md, "Measured"). musl, the static build's libc,
-/// has no arenas to cap.
-#[cfg(target_env = "gnu")]
+/// speed (docs/contracts/datasource.md, "Measured"). Only glibc builds for other
+/// architectures use it: x86_64 builds use jemalloc, and musl has no arenas to cap.
+#[cfg(all(target_env = "gnu", not(target_arch = "x86_64")))]
 fn cap_malloc_arenas() {
     // SAFETY: mallopt only sets an allocator parameter; called before any thread starts.
     unsafe {
@@ -48,5 +52,5 @@ fn cap_malloc_arenas() {
     }
 }
 
-#[cfg(not(target_env = "gnu"))]
+#[cfg(not(all(target_env = "gnu", not(target_arch = "x86_64"))))]
 fn cap_malloc_arenas() {}

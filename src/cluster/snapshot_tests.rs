@@ -1,5 +1,7 @@
 //! `Snapshot::pods_of` answers from its owner index as a scan would.
 
+use std::sync::Arc;
+
 use super::*;
 
 fn pod(name: &str, owner: Option<&WorkloadKey>) -> Pod {
@@ -39,7 +41,10 @@ fn each_workload_gets_its_own_pods_in_order_and_pods_added_later_are_seen() {
             pod("api-1", Some(&api)),
             pod("orphan", None),
             pod("web-2", Some(&web)),
-        ],
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect(),
         ..Snapshot::default()
     };
     assert_eq!(names(snap.pods_of(&web)), ["web-1", "web-2"]);
@@ -47,7 +52,7 @@ fn each_workload_gets_its_own_pods_in_order_and_pods_added_later_are_seen() {
     // Same namespace and name, another kind: not the Deployment's.
     assert!(snap.pods_of(&db).next().is_none());
     // Built, then added to: the answer still holds.
-    snap.pods.push(pod("web-3", Some(&web)));
+    snap.pods.push(Arc::new(pod("web-3", Some(&web))));
     assert_eq!(names(snap.pods_of(&web)), ["web-1", "web-2", "web-3"]);
     // A cache: it does not make two snapshots differ.
     let fresh = Snapshot {

@@ -179,7 +179,7 @@ impl<C: Cluster> Actions<'_, C> {
     ) -> bool {
         let key = live.key.clone();
         let op = Operation {
-            event_id: crate::agent::event::new_id(),
+            event_id: crate::agent::event::new_id(now),
             reason: plan.reason,
             strategy: plan.strategy,
             recommendation_id: plan.recommendation_id.clone(),

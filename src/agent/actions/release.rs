@@ -44,7 +44,7 @@ impl<C: Cluster> Actions<'_, C> {
         let id = match &t.state.releasing {
             Some(id) => id.clone(),
             None => {
-                let id = crate::agent::event::new_id();
+                let id = crate::agent::event::new_id(now);
                 t.state.releasing = Some(id.clone());
                 t.dirty = true;
                 if !self.persist_one(&key).await {

@@ -64,7 +64,7 @@ impl<C: Cluster> Actions<'_, C> {
             Verdict::RollBack(cause) => {
                 tracing::warn!(workload = %key, reason = cause.reason.as_str(), message = %cause.message, "rolling back");
                 let reason = cause.reason;
-                let op = watch::rollback(&w, cause, crate::agent::event::new_id(), now);
+                let op = watch::rollback(&w, cause, crate::agent::event::new_id(now), now);
                 t.state.watch = None;
                 t.state.operation = Some(op);
                 t.state

@@ -2,6 +2,7 @@
 //! the hub's datasource mapping reads them.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::*;
 use crate::cluster::{
@@ -108,8 +109,11 @@ fn snapshot() -> Snapshot {
             ),
             workload(WorkloadKind::StatefulSet, "db", 2, &[]),
             workload(WorkloadKind::DaemonSet, "agent", 4, &[]),
-        ],
-        pods: vec![api, db, bare],
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect(),
+        pods: [api, db, bare].into_iter().map(Arc::new).collect(),
         replica_sets: vec![ReplicaSet {
             namespace: "shop".into(),
             name: "api-7f9".into(),

@@ -128,19 +128,19 @@ impl KubeCluster {
             self.list::<Deployment>(ns)
                 .await?
                 .iter()
-                .filter_map(convert::deployment),
+                .filter_map(|o| convert::deployment(o).map(Arc::new)),
         );
         out.workloads.extend(
             self.list::<StatefulSet>(ns)
                 .await?
                 .iter()
-                .filter_map(convert::statefulset),
+                .filter_map(|o| convert::statefulset(o).map(Arc::new)),
         );
         out.workloads.extend(
             self.list::<DaemonSet>(ns)
                 .await?
                 .iter()
-                .filter_map(convert::daemonset),
+                .filter_map(|o| convert::daemonset(o).map(Arc::new)),
         );
         let mut rs: BTreeMap<(String, String), String> = BTreeMap::new();
         for r in self.list::<ReplicaSet>(ns).await? {
@@ -159,7 +159,7 @@ impl KubeCluster {
                 .filter(|((n, _), _)| *n == pod_ns)
                 .map(|((_, name), d)| (name.clone(), d.clone()))
                 .collect();
-            out.pods.push(convert::pod(&p, &owners));
+            out.pods.push(Arc::new(convert::pod(&p, &owners)));
         }
         out.hpas.extend(
             self.list::<HorizontalPodAutoscaler>(ns)

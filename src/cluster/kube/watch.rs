@@ -197,19 +197,19 @@ impl View for KubeView {
             self.deployments
                 .all()
                 .iter()
-                .filter_map(|d| convert::deployment(d)),
+                .filter_map(|d| convert::deployment(d).map(Arc::new)),
         );
         out.workloads.extend(
             self.statefulsets
                 .all()
                 .iter()
-                .filter_map(|s| convert::statefulset(s)),
+                .filter_map(|s| convert::statefulset(s).map(Arc::new)),
         );
         out.workloads.extend(
             self.daemonsets
                 .all()
                 .iter()
-                .filter_map(|d| convert::daemonset(d)),
+                .filter_map(|d| convert::daemonset(d).map(Arc::new)),
         );
         // ReplicaSet → Deployment, per namespace.
         let mut owners: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
@@ -225,7 +225,7 @@ impl View for KubeView {
         let none = BTreeMap::new();
         out.pods.extend(self.pods.all().iter().map(|p| {
             let ns = p.namespace().unwrap_or_default();
-            convert::pod(p, owners.get(&ns).unwrap_or(&none))
+            Arc::new(convert::pod(p, owners.get(&ns).unwrap_or(&none)))
         }));
         out.hpas
             .extend(self.hpas.all().iter().map(|h| convert::hpa(h)));

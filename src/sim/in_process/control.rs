@@ -4,6 +4,7 @@
 //! or judges resizes and runs the containers (OOM kills, throttling), PDBs count.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{SimPod, SimWorkload, State, WorkloadSpec};
 use crate::cluster::{
@@ -89,7 +90,7 @@ impl State {
         self.workloads.insert(
             key.clone(),
             SimWorkload {
-                workload,
+                workload: Arc::new(workload),
                 usage: spec.usage,
                 revisions: vec![(revision.clone(), self.now_ms)],
                 revision,
@@ -158,9 +159,10 @@ impl State {
                     w.revisions.drain(..extra);
                 }
                 w.revision = revision.clone();
-                w.workload.observed_generation = Some(w.workload.generation);
+                let workload = Arc::make_mut(&mut w.workload);
+                workload.observed_generation = Some(workload.generation);
                 if key.kind == WorkloadKind::StatefulSet {
-                    w.workload.update_revision = Some(revision);
+                    workload.update_revision = Some(revision);
                 }
             }
         }
@@ -320,7 +322,7 @@ impl State {
             })
             .collect();
         let mut sim = SimPod {
-            pod,
+            pod: Arc::new(pod),
             runs,
             allocated: resources,
             actuating: None,
@@ -354,18 +356,20 @@ impl State {
                 for (run, res) in p.runs.iter_mut().zip(&target) {
                     run.resize(*res, now);
                 }
-                p.pod.resize = ResizeState::Settled;
-                p.pod.observed_generation = Some(p.pod.generation);
+                let pod = Arc::make_mut(&mut p.pod);
+                pod.resize = ResizeState::Settled;
+                pod.observed_generation = Some(pod.generation);
             } else if let Some(verdict) = verdict {
                 let target: Vec<Resources> = p.pod.containers.iter().map(|c| c.resources).collect();
                 if verdict == ResizeState::Settled {
                     p.allocated = target.clone();
                     p.actuating = Some(target);
-                    p.pod.resize = ResizeState::InProgress { error: None };
+                    Arc::make_mut(&mut p.pod).resize = ResizeState::InProgress { error: None };
                 } else {
-                    p.pod.resize = verdict;
+                    Arc::make_mut(&mut p.pod).resize = verdict;
                 }
-                p.pod.observed_generation = Some(p.pod.generation);
+                let pod = Arc::make_mut(&mut p.pod);
+                pod.observed_generation = Some(pod.generation);
             }
             for run in &mut p.runs {
                 run.advance(seed, now);
@@ -400,7 +404,11 @@ impl State {
             }
         }
         for w in self.workloads.values_mut() {
-            w.workload.ready_replicas = ready.get(&w.workload.key).copied().unwrap_or(0);
+            let now_ready = ready.get(&w.workload.key).copied().unwrap_or(0);
+            // Written only when it moved: a snapshot still holding the workload keeps it.
+            if w.workload.ready_replicas != now_ready {
+                Arc::make_mut(&mut w.workload).ready_replicas = now_ready;
+            }
         }
         for pdb in &mut self.pdbs {
             let healthy = self
@@ -430,10 +438,12 @@ impl SimPod {
     /// `status.containerStatuses` from the containers' runs.
     pub(super) fn refresh_statuses(&mut self) {
         if self.pod.node.is_none() {
-            self.pod.statuses.clear();
+            if !self.pod.statuses.is_empty() {
+                Arc::make_mut(&mut self.pod).statuses.clear();
+            }
             return;
         }
-        self.pod.statuses = self
+        let statuses: Vec<crate::cluster::ContainerStatus> = self
             .runs
             .iter()
             .zip(&self.allocated)
@@ -450,5 +460,8 @@ impl SimPod {
                 last_termination: run.last_termination.clone(),
             })
             .collect();
+        if self.pod.statuses != statuses {
+            Arc::make_mut(&mut self.pod).statuses = statuses;
+        }
     }
 }

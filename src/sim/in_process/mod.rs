@@ -71,7 +71,8 @@ impl From<DeploymentSpec> for WorkloadSpec {
 }
 
 struct SimWorkload {
-    workload: Workload,
+    /// Shared with the snapshots that read it; a write copies it only while one does.
+    workload: Arc<Workload>,
     usage: BTreeMap<String, Usage>,
     /// Template revision the current pods are made from.
     revision: String,
@@ -84,7 +85,8 @@ struct SimWorkload {
 const REVISION_HISTORY: usize = 11;
 
 struct SimPod {
-    pod: Pod,
+    /// Shared with the snapshots that read it, as the workload is.
+    pod: Arc<Pod>,
     runs: Vec<ContainerRun>,
     /// Admitted requests per container.
     allocated: Vec<Resources>,
@@ -201,7 +203,7 @@ impl SimCluster {
             .workloads
             .get_mut(key)
             .ok_or_else(|| ClusterError::api(404, "NotFound", format!("{key} not found")))?;
-        sim.workload.replicas = replicas;
+        Arc::make_mut(&mut sim.workload).replicas = replicas;
         w.step();
         Ok(())
     }
@@ -226,11 +228,12 @@ impl SimCluster {
             .get_mut(key)
             .ok_or_else(|| ClusterError::api(404, "NotFound", format!("{key} not found")))?;
         for (name, r) in containers {
-            if let Some(c) = sim.workload.containers.iter_mut().find(|c| &c.name == name) {
+            let workload = Arc::make_mut(&mut sim.workload);
+            if let Some(c) = workload.containers.iter_mut().find(|c| &c.name == name) {
                 c.resources = *r;
             }
         }
-        sim.workload.generation += 1;
+        Arc::make_mut(&mut sim.workload).generation += 1;
         w.step();
         Ok(())
     }
@@ -393,11 +396,15 @@ impl Cluster for SimCluster {
     }
 
     async fn workload(&self, key: &WorkloadKey) -> Result<Option<Workload>, ClusterError> {
-        Ok(self.world().workloads.get(key).map(|s| s.workload.clone()))
+        Ok(self
+            .world()
+            .workloads
+            .get(key)
+            .map(|s| Workload::clone(&s.workload)))
     }
 
     async fn pod(&self, pod: &PodRef) -> Result<Option<Pod>, ClusterError> {
-        Ok(self.world().pods.get(pod).map(|p| p.pod.clone()))
+        Ok(self.world().pods.get(pod).map(|p| Pod::clone(&p.pod)))
     }
 
     async fn resize_pod(

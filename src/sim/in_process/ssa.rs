@@ -5,6 +5,8 @@
 //! ownership, and is removed when nobody else owns it. A release removes this manager's
 //! `Apply` entry and keeps the values (as kerf does on a real API server).
 
+use std::sync::Arc;
+
 use super::State;
 use crate::cluster::{
     ApiStatus, ApplyMode, Cause, ClusterError, ContainerResources, FieldOwner, ResourceField,
@@ -35,7 +37,7 @@ impl State {
                 ),
             )
         })?;
-        let mut w = sim.workload.clone();
+        let mut w = Workload::clone(&sim.workload);
         let mut wanted: Vec<(String, ResourceField, u64)> = Vec::new();
         for c in changes {
             if !w.containers.iter().any(|x| x.name == c.container) {
@@ -162,7 +164,7 @@ impl State {
         }
         if !mode.dry_run {
             if let Some(sim) = self.workloads.get_mut(key) {
-                sim.workload = w.clone();
+                sim.workload = Arc::new(w.clone());
             }
             if template_changed {
                 self.note_change(key, &w.containers);
@@ -181,9 +183,9 @@ impl State {
             .workloads
             .get_mut(key)
             .ok_or_else(|| ClusterError::api(404, "NotFound", format!("{key} not found")))?;
-        sim.workload
+        Arc::make_mut(&mut sim.workload)
             .resource_owners
             .retain(|o| !(o.manager == manager && o.operation == "Apply"));
-        Ok(sim.workload.clone())
+        Ok(Workload::clone(&sim.workload))
     }
 }

@@ -1,5 +1,7 @@
 //! The in-process cluster's writes, refused the way the API server refuses them.
 
+use std::sync::Arc;
+
 use super::State;
 use crate::cluster::QosClass;
 use crate::cluster::{
@@ -108,11 +110,15 @@ impl State {
             .get_mut(r)
             .ok_or_else(|| not_found("pods", &r.name))?;
         if after != before {
-            p.pod.containers = next;
-            p.pod.generation += 1;
+            let pod = Arc::make_mut(&mut p.pod);
+            pod.containers = next;
+            pod.generation += 1;
         }
-        let (owner, containers, out) =
-            (p.pod.owner.clone(), p.pod.containers.clone(), p.pod.clone());
+        let (owner, containers, out) = (
+            p.pod.owner.clone(),
+            p.pod.containers.clone(),
+            Pod::clone(&p.pod),
+        );
         if let (Some(owner), true) = (owner, after != before) {
             self.note_change(&owner, &containers);
         }

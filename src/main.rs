@@ -20,7 +20,7 @@ mod jemalloc {
     /// jemalloc's options, read at its first allocation: two arenas, as glibc's are
     /// capped (8 per core otherwise, each keeping what it freed).
     #[export_name = "_rjem_malloc_conf"]
-    static MALLOC_CONF: ConfString = ConfString(b"narenas:2\0".as_ptr());
+    static MALLOC_CONF: ConfString = ConfString(c"narenas:2".as_ptr().cast());
 
     /// A C string pointer in a static, as jemalloc reads `malloc_conf`.
     #[repr(transparent)]

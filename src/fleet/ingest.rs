@@ -42,9 +42,8 @@ pub async fn events(
         (0.0, 0.0)
     };
     let cluster = cluster.to_string();
-    // Concurrent batches (one per agent) share a commit.
     Ok(Ok(store
-        .writing_grouped(move |tx| {
+        .writing(move |tx| {
             let out = tx.insert_events(&cluster, &events, now)?;
             for &i in &out.new_events {
                 super::applied::fold(tx, &cluster, &events[i], prices)?;

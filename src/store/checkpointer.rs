@@ -1,10 +1,11 @@
 //! The WAL is folded back into the database by a thread of its own, not by the writer.
 //! SQLite's automatic checkpoint runs inside the commit that crosses its threshold, so
 //! that commit (and every write queued behind it) waited for the checkpoint's copies and
-//! both of its fsyncs: under event ingest a fifth of the writer's waits, and the p99 of
-//! a batch. Here a passive checkpoint runs every [`INTERVAL`] on a second connection,
-//! beside the writer; it never blocks a write and never waits for one. The writer keeps
-//! its automatic checkpoint, which now finds most of the work done.
+//! both of its fsyncs: under event ingest a fifth of the writer's waits. Here a passive
+//! checkpoint runs every [`INTERVAL`] on a second connection, beside the writer; it
+//! never blocks a write and never waits for one. The writer keeps its automatic
+//! checkpoint, which now finds most of the work done (`cargo bench --bench ingest`:
+//! 30,500–32,100 events/s at p99 47–51 ms before, 31,900–34,200 at p99 43–46 ms after).
 
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};

@@ -14,7 +14,6 @@ mod datasources;
 mod events;
 mod feed_changes;
 pub mod files;
-mod group_commit;
 mod history;
 pub mod live_changes;
 mod log_query;
@@ -157,8 +156,6 @@ pub struct Store {
     readers: Arc<ReaderPool>,
     /// Whether writes fail for a reason of the storage (`/readyz`).
     health: Arc<write_health::WriteHealth>,
-    /// Units of work waiting to share the writer's next transaction.
-    grouped: Arc<group_commit::Pending>,
     /// Folds the WAL back beside the writer, while any handle lives.
     _checkpointer: Arc<checkpointer::Checkpointer>,
 }
@@ -178,7 +175,6 @@ impl Store {
             writer: Arc::new(Mutex::new(writer)),
             readers: Arc::new(ReaderPool::new(readers)),
             health: Arc::default(),
-            grouped: Arc::default(),
             _checkpointer: Arc::new(checkpointer::Checkpointer::start(
                 path.to_path_buf(),
                 opts.clone(),
@@ -328,19 +324,14 @@ pub fn open_connection(
             .map_err(wrap)?;
         conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)
             .map_err(wrap)?;
-        // The checkpointer thread folds the WAL back; the writer's own checkpoint is
-        // only a safety net (checkpointer.rs).
+        // The checkpointer thread copies most of the WAL back beforehand; the writer's
+        // own checkpoint then lets the log start over (checkpointer.rs).
         conn.pragma_update(
             None,
             "wal_autocheckpoint",
             checkpointer::WRITER_CHECKPOINT_PAGES,
         )
         .map_err(wrap)?;
-        // Statement and savepoint journals in memory: a grouped commit runs each unit in
-        // a savepoint, and on disk every page a unit touched was copied to a temp file
-        // first (two more writes per page).
-        conn.pragma_update(None, "temp_store", "MEMORY")
-            .map_err(wrap)?;
     }
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(wrap)?;

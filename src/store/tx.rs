@@ -1,12 +1,11 @@
 //! The store's unit of work, for the domain modules above it: [`Store::reading`] hands a
 //! [`Read`] (one reader connection), [`Store::writing`] a [`Tx`] (one write transaction,
-//! committed when the closure returns `Ok`, rolled back otherwise),
+//! committed when the closure returns `Ok`, rolled back otherwise) and
 //! [`Store::write_audited`] a `Tx` whose change is recorded as one `config_changed` row
-//! in the same transaction, and [`Store::writing_grouped`] (`group_commit.rs`) a `Tx` in
-//! a transaction shared with the units queued beside it, each in its own savepoint. The
-//! queries are methods of `Read` (reads) and `Tx` (writes; a `Tx` reads too), each in
-//! the file of its table. The domain decides what belongs together; SQL, connections
-//! and transactions stay in the store, and no rusqlite type leaves it.
+//! in the same transaction. The queries are methods of `Read` (reads) and `Tx` (writes;
+//! a `Tx` reads too), each in the file of its table. The domain decides what belongs
+//! together; SQL, connections and transactions stay in the store, and no rusqlite type
+//! leaves it.
 
 use std::ops::Deref;
 

@@ -1,6 +1,5 @@
 //! The store has one way in: units of work. Callers take a `store::Read` from
-//! `Store::reading` or a `store::Tx` from `Store::writing` / `Store::write_audited` /
-//! `Store::writing_grouped` and
+//! `Store::reading` or a `store::Tx` from `Store::writing` / `Store::write_audited` and
 //! call the queries as their methods, which live in the table files. No async wrapper per
 //! query, no forwarding layer in `tx.rs`, no query taking a bare connection from outside
 //! the store, and one `Page<T>` for every paged answer.
@@ -16,8 +15,6 @@ const DOORS: &[(&str, &str)] = &[
     ("src/store/tx.rs", "reading"),
     ("src/store/tx.rs", "writing"),
     ("src/store/tx.rs", "write_audited"),
-    // A `Tx` too, in a transaction it may share with units queued beside it.
-    ("src/store/group_commit.rs", "writing_grouped"),
     // The usage store's (issue 30): appends and prunes carry the open chunks' cache.
     ("src/store/usage/mod.rs", "append"),
     ("src/store/usage/mod.rs", "prune"),
@@ -186,8 +183,7 @@ fn the_store_has_one_way_in_units_of_work_with_the_queries_as_methods() {
             "reading",
             "reading",
             "write_audited",
-            "writing",
-            "writing_grouped"
+            "writing"
         ],
         "the doors were found where the fence expects them"
     );

@@ -41,11 +41,7 @@ fn main() {
     std::thread::sleep(Duration::from_secs(1));
     println!("idle RSS after start: {:.1} MiB", rss_mib(child.id()));
     let (stored, elapsed, latencies) = runtime.block_on(ingest(port, &token, total));
-    let ids = if std::env::var_os("BENCH_V4_IDS").is_some() {
-        "v4"
-    } else {
-        "v7"
-    };
+    let ids = if v4_ids() { "v4" } else { "v7" };
     println!(
         "ingest: {stored} events stored in {:.2} s = {:.0} stored events/s ({} clients, batches of {BATCH}, {DUPLICATES_PER_BATCH}% duplicates, {ids} ids)",
         elapsed.as_secs_f64(),
@@ -146,6 +142,11 @@ fn event(id: &str, i: usize) -> Value {
     })
 }
 
+/// Whether the bench sends random (v4) ids, `BENCH_V4_IDS=1`.
+fn v4_ids() -> bool {
+    std::env::var_os("BENCH_V4_IDS").is_some()
+}
+
 /// An event id as kerf's agent makes them (v7, time-ordered), or random (v4, as
 /// earlier agents did) when `v4` is set.
 fn event_id(v4: bool) -> String {
@@ -157,7 +158,7 @@ fn event_id(v4: bool) -> String {
 }
 
 async fn ingest(port: u16, token: &str, total: usize) -> (u64, Duration, Vec<f64>) {
-    let v4_ids = std::env::var_os("BENCH_V4_IDS").is_some();
+    let v4_ids = v4_ids();
     let fresh_per_batch = BATCH - DUPLICATES_PER_BATCH;
     let batches_per_client = total / CLIENTS / fresh_per_batch;
     let http = reqwest::Client::new();

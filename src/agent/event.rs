@@ -274,3 +274,20 @@ pub fn kubernetes(e: &AgentEvent, regarding: ObjectRef) -> ClusterEvent {
         note: note.chars().take(1000).collect(),
     }
 }
+
+#[cfg(test)]
+mod id_tests {
+    use super::new_id;
+
+    #[test]
+    fn event_ids_are_v7_uuids_carrying_the_event_time_and_sort_by_it() {
+        let at = 1_800_000_123_456;
+        let id = uuid::Uuid::parse_str(&new_id(at)).expect("a UUID");
+        assert_eq!(id.get_version_num(), 7);
+        let (secs, nanos) = id.get_timestamp().expect("v7 has a time").to_unix();
+        assert_eq!(secs as i64 * 1000 + i64::from(nanos / 1_000_000), at);
+        let (earlier, later) = (new_id(at), new_id(at + 1));
+        assert!(earlier < later, "{earlier} sorts before {later}");
+        assert_ne!(new_id(at), new_id(at), "same-millisecond ids still differ");
+    }
+}

@@ -110,15 +110,6 @@ fn valid(value: f64) -> bool {
     (0.0..f64::INFINITY).contains(&value)
 }
 
-/// Whether timestamps strictly increase, so that a window is found by binary search.
-pub(crate) fn is_strictly_sorted(samples: &[Sample]) -> bool {
-    let mut ok = true;
-    for w in samples.windows(2) {
-        ok &= w[0].timestamp < w[1].timestamp;
-    }
-    ok
-}
-
 fn sort_and_dedupe(samples: &[Sample], start: i64, end: i64) -> Result<Vec<Sample>, SampleError> {
     let mut kept: Vec<Sample> = samples
         .iter()

@@ -55,3 +55,43 @@ impl Checkpointer {
         Checkpointer { _stop: stop }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use crate::store::{Store, StoreOptions};
+
+    #[test]
+    fn the_thread_copies_committed_pages_into_the_database_file_without_the_writer() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("kerf.db");
+        let opts = StoreOptions {
+            readers: 1,
+            busy_timeout_ms: 1000,
+        };
+        let store = Store::open_and_migrate(&path, &opts, 0).expect("store");
+        store.checkpoint().expect("start from an empty WAL");
+        let before = std::fs::metadata(&path).expect("db").len();
+        // ~2 MiB of settings: far below the writer's own checkpoint, so only the
+        // thread can move these pages from the WAL into the database file.
+        store
+            .writing_blocking(|tx| {
+                for i in 0..500 {
+                    tx.tx.execute(
+                        "INSERT INTO settings (key, value, updated_at) VALUES (?1, ?2, 0)",
+                        rusqlite::params![format!("k{i}"), "x".repeat(4000)],
+                    )?;
+                }
+                Ok(())
+            })
+            .expect("write");
+        let wal = path.with_extension("db-wal");
+        assert!(std::fs::metadata(&wal).expect("wal").len() > 1_000_000);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::fs::metadata(&path).expect("db").len() < before + 1_000_000 {
+            assert!(Instant::now() < deadline, "the WAL was never checkpointed");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}

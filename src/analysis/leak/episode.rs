@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use super::super::normalize::is_strictly_sorted;
+use super::super::normalize::series_facts;
 use super::super::reason::Reason;
 use super::super::series::{OomKill, Sample, Series};
 
@@ -57,7 +57,7 @@ pub(crate) fn split<'a>(
             .collect()
     };
     let samples = &series.samples;
-    let episodes: Vec<Episode<'a>> = if is_strictly_sorted(samples) {
+    let episodes: Vec<Episode<'a>> = if series_facts(samples).sorted {
         let lo = samples.partition_point(|s| s.timestamp < ranges.release_start);
         let hi = samples
             .partition_point(|s| s.timestamp <= ranges.end)

@@ -1,10 +1,10 @@
-// Who is signed in. `GET /v1/me` answers for a session cookie or an API token; a hub
-// without the access API (404) can still be used with an API token.
+// Who is signed in. `GET /v1/session` answers for a session cookie or an API token, and
+// answers a signed-out browser with 200 `signedIn: false` (no 401 in its console).
 import { useEffect, useState } from "./lib.js";
 import { get, post, apiToken, setApiToken, setCsrfToken, onUnauthorized, ApiError } from "./api.js";
 
 const listeners = new Set();
-let current = { status: "loading", me: null, accessApi: true, error: null, notice: null };
+let current = { status: "loading", me: null, error: null, notice: null };
 
 function set(patch) {
   current = { ...current, ...patch };
@@ -23,18 +23,16 @@ export function useSession() {
 
 export async function refreshSession() {
   try {
-    const me = await get("/v1/me");
-    setCsrfToken(me.csrfToken);
-    set({ status: "signed-in", me, accessApi: true, error: null });
-  } catch (e) {
-    if (e instanceof ApiError && e.missingRoute) {
-      set({ status: apiToken() ? "signed-in" : "anonymous", me: null, accessApi: false, error: null });
-    } else if (e instanceof ApiError && e.status === 401) {
+    const { signedIn, me } = await get("/v1/session");
+    if (signedIn) {
+      setCsrfToken(me.csrfToken);
+      set({ status: "signed-in", me, error: null });
+    } else {
       setApiToken(null);
       set({ status: "anonymous", me: null, error: null });
-    } else {
-      set({ status: "error", error: e });
     }
+  } catch (e) {
+    set({ status: "error", error: e });
   }
 }
 
@@ -42,7 +40,7 @@ export async function loginWithPassword(username, password) {
   const me = await post("/v1/auth/login", { username, password });
   setApiToken(null);
   setCsrfToken(me.csrfToken);
-  set({ status: "signed-in", me, accessApi: true, notice: null });
+  set({ status: "signed-in", me, notice: null });
 }
 
 export async function loginWithToken(token) {

@@ -110,7 +110,7 @@ pub async fn advance<C: Cluster>(
     match op.step.clone() {
         Step::InPlace { .. } => in_place(cluster, snap, key, op, now_ms).await,
         Step::Rollout => rollout(cluster, key, op).await,
-        Step::Evicting { generation } => evict(cluster, snap, key, op, generation).await,
+        Step::Evicting { generation, .. } => evict(cluster, snap, key, op, generation).await,
     }
 }
 
@@ -216,12 +216,18 @@ async fn rollout<C: Cluster>(cluster: &C, key: &WorkloadKey, op: &mut Operation)
     match cluster.apply_template_resources(key, &changes, mode).await {
         Ok(w) => {
             op.strategy = Strategy::Rollout;
+            op.attempts = 0;
             if key.kind == WorkloadKind::StatefulSet && w.strategy == UpdateStrategy::OnDelete {
+                let announced = op.rollback.is_some();
                 op.step = Step::Evicting {
                     generation: w.generation,
+                    announced,
                 };
+                // The pods change only when kerf evicts them: applied at the first.
+                if !announced {
+                    return Progress::Pending;
+                }
             }
-            op.attempts = 0;
             Progress::Applied
         }
         Err(e) => {
@@ -251,10 +257,11 @@ async fn evict<C: Cluster>(
         return Progress::Pending;
     }
     let Some(outdated) = pods.iter().find(|p| p.revision != w.update_revision) else {
-        return Progress::Done;
+        // Every pod already runs the new template (replaced by something else).
+        return announce(op).unwrap_or(Progress::Done);
     };
     match cluster.evict(&outdated.pod).await {
-        Ok(()) => Progress::Pending,
+        Ok(()) => announce(op).unwrap_or(Progress::Pending),
         Err(e) if e.is_not_found() => Progress::Pending,
         Err(e) if e.is_disruption_budget() => Progress::Held(
             Finding::new(
@@ -267,5 +274,17 @@ async fn evict<C: Cluster>(
             .detail("pod", &outdated.pod.name),
         ),
         Err(e) => retry_or_fail(op, e, Reason::ApplyError),
+    }
+}
+
+/// `Applied` the first time the pods of an evicting change start to move (the rollout
+/// has begun); `None` once that was reported.
+fn announce(op: &mut Operation) -> Option<Progress> {
+    match &mut op.step {
+        Step::Evicting { announced, .. } if !*announced => {
+            *announced = true;
+            Some(Progress::Applied)
+        }
+        _ => None,
     }
 }

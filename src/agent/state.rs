@@ -128,9 +128,22 @@ pub enum Step {
     },
     /// The template is being applied.
     Rollout,
-    /// Applied; outdated pods of an `OnDelete` StatefulSet are being evicted, once the
-    /// controller has seen the template of `generation`.
-    Evicting { generation: i64 },
+    /// The template of an `OnDelete` StatefulSet is patched; its outdated pods are being
+    /// evicted, once the controller has seen the template of `generation`. The rollout
+    /// starts with the first eviction, and only then is the change `applied`
+    /// (`announced`): a PodDisruptionBudget that refuses every eviction leaves the
+    /// pods on the old values, and kerf must not report them as changed. A rollback is
+    /// announced when its template is patched (rollbacks never wait).
+    Evicting {
+        generation: i64,
+        /// Operations persisted before this field were announced at the patch.
+        #[serde(default = "announced_before")]
+        announced: bool,
+    },
+}
+
+fn announced_before() -> bool {
+    true
 }
 
 /// A change in flight (write-ahead: persisted before the first write to the cluster).

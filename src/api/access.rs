@@ -25,6 +25,10 @@ use crate::store::NamespacePattern;
 pub enum Permission {
     /// Anyone, no credentials (health, metrics, the API document, login).
     Public,
+    /// Anyone; valid credentials are seen ([`Access::caller`]), and missing, unknown or
+    /// ended ones are not an error (`GET /v1/session`: a signed-out browser asks who is
+    /// signed in and gets a 200, not a 401).
+    Optional,
     /// Any signed-in user or API token, whatever its role (`/v1/me`, logout).
     Authenticated,
     /// Any fleet role (`viewer`, `editor`, `admin`): read-only fleet data.
@@ -52,8 +56,9 @@ pub enum Permission {
 
 impl Permission {
     /// Every permission, for tests and documents that enumerate them.
-    pub const ALL: [Permission; 10] = [
+    pub const ALL: [Permission; 11] = [
         Permission::Public,
+        Permission::Optional,
         Permission::Authenticated,
         Permission::Viewer,
         Permission::Editor,
@@ -69,6 +74,7 @@ impl Permission {
     pub fn as_str(self) -> &'static str {
         match self {
             Permission::Public => "public",
+            Permission::Optional => "optional",
             Permission::Authenticated => "authenticated",
             Permission::Viewer => "viewer",
             Permission::Editor => "editor",
@@ -263,6 +269,21 @@ async fn admit(state: &AppState, permission: Permission, p: Presented) -> Result
             via: Via::Public,
         });
     }
+    if permission == Permission::Optional {
+        let presented = (p.bearer.ok().flatten(), p.cookie);
+        let principal = match presented {
+            (None, None) => None,
+            (bearer, cookie) => match authenticate(state, bearer, cookie).await {
+                Ok(principal) => Some(principal),
+                Err(e) if e.status == axum::http::StatusCode::UNAUTHORIZED => None,
+                Err(e) => return Err(e),
+            },
+        };
+        return Ok(Access {
+            principal,
+            via: Via::Public,
+        });
+    }
     let principal = authenticate(state, p.bearer?, p.cookie).await?;
     if let Principal::Caller(Caller {
         session: Some(s), ..
@@ -331,7 +352,7 @@ pub fn decide(
     param: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Via, ApiError> {
     let caller = match (permission, principal) {
-        (Permission::Public, _) => return Ok(Via::Public),
+        (Permission::Public | Permission::Optional, _) => return Ok(Via::Public),
         (Permission::ClusterAgent, Principal::Cluster { name }) => {
             return if param("cluster").as_deref() == Some(name.as_str()) {
                 Ok(Via::Cluster)
@@ -386,7 +407,7 @@ pub fn decide(
                 Ok(Via::Teams(grants))
             }
         }
-        Permission::Public | Permission::ClusterAgent => Ok(Via::Public),
+        Permission::Public | Permission::Optional | Permission::ClusterAgent => Ok(Via::Public),
     }
 }
 

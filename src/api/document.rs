@@ -229,11 +229,12 @@ fn complete(op: &mut Operation, method: &str, path: &str, permission: Permission
     if has_path || has_query || has_body {
         statuses.push(400);
     }
-    if permission != Permission::Public {
+    let anyone = matches!(permission, Permission::Public | Permission::Optional);
+    if !anyone {
         statuses.push(401);
     }
     // Sessions must send their CSRF token on every change, whatever the role.
-    let role_bound = !matches!(permission, Permission::Public | Permission::Authenticated);
+    let role_bound = !anyone && permission != Permission::Authenticated;
     if role_bound || (permission == Permission::Authenticated && method != "get") {
         statuses.push(403);
     }
@@ -272,7 +273,9 @@ fn security(permission: Permission) -> Option<Vec<SecurityRequirement>> {
     match permission {
         Permission::Public => None,
         Permission::ClusterAgent => Some(vec![bearer]),
-        Permission::Metrics => Some(vec![SecurityRequirement::default(), bearer, session]),
+        Permission::Metrics | Permission::Optional => {
+            Some(vec![SecurityRequirement::default(), bearer, session])
+        }
         _ => Some(vec![bearer, session]),
     }
 }

@@ -107,13 +107,11 @@ pub async fn login(
             .collect(),
         session: None,
     };
-    let mut resp = Json(me(&caller, Some(done.csrf_token))).into_response();
-    let h = resp.headers_mut();
-    h.insert(
+    let mut resp = not_cached(Json(me(&caller, Some(done.csrf_token))));
+    resp.headers_mut().insert(
         SET_COOKIE,
         HeaderValue::from_str(&cookie).map_err(ApiError::internal)?,
     );
-    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Ok(resp)
 }
 
@@ -220,11 +218,50 @@ pub async fn get_me(access: Access) -> Result<Response, ApiError> {
     let caller = access
         .caller()
         .ok_or_else(|| ApiError::internal("GET /v1/me reached without a caller"))?;
+    Ok(not_cached(Json(session_me(caller))))
+}
+
+/// `GET /v1/session`: whether the caller is signed in, and as whom. The UI asks this
+/// before anyone has signed in, so a signed-out browser gets a 200 (and no error in its
+/// console) where `GET /v1/me` answers 401.
+#[utoipa::path(
+    get,
+    path = "/v1/session",
+    summary = "Whether the caller is signed in, and as whom (200 either way).",
+    responses(
+        (status = 200, description = "The caller's session state (not cached).", body = SessionState),
+    )
+)]
+pub async fn get_session(access: Access) -> Response {
+    let me = access.caller().map(session_me);
+    not_cached(Json(SessionState {
+        signed_in: me.is_some(),
+        me,
+    }))
+}
+
+/// Who `caller` is, with their session's CSRF token (none for an API token).
+fn session_me(caller: &Caller) -> Me {
     let csrf_token = caller.session.as_ref().map(|s| s.csrf_token.clone());
-    let mut resp = Json(me(caller, csrf_token)).into_response();
+    me(caller, csrf_token)
+}
+
+/// `answer`, marked never to be cached (it says who is signed in).
+fn not_cached(answer: impl IntoResponse) -> Response {
+    let mut resp = answer.into_response();
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(resp)
+    resp
+}
+
+/// The answer of `GET /v1/session`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionState {
+    /// A valid session cookie or API token came with the request.
+    pub signed_in: bool,
+    /// Who, as `GET /v1/me` says it; `null` when signed out.
+    pub me: Option<Me>,
 }
 
 /// Who the caller is: `GET /v1/me` and the answer of a login.

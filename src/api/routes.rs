@@ -153,6 +153,7 @@ pub fn route_table() -> RouteTable {
         .add(Public, routes!(me::login))
         .add(Authenticated, routes!(me::logout))
         .add(Authenticated, routes!(me::get_me))
+        .add(Optional, routes!(me::get_session))
         .add(Admin, routes!(users::list))
         .add(Admin, routes!(users::create))
         .add(Admin, routes!(users::get))

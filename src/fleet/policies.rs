@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::events::config_change::{action, target, AuditContext, Change};
 use crate::operation::OpError;
 use crate::policy::{validate_policy, FieldError, PolicySpec};
-use crate::store::policies::{PolicyRecord, PolicyVersion};
+use crate::store::policies::{Author, PolicyRecord, PolicyVersion};
 use crate::store::{Store, StoreError};
 use crate::timestamp::format_ms;
 
@@ -39,6 +39,8 @@ pub struct PolicyVersionView {
     pub created_at: String,
     /// The audit actor of whoever wrote it.
     pub actor: Value,
+    /// The reason typed with the change (`null`: none given).
+    pub reason: Option<String>,
     pub spec: PolicySpec,
 }
 
@@ -69,6 +71,7 @@ pub fn version_json(v: &PolicyVersion) -> PolicyVersionView {
         change: v.change.clone(),
         created_at: format_ms(v.created_at),
         actor: serde_json::from_str::<Value>(&v.actor).unwrap_or(Value::Null),
+        reason: v.reason.clone(),
         spec: v.spec.clone(),
     }
 }
@@ -96,8 +99,12 @@ fn change(action: &'static str, p: &PolicyRecord) -> Change {
     Change::new(action, target::POLICY, p.id, Some(&p.spec.name))
 }
 
-fn actor_json(ctx: &AuditContext) -> Result<String, OpError> {
-    serde_json::to_string(&ctx.actor).map_err(OpError::internal)
+/// Who writes a version under `ctx`, and why, as the store keeps it.
+fn author(ctx: &AuditContext) -> Result<Author, OpError> {
+    Ok(Author {
+        actor: serde_json::to_string(&ctx.actor).map_err(OpError::internal)?,
+        reason: ctx.reason.clone(),
+    })
 }
 
 /// Every policy (soft-deleted ones only with `deleted`).
@@ -134,10 +141,10 @@ pub async fn create(
     spec: PolicySpec,
 ) -> Result<PolicyRecord, OpError> {
     validated(&spec)?;
-    let actor = actor_json(&ctx)?;
+    let by = author(&ctx)?;
     Ok(store
         .write_audited(ctx, now, move |tx| {
-            let p = tx.create_policy(&spec, &actor, now)?;
+            let p = tx.create_policy(&spec, &by, now)?;
             let c = change(action::POLICY_CREATED, &p).after(policy_json(&p));
             Ok((p, c))
         })
@@ -154,10 +161,10 @@ pub async fn replace(
     spec: PolicySpec,
 ) -> Result<PolicyRecord, OpError> {
     validated(&spec)?;
-    let actor = actor_json(&ctx)?;
+    let by = author(&ctx)?;
     Ok(store
         .write_audited(ctx, now, move |tx| {
-            let (before, after) = tx.update_policy(id, expected, &spec, &actor, "updated", now)?;
+            let (before, after) = tx.update_policy(id, expected, &spec, &by, "updated", now)?;
             let c = change(action::POLICY_UPDATED, &after)
                 .before(policy_json(&before))
                 .after(policy_json(&after));
@@ -196,14 +203,14 @@ pub async fn revert(
     expected: i64,
     to: i64,
 ) -> Result<PolicyRecord, OpError> {
-    let actor = actor_json(&ctx)?;
+    let by = author(&ctx)?;
     Ok(store
         .write_audited(ctx, now, move |tx| {
             let old = tx
                 .policy_version(id, to)?
                 .ok_or_else(|| StoreError::NotFound(format!("version {to} of policy {id}")))?;
             let (before, after) =
-                tx.update_policy(id, expected, &old.spec, &actor, "reverted", now)?;
+                tx.update_policy(id, expected, &old.spec, &by, "reverted", now)?;
             let after_json = Reverted {
                 policy: policy_json(&after),
                 reverted_to: to,

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::live_check::{self, SeenRequests};
 use super::summary::{notices_column, summarize, with_hpa};
 use super::workload::WorkloadGroup;
 use crate::analysis::{
@@ -37,6 +38,8 @@ pub struct ChunkContext {
 pub struct ChunkOutcome {
     pub analyzed: Vec<(WorkloadSeen, NewRecommendation)>,
     pub failed: Vec<(WorkloadSeen, String)>,
+    /// The requests in force the run read, to check live changes against.
+    pub observed: Vec<SeenRequests>,
 }
 
 /// The stored form of one workload's engine output: the output header plus its results.
@@ -72,6 +75,8 @@ pub fn analyze_chunk(groups: Vec<WorkloadGroup>, ctx: &ChunkContext) -> ChunkOut
                 .push((g.seen, "no container of this workload was observed".into()));
             continue;
         }
+        out.observed
+            .push(live_check::seen(&g.seen, g.info.replicas, &g.containers));
         let s = &g.seen;
         let w = WorkloadRef::from_columns(&s.cluster, &s.namespace, &s.kind, &s.name, &s.labels);
         let r = ctx.policies.resolve(&s.id, &w, ctx.now_ms);

@@ -460,7 +460,13 @@ async fn each_workload_is_analyzed_under_its_effective_policy_and_records_its_id
     }))
     .expect("spec");
     f.store
-        .writing(move |tx| tx.create_policy(&spec, "{}", 0))
+        .writing(move |tx| {
+            let by = crate::store::policies::Author {
+                actor: "{}".into(),
+                reason: None,
+            };
+            tx.create_policy(&spec, &by, 0)
+        })
         .await
         .expect("policy");
     let run = run_with(&f, "demo-east", &s, Datasource::demo(7)).await;

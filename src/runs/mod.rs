@@ -19,6 +19,7 @@ pub mod backtest_queue;
 pub mod backtest_score;
 pub mod engine;
 pub mod failure;
+pub mod live_check;
 mod pipeline;
 pub mod pricing;
 pub mod progress;

@@ -53,6 +53,10 @@ pub fn requests_of(containers: &[ContainerChange], after: bool) -> Requests {
     out
 }
 
+/// The requests a run saw in force, per container and resource (the units of
+/// [`Requests`]), each with when it was observed (Unix ms).
+pub type Observed = BTreeMap<String, BTreeMap<String, (f64, i64)>>;
+
 /// kerf's live change on one workload.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -96,6 +100,35 @@ impl Chain {
                 base.is_none_or(|b| (b - *v).abs() > SAME)
             });
         }
+        self.forget_baselines_of_dropped();
+    }
+
+    /// Drops the requests the cluster no longer holds: a request kerf set that a run
+    /// observed after `since_ms` at another value was replaced (by a person, a
+    /// deployment tool, or a rollout that never reached the pods), so it is no longer
+    /// kerf's live change. Observations from before `since_ms` (they may predate kerf's
+    /// change) and requests a run did not see change nothing. Returns whether anything
+    /// was dropped.
+    pub fn keep_observed(&mut self, observed: &Observed, since_ms: i64) -> bool {
+        let mut dropped = false;
+        for (container, values) in self.in_force.iter_mut() {
+            let seen = observed.get(container);
+            values.retain(|resource, set| {
+                let replaced = seen
+                    .and_then(|s| s.get(resource))
+                    .is_some_and(|&(value, at)| at > since_ms && !same_request(value, *set));
+                dropped |= replaced;
+                !replaced
+            });
+        }
+        if dropped {
+            self.forget_baselines_of_dropped();
+        }
+        dropped
+    }
+
+    /// Keeps a baseline only for a request still in force, and no empty container.
+    fn forget_baselines_of_dropped(&mut self) {
         self.in_force.retain(|_, v| !v.is_empty());
         let in_force = &self.in_force;
         for (container, values) in self.baseline.iter_mut() {
@@ -118,6 +151,12 @@ impl Chain {
     pub fn realized_monthly(&self, prices: (f64, f64), replicas: f64) -> f64 {
         monthly_change(&self.in_force, &self.baseline, prices, replicas)
     }
+}
+
+/// A request read back from the cluster is the one kerf set: equal within half a
+/// percent (what quantity rounding and unit conversion can move it), or [`SAME`].
+fn same_request(observed: f64, set: f64) -> bool {
+    (observed - set).abs() <= SAME.max(set.abs() * 0.005)
 }
 
 /// The monthly cost of going from `from` to `to`, for the containers and resources `to`

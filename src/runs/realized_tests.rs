@@ -96,3 +96,39 @@ fn an_unset_request_costs_nothing_and_raising_it_is_negative_realized() {
         "{realized}"
     );
 }
+
+#[test]
+fn a_request_someone_replaced_after_kerf_leaves_the_chain_and_one_read_before_does_not() {
+    let mut chain = Chain::default();
+    chain.fold(&[change(
+        "app",
+        &[(Cpu, "312m"), (Memory, "512Mi")],
+        &[(Cpu, "90m"), (Memory, "256Mi")],
+    )]);
+    let seen = |cpu: f64, memory: f64, at: i64| -> Observed {
+        [(
+            "app".to_string(),
+            [
+                ("cpu".to_string(), (cpu, at)),
+                ("memory".to_string(), (memory, at)),
+            ]
+            .into(),
+        )]
+        .into()
+    };
+    let kerf_at = 1_000_000;
+    // Read before kerf's change settled: the old values say nothing.
+    assert!(!chain.keep_observed(&seen(312.0, 536_870_912.0, kerf_at), kerf_at));
+    // kerf's values read back (memory 0.1 % off, as a quantity can round): still live.
+    assert!(!chain.keep_observed(&seen(90.0, 268_700_000.0, kerf_at + 1), kerf_at));
+    assert_eq!(chain.in_force["app"].len(), 2);
+    // A person set the CPU to 200m: only memory is still kerf's.
+    assert!(chain.keep_observed(&seen(200.0, 268_435_456.0, kerf_at + 1), kerf_at));
+    assert_eq!(chain.in_force["app"].keys().collect::<Vec<_>>(), ["memory"]);
+    assert_eq!(chain.baseline["app"].keys().collect::<Vec<_>>(), ["memory"]);
+    let want = (0.25 * 0.0042) * HOURS_PER_MONTH * 3.0;
+    assert!((chain.realized_monthly(PRICES, 3.0) - want).abs() < 1e-9);
+    // And memory went back to 512Mi: nothing of kerf's change is live.
+    assert!(chain.keep_observed(&seen(200.0, 536_870_912.0, kerf_at + 1), kerf_at));
+    assert!(chain.is_empty(), "{chain:?}");
+}

@@ -141,6 +141,7 @@ impl<'a> RunState<'a> {
             }
             self.batch.outcome.analyzed.extend(outcome.analyzed);
             self.batch.outcome.failed.extend(outcome.failed);
+            self.batch.outcome.observed.extend(outcome.observed);
             self.batch.workloads += n;
             if self.batch.workloads >= CHUNK_WORKLOADS as i64 {
                 self.flush().await?;
@@ -166,11 +167,15 @@ impl<'a> RunState<'a> {
             analyzed: outcome.analyzed,
             failed: outcome.failed,
         };
+        let (observed, prices) = (outcome.observed, self.ctx.prices);
         self.enter(Phase::Store);
         let started = Instant::now();
         self.inputs
             .store
-            .writing(move |tx| tx.write_chunk(&write))
+            .writing(move |tx| {
+                tx.write_chunk(&write)?;
+                super::live_check::reconcile(tx, &observed, prices)
+            })
             .await
             .map_err(RunFailure::Store)?;
         self.run.phase = Phase::Analyze;

@@ -103,6 +103,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "feed_changes",
         sql: include_str!("../../migrations/0014_feed_changes.sql"),
     },
+    Migration {
+        version: 15,
+        name: "policy_version_reason",
+        sql: include_str!("../../migrations/0015_policy_version_reason.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

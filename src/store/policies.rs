@@ -28,6 +28,15 @@ pub struct PolicyVersion {
     pub actor: String,
     /// `created`, `updated` or `reverted`.
     pub change: String,
+    /// The reason typed with the change, if any.
+    pub reason: Option<String>,
+}
+
+/// Who wrote a version, and why: the audit actor JSON and the reason typed with it.
+#[derive(Debug, Clone)]
+pub struct Author {
+    pub actor: String,
+    pub reason: Option<String>,
 }
 
 fn spec_of(text: &str) -> rusqlite::Result<PolicySpec> {
@@ -101,7 +110,7 @@ impl Read<'_> {
     /// The history of policy `id`, oldest first.
     pub fn policy_versions(&self, id: i64) -> Result<Vec<PolicyVersion>, StoreError> {
         let mut stmt = self.0.prepare(
-            "SELECT version, spec, created_at, actor, change FROM policy_versions
+            "SELECT version, spec, created_at, actor, change, reason FROM policy_versions
              WHERE policy_id = ?1 ORDER BY version",
         )?;
         let rows = stmt.query_map([id], |r| {
@@ -111,6 +120,7 @@ impl Read<'_> {
                 created_at: r.get(2)?,
                 actor: r.get(3)?,
                 change: r.get(4)?,
+                reason: r.get(5)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -134,7 +144,7 @@ impl Tx<'_> {
     pub fn create_policy(
         &self,
         spec: &PolicySpec,
-        actor: &str,
+        by: &Author,
         now: i64,
     ) -> Result<PolicyRecord, StoreError> {
         self.tx
@@ -145,7 +155,7 @@ impl Tx<'_> {
             )
             .map_err(|e| name_taken(e, &spec.name))?;
         let id = self.tx.last_insert_rowid();
-        self.append_policy_version(id, 1, spec, actor, "created", now)?;
+        self.append_policy_version(id, 1, spec, by, "created", now)?;
         self.policy(id)?
             .ok_or_else(|| StoreError::Task("inserted policy vanished".into()))
     }
@@ -157,7 +167,7 @@ impl Tx<'_> {
         id: i64,
         expected: i64,
         spec: &PolicySpec,
-        actor: &str,
+        by: &Author,
         change: &str,
         now: i64,
     ) -> Result<(PolicyRecord, PolicyRecord), StoreError> {
@@ -169,7 +179,7 @@ impl Tx<'_> {
                 params![id, spec.name, next, now],
             )
             .map_err(|e| name_taken(e, &spec.name))?;
-        self.append_policy_version(id, next, spec, actor, change, now)?;
+        self.append_policy_version(id, next, spec, by, change, now)?;
         let after = self
             .policy(id)?
             .ok_or_else(|| StoreError::NotFound(format!("policy {id}")))?;
@@ -213,14 +223,14 @@ impl Tx<'_> {
         id: i64,
         version: i64,
         spec: &PolicySpec,
-        actor: &str,
+        by: &Author,
         change: &str,
         now: i64,
     ) -> Result<(), StoreError> {
         self.tx.execute(
-            "INSERT INTO policy_versions (policy_id, version, spec, created_at, actor, change)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![id, version, spec_text(spec)?, now, actor, change],
+            "INSERT INTO policy_versions (policy_id, version, spec, created_at, actor, change, reason)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![id, version, spec_text(spec)?, now, by.actor, change, by.reason],
         )?;
         Ok(())
     }
@@ -239,6 +249,13 @@ mod tests {
         (dir, conn)
     }
 
+    fn nobody() -> Author {
+        Author {
+            actor: "{}".into(),
+            reason: None,
+        }
+    }
+
     fn spec(name: &str, priority: i32) -> PolicySpec {
         PolicySpec {
             name: name.into(),
@@ -252,11 +269,11 @@ mod tests {
         let (_d, mut conn) = db();
         let raw = conn.transaction().unwrap();
         let tx = Tx::new(&raw);
-        let p = tx.create_policy(&spec("a", 1), "{}", 1).unwrap();
-        tx.update_policy(p.id, 1, &spec("a", 2), "{}", "updated", 2)
+        let p = tx.create_policy(&spec("a", 1), &nobody(), 1).unwrap();
+        tx.update_policy(p.id, 1, &spec("a", 2), &nobody(), "updated", 2)
             .unwrap();
         let err = tx
-            .update_policy(p.id, 1, &spec("a", 3), "{}", "updated", 3)
+            .update_policy(p.id, 1, &spec("a", 3), &nobody(), "updated", 3)
             .unwrap_err();
         assert!(
             matches!(err, StoreError::VersionConflict { current: 2, .. }),
@@ -276,20 +293,47 @@ mod tests {
         let (_d, mut conn) = db();
         let raw = conn.transaction().unwrap();
         let tx = Tx::new(&raw);
-        let p = tx.create_policy(&spec("a", 1), "{}", 1).unwrap();
+        let p = tx.create_policy(&spec("a", 1), &nobody(), 1).unwrap();
         assert!(matches!(
-            tx.create_policy(&spec("a", 1), "{}", 1),
+            tx.create_policy(&spec("a", 1), &nobody(), 1),
             Err(StoreError::Conflict(_))
         ));
         tx.delete_policy(p.id, 1, 2).unwrap();
         assert!(tx.live_policies().unwrap().is_empty());
         assert_eq!(tx.policy_versions(p.id).unwrap().len(), 1);
-        let again = tx.create_policy(&spec("a", 5), "{}", 3).unwrap();
+        let again = tx.create_policy(&spec("a", 5), &nobody(), 3).unwrap();
         assert_ne!(again.id, p.id);
         assert_eq!(tx.policies(true).unwrap().len(), 2);
         assert!(matches!(
-            tx.update_policy(p.id, 1, &spec("a", 1), "{}", "updated", 4),
+            tx.update_policy(p.id, 1, &spec("a", 1), &nobody(), "updated", 4),
             Err(StoreError::NotFound(_))
         ));
+    }
+
+    #[test]
+    fn each_version_keeps_the_reason_typed_with_it() {
+        let (_d, mut conn) = db();
+        let raw = conn.transaction().unwrap();
+        let tx = Tx::new(&raw);
+        let p = tx.create_policy(&spec("a", 1), &nobody(), 1).unwrap();
+        let why = Author {
+            actor: "{}".into(),
+            reason: Some("ticket OPS-12: batch jobs need more headroom".into()),
+        };
+        tx.update_policy(p.id, 1, &spec("a", 2), &why, "updated", 2)
+            .unwrap();
+        let reasons: Vec<Option<String>> = tx
+            .policy_versions(p.id)
+            .unwrap()
+            .into_iter()
+            .map(|v| v.reason)
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                None,
+                Some("ticket OPS-12: batch jobs need more headroom".into())
+            ]
+        );
     }
 }

@@ -39,6 +39,10 @@ async function catalogId() {
 test("signing in with the demo's ui login shows who I am", async () => {
   await page.goto(`${hub.url}/`);
   await page.waitForSelector("form[aria-label='Sign in']");
+  // Asking who is signed in is not an error: not one console line, not even Chromium's
+  // "Failed to load resource" for a 401 (issue 27).
+  await page.waitForLoadState("networkidle");
+  assert.deepEqual(tab.problems, [], "the signed-out login page logs nothing");
   await screenshot(page, "login");
   // A wrong password is the API's message, on the form.
   await page.fill("#username", hub.login.username);
@@ -263,7 +267,7 @@ test("a policy: create it, an invalid field shows the API's error at that field 
   // The versions table reloads after the heading: wait for its new first row.
   await page.locator("table.versions tbody tr:first-child", { hasText: "reverted" }).waitFor();
   await settled(page);
-  assert.match(await page.textContent("table.versions tbody tr:first-child"), /4.*current.*reverted/s);
+  assert.match(await page.textContent("table.versions tbody tr:first-child"), /4.*current.*reverted.*e2e: back to the first version/s);
   await screenshot(page, "policy-reverted");
 
   // Soft delete, with confirmation: hidden from the list, shown with "Show deleted".
@@ -517,7 +521,11 @@ test("a viewer sees no actions, and what the API refuses is shown as its message
 test("the UI signs out, and the session is gone server-side", async () => {
   await page.click("text=Log out");
   await page.waitForSelector("form[aria-label='Sign in']");
+  const state = await page.evaluate(async () => (await fetch("/v1/session")).json());
+  assert.deepEqual(state, { signedIn: false, me: null });
+  tab.expect((status, method, url) => status === 401 && url.endsWith("/v1/me"));
   const me = await page.evaluate(async () => (await fetch("/v1/me")).status);
   assert.equal(me, 401);
+  tab.expect(() => false);
   tab.assertClean("sign out");
 });

@@ -170,6 +170,51 @@ async fn sessions_expire_on_their_own_and_logout_ends_them_on_the_server() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_session_probe_answers_200_signed_in_or_not_and_never_admits_a_dead_credential() {
+    let data = DataDir::new();
+    let password = data.bootstrap_admin("alice");
+    let token = data.admin_token();
+    let kerf = data.start_for_logins(&[]);
+    let api = kerf.api("").recording();
+    let probe = async |cred: Cred<'_>| {
+        let r = api.call_as("GET", "/v1/session", cred, None).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.headers["cache-control"], "no-store");
+        r.body
+    };
+    let anonymous = json!({"signedIn": false, "me": null});
+    assert_eq!(probe(Cred::None).await, anonymous);
+    assert_eq!(
+        probe(Cred::Bearer("kerf_at_not-a-real-token")).await,
+        anonymous
+    );
+    let by_token = probe(Cred::Bearer(&token)).await;
+    assert_eq!(
+        (
+            by_token["signedIn"].as_bool(),
+            by_token["me"]["type"].as_str()
+        ),
+        (Some(true), Some("token"))
+    );
+    assert!(by_token["me"].get("csrfToken").is_none(), "{by_token}");
+    let s = api.login("alice", &password).await.1.expect("session");
+    let by_cookie = probe(Cred::CookieOnly(&s)).await;
+    assert_eq!(
+        (
+            by_cookie["me"]["name"].as_str(),
+            by_cookie["me"]["csrfToken"].as_str()
+        ),
+        (Some("alice"), Some(s.csrf.as_str())),
+        "the same answer as GET /v1/me: {by_cookie}"
+    );
+    let out = api
+        .call_as("POST", "/v1/auth/logout", Cred::Session(&s), None)
+        .await;
+    assert_eq!(out.status, 204);
+    assert_eq!(probe(Cred::CookieOnly(&s)).await, anonymous);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn cookie_authenticated_changes_need_the_csrf_token_and_bearer_ones_do_not() {
     let data = DataDir::new();
     let password = data.bootstrap_admin("alice");

@@ -239,3 +239,61 @@ async fn applied_changes_show_at_once_and_realized_plus_available_is_what_was_av
         "rolled back: its saving is available again"
     );
 }
+
+/// Issue 27: a change someone else makes after kerf's is seen by the next run. Here the
+/// demo source keeps serving the requests from before kerf's change, as a cluster does
+/// when a person (or a deployment tool) puts them back: a run reading them within
+/// `SETTLE_MS` of the change keeps it (its pods may still be rolling); a run reading
+/// them later drops it, and its saving is available again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_that_reads_other_requests_than_kerf_set_ends_the_live_change() {
+    let h = hub_after_run(CLUSTER).await;
+    let list = get(&h, "/v1/workloads?sort=savings&limit=500").await;
+    let w = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|w| lowers_both(w))
+        .cloned()
+        .expect("a workload that saves on CPU and memory");
+    let id = w["id"].as_str().expect("id").to_string();
+    let t = T0 + 60_000;
+    send(&h, vec![event(&w, &["cpu", "memory"], false, t)]).await;
+    let page = async || get(&h, &format!("/v1/workloads/{id}")).await;
+    assert!(page().await["applied"].is_object(), "applied at once");
+
+    let settle = kerf::runs::live_check::SETTLE_MS;
+    let run = async |h: &Hub, now: i64| {
+        h.clock.set(now);
+        let r = h
+            .runs
+            .run_to_end(CLUSTER, kerf::runs::Trigger::Manual)
+            .await
+            .expect("run");
+        assert_eq!(r.status.as_str(), "succeeded", "{:?}", r.errors);
+    };
+    run(&h, t + settle / 2).await;
+    let soon = page().await;
+    assert!(
+        soon["applied"]["realizedMonthly"]
+            .as_f64()
+            .is_some_and(|m| m > 0.0),
+        "read too soon after kerf's change to judge it: {}",
+        soon["applied"]
+    );
+
+    run(&h, t + 6 * settle).await;
+    let later = page().await;
+    assert!(
+        later["applied"].is_null(),
+        "the cluster holds other requests: {}",
+        later["applied"]
+    );
+    let total = get(&h, "/v1/workloads/summary").await["total"].clone();
+    assert_eq!(total["realized"]["sinceInstall"], 0.0, "{total}");
+    let again = later["estimatedMonthlyCostDelta"].as_f64().expect("delta");
+    assert!(
+        again < -0.005,
+        "the saving is offered again, from the requests in force: {again}"
+    );
+}

@@ -30,7 +30,7 @@ function loginProblem(error, mode) {
 }
 
 export function LoginPage({ session }) {
-  const [mode, setMode] = useState(session.accessApi ? "password" : "token");
+  const [mode, setMode] = useState("password");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
   const [form, setForm] = useState({ username: "", password: "", token: "" });
@@ -55,7 +55,6 @@ export function LoginPage({ session }) {
   return html`<section class="card login">
     <h1>Sign in to kerf</h1>
     ${session.notice && html`<p class="notice" role="status">${session.notice}</p>`}
-    ${!session.accessApi && html`<p class="muted">This hub has no password sign-in yet. Use an API token (<code>kerf token create</code>).</p>`}
     <form onSubmit=${submit} aria-label="Sign in">
       ${mode === "password"
         ? html`<${Field} id="username" label="Username" error=${fieldError(error, "username")}>
@@ -73,9 +72,9 @@ export function LoginPage({ session }) {
       </div>`}
       <div class="actions">
         <button type="submit" class="primary" disabled=${busy}>${busy ? "Signing in…" : "Sign in"}</button>
-        ${session.accessApi && html`<button type="button" class="link" onClick=${() => { setMode(mode === "password" ? "token" : "password"); setError(null); }}>
+        <button type="button" class="link" onClick=${() => { setMode(mode === "password" ? "token" : "password"); setError(null); }}>
           ${mode === "password" ? "Use an API token instead" : "Use a username and password"}
-        </button>`}
+        </button>
       </div>
     </form>
   </section>`;

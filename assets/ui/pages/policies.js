@@ -293,10 +293,10 @@ function Versions({ p, editor, reload }) {
     const byVersion = new Map(items.map((v) => [v.version, v]));
     return html`<div class="card">
       <h2>Versions</h2>
-      <table class="compact versions"><thead><tr><th scope="col" class="num">Version</th><th scope="col">Change</th><th scope="col">By</th><th scope="col">When</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
+      <table class="compact versions"><thead><tr><th scope="col" class="num">Version</th><th scope="col">Change</th><th scope="col">Why</th><th scope="col">By</th><th scope="col">When</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
         <tbody>${[...items].reverse().map((v) => html`<tr key=${v.version}>
           <td class="num">${v.version}${v.version === p.version ? html` <${Badge} kind="ok">current</${Badge}>` : ""}</td>
-          <td>${v.change}</td><td>${v.actor?.name ?? "—"} <span class="muted small">${v.actor?.type ?? ""}</span></td><td>${fmt.time(v.createdAt)}</td>
+          <td>${v.change}</td><td class="why">${v.reason ?? html`<span class="muted">no reason given</span>`}</td><td>${v.actor?.name ?? "—"} <span class="muted small">${v.actor?.type ?? ""}</span></td><td>${fmt.time(v.createdAt)}</td>
           <td class="row-actions">
             <button type="button" class="small" onClick=${() => setSel({ a: Math.max(1, v.version - 1), b: v.version })}>Show changes</button>
             ${editor && v.version !== p.version && html`<button type="button" class="small" onClick=${() => setRevertTo(v.version)}>Revert to v${v.version}…</button>`}

@@ -52,8 +52,6 @@ export async function newPage(browser, hubUrl) {
     let body = "";
     try { body = await r.text(); } catch { /* body gone */ }
     if (r.status() === 404 && body.includes("no API route")) return;
-    // The shell asks who is signed in before anyone is.
-    if (r.status() === 401 && r.request().method() === "GET" && new URL(r.url()).pathname === "/v1/me") return;
     if (expected(r.status(), r.request().method(), r.url(), body)) return;
     problems.push(`HTTP ${r.status()} ${r.request().method()} ${r.url()}: ${body.slice(0, 200)}`);
   });

@@ -2,7 +2,7 @@
 //! resize would restart, and an in-place change whose rollout fallback would take the
 //! only pod down (`SingleReplicaUnsafe`, pods untouched); an `OnDelete` StatefulSet
 //! whose PodDisruptionBudget refuses the eviction (`PodDisruptionBudget`, the outdated
-//! pod still there); an HPA with coordination off (`HPACoupled`, neither the HPA nor
+//! pod still there, and never reported `applied`: its pods run the old values); an HPA with coordination off (`HPACoupled`, neither the HPA nor
 //! the Deployment changed) and one coordinated (its target moved by exactly the ratio).
 
 use kerf::agent::state::Phase;
@@ -122,13 +122,14 @@ async fn a_pdb_refusing_the_eviction_of_an_outdated_pod_is_reported_once() {
     }
     w.deliver(&agent).await;
     let events = w.audit().await;
+    // The rollout never started: no pod was evicted, so nothing was applied (issue 27:
+    // the hub counted a saving its pods never made).
     assert_eq!(
         kinds(&of(&events, "db")),
-        [
-            pair("applied", "RecommendationApplied"),
-            pair("blocked", "PodDisruptionBudget")
-        ]
+        [pair("blocked", "PodDisruptionBudget")]
     );
+    let state = agent.state(&key).expect("tracked");
+    assert_ne!(state.phase, Phase::Applied, "{state:?}");
     let e = one(&events, "db", "PodDisruptionBudget");
     let pod = e["details"]["pod"].as_str().expect("details.pod");
     assert!(pod.starts_with("db-"), "{e}");

@@ -99,6 +99,12 @@ impl HeldFeeds {
         self.head = Some(feed);
     }
 
+    /// The version of the feeds held (`None` before the first read, or from a hub
+    /// without versions).
+    pub fn version(&self) -> Option<&str> {
+        self.config_version.as_deref()
+    }
+
     /// The config feed's head (flags, pause, freeze, settings), once one was read.
     pub fn head(&self) -> Option<&ConfigFeed> {
         self.head.as_ref()

@@ -24,6 +24,8 @@ pub struct HttpHub {
     token: String,
     /// Body bytes of every feed answer read (`feed_bytes`).
     feed_bytes: std::sync::atomic::AtomicU64,
+    /// Every request's time limit (a long poll waits less).
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for HttpHub {
@@ -75,6 +77,7 @@ impl HttpHub {
             base: format!("{}/v1/clusters/{cluster}", url.trim_end_matches('/')),
             token,
             feed_bytes: Default::default(),
+            timeout,
         })
     }
 
@@ -186,6 +189,20 @@ impl Hub for HttpHub {
         };
         let text = self.feed_text(&path).await?;
         FeedPage::read(&text).map_err(|e| unreadable("recommendation feed", e))
+    }
+
+    async fn feeds_after(&self, since: &str, wait: Duration) -> Result<Option<String>, HubError> {
+        // The answer must come back inside the request's own time limit.
+        let seconds = wait
+            .min(self.timeout.saturating_sub(Duration::from_secs(2)))
+            .as_secs();
+        let path = format!(
+            "/config?since={}&wait={seconds}",
+            form_urlencoded_component(since)
+        );
+        let text = self.feed_text(&path).await?;
+        let feed = ConfigFeed::read(&text).map_err(|e| unreadable("config feed", e))?;
+        Ok(feed.version)
     }
 
     async fn heartbeat(&self, heartbeat: &Heartbeat) -> Result<Readiness, HubError> {

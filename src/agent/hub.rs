@@ -146,6 +146,19 @@ pub trait Hub: Send + Sync + 'static {
         next: Option<String>,
     ) -> impl Future<Output = Result<FeedPage, HubError>> + Send;
 
+    /// `GET /v1/clusters/{cluster}/config?since=&wait=`: the long poll. Holds the
+    /// request up to `wait` while the feeds are still at version `since`; answers the
+    /// version they are at when it returns (`None` from a hub that sends none).
+    /// The default is a hub that cannot hold a request: it answers `None` at once.
+    fn feeds_after(
+        &self,
+        since: &str,
+        wait: std::time::Duration,
+    ) -> impl Future<Output = Result<Option<String>, HubError>> + Send {
+        let _ = (since, wait);
+        async { Ok(None) }
+    }
+
     /// `POST /v1/clusters/{cluster}/heartbeat`.
     fn heartbeat(
         &self,

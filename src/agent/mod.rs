@@ -24,6 +24,7 @@ mod held_feeds;
 pub mod http_hub;
 pub mod hub;
 mod link;
+mod long_poll;
 mod memory;
 pub mod outbox;
 pub mod record;

@@ -73,6 +73,8 @@ pub struct Agent<C: Cluster, H: Hub> {
     usage_source: tokio::sync::watch::Sender<UsageSource>,
     /// How to collect usage, when asked to ([`Agent::with_collector`]).
     collector: Option<(collector::Settings, CollectorMetrics)>,
+    /// The version of the feeds held, for the long poll (`super::long_poll`).
+    feed_version: tokio::sync::watch::Sender<Option<String>>,
 }
 
 impl<C: Cluster, H: Hub> Agent<C, H> {
@@ -127,6 +129,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             held: HeldFeeds::default(),
             usage_source: tokio::sync::watch::Sender::new(UsageSource::default()),
             collector: None,
+            feed_version: tokio::sync::watch::Sender::new(None),
         })
     }
 
@@ -242,6 +245,12 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         report.events = act.queued_events() - before;
         report.records_written = act.persist().await;
         drop(feeds);
+        let version = held.version().map(str::to_string);
+        self.feed_version.send_if_modified(|v| {
+            let moved = *v != version;
+            *v = version;
+            moved
+        });
         self.held = held;
         report
     }
@@ -293,6 +302,12 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             self.link.hub().clone(),
         ));
         let mut collecting = self.start_collector();
+        let feeds_moved = Arc::new(tokio::sync::Notify::new());
+        let polling = tokio::spawn(super::long_poll::run(
+            self.link.hub().clone(),
+            self.feed_version.subscribe(),
+            feeds_moved.clone(),
+        ));
         let mut stop = std::pin::pin!(stop);
         loop {
             let report = self.pass().await;
@@ -304,9 +319,11 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 let left = (next_pass - self.clock.now_ms()).max(1) as u64;
                 let active = self.busy() || self.watching();
                 let wait = left.min(if active { 500 } else { 5_000 });
+                let mut moved = false;
                 tokio::select! {
                     _ = &mut stop => {
                         delivery.abort();
+                        polling.abort();
                         if let Some(c) = &collecting {
                             c.abort();
                         }
@@ -319,6 +336,8 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                         return;
                     }
                     _ = self.view.changed(Duration::from_millis(wait)) => {}
+                    // The hub's feeds moved (the long poll): pass now.
+                    _ = feeds_moved.notified() => moved = true,
                     // Delivery never returns: ending means it panicked. The agent must
                     // not go on deciding with nobody delivering, so it ends too (as a
                     // job, the process stops loudly, naming it).
@@ -344,6 +363,9 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                         tracing::error!(cause = %why, "the agent's collector ended");
                         panic!("the agent's collector ended: {why}");
                     }
+                }
+                if moved {
+                    break;
                 }
                 if self.busy() || self.watching() {
                     self.advance_all().await;

@@ -67,6 +67,18 @@ pub async fn config(
     ))
 }
 
+/// The config feed once something changed after `since`, or `wait` passed: the long
+/// poll as the in-process agent makes it.
+pub async fn config_feed_after(
+    state: &AppState,
+    cluster: &str,
+    since: &str,
+    wait: Duration,
+) -> Result<ConfigFeed, ApiError> {
+    long_poll(state, cluster, Some(since), Some(wait.as_secs())).await?;
+    config_feed(state, cluster, Some(since)).await
+}
+
 /// The config feed after parsing (the in-process agent reads it through this too).
 pub async fn config_feed(
     state: &AppState,

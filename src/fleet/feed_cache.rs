@@ -32,11 +32,26 @@ pub const MAX_AGE_MS: i64 = 10 * 60 * 1000;
 /// before the oldest one kept gets a full resync.
 pub const TOMBSTONE_MS: i64 = 24 * 3600 * 1000;
 
+/// A cluster whose feeds nobody asked for this long (its agent gone, the cluster
+/// retired) has them dropped from the cache; its next reader gets them built whole.
+pub const EVICT_AFTER_MS: i64 = 6 * MAX_AGE_MS;
+
 /// Every cluster's feeds as last built. Cheap to share (`Arc`), one per hub process.
 pub struct FeedCache {
     epoch: String,
-    clusters: std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Built>>>>>,
+    clusters: std::sync::Mutex<Clusters>,
 }
+
+/// The cache's clusters: each one's feeds and when they were last asked for, and the
+/// last version handed out for each cluster whose feeds were dropped (their next build
+/// starts above it, so no version is ever handed out twice).
+#[derive(Default)]
+struct Clusters {
+    slots: HashMap<String, (Slot, i64)>,
+    dropped: HashMap<String, u64>,
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<Built>>>;
 
 impl Default for FeedCache {
     fn default() -> Self {
@@ -191,9 +206,34 @@ impl FeedCache {
         }
     }
 
-    fn slot(&self, cluster: &str) -> Arc<tokio::sync::Mutex<Option<Built>>> {
+    /// `cluster`'s slot, asked for at `now`, and the version its feeds start above when
+    /// they are built from nothing. Drops the feeds of clusters idle for
+    /// [`EVICT_AFTER_MS`] that nobody is reading.
+    fn slot(&self, cluster: &str, now: i64) -> (Slot, u64) {
         let mut clusters = self.clusters.lock().unwrap_or_else(|p| p.into_inner());
-        clusters.entry(cluster.to_string()).or_default().clone()
+        let Clusters { slots, dropped } = &mut *clusters;
+        slots.retain(|name, (slot, asked)| {
+            if name == cluster || now - *asked < EVICT_AFTER_MS {
+                return true;
+            }
+            // In use (a reader holds it): kept until the next sweep.
+            let Ok(built) = slot.try_lock() else {
+                return true;
+            };
+            if let Some(b) = built.as_ref() {
+                dropped.insert(name.clone(), b.version);
+            }
+            false
+        });
+        let (slot, asked) = slots.entry(cluster.to_string()).or_default();
+        *asked = now;
+        (slot.clone(), dropped.get(cluster).copied().unwrap_or(0))
+    }
+
+    /// How many clusters' feeds the cache holds (for tests).
+    pub fn held_clusters(&self) -> usize {
+        let clusters = self.clusters.lock().unwrap_or_else(|p| p.into_inner());
+        clusters.slots.len()
     }
 
     /// Runs `answer` on `cluster`'s feeds, current at `now` (built again first when the
@@ -207,7 +247,7 @@ impl FeedCache {
         agent: AgentSettings,
         answer: impl FnOnce(&Built) -> T,
     ) -> Result<T, StoreError> {
-        let slot = self.slot(cluster);
+        let (slot, above) = self.slot(cluster, now);
         let mut built = slot.lock().await;
         let revision = store.reading(|r| r.feed_revision()).await?;
         let mut whole = true;
@@ -227,7 +267,7 @@ impl FeedCache {
             }
         }
         if whole {
-            let fresh = build(store, runs, now, cluster, agent, revision).await?;
+            let fresh = build(store, runs, now, cluster, agent, revision, above).await?;
             *built = Some(match built.take() {
                 Some(old) => old.merge(fresh, now),
                 None => fresh,
@@ -244,7 +284,7 @@ impl FeedCache {
         now: i64,
         cluster: &str,
     ) -> Result<Option<u64>, StoreError> {
-        let slot = self.slot(cluster);
+        let (slot, _) = self.slot(cluster, now);
         let built = slot.lock().await;
         let revision = store.reading(|r| r.feed_revision()).await?;
         Ok(built
@@ -254,7 +294,8 @@ impl FeedCache {
     }
 }
 
-/// Both feeds of `cluster` built whole at `now`, every entry at version 1.
+/// Both feeds of `cluster` built whole at `now`, every entry at the first version above
+/// `above` (the last one handed out for the cluster, 0 when none was).
 async fn build(
     store: &Store,
     runs: &Runs,
@@ -262,6 +303,7 @@ async fn build(
     cluster: &str,
     agent: AgentSettings,
     revision: i64,
+    above: u64,
 ) -> Result<Built, StoreError> {
     let mut config = super::feed::config(store, runs, now, cluster, agent).await?;
     let (mut recs, _) =
@@ -278,17 +320,21 @@ async fn build(
             }
         }
     }
-    let config_entries = entries(std::mem::take(&mut config.workloads), |w| {
+    let version = above + 1;
+    let config_entries = entries(std::mem::take(&mut config.workloads), version, |w| {
         w.workload_id.clone()
     });
-    let rec_entries = entries(std::mem::take(&mut recs.items), |i| i.workload_id.clone());
+    let rec_entries = entries(std::mem::take(&mut recs.items), version, |i| {
+        i.workload_id.clone()
+    });
     config.server_time = String::new();
     Ok(Built {
         revision,
         built_at: now,
         expires,
-        version: 1,
-        floor: 0,
+        version,
+        // Versions handed out before the feeds were dropped are not deltas of these.
+        floor: if above == 0 { 0 } else { version },
         config_head: config,
         config: config_entries,
         rec_head: recs,
@@ -298,11 +344,22 @@ async fn build(
     })
 }
 
-/// `items` by their workload id, each at version 1.
-fn entries<T>(items: Vec<T>, id: impl Fn(&T) -> String) -> BTreeMap<String, Entry<T>> {
+/// `items` by their workload id, each at `version`.
+fn entries<T>(
+    items: Vec<T>,
+    version: u64,
+    id: impl Fn(&T) -> String,
+) -> BTreeMap<String, Entry<T>> {
     items
         .into_iter()
-        .map(|value| (id(&value), Entry { changed: 1, value }))
+        .map(|value| {
+            let key = id(&value);
+            let entry = Entry {
+                changed: version,
+                value,
+            };
+            (key, entry)
+        })
         .collect()
 }
 

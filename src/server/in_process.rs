@@ -75,6 +75,17 @@ impl Hub for InProcessHub {
         })
     }
 
+    async fn feeds_after(
+        &self,
+        since: &str,
+        wait: std::time::Duration,
+    ) -> Result<Option<String>, HubError> {
+        let feed = feed::config_feed_after(&self.state, &self.cluster, since, wait)
+            .await
+            .map_err(refused)?;
+        Ok(feed.version)
+    }
+
     async fn heartbeat(&self, heartbeat: &Heartbeat) -> Result<Readiness, HubError> {
         agent::store_heartbeat(&self.state, &self.cluster, heartbeat.clone())
             .await

@@ -336,3 +336,59 @@ async fn a_long_poll_answers_with_the_change_it_waited_for_and_a_wait_past_20_s_
         "{v}"
     );
 }
+
+/// Issue 35: the feed cache does not keep a cluster nobody reads. A cluster idle for
+/// `EVICT_AFTER_MS` leaves the hub's cache when another cluster's agent reads; its own
+/// agent, back with the version it held, gets the whole feed at a version above every
+/// one handed out before, so no old version is ever read as a delta of new feeds.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cluster_nobody_reads_leaves_the_feed_cache_and_its_old_version_gets_the_whole_feed() {
+    let h = hub_after_run(CLUSTER).await;
+    let west = kerf::fleet::clusters::register(
+        &h.store,
+        h.clock.now_ms(),
+        kerf::commands::operator("test"),
+        "demo-west".into(),
+        Default::default(),
+    )
+    .await
+    .expect("cluster")
+    .token;
+    let held = config(&h).await;
+    assert_eq!(h.state.fleet.feeds.held_clusters(), 1);
+
+    h.clock
+        .advance(kerf::fleet::feed_cache::EVICT_AFTER_MS + 60_000);
+    let (s, v) = h
+        .as_token(&west)
+        .call("GET", "/v1/clusters/demo-west/config", None)
+        .await;
+    assert_eq!(s, 200, "{v}");
+    assert_eq!(
+        h.state.fleet.feeds.held_clusters(),
+        1,
+        "demo-east's feeds were dropped, demo-west's are held"
+    );
+
+    let path = format!("/v1/clusters/{CLUSTER}/config?since={}", held.version);
+    let (back, _) = get(&h, &path).await;
+    assert_eq!(back.get("since"), None, "the whole feed: {back}");
+    assert_eq!(by_id(&back["workloads"]).len(), held.entries.len());
+    let number = |v: &str| -> u64 {
+        v.rsplit_once('.')
+            .and_then(|(_, n)| n.parse().ok())
+            .expect("a version")
+    };
+    let now = back["version"].as_str().expect("version");
+    assert!(
+        number(now) > number(&held.version),
+        "{now} after {}",
+        held.version
+    );
+    let (again, _) = get(&h, &format!("/v1/clusters/{CLUSTER}/config?since={now}")).await;
+    assert_eq!(
+        again["since"],
+        json!(now),
+        "the new version is a delta base: {again}"
+    );
+}

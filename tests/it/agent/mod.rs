@@ -10,6 +10,7 @@ mod demo_world;
 mod failures;
 mod guardrails;
 mod holds;
+mod long_poll;
 mod memory;
 mod no_prometheus;
 mod on_delete;

@@ -173,7 +173,13 @@ test("the list shows current → recommended values, sorts by saving, filters by
   await settled(page);
   const costs = await page.locator("table.workloads tbody td.cost").allTextContents();
   assert.match(costs[0].trim(), /^−\$/, "the biggest saving first");
-  const value = (t) => (t.includes("no change") || t.includes("±0") ? 0 : Number(t.replace(/[^\d.]/g, "")) * (t.includes("−") ? 1 : -1));
+  // The cell's first amount is the saving left; a change already applied adds a note
+  // after it ("applied just now, saves $4.37"), which the sort does not count.
+  const value = (t) => {
+    if (t.includes("no change") || t.includes("±0")) return 0;
+    const [, minus, amount] = /(−?)\$([\d,.]+)/.exec(t);
+    return Number(amount.replace(/,/g, "")) * (minus ? 1 : -1);
+  };
   for (let i = 1; i < costs.length; i++) assert.ok(value(costs[i - 1]) >= value(costs[i]), `${costs[i - 1]} before ${costs[i]}`);
 
   for (const [typed, ok] of [["sho", (ns) => ns.startsWith("sho")], ["shop*", (ns) => ns.startsWith("shop")]]) {

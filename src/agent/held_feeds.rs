@@ -7,9 +7,11 @@
 
 use std::collections::BTreeMap;
 
+use super::feed_index::{FeedIndex, Held};
 use super::hub::{FeedItem, Hub, HubError};
+use crate::cluster::WorkloadKey;
 use crate::wire::config_feed::UnreadableWorkload;
-use crate::wire::{ConfigFeed, WorkloadConfig};
+use crate::wire::{ConfigFeed, RecommendationItem, WorkloadConfig};
 
 /// A whole read of both feeds at least this often (ms), whatever the versions say.
 pub const RESYNC_MS: i64 = 15 * 60 * 1000;
@@ -29,6 +31,8 @@ pub struct HeldFeeds {
     items_version: Option<String>,
     /// When the next whole read is due.
     resync_at: i64,
+    /// The entries by workload name, built again whenever a read changed them.
+    index: FeedIndex,
 }
 
 impl HeldFeeds {
@@ -39,10 +43,12 @@ impl HeldFeeds {
             self.config_version = None;
             self.items_version = None;
         }
-        let config = hub.config(self.config_version.clone()).await?;
-        let first = hub
-            .recommendations(self.items_version.clone(), None)
-            .await?;
+        // Both feeds at once: a steady pass waits for one round trip, not two.
+        let (config, first) = tokio::join!(
+            hub.config(self.config_version.clone()),
+            hub.recommendations(self.items_version.clone(), None)
+        );
+        let (config, first) = (config?, first?);
         let whole_items = first.since.is_none() || first.since != self.items_version;
         let mut pages = vec![first];
         if whole_items {
@@ -53,9 +59,11 @@ impl HeldFeeds {
         if self.config_version.is_none() && self.items_version.is_none() {
             self.resync_at = now + RESYNC_MS;
         }
+        let mut moved = whole_items || config_moves(&config, self.config_version.as_deref());
         self.take_config(config);
         let mut pages = pages.into_iter();
         let first = pages.next().expect("the first page");
+        moved |= !first.deleted.is_empty() || !first.items.is_empty();
         if whole_items {
             self.items.clear();
         }
@@ -70,7 +78,34 @@ impl HeldFeeds {
             };
             self.items.insert(key, item);
         }
+        if moved {
+            self.index = FeedIndex::build(&self.held());
+        }
         Ok(())
+    }
+
+    fn held(&self) -> Held<'_> {
+        Held {
+            workloads: &self.workloads,
+            unreadable: &self.unreadable,
+            items: &self.items,
+        }
+    }
+
+    /// The config entry of the workload `key`.
+    pub fn config_of(&self, key: &WorkloadKey) -> Option<&WorkloadConfig> {
+        self.index.config(&self.held(), key)
+    }
+
+    /// The recommendation item of the workload `key`.
+    pub fn item_of(&self, key: &WorkloadKey) -> Option<&RecommendationItem> {
+        self.index.item(&self.held(), key)
+    }
+
+    /// What of the workload `key` could not be read ("recommendation" or "config") and
+    /// why.
+    pub fn unreadable_of(&self, key: &WorkloadKey) -> Option<(&'static str, &str)> {
+        self.index.bad(&self.held(), key)
     }
 
     /// Takes a config feed just read: whole, or the changes since the version held.
@@ -109,19 +144,14 @@ impl HeldFeeds {
     pub fn head(&self) -> Option<&ConfigFeed> {
         self.head.as_ref()
     }
+}
 
-    /// Every config entry held.
-    pub fn workloads(&self) -> impl Iterator<Item = &WorkloadConfig> {
-        self.workloads.values()
-    }
-
-    /// Every config entry that did not parse.
-    pub fn unreadable(&self) -> impl Iterator<Item = &UnreadableWorkload> {
-        self.unreadable.values()
-    }
-
-    /// Every recommendation item held.
-    pub fn items(&self) -> impl Iterator<Item = &FeedItem> {
-        self.items.values()
-    }
+/// Whether taking `feed` changes the config entries held at `version`: a whole feed,
+/// or changes since it.
+fn config_moves(feed: &ConfigFeed, version: Option<&str>) -> bool {
+    feed.since.is_none()
+        || feed.since.as_deref() != version
+        || !feed.deleted.is_empty()
+        || !feed.workloads.is_empty()
+        || !feed.unreadable.is_empty()
 }

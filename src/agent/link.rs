@@ -1,17 +1,15 @@
 //! The agent's link to the hub: who it is (cluster, namespaces, versions), the settings
-//! the hub last sent, both feeds brought up to date by change (`held_feeds`),
-//! what they say this pass indexed by workload, and the heartbeat when it is due.
+//! the hub last sent, both feeds brought up to date by change (`held_feeds`), and the
+//! heartbeat when it is due.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::json;
 
 use super::decide::{ClusterFreeze, Situation};
 use super::held_feeds::HeldFeeds;
-use super::hub::{FeedItem, Hub, HubError};
-use crate::cluster::WorkloadKey;
-use crate::wire::{AgentSettings, ConfigFeed, Heartbeat, RecommendationItem, WorkloadConfig};
+use super::hub::{Hub, HubError};
+use crate::wire::{AgentSettings, ConfigFeed, Heartbeat};
 
 /// How the agent is set up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,61 +95,6 @@ impl<H: Hub> HubLink<H> {
         if let Err(e) = self.hub.heartbeat(&hb).await {
             tracing::warn!(error = %e, "heartbeat not delivered");
         }
-    }
-}
-
-/// A workload as both feeds name it (the one workload identity, kind as text).
-pub type Name = crate::workload::WorkloadKey;
-
-pub fn name_of(key: &WorkloadKey) -> Name {
-    key.into()
-}
-
-/// What the hub said this pass, by workload.
-#[derive(Default)]
-pub struct Feeds<'a> {
-    pub config: HashMap<Name, &'a WorkloadConfig>,
-    pub items: HashMap<Name, &'a RecommendationItem>,
-    /// What could not be read ("recommendation" or "config") and why.
-    pub bad: HashMap<Name, (&'static str, &'a str)>,
-}
-
-impl<'a> Feeds<'a> {
-    /// What `held` says (nothing when the hub is away this pass).
-    pub fn index(held: Option<&'a HeldFeeds>) -> Feeds<'a> {
-        let mut f = Feeds::default();
-        let Some(held) = held else {
-            return f;
-        };
-        for w in held.workloads() {
-            f.config
-                .insert(Name::new(&w.namespace, w.kind.clone(), &w.name), w);
-        }
-        for u in held.unreadable() {
-            let name = Name::new(&u.namespace, u.kind.clone(), &u.name);
-            f.bad.insert(name, ("config", u.error.as_str()));
-        }
-        for item in held.items() {
-            match item {
-                FeedItem::Ok(i) => {
-                    let w = &i.workload;
-                    f.items
-                        .insert(Name::new(&w.namespace, w.kind.clone(), &w.name), i);
-                }
-                FeedItem::Bad {
-                    workload: Some(name),
-                    error,
-                    ..
-                } => {
-                    f.bad
-                        .insert(name.clone(), ("recommendation", error.as_str()));
-                }
-                FeedItem::Bad { error, .. } => {
-                    tracing::warn!(%error, "a recommendation feed item without a workload was ignored")
-                }
-            }
-        }
-        f
     }
 }
 

@@ -20,6 +20,7 @@ pub mod collector;
 mod counters;
 pub mod decide;
 pub mod event;
+mod feed_index;
 mod held_feeds;
 pub mod http_hub;
 pub mod hub;

@@ -24,7 +24,7 @@ use super::counters::Counters;
 use super::held_feeds::HeldFeeds;
 use super::hub::Hub;
 pub use super::link::Options;
-use super::link::{name_of, situation, Feeds, HubLink};
+use super::link::{situation, HubLink};
 use super::memory::Memory;
 use super::outbox::{Flushed, Outbox};
 use super::reports::Reports;
@@ -208,7 +208,8 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         }
         let snap = self.view.snapshot();
         let s = situation(now, config);
-        let feeds = Feeds::index(config.map(|_| &held));
+        // What the feeds say counts only when the hub answered this pass.
+        let feeds = config.map(|_| &held);
         let mut report = PassReport {
             hub_reachable: s.hub_reachable,
             workloads: snap.workloads.len(),
@@ -218,7 +219,6 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         let before = act.queued_events();
         let rolled = act.watch_all(&snap, now).await;
         for w in &snap.workloads {
-            let name = name_of(&w.key);
             // Rolled back just now: the snapshot still shows the values before.
             if rolled.contains(&w.key) {
                 continue;
@@ -227,7 +227,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                 act.advance(&w.key, &snap, now).await;
                 continue;
             }
-            if let Some((what, error)) = feeds.bad.get(&name) {
+            if let Some((what, error)) = feeds.and_then(|f| f.unreadable_of(&w.key)) {
                 act.unreadable(&w.key, what, error, now);
                 continue;
             }
@@ -236,15 +236,14 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
                     &s,
                     w,
                     &snap,
-                    feeds.config.get(&name).copied(),
-                    feeds.items.get(&name).copied(),
+                    feeds.and_then(|f| f.config_of(&w.key)),
+                    feeds.and_then(|f| f.item_of(&w.key)),
                 )
                 .await;
             report.started += usize::from(started);
         }
         report.events = act.queued_events() - before;
         report.records_written = act.persist().await;
-        drop(feeds);
         let version = held.version().map(str::to_string);
         self.feed_version.send_if_modified(|v| {
             let moved = *v != version;

@@ -284,6 +284,27 @@ pub fn replicaset_owner(rs: &ReplicaSet) -> Option<(String, String)> {
 }
 
 /// `(kind, name)` of the object's controller.
+/// Whether `cached`, converted from an earlier read of `p` at the same resource version,
+/// still names the owner `p` resolves to through `rs_owners` now (a pod of a ReplicaSet
+/// belongs to the Deployment that owns the ReplicaSet, which the pod itself does not
+/// say).
+pub fn same_pod_owner(p: &core::Pod, cached: &Pod, rs_owners: &BTreeMap<String, String>) -> bool {
+    let controller = p
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true));
+    match controller {
+        Some(o) if o.kind == "ReplicaSet" => match (rs_owners.get(&o.name), &cached.owner) {
+            (Some(d), Some(k)) => k.kind == WorkloadKind::Deployment && &k.name == d,
+            (None, None) => true,
+            _ => false,
+        },
+        _ => true,
+    }
+}
+
 pub fn controller(meta: &ObjectMeta) -> Option<(String, String)> {
     meta.owner_references
         .iter()

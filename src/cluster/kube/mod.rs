@@ -2,6 +2,7 @@
 //! server's refusals kept whole in [`ClusterError::Api`]. Nothing here decides anything.
 
 mod convert;
+mod converted;
 mod kubelet;
 mod ownership;
 mod records;

@@ -24,6 +24,7 @@ use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::Notify;
 
 use super::convert;
+use super::converted::Converted;
 use crate::cluster::{ClusterError, Snapshot, View};
 
 /// How long the first list of every kind may take.
@@ -50,6 +51,18 @@ pub struct KubeView {
     nodes: Stores<KNode>,
     notify: Arc<Notify>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Conversions kept from the last snapshot (`converted`).
+    converted: Mutex<Conversions>,
+}
+
+/// The kinds whose conversions are kept: the many (workloads and pods). ReplicaSets,
+/// HPAs, PDBs and nodes are converted on every snapshot.
+#[derive(Default)]
+struct Conversions {
+    deployments: Converted<crate::cluster::Workload>,
+    statefulsets: Converted<crate::cluster::Workload>,
+    daemonsets: Converted<crate::cluster::Workload>,
+    pods: Converted<crate::cluster::Pod>,
 }
 
 impl Drop for KubeView {
@@ -155,6 +168,7 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
         nodes,
         notify: s.notify,
         tasks: s.tasks,
+        converted: Mutex::default(),
     };
     let ready = async {
         macro_rules! wait {
@@ -193,23 +207,30 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
 impl View for KubeView {
     fn snapshot(&self) -> Snapshot {
         let mut out = Snapshot::default();
+        let mut kept = self.converted.lock().unwrap_or_else(|p| p.into_inner());
+        let c = &mut *kept;
+        for cache in [&mut c.deployments, &mut c.statefulsets, &mut c.daemonsets] {
+            cache.begin();
+        }
+        c.pods.begin();
+        let any = |_: &crate::cluster::Workload| true;
         out.workloads.extend(
             self.deployments
                 .all()
                 .iter()
-                .filter_map(|d| convert::deployment(d).map(Arc::new)),
+                .filter_map(|d| c.deployments.get(&**d, any, convert::deployment)),
         );
         out.workloads.extend(
             self.statefulsets
                 .all()
                 .iter()
-                .filter_map(|s| convert::statefulset(s).map(Arc::new)),
+                .filter_map(|s| c.statefulsets.get(&**s, any, convert::statefulset)),
         );
         out.workloads.extend(
             self.daemonsets
                 .all()
                 .iter()
-                .filter_map(|d| convert::daemonset(d).map(Arc::new)),
+                .filter_map(|d| c.daemonsets.get(&**d, any, convert::daemonset)),
         );
         // ReplicaSet → Deployment, per namespace.
         let mut owners: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
@@ -223,10 +244,20 @@ impl View for KubeView {
             }
         }
         let none = BTreeMap::new();
-        out.pods.extend(self.pods.all().iter().map(|p| {
+        out.pods.extend(self.pods.all().iter().filter_map(|p| {
             let ns = p.namespace().unwrap_or_default();
-            Arc::new(convert::pod(p, owners.get(&ns).unwrap_or(&none)))
+            let rs_owners = owners.get(&ns).unwrap_or(&none);
+            c.pods.get(
+                &**p,
+                |cached| convert::same_pod_owner(p, cached, rs_owners),
+                |p| Some(convert::pod(p, rs_owners)),
+            )
         }));
+        for cache in [&mut c.deployments, &mut c.statefulsets, &mut c.daemonsets] {
+            cache.end();
+        }
+        c.pods.end();
+        drop(kept);
         out.hpas
             .extend(self.hpas.all().iter().map(|h| convert::hpa(h)));
         out.pdbs

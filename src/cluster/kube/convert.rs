@@ -283,7 +283,6 @@ pub fn replicaset_owner(rs: &ReplicaSet) -> Option<(String, String)> {
     (owner.0 == "Deployment").then(|| (rs.metadata.name.clone().unwrap_or_default(), owner.1))
 }
 
-/// `(kind, name)` of the object's controller.
 /// Whether `cached`, converted from an earlier read of `p` at the same resource version,
 /// still names the owner `p` resolves to through `rs_owners` now (a pod of a ReplicaSet
 /// belongs to the Deployment that owns the ReplicaSet, which the pod itself does not
@@ -305,6 +304,7 @@ pub fn same_pod_owner(p: &core::Pod, cached: &Pod, rs_owners: &BTreeMap<String, 
     }
 }
 
+/// `(kind, name)` of the object's controller.
 pub fn controller(meta: &ObjectMeta) -> Option<(String, String)> {
     meta.owner_references
         .iter()

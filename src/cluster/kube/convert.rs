@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
-    LabelSelector, ManagedFieldsEntry, ObjectMeta, Time,
+    LabelSelector, ManagedFieldsEntry, ObjectMeta, OwnerReference, Time,
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -283,34 +283,39 @@ pub fn replicaset_owner(rs: &ReplicaSet) -> Option<(String, String)> {
     (owner.0 == "Deployment").then(|| (rs.metadata.name.clone().unwrap_or_default(), owner.1))
 }
 
-/// Whether `cached`, converted from an earlier read of `p` at the same resource version,
-/// still names the owner `p` resolves to through `rs_owners` now (a pod of a ReplicaSet
-/// belongs to the Deployment that owns the ReplicaSet, which the pod itself does not
-/// say).
-pub fn same_pod_owner(p: &core::Pod, cached: &Pod, rs_owners: &BTreeMap<String, String>) -> bool {
-    let controller = p
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.controller == Some(true));
-    match controller {
-        Some(o) if o.kind == "ReplicaSet" => match (rs_owners.get(&o.name), &cached.owner) {
-            (Some(d), Some(k)) => k.kind == WorkloadKind::Deployment && &k.name == d,
-            (None, None) => true,
-            _ => false,
-        },
-        _ => true,
+/// The workload a pod belongs to, as kind and name in its namespace: its controller, or
+/// for a pod of a ReplicaSet the Deployment that owns the ReplicaSet (`rs_owners`: the
+/// pod itself does not say).
+fn pod_owner<'a>(
+    meta: &'a ObjectMeta,
+    rs_owners: &'a BTreeMap<String, String>,
+) -> Option<(WorkloadKind, &'a str)> {
+    let o = controller_ref(meta)?;
+    match o.kind.as_str() {
+        "ReplicaSet" => rs_owners
+            .get(&o.name)
+            .map(|d| (WorkloadKind::Deployment, d.as_str())),
+        other => WorkloadKind::parse(other).map(|k| (k, o.name.as_str())),
     }
 }
 
-/// `(kind, name)` of the object's controller.
-pub fn controller(meta: &ObjectMeta) -> Option<(String, String)> {
+/// Whether `cached`, converted from an earlier read of `p` at the same resource version,
+/// still names the owner `p` resolves to through `rs_owners` now.
+pub fn same_pod_owner(p: &core::Pod, cached: &Pod, rs_owners: &BTreeMap<String, String>) -> bool {
+    let was = cached.owner.as_ref().map(|k| (k.kind, k.name.as_str()));
+    pod_owner(&p.metadata, rs_owners) == was
+}
+
+fn controller_ref(meta: &ObjectMeta) -> Option<&OwnerReference> {
     meta.owner_references
         .iter()
         .flatten()
         .find(|o| o.controller == Some(true))
-        .map(|o| (o.kind.clone(), o.name.clone()))
+}
+
+/// `(kind, name)` of the object's controller.
+pub fn controller(meta: &ObjectMeta) -> Option<(String, String)> {
+    controller_ref(meta).map(|o| (o.kind.clone(), o.name.clone()))
 }
 
 fn resize_state(conditions: &[core::PodCondition]) -> ResizeState {
@@ -360,12 +365,8 @@ fn container_status(s: &core::ContainerStatus) -> ContainerStatus {
 pub fn pod(p: &core::Pod, rs_owners: &BTreeMap<String, String>) -> Pod {
     let meta = &p.metadata;
     let namespace = meta.namespace.clone().unwrap_or_default();
-    let owner = controller(meta).and_then(|(kind, name)| match kind.as_str() {
-        "ReplicaSet" => rs_owners
-            .get(&name)
-            .map(|d| WorkloadKey::new(&namespace, WorkloadKind::Deployment, d)),
-        other => WorkloadKind::parse(other).map(|k| WorkloadKey::new(&namespace, k, &name)),
-    });
+    let owner =
+        pod_owner(meta, rs_owners).map(|(kind, name)| WorkloadKey::new(&namespace, kind, name));
     let labels = map(&meta.labels);
     let status = p.status.as_ref();
     let conditions = status

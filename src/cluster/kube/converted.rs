@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use kube::ResourceExt;
+use kube::Resource;
 
 /// One kind's conversions.
 pub struct Converted<T> {
@@ -42,17 +42,19 @@ impl<T> Converted<T> {
     /// `object` converted: the kept conversion while its resource version is the same
     /// and `still` accepts it, else `convert`'s (kept for the next snapshot). An object
     /// without a uid or a resource version is converted every time.
-    pub fn get<K: ResourceExt>(
+    pub fn get<K: Resource>(
         &mut self,
         object: &K,
         still: impl FnOnce(&T) -> bool,
         convert: impl FnOnce(&K) -> Option<T>,
     ) -> Option<Arc<T>> {
-        let (Some(uid), Some(version)) = (object.uid(), object.resource_version()) else {
+        let meta = object.meta();
+        let (Some(uid), Some(version)) = (meta.uid.as_deref(), meta.resource_version.as_deref())
+        else {
             return convert(object).map(Arc::new);
         };
         let pass = self.pass;
-        if let Some(e) = self.entries.get_mut(&uid) {
+        if let Some(e) = self.entries.get_mut(uid) {
             if e.version == version && e.value.as_deref().is_none_or(still) {
                 e.seen = pass;
                 return e.value.clone();
@@ -60,9 +62,9 @@ impl<T> Converted<T> {
         }
         let value = convert(object).map(Arc::new);
         self.entries.insert(
-            uid,
+            uid.to_string(),
             Entry {
-                version,
+                version: version.to_string(),
                 value: value.clone(),
                 seen: pass,
             },
@@ -140,5 +142,52 @@ mod tests {
         kept.get(&bare, |_| true, convert);
         kept.end();
         assert_eq!(conversions.get(), 6);
+    }
+
+    #[test]
+    fn a_pod_of_a_replicaset_converts_again_when_its_deployment_resolves_differently() {
+        use k8s_openapi::api::core::v1::Pod;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+        use std::collections::BTreeMap;
+
+        use crate::cluster::kube::convert;
+
+        let pod = Pod {
+            metadata: ObjectMeta {
+                name: Some("web-7d9-x".into()),
+                namespace: Some("shop".into()),
+                uid: Some("p1".into()),
+                resource_version: Some("5".into()),
+                owner_references: Some(vec![OwnerReference {
+                    api_version: "apps/v1".into(),
+                    kind: "ReplicaSet".into(),
+                    name: "web-7d9".into(),
+                    uid: "rs1".into(),
+                    controller: Some(true),
+                    ..OwnerReference::default()
+                }]),
+                ..ObjectMeta::default()
+            },
+            ..Pod::default()
+        };
+        let mut kept = Converted::default();
+        let mut read = |rs_owners: &BTreeMap<String, String>| {
+            kept.begin();
+            let p = kept.get(
+                &pod,
+                |cached| convert::same_pod_owner(&pod, cached, rs_owners),
+                |p| Some(convert::pod(p, rs_owners)),
+            );
+            kept.end();
+            p.and_then(|p| p.owner.clone()).map(|o| o.name)
+        };
+        let web = BTreeMap::from([("web-7d9".to_string(), "web".to_string())]);
+        let adopted = BTreeMap::from([("web-7d9".to_string(), "web-v2".to_string())]);
+        // The ReplicaSet not listed yet, then listed, then adopted by another Deployment:
+        // the pod's own resource version never moves, its owner does each time.
+        assert_eq!(read(&BTreeMap::new()), None);
+        assert_eq!(read(&web), Some("web".into()));
+        assert_eq!(read(&web), Some("web".into()));
+        assert_eq!(read(&adopted), Some("web-v2".into()));
     }
 }

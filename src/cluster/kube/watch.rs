@@ -65,6 +65,22 @@ struct Conversions {
     pods: Converted<crate::cluster::Pod>,
 }
 
+impl Conversions {
+    fn begin(&mut self) {
+        self.deployments.begin();
+        self.statefulsets.begin();
+        self.daemonsets.begin();
+        self.pods.begin();
+    }
+
+    fn end(&mut self) {
+        self.deployments.end();
+        self.statefulsets.end();
+        self.daemonsets.end();
+        self.pods.end();
+    }
+}
+
 impl Drop for KubeView {
     fn drop(&mut self) {
         for t in &self.tasks {
@@ -209,10 +225,7 @@ impl View for KubeView {
         let mut out = Snapshot::default();
         let mut kept = self.converted.lock().unwrap_or_else(|p| p.into_inner());
         let c = &mut *kept;
-        for cache in [&mut c.deployments, &mut c.statefulsets, &mut c.daemonsets] {
-            cache.begin();
-        }
-        c.pods.begin();
+        c.begin();
         let any = |_: &crate::cluster::Workload| true;
         out.workloads.extend(
             self.deployments
@@ -245,18 +258,15 @@ impl View for KubeView {
         }
         let none = BTreeMap::new();
         out.pods.extend(self.pods.all().iter().filter_map(|p| {
-            let ns = p.namespace().unwrap_or_default();
-            let rs_owners = owners.get(&ns).unwrap_or(&none);
+            let ns = p.metadata.namespace.as_deref().unwrap_or_default();
+            let rs_owners = owners.get(ns).unwrap_or(&none);
             c.pods.get(
                 &**p,
                 |cached| convert::same_pod_owner(p, cached, rs_owners),
                 |p| Some(convert::pod(p, rs_owners)),
             )
         }));
-        for cache in [&mut c.deployments, &mut c.statefulsets, &mut c.daemonsets] {
-            cache.end();
-        }
-        c.pods.end();
+        c.end();
         drop(kept);
         out.hpas
             .extend(self.hpas.all().iter().map(|h| convert::hpa(h)));

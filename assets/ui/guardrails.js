@@ -20,6 +20,9 @@ export const GUARDRAILS = {
   JVMFixedHeap: "A JVM with a fixed maximum heap (-Xmx) ignores a memory change: memory is left as it is (audit only).",
   RestartPolicyRequired: "A JVM or Python process sizes its memory at start: an in-place memory change needs resizePolicy RestartContainer for memory, or the rollout strategy.",
   PodDisruptionBudget: "A PodDisruptionBudget refuses the eviction of an outdated pod; kerf retries until it allows it.",
+  ResourceQuota: "The namespace's ResourceQuota has no room for the change (the new pods of a rollout included), so kerf does not start it: the new pods would be refused. Raise the quota or free room in it.",
+  LimitRange: "A LimitRange of the namespace would refuse the new values (below its minimum, above its maximum, or a limit too many times its request), so kerf does not apply them.",
+  NoFittingNode: "No node has room for a pod of the new size, so kerf does not start the change: its pods would stay Pending. Add capacity, or the change waits until a node has room.",
   OutsideMaintenanceWindow: "Queued for the next maintenance window.",
   FreezeWindow: "Inside a freeze: no change until it ends.",
   Paused: "Automation is paused in the hub.",
@@ -29,6 +32,7 @@ export const GUARDRAILS = {
   OOMKills: "OOM kills after the change crossed the policy's threshold.",
   Restarts: "Container restarts after the change crossed the policy's threshold.",
   Throttling: "CPU throttling after the change crossed the policy's threshold.",
+  RolloutStalled: "The rollout of the new values stopped making progress (new pods Pending, refused by a quota or limit range, or the controller's progress deadline passed), so the previous values were restored.",
   RollbackError: "The Kubernetes API refused to restore the previous values; the agent keeps trying.",
 };
 
@@ -36,6 +40,10 @@ const DETAILS = {
   oomKills: "OOM kills", restarts: "restarts", throttlingRatio: "throttled share", watchDuration: "watched for",
   fallbackReason: "fallback after", container: "container", pod: "pod", hpa: "HPA", heapOption: "heap",
   hpaTargetFrom: "HPA target from %", hpaTargetTo: "HPA target to %", cause: "cause", node: "node",
+  resourceQuota: "quota", limitRange: "limit range", resource: "resource", needed: "needed", available: "room left",
+  limit: "allowed", value: "new value", podRequests: "new pod requests", largestFree: "most room on a node",
+  stall: "stall", updated: "pods with the new values", available: "available", stalledFor: "unchanged for",
+  scheduling: "scheduler", failure: "refused", replicaSet: "ReplicaSet", condition: "condition",
 };
 
 /** `SingleReplicaUnsafe` → "Single replica unsafe" (`OOMKilled`, `HPACoupled` kept whole). */
@@ -115,7 +123,7 @@ export function Guardrails({ w, tick }) {
       : html`<p class="muted">No guardrail holds it back now.</p>`}
     ${fallbacks.length > 0 && html`<h3>How the last change went</h3><ul class="holds">${fallbacks.map((e) => html`<${Hold} e=${e} />`)}</ul>`}
     ${rollbacks.length > 0 && html`<h3>Rollbacks</h3>
-      <p class="small muted">After each change the agent watches OOM kills, restarts and CPU throttling; crossing the policy's thresholds restores the values before.</p>
+      <p class="small muted">After each change the agent watches OOM kills, restarts, CPU throttling and whether the rollout makes progress; crossing the policy's thresholds, or a rollout stalled for 10 minutes, restores the values before.</p>
       <ol class="rollbacks">${rollbacks.map((e) => html`<${Rollback} e=${e} />`)}</ol>`}
   </section>`;
 }

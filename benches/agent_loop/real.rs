@@ -52,6 +52,7 @@ pub async fn run() {
             allocatable_cpu: 64_000,
             allocatable_memory: 256 << 30,
             swap_bytes: 0,
+            unschedulable: false,
             managers: NodeManagers::default(),
             daemon_endpoint: None,
         })

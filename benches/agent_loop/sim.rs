@@ -55,6 +55,7 @@ async fn scenario(workloads: usize) {
             allocatable_cpu: 512_000,
             allocatable_memory: 2048 << 30,
             swap_bytes: 0,
+            unschedulable: false,
             managers: NodeManagers::default(),
             daemon_endpoint: None,
         })

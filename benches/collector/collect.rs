@@ -117,6 +117,7 @@ fn node(i: usize) -> Node {
         allocatable_cpu: 128_000,
         allocatable_memory: 512 << 30,
         swap_bytes: 0,
+        unschedulable: false,
         managers: NodeManagers::default(),
         daemon_endpoint: None,
     }

@@ -45,7 +45,7 @@ pub enum Progress {
 
 fn transient(e: &ClusterError) -> bool {
     match e {
-        ClusterError::Transport(_) => true,
+        ClusterError::Transport(_) | ClusterError::Kubelet { .. } => true,
         ClusterError::Api(s) => s.code >= 500 || s.code == 429 || s.code == 409,
         ClusterError::Unexpected { .. } => false,
     }
@@ -217,6 +217,7 @@ async fn rollout<C: Cluster>(cluster: &C, key: &WorkloadKey, op: &mut Operation)
         Ok(w) => {
             op.strategy = Strategy::Rollout;
             op.attempts = 0;
+            op.template_generation = Some(w.generation);
             if key.kind == WorkloadKind::StatefulSet && w.strategy == UpdateStrategy::OnDelete {
                 let announced = op.rollback.is_some();
                 op.step = Step::Evicting {

@@ -276,6 +276,44 @@ pub fn kubernetes(e: &AgentEvent, regarding: ObjectRef) -> ClusterEvent {
 }
 
 #[cfg(test)]
+mod kubernetes_tests {
+    use super::*;
+
+    /// What needs a person's attention in `kubectl get events` is a Warning: failures,
+    /// rollbacks and fallbacks; the rest is Normal.
+    #[test]
+    fn failures_rollbacks_and_fallbacks_are_warnings_and_nothing_else_is() {
+        let key = WorkloadKey::new("shop", crate::cluster::WorkloadKind::Deployment, "web");
+        let regarding = ObjectRef {
+            api_version: "kerf.getkerf.dev/v1alpha1".into(),
+            kind: "RightsizingRecommendation".into(),
+            namespace: "shop".into(),
+            name: "deployment-web".into(),
+            uid: None,
+        };
+        for reason in Reason::ALL {
+            let e = base(new_id(1), 1, &key, reason);
+            let want = match reason.event_type() {
+                EventType::Failed | EventType::RolledBack | EventType::Fallback => {
+                    KubeEventType::Warning
+                }
+                _ => KubeEventType::Normal,
+            };
+            assert_eq!(
+                kubernetes(&e, regarding.clone()).event_type,
+                want,
+                "{reason:?}"
+            );
+        }
+        let stalled = base(new_id(1), 1, &key, Reason::RolloutStalled);
+        assert_eq!(
+            kubernetes(&stalled, regarding).event_type,
+            KubeEventType::Warning
+        );
+    }
+}
+
+#[cfg(test)]
 mod id_tests {
     use super::new_id;
 

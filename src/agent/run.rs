@@ -260,9 +260,14 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         let snap = self.view.snapshot();
         let now = self.clock.now_ms();
         let mut act = self.actions();
-        act.watch_all(&snap, now).await;
-        // After the watches: a rollback they started is advanced too.
+        let rolled = act.watch_all(&snap, now).await;
         for key in act.in_flight() {
+            // A rollback the watches started was advanced by them with this snapshot,
+            // which still shows the values before: advancing it again would resize
+            // each pod a second time.
+            if rolled.contains(&key) {
+                continue;
+            }
             act.advance(&key, &snap, now).await;
         }
         act.persist().await;

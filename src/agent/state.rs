@@ -184,6 +184,10 @@ pub struct Operation {
     /// Not before this (a refused rollback waits before it is tried again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_at_ms: Option<i64>,
+    /// The workload's generation once kerf's template was applied (rollouts): the
+    /// health watch judges the rollout once the controller has observed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_generation: Option<i64>,
 }
 
 /// Why the health watch rolls a change back.
@@ -238,6 +242,30 @@ pub struct Watch {
     pub periods: u64,
     #[serde(default)]
     pub throttled: u64,
+    /// Rollouts: the controller's progress when it last moved (`decide::stall`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<RolloutProgress>,
+    /// Rollouts: the workload's generation with kerf's template; counts are read once
+    /// the controller has observed it.
+    #[serde(default)]
+    pub generation: i64,
+    /// This watch follows a rollback's rollout: it only waits for the previous values
+    /// to roll out, and a stall is `failed RollbackError`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub undoing: bool,
+}
+
+/// A rollout's progress as last seen to move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutProgress {
+    /// Pods of the new template, and available pods.
+    pub updated: i32,
+    pub available: i32,
+    /// Every desired pod runs the new template and is available.
+    pub done: bool,
+    /// When these counts were first seen.
+    pub since_ms: i64,
 }
 
 /// The last change that failed, so the same recommendation is not retried at once.

@@ -36,6 +36,14 @@ pub enum ClusterError {
     /// An object kerf cannot interpret (named, with what is wrong).
     #[error("unexpected object {object}: {problem}")]
     Unexpected { object: String, problem: String },
+    /// A node's kubelet could not be reached or refused (its `/metrics/cadvisor`): not
+    /// the API server. `code` is the kubelet's HTTP status when it answered.
+    #[error("cannot read the kubelet of node {node}: {message}")]
+    Kubelet {
+        node: String,
+        code: Option<u16>,
+        message: String,
+    },
 }
 
 impl ClusterError {
@@ -55,8 +63,12 @@ impl ClusterError {
         }
     }
 
+    /// The HTTP status of the refusal (the API server's, or a kubelet's).
     pub fn code(&self) -> Option<u16> {
-        self.status().map(|s| s.code)
+        match self {
+            ClusterError::Kubelet { code, .. } => *code,
+            _ => self.status().map(|s| s.code),
+        }
     }
 
     pub fn is_not_found(&self) -> bool {

@@ -11,6 +11,7 @@
 //! both faces and expects the same outcomes, so code written against this trait behaves
 //! the same in the demo as against a real API server.
 
+pub mod admission;
 pub mod cadvisor;
 pub mod error;
 #[cfg(feature = "kube")]
@@ -18,6 +19,7 @@ pub mod kube;
 pub mod model;
 pub mod quantity;
 pub mod record;
+mod snapshot;
 #[cfg(test)]
 mod snapshot_tests;
 
@@ -28,6 +30,7 @@ pub use cadvisor::{UsageMetric, UsageSample};
 pub use error::{ApiStatus, Cause, ClusterError};
 pub use model::*;
 pub use record::Record;
+pub use snapshot::*;
 
 /// The field manager kerf writes as.
 pub const FIELD_MANAGER: &str = "kerf";

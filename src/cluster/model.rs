@@ -2,10 +2,11 @@
 //! to the facts its decisions read. CPU is in millicores and memory in bytes, both whole
 //! numbers (Kubernetes quantities of CPU/memory are exact at that resolution).
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+
+pub use super::admission::*;
 
 /// The one workload identity (`crate::workload`), with the kind one the agent changes.
 pub type WorkloadKey = crate::workload::WorkloadKey<WorkloadKind>;
@@ -195,6 +196,9 @@ pub struct Workload {
     pub selector: BTreeMap<String, String>,
     /// The pod template's containers.
     pub containers: Vec<Container>,
+    /// The pod template's `nodeSelector`: the nodes its new pods may go to.
+    #[serde(default)]
+    pub node_selector: BTreeMap<String, String>,
     /// Owners of the template's container resource fields.
     pub resource_owners: Vec<FieldOwner>,
     /// StatefulSets: the revision pods of the current template carry
@@ -203,6 +207,37 @@ pub struct Workload {
     /// `metadata.creationTimestamp` (Unix ms).
     #[serde(default)]
     pub created_ms: Option<i64>,
+    /// How far its controller has rolled out the current template.
+    #[serde(default)]
+    pub rollout: RolloutStatus,
+}
+
+/// A rollout as the workload's controller reports it (`status`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RolloutStatus {
+    /// Pods of the current template (`updatedReplicas`; DaemonSets
+    /// `updatedNumberScheduled`).
+    pub updated: i32,
+    /// Pods of any template (`replicas`; DaemonSets `currentNumberScheduled`).
+    pub total: i32,
+    /// Available pods (`availableReplicas`; DaemonSets `numberAvailable`).
+    pub available: i32,
+    /// Deployments: the `Progressing` condition's message once the controller gave up
+    /// (reason `ProgressDeadlineExceeded`).
+    pub deadline_exceeded: Option<String>,
+}
+
+impl Workload {
+    /// The controller has acted on the current template and every desired pod runs it
+    /// and is available, with no pod of an older one left.
+    pub fn rolled_out(&self) -> bool {
+        let r = &self.rollout;
+        self.observed_generation
+            .is_some_and(|g| g >= self.generation)
+            && r.updated >= self.replicas
+            && r.available >= self.replicas
+            && r.total <= self.replicas
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -319,6 +354,9 @@ pub struct Pod {
     pub resize: ResizeState,
     pub created_ms: Option<i64>,
     pub deleting: bool,
+    /// The `PodScheduled` condition's message while the scheduler finds no node for it.
+    #[serde(default)]
+    pub unschedulable: Option<String>,
 }
 
 impl Pod {
@@ -350,6 +388,9 @@ pub struct Node {
     /// Swap capacity the kubelet reports (`status.nodeInfo.swap.capacity`), bytes.
     pub swap_bytes: u64,
     pub managers: NodeManagers,
+    /// `spec.unschedulable` (cordoned): the scheduler places no new pod on it.
+    #[serde(default)]
+    pub unschedulable: bool,
     /// Where its kubelet serves (`host:port`, from the node's InternalIP and
     /// `status.daemonEndpoints.kubeletEndpoint`), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -411,6 +452,10 @@ pub struct ReplicaSet {
     pub controller: Option<OwnerRef>,
     /// `metadata.creationTimestamp` (Unix ms).
     pub created_ms: Option<i64>,
+    /// The `ReplicaFailure` condition's message (`FailedCreate`: a quota, a limit range
+    /// or an admission webhook refused its pods).
+    #[serde(default)]
+    pub failure: Option<String>,
 }
 
 /// A PodDisruptionBudget.
@@ -425,75 +470,6 @@ pub struct Pdb {
     pub disruptions_allowed: i32,
     /// Healthy pods the disruption controller counted (0 until it has looked).
     pub current_healthy: i32,
-}
-
-/// What the agent reads in one pass: the namespaces in scope and the nodes. Workloads
-/// and pods are shared with the view that made the snapshot, so that a pass over a
-/// steady cluster copies pointers, not every object (a deep copy each pass was most of
-/// a pass's time at 5,000 workloads).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Snapshot {
-    pub workloads: Vec<Arc<Workload>>,
-    pub pods: Vec<Arc<Pod>>,
-    pub nodes: Vec<Node>,
-    pub hpas: Vec<Hpa>,
-    pub pdbs: Vec<Pdb>,
-    /// The Deployments' ReplicaSets (old ones included: the controller keeps a history).
-    #[serde(default)]
-    pub replica_sets: Vec<ReplicaSet>,
-    /// Each owner's pods (indexes into `pods`), built by the first [`Snapshot::pods_of`]:
-    /// a pass asks for every workload's pods several times, and scanning all pods each
-    /// time is quadratic in the cluster's size.
-    #[serde(skip)]
-    pub owners: PodsByOwner,
-}
-
-/// The index behind [`Snapshot::pods_of`], for the `pods` it was built over: pod
-/// positions by a hash of their owner, so that building it copies no key (answers are
-/// checked against the owner itself, so a collision costs a comparison, never a wrong
-/// pod). A cache: two snapshots are equal whether or not either built it.
-#[derive(Debug, Clone, Default)]
-pub struct PodsByOwner(std::sync::OnceLock<(usize, HashMap<u64, Vec<usize>>)>);
-
-impl PartialEq for PodsByOwner {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl Eq for PodsByOwner {}
-
-/// The hash [`PodsByOwner`] files a pod under (fixed keys: only this process reads it).
-fn owner_hash(key: &WorkloadKey) -> u64 {
-    use std::hash::BuildHasher;
-    std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
-        .hash_one(key)
-}
-
-impl Snapshot {
-    /// The pods `key` owns, in `pods` order.
-    pub fn pods_of<'a>(&'a self, key: &'a WorkloadKey) -> impl Iterator<Item = &'a Pod> + 'a {
-        let (built_over, index) = self.owners.0.get_or_init(|| {
-            let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
-            for (i, p) in self.pods.iter().enumerate() {
-                if let Some(owner) = &p.owner {
-                    index.entry(owner_hash(owner)).or_default().push(i);
-                }
-            }
-            (self.pods.len(), index)
-        });
-        // Pods pushed after the index was built: answer by scanning, never wrongly.
-        let indexed = (*built_over == self.pods.len()).then(|| index.get(&owner_hash(key)));
-        let (hits, scan) = match indexed {
-            Some(hits) => (hits.map(Vec::as_slice).unwrap_or_default(), None),
-            None => (&[][..], Some(self.pods.iter())),
-        };
-        hits.iter()
-            .map(|&i| &self.pods[i])
-            .chain(scan.into_iter().flatten())
-            .map(|p| &**p)
-            .filter(move |p| p.owner.as_ref() == Some(key))
-    }
 }
 
 /// Kubernetes Event severity (`Info` is not a valid type).

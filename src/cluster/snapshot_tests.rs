@@ -23,6 +23,7 @@ fn pod(name: &str, owner: Option<&WorkloadKey>) -> Pod {
         resize: ResizeState::Settled,
         created_ms: None,
         deleting: false,
+        unschedulable: None,
     }
 }
 

@@ -15,8 +15,13 @@ const MAX_NAME_CHARS: usize = 100;
 /// At most this many entries in each list of a rule.
 const MAX_LIST: usize = 50;
 
-/// What a new channel hears about unless told otherwise: the things that need a person.
+/// What a new channel hears about unless told otherwise: what the agents did and what
+/// holds them (`applied`, `blocked`: grouped per cluster and type in each dispatch, so a
+/// busy fleet is a message per pass, not one per workload), and the things that need a
+/// person.
 pub const DEFAULT_EVENTS: &[&str] = &[
+    "applied",
+    "blocked",
     "rolled_back",
     "failed",
     "readiness_degraded",
@@ -27,7 +32,7 @@ pub const DEFAULT_EVENTS: &[&str] = &[
 ];
 
 /// Name of the rule created with a channel.
-pub const DEFAULT_RULE_NAME: &str = "Rollbacks, failures, readiness and pauses";
+pub const DEFAULT_RULE_NAME: &str = "Changes, holds, rollbacks, failures, readiness and pauses";
 
 /// What a rule selects. Empty lists (other than `events`) select everything.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, utoipa::ToSchema)]

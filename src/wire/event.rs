@@ -127,11 +127,15 @@ pub enum Reason {
     SingleReplicaUnsafe,
     PodDisruptionBudget,
     Paused,
+    ResourceQuota,
+    LimitRange,
+    NoFittingNode,
     ResizeInfeasible,
     ResizeDeferredTimeout,
     OOMKills,
     Restarts,
     Throttling,
+    RolloutStalled,
     ModeChanged,
     ApplyError,
     ResizeError,
@@ -141,7 +145,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, grouped by type in contract order.
-    pub const ALL: [Reason; 31] = [
+    pub const ALL: [Reason; 35] = [
         Reason::RecommendationApplied,
         Reason::ApprovedOnce,
         Reason::ModeOff,
@@ -163,11 +167,15 @@ impl Reason {
         Reason::SingleReplicaUnsafe,
         Reason::PodDisruptionBudget,
         Reason::Paused,
+        Reason::ResourceQuota,
+        Reason::LimitRange,
+        Reason::NoFittingNode,
         Reason::ResizeInfeasible,
         Reason::ResizeDeferredTimeout,
         Reason::OOMKills,
         Reason::Restarts,
         Reason::Throttling,
+        Reason::RolloutStalled,
         Reason::ModeChanged,
         Reason::ApplyError,
         Reason::ResizeError,
@@ -195,9 +203,12 @@ impl Reason {
             | HubUnreachable
             | SingleReplicaUnsafe
             | PodDisruptionBudget
-            | Paused => EventType::Blocked,
+            | Paused
+            | ResourceQuota
+            | LimitRange
+            | NoFittingNode => EventType::Blocked,
             ResizeInfeasible | ResizeDeferredTimeout => EventType::Fallback,
-            OOMKills | Restarts | Throttling => EventType::RolledBack,
+            OOMKills | Restarts | Throttling | RolloutStalled => EventType::RolledBack,
             ModeChanged => EventType::Released,
             ApplyError | ResizeError | RollbackError | ReleaseError => EventType::Failed,
         }
@@ -228,11 +239,15 @@ impl Reason {
             SingleReplicaUnsafe => "SingleReplicaUnsafe",
             PodDisruptionBudget => "PodDisruptionBudget",
             Paused => "Paused",
+            ResourceQuota => "ResourceQuota",
+            LimitRange => "LimitRange",
+            NoFittingNode => "NoFittingNode",
             ResizeInfeasible => "ResizeInfeasible",
             ResizeDeferredTimeout => "ResizeDeferredTimeout",
             OOMKills => "OOMKills",
             Restarts => "Restarts",
             Throttling => "Throttling",
+            RolloutStalled => "RolloutStalled",
             ModeChanged => "ModeChanged",
             ApplyError => "ApplyError",
             ResizeError => "ResizeError",

@@ -73,7 +73,7 @@ test("an editor adds a webhook channel, sends a test message and finds it in the
   const card = page.locator("article[aria-label='Channel ops-webhook']");
   const target = await card.locator("code.target").textContent();
   assert.ok(target.startsWith("http://127.0.0.1:") && !target.includes("e2e-path-secret"), `masked: ${target}`);
-  assert.match(await page.textContent("main"), /Rollbacks, failures, readiness and pauses/);
+  assert.match(await page.textContent("main"), /Changes, holds, rollbacks, failures, readiness and pauses/);
 
   await card.locator("button", { hasText: "Send test message" }).click();
   await card.locator(".test-result .badge.ok").waitFor();

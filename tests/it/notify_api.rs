@@ -82,6 +82,8 @@ async fn changes_are_audited_bad_input_is_named_and_notices_flow_through_default
     assert_eq!(
         rule["events"],
         json!([
+            "applied",
+            "blocked",
             "rolled_back",
             "failed",
             "readiness_degraded",

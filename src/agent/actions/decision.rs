@@ -59,12 +59,15 @@ impl<C: Cluster> Actions<'_, C> {
                 &state,
             )
             .await;
+        let node_requests = snap.requests_by_node();
         let input = WorkloadInput {
             live,
             pods: &pods,
             nodes: &snap.nodes,
             hpas: &hpas,
             pdbs: &pdbs,
+            admission: snap.admission_of(&key.namespace),
+            node_requests: &node_requests,
             throttling: &throttling,
             config,
             recommendation: rec,
@@ -102,8 +105,11 @@ impl<C: Cluster> Actions<'_, C> {
                 deferred,
             } => {
                 // Paused or frozen: the mode the agent last acted under is kept, so a
-                // workload that left auto-patch meanwhile is released after.
-                let held = matches!(findings[0].reason, Reason::Paused | Reason::FreezeWindow);
+                // workload that left auto-patch meanwhile is released after. A workload
+                // first seen now has no such mode: its mode is noted, so that the hub
+                // going away later holds it (`HubUnreachable`) like any other.
+                let held = matches!(findings[0].reason, Reason::Paused | Reason::FreezeWindow)
+                    && state.mode.is_some();
                 let t =
                     self.memory
                         .track(live, rec_id.as_deref(), &values, config.filter(|_| !held));
@@ -216,6 +222,7 @@ impl<C: Cluster> Actions<'_, C> {
             watch: Some(plan.watch.clone()),
             rollback: None,
             retry_at_ms: None,
+            template_generation: None,
         };
         let t = self.memory.entry(&key);
         // A change starts over: what was reported before is forgotten; per-resource

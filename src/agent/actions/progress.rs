@@ -76,6 +76,13 @@ impl<C: Cluster> Actions<'_, C> {
                         .set_phase(Phase::RolledBack, op.reason, &message, now);
                     t.state.operation =
                         matches!(op.step, Step::Evicting { .. }).then(|| op.clone());
+                    // The previous values must roll out again: followed like a change.
+                    t.state.watch =
+                        crate::agent::decide::watch::start_undo(&op, now).map(|mut w| {
+                            let live = snap.workloads.iter().find(|x| &x.key == key);
+                            crate::agent::decide::stall::follow(&mut w, live.map(|x| &**x), now);
+                            w
+                        });
                     t.dirty = true;
                     self.emit(key, e);
                     return;
@@ -108,6 +115,8 @@ impl<C: Cluster> Actions<'_, C> {
                     t.state.watch = crate::agent::decide::watch::start(&op, now).map(|mut w| {
                         let pods: Vec<_> = snap.pods_of(key).collect();
                         crate::agent::decide::watch::observe(&mut w, &pods, &[]);
+                        let live = snap.workloads.iter().find(|x| &x.key == key);
+                        crate::agent::decide::stall::follow(&mut w, live.map(|x| &**x), now);
                         w
                     });
                     t.dirty = true;

@@ -8,9 +8,11 @@
 
 use super::Actions;
 use crate::agent::decide::watch::{self, Verdict};
-use crate::agent::state::Phase;
-use crate::cluster::{Cluster, Pod, Snapshot, WorkloadKey};
+use crate::agent::decide::{stall, Finding};
+use crate::agent::state::{Phase, RollbackCause, Watch};
+use crate::cluster::{Cluster, Pod, ReplicaSet, Snapshot, WorkloadKey, WorkloadKind};
 use crate::wire::EventResource;
+use crate::wire::Reason;
 
 impl<C: Cluster> Actions<'_, C> {
     /// Looks at every watched workload; starts the rollbacks that are due, and returns
@@ -44,8 +46,37 @@ impl<C: Cluster> Actions<'_, C> {
         } else {
             Vec::new()
         };
-        let moved = watch::observe(&mut w, &pods, &counters);
-        let verdict = watch::judge(&w, now);
+        let live = snap.workloads.iter().find(|x| &x.key == key).map(|x| &**x);
+        let moved = watch::observe(&mut w, &pods, &counters) | stall::follow(&mut w, live, now);
+        let replica_sets: Vec<&ReplicaSet> = snap
+            .replica_sets
+            .iter()
+            .filter(|r| r.namespace == key.namespace)
+            .filter(|r| {
+                key.kind == WorkloadKind::Deployment
+                    && r.controller
+                        .as_ref()
+                        .is_some_and(|c| c.kind == "Deployment" && c.name == key.name)
+            })
+            .collect();
+        for p in stall::stuck_pods(&w, live, &pods) {
+            match self.cluster.evict(&p.pod).await {
+                Ok(()) => {
+                    tracing::info!(workload = %key, pod = %p.pod.name, "replaced a pod of the template rolled back")
+                }
+                Err(e) => {
+                    tracing::warn!(workload = %key, pod = %p.pod.name, error = %e, "cannot replace a pod of the template rolled back; retrying next pass")
+                }
+            }
+        }
+        let verdict = match stall::stalled(&w, live, &pods, &replica_sets, now) {
+            Some(cause) if w.undoing => {
+                self.rollback_stalled(key, &w, cause, now);
+                return false;
+            }
+            Some(cause) => Verdict::RollBack(cause),
+            None => watch::judge(&w, now),
+        };
         let Some(t) = self.memory.get_mut(key) else {
             return false;
         };
@@ -53,6 +84,12 @@ impl<C: Cluster> Actions<'_, C> {
             Verdict::Watching => {
                 t.dirty |= moved;
                 t.state.watch = Some(w);
+                false
+            }
+            Verdict::Passed if w.undoing => {
+                tracing::info!(workload = %key, "the previous values rolled out again");
+                t.state.watch = None;
+                t.dirty = true;
                 false
             }
             Verdict::Passed => {
@@ -78,5 +115,27 @@ impl<C: Cluster> Actions<'_, C> {
                 true
             }
         }
+    }
+
+    /// The rollout of a rollback stalled: the previous values cannot come back either.
+    /// Reported `failed RollbackError` with the stall's evidence, once; the watch ends
+    /// (there is nothing further to restore) and the people who care are notified.
+    fn rollback_stalled(&mut self, key: &WorkloadKey, w: &Watch, cause: RollbackCause, now: i64) {
+        tracing::error!(workload = %key, message = %cause.message, "the rollback does not progress");
+        let mut f = Finding::new(
+            Reason::RollbackError,
+            format!(
+                "the rollback to the previous values does not progress: {}",
+                cause.message
+            ),
+        );
+        f.details = cause.details;
+        let t = self.memory.entry(key);
+        t.state.watch = None;
+        t.state
+            .set_phase(Phase::Failed, Reason::RollbackError, &f.message, now);
+        t.dirty = true;
+        let e = crate::agent::event::finding(now, key, &f, Some(&w.recommendation_id));
+        self.emit(key, e);
     }
 }

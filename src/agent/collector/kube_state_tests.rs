@@ -34,6 +34,8 @@ fn workload(kind: WorkloadKind, name: &str, replicas: i32, pairs: &[(&str, &str)
         selector: BTreeMap::new(),
         containers: Vec::new(),
         resource_owners: Vec::new(),
+        node_selector: Default::default(),
+        rollout: Default::default(),
         update_revision: None,
         created_ms: Some(1_700_000_000_500),
     }
@@ -58,6 +60,7 @@ fn pod(name: &str, uid: &str, controller: Option<OwnerRef>, pairs: &[(&str, &str
         resize: ResizeState::Settled,
         created_ms: None,
         deleting: false,
+        unschedulable: None,
     }
 }
 
@@ -119,6 +122,7 @@ fn snapshot() -> Snapshot {
             name: "api-7f9".into(),
             controller: Some(OwnerRef::new("Deployment", "api")),
             created_ms: Some(1_700_000_100_000),
+            failure: None,
         }],
         hpas: vec![Hpa {
             namespace: "shop".into(),

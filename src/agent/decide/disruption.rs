@@ -55,26 +55,37 @@ fn resolve(v: Option<&str>, default: &str, replicas: i32, up: bool) -> i64 {
     }
 }
 
-/// True when a rollout of `w` brings up the new pod before it takes an old one down.
-pub fn rollout_surges(w: &Workload) -> bool {
+/// A rolling update's surge and unavailable pods, resolved against `w`'s replicas
+/// (`None`: `w` does not roll its pods that way).
+fn rolling(w: &Workload) -> Option<(i64, i64)> {
     let defaults = match w.key.kind {
         WorkloadKind::Deployment => ("25%", "25%"),
         WorkloadKind::DaemonSet => ("0", "1"),
-        WorkloadKind::StatefulSet => return false,
+        WorkloadKind::StatefulSet => return None,
     };
     match &w.strategy {
         UpdateStrategy::RollingUpdate {
             max_surge,
             max_unavailable,
         } => {
-            // The controller raises a zero surge with zero unavailable to one unavailable.
             let replicas = w.replicas.max(1);
             let surge = resolve(max_surge.as_deref(), defaults.0, replicas, true);
             let unavailable = resolve(max_unavailable.as_deref(), defaults.1, replicas, false);
-            surge >= 1 && unavailable == 0
+            Some((surge, unavailable))
         }
-        UpdateStrategy::Recreate | UpdateStrategy::OnDelete => false,
+        UpdateStrategy::Recreate | UpdateStrategy::OnDelete => None,
     }
+}
+
+/// True when a rollout of `w` brings up the new pod before it takes an old one down.
+pub fn rollout_surges(w: &Workload) -> bool {
+    // The controller raises a zero surge with zero unavailable to one unavailable.
+    rolling(w).is_some_and(|(surge, unavailable)| surge >= 1 && unavailable == 0)
+}
+
+/// How many pods a rollout of `w` may run above its replicas (`maxSurge`).
+pub fn surge_pods(w: &Workload) -> u64 {
+    rolling(w).map_or(0, |(surge, _)| surge.max(0) as u64)
 }
 
 /// Why `w` has no Ready pod to spare (`None` when it has, or opted in).

@@ -1,6 +1,6 @@
 //! The workload fixture of the decision tests, varied per test.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::json;
 
@@ -71,6 +71,9 @@ pub(super) struct Fixture {
     pub(super) hpas: Vec<crate::cluster::Hpa>,
     pub(super) pdbs: Vec<crate::cluster::Pdb>,
     pub(super) throttling: BTreeMap<String, f64>,
+    pub(super) admission: crate::cluster::NamespaceAdmission,
+    /// What other pods request on each node (the fixture's own pods are added).
+    pub(super) other_requests: HashMap<String, (u64, u64)>,
 }
 
 pub(super) fn fixture() -> Fixture {
@@ -92,6 +95,8 @@ pub(super) fn fixture() -> Fixture {
         selector: BTreeMap::new(),
         containers: vec![container(template)],
         resource_owners: Vec::new(),
+        node_selector: Default::default(),
+        rollout: Default::default(),
         update_revision: None,
         created_ms: Some(NOW - 7 * DAY),
     };
@@ -120,6 +125,7 @@ pub(super) fn fixture() -> Fixture {
         resize: ResizeState::Settled,
         created_ms: Some(NOW - DAY),
         deleting: false,
+        unschedulable: None,
     };
     let rec = RecommendationItem {
         recommendation_id: "rec-1".into(),
@@ -182,6 +188,8 @@ pub(super) fn fixture() -> Fixture {
         hpas: Vec::new(),
         pdbs: Vec::new(),
         throttling: BTreeMap::new(),
+        admission: Default::default(),
+        other_requests: HashMap::new(),
     }
 }
 
@@ -193,6 +201,7 @@ pub(super) fn node(name: &str) -> Node {
         allocatable_cpu: 4000,
         allocatable_memory: 16 << 30,
         swap_bytes: 0,
+        unschedulable: false,
         managers: NodeManagers::default(),
         daemon_endpoint: None,
     }
@@ -220,12 +229,24 @@ impl Fixture {
         let pods: Vec<&Pod> = self.pods.iter().collect();
         let hpas: Vec<&crate::cluster::Hpa> = self.hpas.iter().collect();
         let pdbs: Vec<&crate::cluster::Pdb> = self.pdbs.iter().collect();
+        let mut node_requests = self.other_requests.clone();
+        for p in &self.pods {
+            let (cpu, memory) =
+                crate::cluster::total_requests(p.containers.iter().map(|c| &c.resources));
+            let e = node_requests
+                .entry(p.node.clone().unwrap_or_default())
+                .or_default();
+            e.0 += cpu;
+            e.1 += memory;
+        }
         let input = WorkloadInput {
             live: &self.live,
             pods: &pods,
             nodes: &self.nodes,
             hpas: &hpas,
             pdbs: &pdbs,
+            admission: &self.admission,
+            node_requests: &node_requests,
             throttling: &self.throttling,
             config: Some(&config),
             recommendation: Some(&self.rec),

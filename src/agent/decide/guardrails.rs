@@ -5,7 +5,8 @@
 //! per-resource guardrail that refuses a resource is its reason.
 //!
 //! Workload: `LearningPeriod`, `LowConfidence`, `Cooldown`, `HPACoupled` (`hpa`),
-//! `SingleReplicaUnsafe` (`disruption`), `UnsupportedNode`. Per resource: `Throttled`
+//! `SingleReplicaUnsafe` (`disruption`), `UnsupportedNode`, `LimitRange` and
+//! `ResourceQuota` (`admission`), `NoFittingNode` (`fit`). Per resource: `Throttled`
 //! and `OOMKilled` (`pressure`), `JVMFixedHeap` and `RestartPolicyRequired`
 //! (`runtime`).
 
@@ -28,6 +29,19 @@ pub const WORKLOAD_GUARDRAILS: &[WorkloadGuardrail] = &[
     hpa_coupled,
     single_replica_unsafe,
     unsupported_node,
+    super::admission::limit_range,
+    super::admission::resource_quota,
+    super::fit::no_fitting_node,
+];
+
+/// The workload guardrails that say whether the API server and the scheduler would take
+/// the change (the last three of step 6): also read for a change waiting for approval
+/// in `audit`, so that the workload's page says before anyone approves that it would be
+/// held.
+pub const ADMISSION_GUARDRAILS: &[WorkloadGuardrail] = &[
+    super::admission::limit_range,
+    super::admission::resource_quota,
+    super::fit::no_fitting_node,
 ];
 
 /// Step 7, in order.

@@ -14,19 +14,24 @@
 //! (7) the per-resource guardrails ([`RESOURCE_GUARDRAILS`]); (8) `deferred` outside a
 //! maintenance window → `OutsideMaintenanceWindow`; then a [`Plan`] to apply.
 
+mod admission;
 pub mod disruption;
 pub mod emission;
+mod fit;
 mod guardrails;
 pub mod hpa;
 pub mod inplace;
 mod pressure;
 mod release;
 pub mod runtime;
+pub mod stall;
 mod unchanged;
 pub mod values;
 pub mod watch;
 pub mod windows;
 
+#[cfg(test)]
+mod admission_tests;
 #[cfg(test)]
 mod emission_tests;
 #[cfg(test)]
@@ -38,13 +43,13 @@ mod tests;
 #[cfg(test)]
 mod windows_tests;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-use crate::cluster::{Hpa, Node, Pdb, Pod, Workload};
+use crate::cluster::{Hpa, NamespaceAdmission, Node, Pdb, Pod, Workload};
 use crate::policy::{EffectiveMode, EffectivePolicy, Mode, Strategy};
 use crate::wire::{EventResource, PauseScope, Reason, RecommendationItem, WorkloadConfig};
 
-pub use guardrails::{human, RESOURCE_GUARDRAILS, WORKLOAD_GUARDRAILS};
+pub use guardrails::{human, ADMISSION_GUARDRAILS, RESOURCE_GUARDRAILS, WORKLOAD_GUARDRAILS};
 use values::{propose, Proposal, ProposedValue};
 use windows::{Maintenance, Span};
 
@@ -81,6 +86,10 @@ pub struct WorkloadInput<'a> {
     pub hpas: &'a [&'a Hpa],
     /// The PodDisruptionBudgets that select its pods.
     pub pdbs: &'a [&'a Pdb],
+    /// Its namespace's ResourceQuotas and LimitRanges.
+    pub admission: &'a NamespaceAdmission,
+    /// What the pods bound to each node request (millicores, bytes), by node name.
+    pub node_requests: &'a HashMap<String, (u64, u64)>,
     /// CFS throttling ratio per container over the recent window, as the agent measured
     /// it from the kubelets (empty when unknown).
     pub throttling: &'a BTreeMap<String, f64>,
@@ -246,7 +255,9 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
         }
     }
     if actionable.is_empty() {
-        return hold(mode_findings(policy, &RESOURCES), values);
+        let mut findings = mode_findings(policy, &RESOURCES);
+        findings.extend(approval_held(s, w, rec, policy, &proposal));
+        return hold(findings, values);
     }
     if rec.recommendation_stale {
         let f = Finding::new(
@@ -280,10 +291,7 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
         findings.insert(0, f);
         return hold(findings, values);
     }
-    let strategy = match policy.apply.strategy {
-        Strategy::InPlace => Strategy::InPlace,
-        Strategy::Rollout | Strategy::Deferred => Strategy::Rollout,
-    };
+    let strategy = strategy_of(policy);
     let mut resources = changing;
     let ctx = Ctx {
         situation: s,
@@ -364,6 +372,45 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
         findings,
         values,
     }
+}
+
+fn strategy_of(policy: &EffectivePolicy) -> Strategy {
+    match policy.apply.strategy {
+        Strategy::InPlace => Strategy::InPlace,
+        Strategy::Rollout | Strategy::Deferred => Strategy::Rollout,
+    }
+}
+
+/// A change waiting for approval in `audit` that the API server or the scheduler would
+/// refuse now ([`ADMISSION_GUARDRAILS`]): reported beside `ModeAudit`, so that the
+/// workload's page says it before anyone approves.
+fn approval_held(
+    s: &Situation,
+    w: &WorkloadInput,
+    rec: &RecommendationItem,
+    policy: &EffectivePolicy,
+    proposal: &Proposal,
+) -> Option<Finding> {
+    let tolerance = policy.guardrails.change_tolerance;
+    let resources: Vec<EventResource> = RESOURCES
+        .into_iter()
+        .filter(|r| mode_of(policy, *r) == Mode::Audit && proposal.significant(*r, tolerance))
+        .collect();
+    if resources.is_empty() || rec.recommendation_stale {
+        return None;
+    }
+    let ctx = Ctx {
+        situation: s,
+        input: w,
+        recommendation: rec,
+        policy,
+        proposal,
+        strategy: strategy_of(policy),
+        resources: &resources,
+    };
+    let mut f = ADMISSION_GUARDRAILS.iter().find_map(|g| g(&ctx))?;
+    f.message = format!("if approved now, the change would be held: {}", f.message);
+    Some(f)
 }
 
 /// Step 1: the hub cannot be reached. Reported for workloads the agent would change on

@@ -464,6 +464,8 @@ fn no_recommendation_is_nothing_to_decide() {
         nodes: &f.nodes,
         hpas: &[],
         pdbs: &[],
+        admission: &f.admission,
+        node_requests: &f.other_requests,
         throttling: &f.throttling,
         config: None,
         recommendation: None,

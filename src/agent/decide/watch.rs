@@ -58,6 +58,9 @@ pub fn start(op: &Operation, now_ms: i64) -> Option<Watch> {
         restarts: 0,
         periods: 0,
         throttled: 0,
+        progress: None,
+        generation: op.template_generation.unwrap_or(0),
+        undoing: false,
     })
 }
 
@@ -205,11 +208,41 @@ pub fn judge(w: &Watch, now_ms: i64) -> Verdict {
             );
         }
     }
-    if now_ms >= w.until_ms {
+    // A rollout still under way is followed past the watch's end (`stall`).
+    if now_ms >= w.until_ms && super::stall::settled(w) {
         Verdict::Passed
     } else {
         Verdict::Watching
     }
+}
+
+/// The watch of a rollback's rollout (`undoing`): no thresholds, only whether the
+/// previous values roll out again (`stall`). `None` in place: the kubelet's verdicts on
+/// the resize say it.
+pub fn start_undo(op: &Operation, now_ms: i64) -> Option<Watch> {
+    (op.strategy == crate::policy::Strategy::Rollout).then(|| Watch {
+        event_id: op.event_id.clone(),
+        recommendation_id: op.recommendation_id.clone(),
+        strategy: op.strategy,
+        started_ms: now_ms,
+        until_ms: now_ms,
+        containers: op.containers.clone(),
+        hpa: None,
+        thresholds: crate::policy::EffectiveRollback {
+            oom_kills: 0,
+            restarts: 0,
+            throttling_ratio: 0.0,
+            watch_duration: "0s".into(),
+        },
+        seen: Vec::new(),
+        oom_kills: 0,
+        restarts: 0,
+        periods: 0,
+        throttled: 0,
+        progress: None,
+        generation: op.template_generation.unwrap_or(0),
+        undoing: true,
+    })
 }
 
 /// The operation that restores the values before `w`'s change, with the same strategy.
@@ -247,6 +280,7 @@ pub fn rollback(w: &Watch, cause: RollbackCause, event_id: String, now_ms: i64) 
         watch: None,
         rollback: Some(cause),
         retry_at_ms: None,
+        template_generation: None,
     }
 }
 
@@ -290,6 +324,9 @@ mod tests {
             restarts: 0,
             periods: 0,
             throttled: 0,
+            progress: None,
+            generation: 0,
+            undoing: false,
         }
     }
 
@@ -323,6 +360,7 @@ mod tests {
             resize: ResizeState::Settled,
             created_ms: Some(created),
             deleting: false,
+            unschedulable: None,
         }
     }
 

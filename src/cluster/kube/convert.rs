@@ -187,9 +187,15 @@ fn workload_base(
         annotations: map(&meta.annotations),
         selector: match_labels(&Some(selector.clone())),
         containers: containers(&template.spec),
+        node_selector: template
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_selector.clone())
+            .unwrap_or_default(),
         resource_owners: resource_owners(meta),
         update_revision: None,
         created_ms: time_ms(&meta.creation_timestamp),
+        rollout: RolloutStatus::default(),
     }
 }
 
@@ -214,6 +220,7 @@ pub fn deployment(d: &Deployment) -> Option<Workload> {
     let status = d.status.as_ref();
     w.ready_replicas = status.and_then(|s| s.ready_replicas).unwrap_or(0);
     w.observed_generation = status.and_then(|s| s.observed_generation);
+    w.rollout = super::convert_rollout::deployment(d);
     Some(w)
 }
 
@@ -240,6 +247,7 @@ pub fn statefulset(s: &StatefulSet) -> Option<Workload> {
     w.ready_replicas = status.and_then(|s| s.ready_replicas).unwrap_or(0);
     w.observed_generation = status.and_then(|s| s.observed_generation);
     w.update_revision = status.and_then(|s| s.update_revision.clone());
+    w.rollout = super::convert_rollout::statefulset(s);
     Some(w)
 }
 
@@ -264,6 +272,7 @@ pub fn daemonset(d: &DaemonSet) -> Option<Workload> {
     w.replicas = status.map(|s| s.desired_number_scheduled).unwrap_or(0);
     w.ready_replicas = status.map(|s| s.number_ready).unwrap_or(0);
     w.observed_generation = status.and_then(|s| s.observed_generation);
+    w.rollout = super::convert_rollout::daemonset(d);
     Some(w)
 }
 
@@ -274,6 +283,7 @@ pub fn replica_set(rs: &ReplicaSet) -> crate::cluster::ReplicaSet {
         name: rs.metadata.name.clone().unwrap_or_default(),
         controller: controller(&rs.metadata).map(|(kind, name)| OwnerRef { kind, name }),
         created_ms: time_ms(&rs.metadata.creation_timestamp),
+        failure: super::convert_rollout::replica_failure(rs),
     }
 }
 
@@ -410,6 +420,14 @@ pub fn pod(p: &core::Pod, rs_owners: &BTreeMap<String, String>) -> Pod {
         resize: resize_state(&conditions),
         created_ms: time_ms(&meta.creation_timestamp),
         deleting: meta.deletion_timestamp.is_some(),
+        unschedulable: conditions
+            .iter()
+            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+            .map(|c| {
+                c.message
+                    .clone()
+                    .unwrap_or_else(|| c.reason.clone().unwrap_or_default())
+            }),
     }
 }
 
@@ -456,6 +474,11 @@ pub fn node(n: &core::Node) -> Node {
         allocatable_cpu: q("cpu", cpu_millis),
         allocatable_memory: q("memory", memory_bytes),
         swap_bytes: u64::try_from(swap).unwrap_or(0),
+        unschedulable: n
+            .spec
+            .as_ref()
+            .and_then(|s| s.unschedulable)
+            .unwrap_or(false),
         managers: NodeManagers {
             cpu_static: labels.get(super::CPU_MANAGER_LABEL).map(String::as_str) == Some("static"),
             memory_static: labels.get(super::MEMORY_MANAGER_LABEL).map(String::as_str)

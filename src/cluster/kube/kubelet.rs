@@ -75,10 +75,21 @@ impl Kubelets {
                 problem: "the node names no kubelet endpoint (status.daemonEndpoints)".into(),
             })?;
         let client = self.client(endpoint)?;
+        let kubelet = |code: Option<u16>, message: String| ClusterError::Kubelet {
+            node: node.name.clone(),
+            code,
+            message,
+        };
         let request = http::Request::get("/metrics/cadvisor")
             .body(Vec::new())
-            .map_err(|e| ClusterError::Transport(e.to_string()))?;
-        client.request_text(request).await.map_err(super::error)
+            .map_err(|e| kubelet(None, e.to_string()))?;
+        client.request_text(request).await.map_err(|e| match e {
+            kube::Error::Api(s) => kubelet(
+                Some(s.code),
+                format!("refused ({}, {}): {}", s.code, s.reason, s.message),
+            ),
+            other => kubelet(None, other.to_string()),
+        })
     }
 
     /// The CFS counters of every container on `node`.

@@ -2,6 +2,8 @@
 //! server's refusals kept whole in [`ClusterError::Api`]. Nothing here decides anything.
 
 mod convert;
+mod convert_admission;
+mod convert_rollout;
 mod converted;
 mod kubelet;
 mod ownership;
@@ -13,7 +15,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use k8s_openapi::api::core::v1::{Node as KNode, Pod as KPod};
+use k8s_openapi::api::core::v1::{LimitRange, Node as KNode, Pod as KPod, ResourceQuota};
 use k8s_openapi::api::events::v1::Event as KEvent;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::serde::de::DeserializeOwned;
@@ -174,6 +176,15 @@ impl KubeCluster {
                 .iter()
                 .map(convert::pdb),
         );
+        // Quotas and limit ranges are checked only where the agent may read them (its
+        // RBAC before 2026-12 did not grant it): a refusal leaves the namespace unchecked.
+        let quotas = readable(self.list::<ResourceQuota>(ns).await)?;
+        let limits = readable(self.list::<LimitRange>(ns).await)?;
+        let admission = convert_admission::by_namespace(
+            quotas.iter().map(convert_admission::resource_quota),
+            limits.iter().map(convert_admission::limit_range),
+        );
+        out.admission.extend(admission);
         Ok(())
     }
 
@@ -278,6 +289,14 @@ fn container_patches(changes: &[ContainerResources], nulls: bool) -> Vec<Value> 
 }
 
 /// kube-rs errors → cluster errors, keeping the API server's Status whole.
+/// A list the agent's identity may not read (403) is an empty one.
+fn readable<K>(listed: Result<Vec<K>, ClusterError>) -> Result<Vec<K>, ClusterError> {
+    match listed {
+        Err(e) if e.code() == Some(403) => Ok(Vec::new()),
+        other => other,
+    }
+}
+
 pub fn error(e: kube::Error) -> ClusterError {
     match e {
         kube::Error::Api(status) => ClusterError::Api(ApiStatus {

@@ -1,6 +1,6 @@
 //! The live view of a real cluster: one kube-rs reflector per kind (Deployments,
-//! StatefulSets, DaemonSets, ReplicaSets, Pods, HPAs, PDBs per namespace in scope;
-//! Nodes), each a watch that relists and resumes on its own with backoff. Reading the
+//! StatefulSets, DaemonSets, ReplicaSets, Pods, HPAs, PDBs, ResourceQuotas, LimitRanges
+//! per namespace in scope; Nodes), each a watch that relists and resumes on its own with backoff. Reading the
 //! view converts what the stores hold into the cluster model; it makes no API call.
 //!
 //! Memory: pods dominate, so their `managedFields` and annotations are dropped as they
@@ -15,7 +15,7 @@ use std::time::Duration;
 use futures_util::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use k8s_openapi::api::core::v1::{Node as KNode, Pod as KPod};
+use k8s_openapi::api::core::v1::{LimitRange, Node as KNode, Pod as KPod, ResourceQuota};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::serde::de::DeserializeOwned;
 use kube::runtime::reflector::{self, Store};
@@ -23,8 +23,8 @@ use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::Notify;
 
-use super::convert;
 use super::converted::Converted;
+use super::{convert, convert_admission};
 use crate::cluster::{ClusterError, Snapshot, View};
 
 /// How long the first list of every kind may take.
@@ -48,6 +48,8 @@ pub struct KubeView {
     pods: Stores<KPod>,
     hpas: Stores<HorizontalPodAutoscaler>,
     pdbs: Stores<PodDisruptionBudget>,
+    quotas: Stores<ResourceQuota>,
+    limit_ranges: Stores<LimitRange>,
     nodes: Stores<KNode>,
     notify: Arc<Notify>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
@@ -121,6 +123,46 @@ impl Start {
         Stores(apis.into_iter().map(|api| self.run(api, trim)).collect())
     }
 
+    /// As [`Start::reflect`], for a kind the agent's identity may not be granted (its
+    /// RBAC before quotas and limit ranges were checked): a scope whose first list is
+    /// refused with 403 is not watched, and says so once; the checks that read the kind
+    /// then find nothing there.
+    async fn reflect_readable<K>(&mut self, what: &str, trim: fn(&mut K)) -> Stores<K>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let apis: Vec<Api<K>> = if self.namespaces.is_empty() {
+            vec![Api::all(self.client.clone())]
+        } else {
+            self.namespaces
+                .iter()
+                .map(|ns| Api::namespaced(self.client.clone(), ns))
+                .collect()
+        };
+        let mut stores = Vec::new();
+        for api in apis {
+            let probe = api.list(&kube::api::ListParams::default().limit(1)).await;
+            if let Err(kube::Error::Api(status)) = &probe {
+                if status.code == 403 {
+                    tracing::warn!(
+                        kind = what,
+                        error = %status.message,
+                        "the agent may not list these; changes are not checked against them (grant list and watch in its RBAC)"
+                    );
+                    continue;
+                }
+            }
+            stores.push(self.run(api, trim));
+        }
+        Stores(stores)
+    }
+
     fn run<K>(&mut self, api: Api<K>, trim: fn(&mut K)) -> Store<K>
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
@@ -172,6 +214,12 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
     let pods = s.reflect::<KPod>(trim_pod);
     let hpas = s.reflect::<HorizontalPodAutoscaler>(keep_all);
     let pdbs = s.reflect::<PodDisruptionBudget>(trim_meta);
+    let quotas = s
+        .reflect_readable::<ResourceQuota>("ResourceQuota", trim_meta)
+        .await;
+    let limit_ranges = s
+        .reflect_readable::<LimitRange>("LimitRange", trim_meta)
+        .await;
     let nodes = Stores(vec![s.run(Api::<KNode>::all(client), trim_meta)]);
     let view = KubeView {
         deployments,
@@ -181,6 +229,8 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
         pods,
         hpas,
         pdbs,
+        quotas,
+        limit_ranges,
         nodes,
         notify: s.notify,
         tasks: s.tasks,
@@ -202,6 +252,8 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
             view.pods,
             view.hpas,
             view.pdbs,
+            view.quotas,
+            view.limit_ranges,
             view.nodes
         );
     };
@@ -274,6 +326,16 @@ impl View for KubeView {
             .extend(self.pdbs.all().iter().map(|p| convert::pdb(p)));
         out.nodes
             .extend(self.nodes.all().iter().map(|n| convert::node(n)));
+        out.admission = convert_admission::by_namespace(
+            self.quotas
+                .all()
+                .iter()
+                .map(|q| convert_admission::resource_quota(q)),
+            self.limit_ranges
+                .all()
+                .iter()
+                .map(|l| convert_admission::limit_range(l)),
+        );
         out.workloads.sort_by(|a, b| a.key.cmp(&b.key));
         out
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::{SimPod, SimWorkload, State, WorkloadSpec};
 use crate::cluster::{
     total_requests, ClusterError, Container, FieldOwner, OwnerRef, PodPhase, PodRef, ResizeState,
-    ResourceField, Resources, UpdateStrategy, Workload, WorkloadKey, WorkloadKind,
+    ResourceField, Resources, RolloutStatus, UpdateStrategy, Workload, WorkloadKey, WorkloadKind,
 };
 use crate::sim::kubelet::{judge, ContainerRun, Usage};
 use crate::sim::shape::Rng;
@@ -83,6 +83,8 @@ impl State {
             selector,
             containers: spec.containers,
             resource_owners,
+            node_selector: Default::default(),
+            rollout: Default::default(),
             update_revision: None,
             created_ms: Some(self.now_ms),
         };
@@ -306,6 +308,15 @@ impl State {
             resize: ResizeState::Settled,
             created_ms: Some(now),
             deleting: false,
+            // As the scheduler words it.
+            unschedulable: node_name.is_none().then(|| {
+                format!(
+                    "0/{} nodes are available: insufficient cpu or memory for requests of {}m CPU and {} bytes",
+                    self.nodes.len(),
+                    requests.0,
+                    requests.1
+                )
+            }),
         };
         // Drawn as the demo datasource draws the same container, so both agree.
         let runs = containers
@@ -397,17 +408,40 @@ impl State {
     }
 
     fn count(&mut self) {
+        // Per owner: ready pods, and the rollout's pods (all, of the current template,
+        // available), not counting pods being deleted, as the controllers count them.
         let mut ready: BTreeMap<&WorkloadKey, i32> = BTreeMap::new();
-        for p in self.pods.values().filter(|p| p.pod.ready) {
+        let mut pods: BTreeMap<&WorkloadKey, Vec<&SimPod>> = BTreeMap::new();
+        for p in self.pods.values() {
             if let Some(o) = &p.pod.owner {
-                *ready.entry(o).or_default() += 1;
+                if p.pod.ready {
+                    *ready.entry(o).or_default() += 1;
+                }
+                if !p.pod.deleting {
+                    pods.entry(o).or_default().push(p);
+                }
             }
         }
         for w in self.workloads.values_mut() {
             let now_ready = ready.get(&w.workload.key).copied().unwrap_or(0);
+            let own = pods
+                .get(&w.workload.key)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let rollout = RolloutStatus {
+                updated: own
+                    .iter()
+                    .filter(|p| p.pod.revision.as_deref() == Some(w.revision.as_str()))
+                    .count() as i32,
+                total: own.len() as i32,
+                available: own.iter().filter(|p| p.pod.ready).count() as i32,
+                deadline_exceeded: None,
+            };
             // Written only when it moved: a snapshot still holding the workload keeps it.
-            if w.workload.ready_replicas != now_ready {
-                Arc::make_mut(&mut w.workload).ready_replicas = now_ready;
+            if w.workload.ready_replicas != now_ready || w.workload.rollout != rollout {
+                let live = Arc::make_mut(&mut w.workload);
+                live.ready_replicas = now_ready;
+                live.rollout = rollout;
             }
         }
         for pdb in &mut self.pdbs {

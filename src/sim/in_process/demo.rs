@@ -64,6 +64,7 @@ impl SimCluster {
                 allocatable_cpu: 128_000,
                 allocatable_memory: 512 << 30,
                 swap_bytes: 0,
+                unschedulable: false,
                 managers: NodeManagers::default(),
                 daemon_endpoint: None,
             })

@@ -330,10 +330,13 @@ impl SimCluster {
                         name: format!("{}-{revision}", key.name),
                         controller: Some(OwnerRef::new("Deployment", &key.name)),
                         created_ms: Some(*created),
+                        failure: None,
                     })
                 })
                 .collect(),
+            admission: Default::default(),
             owners: Default::default(),
+            on_nodes: Default::default(),
         }
     }
 

@@ -11,6 +11,7 @@ fn node() -> Node {
         allocatable_cpu: 4000,
         allocatable_memory: 8192 * MIB,
         swap_bytes: 0,
+        unschedulable: false,
         managers: NodeManagers::default(),
         daemon_endpoint: None,
     }

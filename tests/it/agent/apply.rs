@@ -2,8 +2,8 @@
 //! Deployment gets its recommendation applied in place (pods' status shows the new
 //! values, no pod restarted, one `applied` event in the hub), by rollout (a new
 //! ReplicaSet, `kerf` owning exactly the resources fields), and an infeasible resize
-//! falls back to a rollout with its `fallback` event; a resize Deferred past
-//! `fallbackAfter` falls back too.
+//! falls back to a rollout (onto a node with room) with its `fallback` event; a resize
+//! Deferred past `fallbackAfter` falls back too.
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kerf::agent::state::Phase;
@@ -178,13 +178,26 @@ fn leaf_paths(v: &Value, at: String, out: &mut Vec<String>) {
 
 #[tokio::test]
 async fn an_infeasible_resize_falls_back_to_a_rollout() {
-    // 1000m node: a 1500m request can never fit; the API server refuses the resize
-    // (NodeCapacity), which is the kubelet's Infeasible said early.
+    // 1000m node: a 1500m request can never fit there; the API server refuses the
+    // resize (NodeCapacity), which is the kubelet's Infeasible said early.
     let w = World::new("agent-infeasible", 1000, 4096).await;
     let key = w
         .create(&deployment("big", 1, res(500, 1000, 256, 512)))
         .await;
     ready(&w, &key, 1).await;
+    // A larger node joins the pool: the rollout's new pod has somewhere to go (with
+    // none, the change would not be started: `NoFittingNode`).
+    let mut larger = crate::support::kube::objects::node(&w.ns.name, 4000, 8192);
+    larger.name = format!("{}-large", w.ns.name);
+    let plane = crate::support::kube::control_plane();
+    let _larger = kerf::sim::api_kubelet::ApiKubelet::start_serving(
+        w.admin.clone(),
+        vec![larger],
+        11,
+        plane.kubelet_serving(),
+    )
+    .await
+    .expect("the larger node's kubelet");
     w.policy("auto", json!({})).await;
     w.recommend(&key, res(1500, 2000, 256, 512)).await;
     let mut agent = w.agent().await;

@@ -65,6 +65,7 @@ fn world(clock: Arc<ManualClock>) -> SimCluster {
         allocatable_cpu: 8000,
         allocatable_memory: 16 << 30,
         swap_bytes: 0,
+        unschedulable: false,
         managers: NodeManagers::default(),
         daemon_endpoint: None,
     };

@@ -3,7 +3,8 @@
 //! agent reads them by: the node's kubelet endpoint (its InternalIP and
 //! `daemonEndpoints` port) over HTTPS, as the agent's identity, authorized by the real
 //! API server (TokenReview, SubjectAccessReview of `nodes/metrics` against the shipped
-//! ClusterRole); a user without that right is refused.
+//! ClusterRole); a user without that right is refused, and a kubelet refusing or out of
+//! reach is named as the kubelet, not the API server.
 
 use std::time::Duration;
 
@@ -17,6 +18,16 @@ use kube::api::{Api, PostParams};
 use crate::support::eventually;
 use crate::support::kube::objects::{deployment, node};
 use crate::support::kube::{control_plane, namespace};
+
+/// An address nothing listens on (a port bound, then released).
+async fn dead_endpoint() -> String {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = l.local_addr().expect("addr");
+    drop(l);
+    addr.to_string()
+}
 
 /// The value of `metric` for `pod_prefix`'s `app` container, if present (the line ends
 /// in the kubelet's timestamp after the value).
@@ -159,6 +170,24 @@ async fn cpu_above_the_limit_shows_in_the_cadvisor_throttling_counters() {
         .await
         .expect_err("jane may not read the kubelet");
     assert_eq!(refused.code(), Some(403), "{refused}");
+    let said = refused.to_string();
+    assert!(
+        said.contains(&format!("the kubelet of node {}", n.name)) && !said.contains("API server"),
+        "{said}"
+    );
+    // A kubelet that cannot be reached is named as such, not as the API server.
+    let mut dead = n.clone();
+    dead.daemon_endpoint = Some(dead_endpoint().await);
+    let unreachable = agent
+        .cpu_counters(&dead)
+        .await
+        .expect_err("nothing listens there");
+    let said = unreachable.to_string();
+    assert!(
+        said.starts_with(&format!("cannot read the kubelet of node {}", n.name))
+            && !said.contains("API server"),
+        "{said}"
+    );
     let blind = KubeCluster::new(plane.admin().await).cpu_counters(n).await;
     assert!(
         matches!(blind, Err(ClusterError::Unexpected { .. })),

@@ -4,13 +4,18 @@
 //! `HPACoupled`, HPA coordination), pressure and runtimes (`Throttled`, `OOMKilled`,
 //! `JVMFixedHeap`, `RestartPolicyRequired`), the health watch (`rolled_back
 //! OOMKills|Restarts|Throttling`, `failed RollbackError`, the hub away during the
-//! watch), release (`released ModeChanged`, `failed ReleaseError`) and a chaos run.
+//! watch), release (`released ModeChanged`, `failed ReleaseError`), the checks before a
+//! change (`ResourceQuota`, `LimitRange`, `NoFittingNode`), rollouts that stall
+//! (`rolled_back RolloutStalled`) and a chaos run.
 
+mod admission;
 mod chaos;
+mod found;
 mod holds;
 mod pressure;
 mod release;
 mod rollback;
+mod stall;
 
 use std::time::Duration;
 

@@ -22,7 +22,7 @@ use super::{actions_total, freeze_deployments, hpa, hpas, kinds, of, one, pair, 
 
 /// Waits until a pod of `key` was OOM-killed (so the agent's next look sees it before
 /// it decides anything else).
-async fn oom_killed(w: &World, key: &WorkloadKey) {
+pub(super) async fn oom_killed(w: &World, key: &WorkloadKey) {
     crate::support::eventually(
         "an OOM kill",
         std::time::Duration::from_secs(60),
@@ -41,13 +41,13 @@ async fn oom_killed(w: &World, key: &WorkloadKey) {
     .await;
 }
 
-fn rolled_back(a: &super::super::world::TestAgent, key: &WorkloadKey) -> bool {
+pub(super) fn rolled_back(a: &super::super::world::TestAgent, key: &WorkloadKey) -> bool {
     a.state(key)
         .is_some_and(|s| s.phase == Phase::RolledBack && s.operation.is_none())
 }
 
 /// Every pod runs with `want` again (status), after the kubelet actuated it.
-async fn live_again(w: &World, key: &WorkloadKey, n: usize, want: Resources) {
+pub(super) async fn live_again(w: &World, key: &WorkloadKey, n: usize, want: Resources) {
     crate::support::eventually(
         "the old values live again",
         crate::support::secs(30),
@@ -81,7 +81,9 @@ fn kinds_around_the_watch(events: &[Value], name: &str) -> Vec<(String, String)>
 /// A 2-replica `web` using 300 Mi under 512 Mi, in `auto-patch`, recommended down to
 /// 256 Mi (which the sim OOM-kills): the world, the workload, the values before and the
 /// recommendation's id.
-async fn a_memory_decrease_that_will_oom(tag: &str) -> (World, WorkloadKey, Resources, String) {
+pub(super) async fn a_memory_decrease_that_will_oom(
+    tag: &str,
+) -> (World, WorkloadKey, Resources, String) {
     let w = World::now(tag, 4000, 8192).await;
     let base = res(500, 1000, 512, 512);
     let key = w

@@ -8,6 +8,7 @@
 //! binary, with `PR_SET_PDEATHSIG`, so they die with it even on abort; at exit they are
 //! stopped by PID. Their logs stay in the run directory (printed) when a test failed.
 
+pub mod audit_log;
 pub mod manifests;
 pub mod objects;
 pub mod pki;
@@ -177,6 +178,8 @@ fn start() -> ControlPlane {
     for sub in ["etcd", "flex", "kcm-certs", "sched-certs"] {
         std::fs::create_dir_all(dir.join(sub)).expect("sub dir");
     }
+    let audit_policy = dir.join("audit-policy.yaml");
+    std::fs::write(&audit_policy, audit_log::POLICY).expect("audit policy");
     let args = |v: &[String]| v.to_vec();
     let specs: Vec<Spec> = vec![
         (
@@ -221,6 +224,10 @@ fn start() -> ControlPlane {
                 format!("--proxy-client-cert-file={}", p(&pki.front_proxy_cert)),
                 format!("--proxy-client-key-file={}", p(&pki.front_proxy_key)),
                 "--profiling=false".into(),
+                format!("--audit-policy-file={}", p(&audit_policy)),
+                format!("--audit-log-path={}", p(&audit_log::path(&dir))),
+                "--audit-log-format=json".into(),
+                "--audit-log-mode=blocking".into(),
                 "--v=1".into(),
             ]),
         ),

@@ -19,6 +19,7 @@ pub fn node(ns: &str, cpu_millis: u64, memory_mib: u64) -> Node {
         allocatable_cpu: cpu_millis,
         allocatable_memory: memory_mib * MIB,
         swap_bytes: 0,
+        unschedulable: false,
         managers: NodeManagers::default(),
         daemon_endpoint: None,
     }

@@ -47,6 +47,25 @@ pub struct RequestsByNode(std::sync::OnceLock<(usize, NodeRequests)>);
 /// Millicores and bytes requested on each node, by node name.
 pub type NodeRequests = HashMap<String, (u64, u64)>;
 
+/// What the pods bound to a node request (millicores, bytes), asked only when a check
+/// needs it: a snapshot builds its index on the first question, so a pass that asks
+/// none builds none.
+pub trait RequestedOn: std::fmt::Debug + Sync {
+    fn requested_on(&self, node: &str) -> (u64, u64);
+}
+
+impl RequestedOn for NodeRequests {
+    fn requested_on(&self, node: &str) -> (u64, u64) {
+        self.get(node).copied().unwrap_or_default()
+    }
+}
+
+impl RequestedOn for Snapshot {
+    fn requested_on(&self, node: &str) -> (u64, u64) {
+        self.requests_by_node().requested_on(node)
+    }
+}
+
 impl PartialEq for RequestsByNode {
     fn eq(&self, _: &Self) -> bool {
         true

@@ -59,7 +59,6 @@ impl<C: Cluster> Actions<'_, C> {
                 &state,
             )
             .await;
-        let node_requests = snap.requests_by_node();
         let input = WorkloadInput {
             live,
             pods: &pods,
@@ -67,7 +66,7 @@ impl<C: Cluster> Actions<'_, C> {
             hpas: &hpas,
             pdbs: &pdbs,
             admission: snap.admission_of(&key.namespace),
-            node_requests: &node_requests,
+            node_requests: snap,
             throttling: &throttling,
             config,
             recommendation: rec,

@@ -25,12 +25,7 @@ use crate::wire::Reason;
 
 /// Room on `node` (millicores, bytes) for a pod, counting `back` as freed.
 fn room(c: &Ctx, node: &Node, back: (u64, u64)) -> (u64, u64) {
-    let used = c
-        .input
-        .node_requests
-        .get(&node.name)
-        .copied()
-        .unwrap_or_default();
+    let used = c.input.node_requests.requested_on(&node.name);
     (
         node.allocatable_cpu.saturating_sub(used.0) + back.0.min(used.0),
         node.allocatable_memory.saturating_sub(used.1) + back.1.min(used.1),
@@ -43,6 +38,14 @@ fn fits(room: (u64, u64), pod: (u64, u64)) -> bool {
 
 pub fn no_fitting_node(c: &Ctx) -> Option<Finding> {
     let changes = c.proposal.only(c.resources);
+    // Only a pod that grows needs room; most changes shrink (decided before any copy).
+    let grows = changes.containers.iter().any(|t| {
+        let (from, to) = (t.current.effective_requests(), t.target.effective_requests());
+        to.0 > from.0 || to.1 > from.1
+    });
+    if !grows {
+        return None;
+    }
     let (before, after) = containers_after(c, &changes);
     let (old, new) = (total_requests(&before), total_requests(&after));
     if new.0 <= old.0 && new.1 <= old.1 {

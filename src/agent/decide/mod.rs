@@ -43,9 +43,9 @@ mod tests;
 #[cfg(test)]
 mod windows_tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use crate::cluster::{Hpa, NamespaceAdmission, Node, Pdb, Pod, Workload};
+use crate::cluster::{Hpa, NamespaceAdmission, Node, Pdb, Pod, RequestedOn, Workload};
 use crate::policy::{EffectiveMode, EffectivePolicy, Mode, Strategy};
 use crate::wire::{EventResource, PauseScope, Reason, RecommendationItem, WorkloadConfig};
 
@@ -88,8 +88,8 @@ pub struct WorkloadInput<'a> {
     pub pdbs: &'a [&'a Pdb],
     /// Its namespace's ResourceQuotas and LimitRanges.
     pub admission: &'a NamespaceAdmission,
-    /// What the pods bound to each node request (millicores, bytes), by node name.
-    pub node_requests: &'a HashMap<String, (u64, u64)>,
+    /// What the pods bound to each node request (millicores, bytes).
+    pub node_requests: &'a dyn RequestedOn,
     /// CFS throttling ratio per container over the recent window, as the agent measured
     /// it from the kubelets (empty when unknown).
     pub throttling: &'a BTreeMap<String, f64>,

@@ -208,9 +208,9 @@ pub fn demo_policies() -> Vec<PolicySpec> {
         })),
         doc(serde_json::json!({
             "name": "demo-guardrails-rollout",
-            "description": "ledger-db: by rollout, its OnDelete pods evicted under a PodDisruptionBudget",
+            "description": "ledger-db and slow-start: by rollout (ledger-db's OnDelete pods evicted under a PodDisruptionBudget; slow-start's new pods never become Ready, so the rollout is rolled back)",
             "priority": 20,
-            "selector": { "clusters": ["demo-east"], "namespaces": [crate::sim::guarded::NAMESPACE], "names": ["ledger-db"] },
+            "selector": { "clusters": ["demo-east"], "namespaces": [crate::sim::guarded::NAMESPACE], "names": ["ledger-db", "slow-start"] },
             "apply": { "strategy": "rollout" },
         })),
         doc(serde_json::json!({

@@ -227,16 +227,22 @@ pub struct RolloutStatus {
     pub deadline_exceeded: Option<String>,
 }
 
+impl RolloutStatus {
+    /// The controller has acted on `generation` (the current template) and every one of
+    /// `replicas` pods runs it and is available, with no pod of an older one left.
+    pub fn done(&self, replicas: i32, observed_generation: Option<i64>, generation: i64) -> bool {
+        observed_generation.is_some_and(|g| g >= generation)
+            && self.updated >= replicas
+            && self.available >= replicas
+            && self.total <= replicas
+    }
+}
+
 impl Workload {
-    /// The controller has acted on the current template and every desired pod runs it
-    /// and is available, with no pod of an older one left.
+    /// Its rollout is over ([`RolloutStatus::done`]).
     pub fn rolled_out(&self) -> bool {
-        let r = &self.rollout;
-        self.observed_generation
-            .is_some_and(|g| g >= self.generation)
-            && r.updated >= self.replicas
-            && r.available >= self.replicas
-            && r.total <= self.replicas
+        self.rollout
+            .done(self.replicas, self.observed_generation, self.generation)
     }
 }
 

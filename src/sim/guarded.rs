@@ -15,6 +15,8 @@
 //! | `ledger-db` | `OnDelete` StatefulSet under a PodDisruptionBudget | `applied`, then `blocked PodDisruptionBudget` |
 //! | `session-store` | OOM-killed until five days ago, its limit raised since | `blocked OOMKilled`, CPU applied |
 //! | `leaky-worker` | memory climbs to any limit and is OOM-killed | `applied`, then `rolled_back OOMKills` |
+//! | `price-cache` | uses near 3 GiB of a 1 GiB request; the namespace's ResourceQuota on `requests.memory` has 512 MiB to spare | `blocked ResourceQuota` |
+//! | `slow-start` | by rollout; a start that burns CPU: its readiness probe times out under a 1.2-core CPU limit, and its Deployment gives up after 90 s | `applied`, then `rolled_back RolloutStalled` (`ProgressDeadlineExceeded`) |
 //!
 //! The entries are new catalogue rows (the catalogue appends them); what the catalogue
 //! cannot say (runtime, resize policy, strategy, HPA, PDB, annotations, a change in the
@@ -62,7 +64,17 @@ pub struct Extras {
     /// CPU wanted (millicores) since `hours_ago` hours, instead of the catalogue's
     /// steady level (`Cpu::Surge`).
     pub surge: Option<(i64, f64)>,
+    /// Its pods become Ready only with this CPU limit (millicores) or more, and its
+    /// rollouts give up after this many seconds (`ProgressDeadlineExceeded`).
+    pub startup: Option<(u64, i64)>,
 }
+
+/// The guardrail namespace's ResourceQuota: `requests.memory` of the workloads as they
+/// start, plus this much room.
+pub const QUOTA_ROOM_BYTES: u64 = 512 << 20;
+
+/// Its name.
+pub const QUOTA_NAME: &str = "team-memory";
 
 const PLAIN: Extras = Extras {
     image: "",
@@ -76,6 +88,7 @@ const PLAIN: Extras = Extras {
     pdb_min_available: None,
     before: None,
     surge: None,
+    startup: None,
 };
 
 fn res(cpu_req: f64, cpu_lim: Option<f64>, mem_req: f64, mem_lim: Option<f64>) -> Resources {
@@ -213,6 +226,23 @@ pub fn workloads(cluster: &str) -> Vec<WorkloadSpec> {
             Cpu::Steady(60.0),
             Memory::OomCycle(150.0 * MIB, 0.05),
         ),
+        // Needs some 2 GiB more per pod than it asks for: more than the quota's room.
+        spec(
+            "price-cache",
+            D,
+            2,
+            res(200.0, None, 1024.0, Some(4096.0)),
+            Cpu::Steady(100.0),
+            Memory::Flat(2900.0 * MIB),
+        ),
+        spec(
+            "slow-start",
+            D,
+            2,
+            res(1500.0, Some(1500.0), 512.0, Some(512.0)),
+            Cpu::Steady(60.0),
+            Memory::Flat(200.0 * MIB),
+        ),
     ]
 }
 
@@ -257,6 +287,13 @@ pub fn extras(namespace: &str, name: &str) -> Option<Extras> {
         // 1200m limit now, while the week's P95 (the surge is 1 % of it) asks for less.
         "search-worker" => Extras {
             surge: Some((2, 2000.0)),
+            ..PLAIN
+        },
+        // Its start burns CPU: with a CPU limit under 1.2 cores its readiness probe times
+        // out. Its steady 60m makes the recommendation's limit far lower, so the new pods
+        // never become Ready.
+        "slow-start" => Extras {
+            startup: Some((1200, 90)),
             ..PLAIN
         },
         // OOM-killed under 256 Mi until five days ago, when the team raised it to 2 Gi.

@@ -40,7 +40,10 @@ pub fn no_fitting_node(c: &Ctx) -> Option<Finding> {
     let changes = c.proposal.only(c.resources);
     // Only a pod that grows needs room; most changes shrink (decided before any copy).
     let grows = changes.containers.iter().any(|t| {
-        let (from, to) = (t.current.effective_requests(), t.target.effective_requests());
+        let (from, to) = (
+            t.current.effective_requests(),
+            t.target.effective_requests(),
+        );
         to.0 > from.0 || to.1 > from.1
     });
     if !grows {

@@ -96,6 +96,7 @@ impl State {
                 usage: spec.usage,
                 revisions: vec![(revision.clone(), self.now_ms)],
                 revision,
+                progress_since_ms: self.now_ms,
             },
         );
         Ok(key)
@@ -268,6 +269,8 @@ impl State {
                 && now.1 + requests.1 <= n.allocatable_memory
         });
         let node_name = node.map(|n| n.name.clone());
+        let resources: Vec<Resources> = containers.iter().map(|c| c.resources).collect();
+        let ready = node_name.is_some() && self.starts(key, &resources);
         if let Some(n) = &node_name {
             let e = used.entry(n.clone()).or_default();
             *e = (e.0 + requests.0, e.1 + requests.1);
@@ -279,7 +282,6 @@ impl State {
             _ => "controller-revision-hash",
         };
         labels.insert(revision_label.into(), revision.into());
-        let resources: Vec<Resources> = containers.iter().map(|c| c.resources).collect();
         let controller = match key.kind {
             WorkloadKind::Deployment => {
                 OwnerRef::new("ReplicaSet", &format!("{}-{revision}", key.name))
@@ -297,7 +299,7 @@ impl State {
             } else {
                 PodPhase::Pending
             },
-            ready: node_name.is_some(),
+            ready,
             qos: Some(crate::cluster::QosClass::of(&resources)),
             generation: 1,
             observed_generation: node_name.as_ref().map(|_| 1),
@@ -428,7 +430,7 @@ impl State {
                 .get(&w.workload.key)
                 .map(Vec::as_slice)
                 .unwrap_or_default();
-            let rollout = RolloutStatus {
+            let mut rollout = RolloutStatus {
                 updated: own
                     .iter()
                     .filter(|p| p.pod.revision.as_deref() == Some(w.revision.as_str()))
@@ -437,6 +439,30 @@ impl State {
                 available: own.iter().filter(|p| p.pod.ready).count() as i32,
                 deadline_exceeded: None,
             };
+            let was = &w.workload.rollout;
+            if (was.updated, was.total, was.available)
+                != (rollout.updated, rollout.total, rollout.available)
+            {
+                w.progress_since_ms = self.now_ms;
+            }
+            // The Deployment controller gives up on a rollout that stopped moving.
+            let live = &w.workload;
+            let done = rollout.done(live.replicas, live.observed_generation, live.generation);
+            let deadline = self
+                .startups
+                .get(&live.key)
+                .map_or(super::admission::PROGRESS_DEADLINE_MS, |s| {
+                    s.progress_deadline_ms
+                });
+            if w.workload.key.kind == WorkloadKind::Deployment
+                && !done
+                && self.now_ms - w.progress_since_ms >= deadline
+            {
+                rollout.deadline_exceeded = Some(format!(
+                    "ReplicaSet \"{}-{}\" has timed out progressing.",
+                    w.workload.key.name, w.revision
+                ));
+            }
             // Written only when it moved: a snapshot still holding the workload keeps it.
             if w.workload.ready_replicas != now_ready || w.workload.rollout != rollout {
                 let live = Arc::make_mut(&mut w.workload);

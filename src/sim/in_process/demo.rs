@@ -102,9 +102,37 @@ impl SimCluster {
                     .collect();
                 sim.create_hpa(&spec.name, &key, metrics);
             }
-            if let Some(min) = extras.and_then(|e| e.pdb_min_available) {
+            if let Some(min) = extras.as_ref().and_then(|e| e.pdb_min_available) {
                 sim.create_pdb(spec.namespace, &spec.name, &spec.name, min);
             }
+            if let Some((cpu_limit, deadline_s)) = extras.and_then(|e| e.startup) {
+                let startup = super::admission::Startup {
+                    ready_from_cpu_limit: cpu_limit,
+                    progress_deadline_ms: deadline_s * 1000,
+                };
+                sim.set_startup(&key, startup);
+            }
+        }
+        // The guardrail namespace's memory quota: what its workloads ask for now, and a
+        // little room.
+        let asked: u64 = specs
+            .iter()
+            .filter(|s| s.namespace == guarded::NAMESPACE)
+            .map(|s| {
+                let per_pod: u64 = s
+                    .containers
+                    .iter()
+                    .filter_map(|c| model(c.resources_at(now)).memory_request)
+                    .sum();
+                per_pod * u64::from(s.replicas)
+            })
+            .sum();
+        if asked > 0 {
+            let hard = crate::cluster::QuotaAmounts {
+                requests_memory: Some(asked + guarded::QUOTA_ROOM_BYTES),
+                ..Default::default()
+            };
+            sim.create_quota(guarded::NAMESPACE, guarded::QUOTA_NAME, hard);
         }
         sim.state.lock().unwrap_or_else(|p| p.into_inner()).live =
             Some((cluster.to_string(), live));

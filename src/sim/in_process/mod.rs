@@ -8,6 +8,7 @@
 //! comes from the hub's
 //! [`Clock`]; every call first brings the world up to the clock's now.
 
+pub mod admission;
 mod control;
 mod demo;
 mod ssa;
@@ -76,6 +77,8 @@ struct SimWorkload {
     usage: BTreeMap<String, Usage>,
     /// Template revision the current pods are made from.
     revision: String,
+    /// When its rollout's counts last moved (its progress deadline counts from then).
+    progress_since_ms: i64,
     /// Every revision with when it was first made, oldest first (a Deployment's
     /// ReplicaSets, `<name>-<revision>`; the last [`REVISION_HISTORY`] are kept).
     revisions: Vec<(String, i64)>,
@@ -107,6 +110,8 @@ struct State {
     records: BTreeMap<(String, String), Record>,
     /// Where resource changes are told (the demo datasource reads them), as which cluster.
     live: Option<(String, crate::sim::live::Live)>,
+    quotas: Vec<crate::cluster::ResourceQuota>,
+    startups: BTreeMap<WorkloadKey, admission::Startup>,
 }
 
 /// What the in-process cluster answers for its version.
@@ -136,6 +141,8 @@ impl SimCluster {
                 events: Vec::new(),
                 records: BTreeMap::new(),
                 live: None,
+                quotas: Vec::new(),
+                startups: BTreeMap::new(),
             })),
             clock,
             manager: FIELD_MANAGER.into(),
@@ -334,7 +341,7 @@ impl SimCluster {
                     })
                 })
                 .collect(),
-            admission: Default::default(),
+            admission: w.admission(inside),
             owners: Default::default(),
             on_nodes: Default::default(),
         }

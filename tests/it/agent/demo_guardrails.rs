@@ -1,8 +1,9 @@
 //! The demo's guardrail workloads (`sim::guarded`) under the demo's own policies, on the
 //! sim's in-process cluster of `kerf demo` with a hub reading the demo datasource, on a
 //! manual clock: within ten minutes of demo time the audit holds at least six distinct
-//! `blocked`/`fallback` reasons and a `rolled_back`, and each workload's record says
-//! why it is held.
+//! `blocked`/`fallback` reasons (a ResourceQuota with no room among them) and the
+//! rollbacks of an OOM-killed change and of a stalled rollout, and each workload's
+//! record says why it is held.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -126,6 +127,9 @@ async fn the_demo_shows_six_guardrails_and_a_rollback_within_ten_minutes() {
         .collect();
     assert!(held.len() >= 6, "{held:?}\n{summary:#?}");
     assert!(of("rolled_back").contains("OOMKills"), "{summary:#?}");
+    // slow-start's new pods never become Ready: its Deployment gives up after 90 s and
+    // the agent rolls it back at once.
+    assert!(of("rolled_back").contains("RolloutStalled"), "{summary:#?}");
     for want in [
         "SingleReplicaUnsafe",
         "HPACoupled",
@@ -134,6 +138,7 @@ async fn the_demo_shows_six_guardrails_and_a_rollback_within_ten_minutes() {
         "RestartPolicyRequired",
         "PodDisruptionBudget",
         "ResizeInfeasible",
+        "ResourceQuota",
     ] {
         assert!(held.contains(want), "{want} missing: {summary:#?}");
     }

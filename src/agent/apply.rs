@@ -133,11 +133,7 @@ async fn in_place<C: Cluster>(
     let pods: Vec<_> = snap.pods_of(key).collect();
     // Pods that should run but do not yet: wait for them (a change with no pod to
     // resize is not live). A workload scaled to zero keeps the values for its next pods.
-    let desired = snap
-        .workloads
-        .iter()
-        .find(|w| &w.key == key)
-        .map_or(0, |w| w.replicas);
+    let desired = snap.workload(key).map_or(0, |w| w.replicas);
     if desired > 0 && !pods.iter().any(|p| live(p)) {
         return Progress::Pending;
     }
@@ -245,7 +241,7 @@ async fn evict<C: Cluster>(
     op: &mut Operation,
     generation: i64,
 ) -> Progress {
-    let Some(w) = snap.workloads.iter().find(|w| &w.key == key) else {
+    let Some(w) = snap.workload(key) else {
         return Progress::Done;
     };
     // The controller has not seen the new template yet: its update revision is stale.

@@ -36,7 +36,24 @@ pub struct Snapshot {
     /// What the pods on each node request, built by the first [`Snapshot::requests_by_node`].
     #[serde(skip)]
     pub on_nodes: RequestsByNode,
+    /// Each workload's position in `workloads`, built by the first [`Snapshot::workload`].
+    #[serde(skip)]
+    pub by_key: WorkloadsByKey,
 }
+
+/// The index behind [`Snapshot::workload`]: positions in `workloads` by a hash of the
+/// key (answers are checked against the key itself), for the `workloads` it was built
+/// over. A cache like [`PodsByOwner`].
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadsByKey(std::sync::OnceLock<(usize, HashMap<u64, Vec<usize>>)>);
+
+impl PartialEq for WorkloadsByKey {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for WorkloadsByKey {}
 
 /// The index behind [`Snapshot::requests_by_node`]: the summed effective requests
 /// (millicores, bytes) of the pods bound to each node and not finished, for the `pods`
@@ -114,6 +131,27 @@ fn owner_hash(key: &WorkloadKey) -> u64 {
 }
 
 impl Snapshot {
+    /// The workload named `key`, if the snapshot has it (the health watches and the
+    /// changes in flight ask per workload; a scan each time would be quadratic).
+    pub fn workload(&self, key: &WorkloadKey) -> Option<&Arc<Workload>> {
+        let (built_over, index) = self.by_key.0.get_or_init(|| {
+            let mut index: HashMap<u64, Vec<usize>> = HashMap::new();
+            for (i, w) in self.workloads.iter().enumerate() {
+                index.entry(owner_hash(&w.key)).or_default().push(i);
+            }
+            (self.workloads.len(), index)
+        });
+        if *built_over != self.workloads.len() {
+            // Workloads pushed after the index was built: scan, never wrongly.
+            return self.workloads.iter().find(|w| &w.key == key);
+        }
+        index
+            .get(&owner_hash(key))?
+            .iter()
+            .map(|&i| &self.workloads[i])
+            .find(|w| &w.key == key)
+    }
+
     /// What the pods on each node request (millicores, bytes), by node name.
     pub fn requests_by_node(&self) -> Cow<'_, HashMap<String, (u64, u64)>> {
         let (built_over, index) = self.on_nodes.0.get_or_init(|| {

@@ -1,7 +1,8 @@
-// `kerf demo` shows the agent's guardrails (issue 13, done means 5): within 10 minutes of
-// the start, the audit trail holds at least 6 distinct blocked/fallback reasons and a
-// rolled_back, and each of those workloads' pages says, in words, what holds it back
-// (and, for the rolled-back one, what was restored and why).
+// `kerf demo` shows the agent's guardrails (issue 13, done means 5; issue 32, done means
+// 3): within 10 minutes of the start, the audit trail holds at least 6 distinct
+// blocked/fallback reasons (a ResourceQuota without room among them) and two rollbacks
+// (an OOM kill; a rollout that stalled), and each of those workloads' pages says, in
+// words, what holds it back (and, for the rolled-back ones, what was restored and why).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { until } from "./lib/hub.js";
@@ -24,6 +25,7 @@ const WORDS = {
   RestartPolicyRequired: /needs resizePolicy RestartContainer/,
   PodDisruptionBudget: /PodDisruptionBudget refuses the eviction/,
   ResizeInfeasible: /could not be resized in place/,
+  ResourceQuota: /ResourceQuota has no room for the change/,
 };
 
 test("within 10 minutes the demo shows 6 guardrails and a rollback, each explained on its page", async () => {
@@ -31,8 +33,8 @@ test("within 10 minutes the demo shows 6 guardrails and a rollback, each explain
     const r = await hub.api("GET", "/v1/audit?cluster=demo-east&limit=500");
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const held = new Set(r.body.items.filter((e) => e.type === "blocked" || e.type === "fallback").map((e) => e.reason));
-    const rolled = r.body.items.some((e) => e.type === "rolled_back");
-    return held.size >= 6 && rolled ? r.body.items : null;
+    const rolled = (reason) => r.body.items.some((e) => e.type === "rolled_back" && e.reason === reason);
+    return held.size >= 6 && rolled("OOMKills") && rolled("RolloutStalled") ? r.body.items : null;
   });
   const seconds = Math.round((Date.now() - started) / 1000);
   const held = [...new Set(events.filter((e) => e.type === "blocked" || e.type === "fallback").map((e) => e.reason))];
@@ -57,19 +59,26 @@ test("within 10 minutes the demo shows 6 guardrails and a rollback, each explain
     if (reason === "SingleReplicaUnsafe") await screenshot(page, "guardrails-single-replica");
   }
 
-  // The rolled-back workload's page: the rollback history with what was restored.
-  const rb = events.find((e) => e.type === "rolled_back");
-  const list = await hub.api("GET", `/v1/workloads?cluster=demo-east&q=${encodeURIComponent(rb.workload.name)}&limit=20`);
-  const w = list.body.items.find((x) => x.namespace === rb.workload.namespace && x.name === rb.workload.name);
-  await go(page, `/workloads/${w.id}`);
-  await page.locator("h1", { hasText: rb.workload.name }).waitFor({ timeout: 15000 });
-  const rollbacks = page.locator("section.card.guardrails .rollbacks li");
-  await rollbacks.first().waitFor({ timeout: 15000 });
-  const text = await rollbacks.first().textContent();
-  assert.match(text, /rolled back/);
-  assert.match(text, /OOM kills after the change crossed the policy's threshold/);
-  assert.match(text, /→/, `the restored values: ${text}`);
-  await settled(page);
-  await screenshot(page, "guardrails-rollback");
+  // The rolled-back workloads' pages: the rollback history with what was restored and
+  // why (an OOM kill after the change; a rollout whose new pods never became Ready).
+  const rollbackWords = {
+    OOMKills: [/OOM kills after the change crossed the policy's threshold/, "guardrails-rollback"],
+    RolloutStalled: [/rollout of the new values stopped making progress/, "guardrails-stalled"],
+  };
+  for (const [reason, [words, shot]] of Object.entries(rollbackWords)) {
+    const rb = events.find((e) => e.type === "rolled_back" && e.reason === reason);
+    const list = await hub.api("GET", `/v1/workloads?cluster=demo-east&q=${encodeURIComponent(rb.workload.name)}&limit=20`);
+    const w = list.body.items.find((x) => x.namespace === rb.workload.namespace && x.name === rb.workload.name);
+    await go(page, `/workloads/${w.id}`);
+    await page.locator("h1", { hasText: rb.workload.name }).waitFor({ timeout: 15000 });
+    const rollbacks = page.locator("section.card.guardrails .rollbacks li");
+    await rollbacks.first().waitFor({ timeout: 15000 });
+    const text = await rollbacks.first().textContent();
+    assert.match(text, /rolled back/);
+    assert.match(text, words, `${rb.workload.name}: ${text}`);
+    assert.match(text, /→/, `the restored values: ${text}`);
+    await settled(page);
+    await screenshot(page, shot);
+  }
   tab.assertClean("guardrail pages");
 });

@@ -79,7 +79,7 @@ impl<C: Cluster> Actions<'_, C> {
                     // The previous values must roll out again: followed like a change.
                     t.state.watch =
                         crate::agent::decide::watch::start_undo(&op, now).map(|mut w| {
-                            let live = snap.workloads.iter().find(|x| &x.key == key);
+                            let live = snap.workload(key);
                             crate::agent::decide::stall::follow(&mut w, live.map(|x| &**x), now);
                             w
                         });
@@ -88,11 +88,7 @@ impl<C: Cluster> Actions<'_, C> {
                     return;
                 }
                 Progress::Applied => {
-                    let template = snap
-                        .workloads
-                        .iter()
-                        .find(|w| &w.key == key)
-                        .map(|w| template_of(w, &op));
+                    let template = snap.workload(key).map(|w| template_of(w, &op));
                     t.state.applied = Some(Applied {
                         event_id: op.event_id.clone(),
                         strategy: op.strategy,
@@ -115,7 +111,7 @@ impl<C: Cluster> Actions<'_, C> {
                     t.state.watch = crate::agent::decide::watch::start(&op, now).map(|mut w| {
                         let pods: Vec<_> = snap.pods_of(key).collect();
                         crate::agent::decide::watch::observe(&mut w, &pods, &[]);
-                        let live = snap.workloads.iter().find(|x| &x.key == key);
+                        let live = snap.workload(key);
                         crate::agent::decide::stall::follow(&mut w, live.map(|x| &**x), now);
                         w
                     });
@@ -135,7 +131,7 @@ impl<C: Cluster> Actions<'_, C> {
                     details,
                 } => {
                     if op.rollback.is_none() {
-                        let refused = snap.workloads.iter().find(|w| &w.key == key).and_then(|w| {
+                        let refused = snap.workload(key).and_then(|w| {
                             let pods: Vec<_> = snap.pods_of(key).collect();
                             let pdbs = crate::agent::decide::disruption::pdbs_of(snap, w, &pods);
                             crate::agent::decide::disruption::unsafe_rollout(w, &pdbs)

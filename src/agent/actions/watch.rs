@@ -46,19 +46,8 @@ impl<C: Cluster> Actions<'_, C> {
         } else {
             Vec::new()
         };
-        let live = snap.workloads.iter().find(|x| &x.key == key).map(|x| &**x);
+        let live = snap.workload(key).map(|x| &**x);
         let moved = watch::observe(&mut w, &pods, &counters) | stall::follow(&mut w, live, now);
-        let replica_sets: Vec<&ReplicaSet> = snap
-            .replica_sets
-            .iter()
-            .filter(|r| r.namespace == key.namespace)
-            .filter(|r| {
-                key.kind == WorkloadKind::Deployment
-                    && r.controller
-                        .as_ref()
-                        .is_some_and(|c| c.kind == "Deployment" && c.name == key.name)
-            })
-            .collect();
         for p in stall::stuck_pods(&w, live, &pods) {
             match self.cluster.evict(&p.pod).await {
                 Ok(()) => {
@@ -69,7 +58,21 @@ impl<C: Cluster> Actions<'_, C> {
                 }
             }
         }
-        let verdict = match stall::stalled(&w, live, &pods, &replica_sets, now) {
+        // The evidence is gathered only for a rollout that stalled.
+        let stalled = stall::due(&w, live, now).then(|| {
+            let replica_sets: Vec<&ReplicaSet> = snap
+                .replica_sets
+                .iter()
+                .filter(|r| r.namespace == key.namespace && key.kind == WorkloadKind::Deployment)
+                .filter(|r| {
+                    r.controller
+                        .as_ref()
+                        .is_some_and(|c| c.kind == "Deployment" && c.name == key.name)
+                })
+                .collect();
+            stall::stalled(&w, live, &pods, &replica_sets, now)
+        });
+        let verdict = match stalled.flatten() {
             Some(cause) if w.undoing => {
                 self.rollback_stalled(key, &w, cause, now);
                 return false;

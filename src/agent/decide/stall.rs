@@ -89,6 +89,23 @@ pub fn settled(w: &Watch) -> bool {
     w.strategy != Strategy::Rollout || w.progress.is_none_or(|p| p.done)
 }
 
+/// True when `w`'s rollout is stalled at `now_ms` ([`stalled`] says how).
+pub fn due(w: &Watch, live: Option<&Workload>, now_ms: i64) -> bool {
+    let (Some(progress), Some(live)) = (w.progress.filter(|p| !p.done), live) else {
+        return false;
+    };
+    deadline_exceeded(w, live).is_some() || now_ms - progress.since_ms >= STALL_AFTER_MS
+}
+
+/// The Deployment's `ProgressDeadlineExceeded` message, once it is about kerf's template
+/// (a condition from before the controller observed it is not this rollout's).
+fn deadline_exceeded<'a>(w: &Watch, live: &'a Workload) -> Option<&'a String> {
+    live.rollout
+        .deadline_exceeded
+        .as_ref()
+        .filter(|_| observed(w, live))
+}
+
 /// The stall of `w`'s rollout at `now_ms`, with its evidence: `pods` are the workload's,
 /// `replica_sets` its Deployment's.
 pub fn stalled(
@@ -98,18 +115,12 @@ pub fn stalled(
     replica_sets: &[&ReplicaSet],
     now_ms: i64,
 ) -> Option<RollbackCause> {
-    let progress = w.progress.filter(|p| !p.done)?;
-    let live = live?;
-    let still = now_ms - progress.since_ms;
-    // A condition from before kerf's template was observed is not this rollout's.
-    let deadline = live
-        .rollout
-        .deadline_exceeded
-        .as_ref()
-        .filter(|_| observed(w, live));
-    if deadline.is_none() && still < STALL_AFTER_MS {
+    if !due(w, live, now_ms) {
         return None;
     }
+    let (progress, live) = (w.progress?, live?);
+    let still = now_ms - progress.since_ms;
+    let deadline = deadline_exceeded(w, live);
     let mut details = BTreeMap::new();
     let desired = live.replicas;
     details.insert(
@@ -162,6 +173,8 @@ pub fn stalled(
         ("NotAdvancing", format!("{what} does not advance"))
     };
     details.insert("stall".to_string(), stall.to_string());
+    // The controller's and the scheduler's words end in a full stop; this goes on.
+    let why = why.trim_end().trim_end_matches('.');
     let message = format!(
         "{why}; {} of {desired} pods run the new values and {} are available, unchanged for {}",
         progress.updated,

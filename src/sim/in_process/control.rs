@@ -412,31 +412,38 @@ impl State {
     fn count(&mut self) {
         // Per owner: ready pods, and the rollout's pods (all, of the current template,
         // available), not counting pods being deleted, as the controllers count them.
-        let mut ready: BTreeMap<&WorkloadKey, i32> = BTreeMap::new();
-        let mut pods: BTreeMap<&WorkloadKey, Vec<&SimPod>> = BTreeMap::new();
+        // One pass over the pods, no list per owner: a step stays linear in pods.
+        #[derive(Default)]
+        struct Counts {
+            /// The owner's current template revision (looked up once per owner).
+            revision: Option<String>,
+            ready: i32,
+            total: i32,
+            updated: i32,
+            available: i32,
+        }
+        let mut counts: BTreeMap<&WorkloadKey, Counts> = BTreeMap::new();
         for p in self.pods.values() {
-            if let Some(o) = &p.pod.owner {
-                if p.pod.ready {
-                    *ready.entry(o).or_default() += 1;
-                }
-                if !p.pod.deleting {
-                    pods.entry(o).or_default().push(p);
-                }
+            let Some(o) = &p.pod.owner else { continue };
+            let c = counts.entry(o).or_insert_with(|| Counts {
+                revision: self.workloads.get(o).map(|w| w.revision.clone()),
+                ..Counts::default()
+            });
+            c.ready += i32::from(p.pod.ready);
+            if p.pod.deleting {
+                continue;
             }
+            c.total += 1;
+            c.available += i32::from(p.pod.ready);
+            c.updated += i32::from(c.revision.is_some() && p.pod.revision == c.revision);
         }
         for w in self.workloads.values_mut() {
-            let now_ready = ready.get(&w.workload.key).copied().unwrap_or(0);
-            let own = pods
-                .get(&w.workload.key)
-                .map(Vec::as_slice)
-                .unwrap_or_default();
+            let c = counts.remove(&w.workload.key).unwrap_or_default();
+            let now_ready = c.ready;
             let mut rollout = RolloutStatus {
-                updated: own
-                    .iter()
-                    .filter(|p| p.pod.revision.as_deref() == Some(w.revision.as_str()))
-                    .count() as i32,
-                total: own.len() as i32,
-                available: own.iter().filter(|p| p.pod.ready).count() as i32,
+                updated: c.updated,
+                total: c.total,
+                available: c.available,
                 deadline_exceeded: None,
             };
             let was = &w.workload.rollout;

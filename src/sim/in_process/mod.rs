@@ -344,6 +344,7 @@ impl SimCluster {
             admission: w.admission(inside),
             owners: Default::default(),
             on_nodes: Default::default(),
+            by_key: Default::default(),
         }
     }
 

@@ -45,14 +45,29 @@ pub fn start(op: &Operation, now_ms: i64) -> Option<Watch> {
     let thresholds = op.watch.clone()?;
     let duration = parse_duration(&thresholds.watch_duration)? as i64 * 1000;
     Some(Watch {
+        until_ms: now_ms + duration,
+        hpa: op.hpa.clone(),
+        thresholds,
+        ..unwatched(op, now_ms)
+    })
+}
+
+/// `op`'s watch at `now_ms` with nothing counted yet, no thresholds and no HPA.
+fn unwatched(op: &Operation, now_ms: i64) -> Watch {
+    Watch {
         event_id: op.event_id.clone(),
         recommendation_id: op.recommendation_id.clone(),
         strategy: op.strategy,
         started_ms: now_ms,
-        until_ms: now_ms + duration,
+        until_ms: now_ms,
         containers: op.containers.clone(),
-        hpa: op.hpa.clone(),
-        thresholds,
+        hpa: None,
+        thresholds: crate::policy::EffectiveRollback {
+            oom_kills: 0,
+            restarts: 0,
+            throttling_ratio: 0.0,
+            watch_duration: "0s".into(),
+        },
         seen: Vec::new(),
         oom_kills: 0,
         restarts: 0,
@@ -61,7 +76,7 @@ pub fn start(op: &Operation, now_ms: i64) -> Option<Watch> {
         progress: None,
         generation: op.template_generation.unwrap_or(0),
         undoing: false,
-    })
+    }
 }
 
 /// Counts what happened on `pods` since the last look; `counters` are the kubelets'
@@ -221,27 +236,8 @@ pub fn judge(w: &Watch, now_ms: i64) -> Verdict {
 /// the resize say it.
 pub fn start_undo(op: &Operation, now_ms: i64) -> Option<Watch> {
     (op.strategy == crate::policy::Strategy::Rollout).then(|| Watch {
-        event_id: op.event_id.clone(),
-        recommendation_id: op.recommendation_id.clone(),
-        strategy: op.strategy,
-        started_ms: now_ms,
-        until_ms: now_ms,
-        containers: op.containers.clone(),
-        hpa: None,
-        thresholds: crate::policy::EffectiveRollback {
-            oom_kills: 0,
-            restarts: 0,
-            throttling_ratio: 0.0,
-            watch_duration: "0s".into(),
-        },
-        seen: Vec::new(),
-        oom_kills: 0,
-        restarts: 0,
-        periods: 0,
-        throttled: 0,
-        progress: None,
-        generation: op.template_generation.unwrap_or(0),
         undoing: true,
+        ..unwatched(op, now_ms)
     })
 }
 

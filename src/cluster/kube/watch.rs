@@ -112,15 +112,23 @@ impl Start {
             + Sync
             + 'static,
     {
-        let apis: Vec<Api<K>> = if self.namespaces.is_empty() {
+        let apis = self.apis::<K>();
+        Stores(apis.into_iter().map(|api| self.run(api, trim)).collect())
+    }
+
+    /// One API per namespace in scope, or one over all of them.
+    fn apis<K>(&self) -> Vec<Api<K>>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        if self.namespaces.is_empty() {
             vec![Api::all(self.client.clone())]
         } else {
             self.namespaces
                 .iter()
                 .map(|ns| Api::namespaced(self.client.clone(), ns))
                 .collect()
-        };
-        Stores(apis.into_iter().map(|api| self.run(api, trim)).collect())
+        }
     }
 
     /// As [`Start::reflect`], for a kind the agent's identity may not be granted (its
@@ -137,14 +145,7 @@ impl Start {
             + Sync
             + 'static,
     {
-        let apis: Vec<Api<K>> = if self.namespaces.is_empty() {
-            vec![Api::all(self.client.clone())]
-        } else {
-            self.namespaces
-                .iter()
-                .map(|ns| Api::namespaced(self.client.clone(), ns))
-                .collect()
-        };
+        let apis = self.apis::<K>();
         let mut stores = Vec::new();
         for api in apis {
             let probe = api.list(&kube::api::ListParams::default().limit(1)).await;

@@ -57,6 +57,38 @@ impl QuotaAmounts {
             QuotaResource::Pods => self.pods,
         }
     }
+
+    /// What one pod whose containers have `containers`' values counts against a quota:
+    /// its effective requests, its limits (unset counts 0) and itself.
+    pub fn of_pod<'a>(
+        containers: impl Iterator<Item = &'a super::Resources> + Clone,
+    ) -> QuotaAmounts {
+        let (requests_cpu, requests_memory) = super::total_requests(containers.clone());
+        let limits =
+            |f: fn(&super::Resources) -> Option<u64>| containers.clone().filter_map(f).sum();
+        QuotaAmounts {
+            requests_cpu: Some(requests_cpu),
+            requests_memory: Some(requests_memory),
+            limits_cpu: Some(limits(|r| r.cpu_limit)),
+            limits_memory: Some(limits(|r| r.memory_limit)),
+            pods: Some(1),
+        }
+    }
+
+    /// These amounts and `other`'s, each summed (unset counts 0, set stays set).
+    pub fn plus(self, other: QuotaAmounts) -> QuotaAmounts {
+        let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        QuotaAmounts {
+            requests_cpu: sum(self.requests_cpu, other.requests_cpu),
+            requests_memory: sum(self.requests_memory, other.requests_memory),
+            limits_cpu: sum(self.limits_cpu, other.limits_cpu),
+            limits_memory: sum(self.limits_memory, other.limits_memory),
+            pods: sum(self.pods, other.pods),
+        }
+    }
 }
 
 /// A ResourceQuota.

@@ -22,18 +22,6 @@ pub struct PodTotals {
     pub best_effort: bool,
 }
 
-fn amounts<'a>(containers: impl Iterator<Item = &'a Resources> + Clone) -> QuotaAmounts {
-    let (requests_cpu, requests_memory) = crate::cluster::total_requests(containers.clone());
-    let limit = |f: fn(&Resources) -> Option<u64>| containers.clone().filter_map(f).sum();
-    QuotaAmounts {
-        requests_cpu: Some(requests_cpu),
-        requests_memory: Some(requests_memory),
-        limits_cpu: Some(limit(|r| r.cpu_limit)),
-        limits_memory: Some(limit(|r| r.memory_limit)),
-        pods: Some(1),
-    }
-}
-
 /// The values of every container of a pod of the workload, before and after `changes`.
 pub fn containers_after(c: &Ctx, changes: &Proposal) -> (Vec<Resources>, Vec<Resources>) {
     let before: Vec<Resources> = c
@@ -64,8 +52,8 @@ pub fn containers_after(c: &Ctx, changes: &Proposal) -> (Vec<Resources>, Vec<Res
 pub fn pod_totals(c: &Ctx) -> PodTotals {
     let (before, after) = containers_after(c, &c.proposal.only(c.resources));
     PodTotals {
-        before: amounts(before.iter()),
-        after: amounts(after.iter()),
+        before: QuotaAmounts::of_pod(before.iter()),
+        after: QuotaAmounts::of_pod(after.iter()),
         best_effort: QosClass::of(&after) == QosClass::BestEffort,
     }
 }

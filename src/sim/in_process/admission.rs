@@ -59,28 +59,17 @@ impl State {
     ) -> BTreeMap<String, NamespaceAdmission> {
         let mut out: BTreeMap<String, NamespaceAdmission> = BTreeMap::new();
         for q in self.quotas.iter().filter(|q| inside(&q.namespace)) {
-            let mut used = QuotaAmounts::default();
-            let add = |slot: &mut Option<u64>, v: u64| *slot = Some(slot.unwrap_or(0) + v);
-            let pods = self.pods.values().map(|p| &p.pod).filter(|p| {
-                p.pod.namespace == q.namespace
-                    && !p.deleting
-                    && !matches!(p.phase, PodPhase::Succeeded | PodPhase::Failed)
-            });
-            for p in pods {
-                let values: Vec<&Resources> = p.containers.iter().map(|c| &c.resources).collect();
-                let (cpu, memory) = crate::cluster::total_requests(values.iter().copied());
-                add(&mut used.requests_cpu, cpu);
-                add(&mut used.requests_memory, memory);
-                add(
-                    &mut used.limits_cpu,
-                    values.iter().filter_map(|r| r.cpu_limit).sum(),
-                );
-                add(
-                    &mut used.limits_memory,
-                    values.iter().filter_map(|r| r.memory_limit).sum(),
-                );
-                add(&mut used.pods, 1);
-            }
+            let used = self
+                .pods
+                .values()
+                .map(|p| &p.pod)
+                .filter(|p| {
+                    p.pod.namespace == q.namespace
+                        && !p.deleting
+                        && !matches!(p.phase, PodPhase::Succeeded | PodPhase::Failed)
+                })
+                .map(|p| QuotaAmounts::of_pod(p.containers.iter().map(|c| &c.resources)))
+                .fold(QuotaAmounts::default(), QuotaAmounts::plus);
             let mut q = q.clone();
             q.used = Some(used);
             out.entry(q.namespace.clone()).or_default().quotas.push(q);

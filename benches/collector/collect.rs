@@ -107,6 +107,13 @@ impl Hub for Forward {
         self.writes.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
+
+    async fn report_policies(
+        &self,
+        report: &kerf::wire::cluster_policies::ClusterPolicies,
+    ) -> Result<kerf::wire::cluster_policies::ClusterPolicyVerdicts, HubError> {
+        self.hub.report_policies(report).await
+    }
 }
 
 fn node(i: usize) -> Node {

@@ -13,6 +13,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
 use super::hub::{refusal, FeedPage, Hub, HubError};
+use crate::wire::cluster_policies::{ClusterPolicies, ClusterPolicyVerdicts};
 use crate::wire::remote_write;
 use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
 
@@ -235,6 +236,15 @@ impl Hub for HttpHub {
         }
         let text = resp.text().await.unwrap_or_default();
         Err(write_refusal(status.as_u16(), &text))
+    }
+
+    async fn report_policies(
+        &self,
+        report: &ClusterPolicies,
+    ) -> Result<ClusterPolicyVerdicts, HubError> {
+        let body = serde_json::to_value(report).map_err(|e| unreadable("policy report", e))?;
+        let v = self.call(Method::PUT, "/policies", Some(&body)).await?;
+        serde_json::from_value(v).map_err(|e| unreadable("policy verdicts", e))
     }
 }
 

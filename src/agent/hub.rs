@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use crate::wire::cluster_policies::{ClusterPolicies, ClusterPolicyVerdicts};
 use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness, RecommendationItem};
 
 /// Why the hub did not do what was asked.
@@ -177,6 +178,13 @@ pub trait Hub: Send + Sync + 'static {
     /// again after any doubt. A 400 is [`HubError::Refused`] with status 400 (never
     /// taken: drop it); 429, 5xx and no answer are [`HubError::Unreachable`] (later).
     fn write(&self, body: bytes::Bytes) -> impl Future<Output = Result<(), HubError>> + Send;
+
+    /// `PUT /v1/clusters/{cluster}/policies`: every RightsizingPolicy object of the
+    /// cluster (the whole set); answers the hub's verdict on each.
+    fn report_policies(
+        &self,
+        report: &ClusterPolicies,
+    ) -> impl Future<Output = Result<ClusterPolicyVerdicts, HubError>> + Send;
 }
 
 /// The refusal a hub answered with (its stable error body), as a [`HubError`].

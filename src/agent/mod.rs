@@ -11,11 +11,13 @@
 //! CPU counters), and lends them to `actions` (deciding and acting on the cluster,
 //! carrying changes forward, releasing, the health watch, writing the records), and
 //! starts `collector` (usage for a hub without a Prometheus: kubelets and watches,
-//! shipped by remote write). Below them: `apply` (one step of a change), `decide`
+//! shipped by remote write), and keeps `cluster_policies` (the cluster's
+//! RightsizingPolicy objects: judged on the object, reported to the hub). Below them: `apply` (one step of a change), `decide`
 //! (pure), `state`, `record`, `event`, `outbox`, `hub` and its HTTP client `http_hub`.
 
 mod actions;
 pub mod apply;
+pub mod cluster_policies;
 pub mod collector;
 mod counters;
 pub mod decide;

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::actions::Actions;
+use super::cluster_policies::PolicySync;
 use super::collector::{self, Collector};
 use super::counters::Counters;
 use super::held_feeds::HeldFeeds;
@@ -75,6 +76,8 @@ pub struct Agent<C: Cluster, H: Hub> {
     collector: Option<(collector::Settings, CollectorMetrics)>,
     /// The version of the feeds held, for the long poll (`super::long_poll`).
     feed_version: tokio::sync::watch::Sender<Option<String>>,
+    /// The cluster's RightsizingPolicy objects as judged and reported.
+    policies: PolicySync,
 }
 
 impl<C: Cluster, H: Hub> Agent<C, H> {
@@ -130,6 +133,7 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
             usage_source: tokio::sync::watch::Sender::new(UsageSource::default()),
             collector: None,
             feed_version: tokio::sync::watch::Sender::new(None),
+            policies: PolicySync::default(),
         })
     }
 
@@ -244,6 +248,17 @@ impl<C: Cluster, H: Hub> Agent<C, H> {
         }
         report.events = act.queued_events() - before;
         report.records_written = act.persist().await;
+        // After the decisions: a change of the policies moves the hub's feeds, and the
+        // long poll starts the next pass on them at once.
+        self.policies
+            .sync(
+                self.cluster.as_ref(),
+                self.link.hub().as_ref(),
+                &snap.policies,
+                s.hub_reachable,
+                now,
+            )
+            .await;
         let version = held.version().map(str::to_string);
         self.feed_version.send_if_modified(|v| {
             let moved = *v != version;

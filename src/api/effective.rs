@@ -124,17 +124,7 @@ pub async fn get_policy(
     let w = scoped_workload(&state, &access, &id, Scope::Read).await?;
     let now = state.now();
     let (r, set) = workloads::resolve(&state.runs, now, &w).await?;
-    let policies = r
-        .matched
-        .iter()
-        .filter_map(|pid| set.policies.iter().find(|p| p.id == *pid))
-        .map(|p| MatchedPolicy {
-            id: p.id,
-            name: p.spec.name.clone(),
-            version: p.version,
-            priority: p.spec.priority,
-        })
-        .collect();
+    let policies = MatchedPolicy::all_of(&r, &set);
     let (workload_id, latest_id) = (w.seen.id.clone(), w.latest_rec_id.clone());
     let (ov, latest) = state
         .store

@@ -124,6 +124,7 @@ pub async fn get_history(
         kind: s.kind.clone(),
         name: s.name.clone(),
         policy_ids: r.matched.clone(),
+        cluster_policy_ids: r.matched_cluster.clone(),
         before,
         limit,
     };

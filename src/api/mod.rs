@@ -11,6 +11,7 @@ pub mod audit;
 pub mod automation;
 pub mod backtest;
 pub mod body;
+pub mod cluster_policies;
 pub mod clusters;
 pub mod config_audit;
 pub mod datasources;

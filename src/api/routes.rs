@@ -16,10 +16,10 @@ use utoipa_axum::routes;
 use super::access::{guard, Permission};
 use super::state::AppState;
 use super::{
-    admin_settings, agent, approvals, audit, automation, backtest, clusters, config_audit,
-    datasources, deliveries, effective, export, feed, health, history, me, notifications,
-    overrides, policies, runs, savings, teams, tokens, usage, usage_write, users, workload_totals,
-    workloads,
+    admin_settings, agent, approvals, audit, automation, backtest, cluster_policies, clusters,
+    config_audit, datasources, deliveries, effective, export, feed, health, history, me,
+    notifications, overrides, policies, runs, savings, teams, tokens, usage, usage_write, users,
+    workload_totals, workloads,
 };
 
 /// One registered route.
@@ -237,4 +237,6 @@ pub fn route_table() -> RouteTable {
         .add(WorkloadRead, routes!(deliveries::get_delivery))
         .add(ClusterAgent, routes!(feed::config))
         .add(ClusterAgent, routes!(agent::heartbeat))
+        .add(ClusterAgent, routes!(cluster_policies::report))
+        .add(Viewer, routes!(cluster_policies::list))
 }

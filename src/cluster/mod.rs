@@ -17,6 +17,7 @@ pub mod error;
 #[cfg(feature = "kube")]
 pub mod kube;
 pub mod model;
+pub mod policy_object;
 pub mod quantity;
 pub mod record;
 mod snapshot;
@@ -29,6 +30,7 @@ use std::time::Duration;
 pub use cadvisor::{UsageMetric, UsageSample};
 pub use error::{ApiStatus, Cause, ClusterError};
 pub use model::*;
+pub use policy_object::PolicyObject;
 pub use record::Record;
 pub use snapshot::*;
 
@@ -186,5 +188,13 @@ pub trait Cluster: Send + Sync {
     fn apply_record_status(
         &self,
         record: &Record,
+    ) -> impl Future<Output = Result<(), ClusterError>> + Send;
+
+    /// Replaces a RightsizingPolicy's status (the status subresource, server-side apply
+    /// as `field_manager()`). 404 when the object is gone.
+    fn apply_policy_status(
+        &self,
+        name: &str,
+        status: &serde_json::Value,
     ) -> impl Future<Output = Result<(), ClusterError>> + Send;
 }

@@ -28,6 +28,9 @@ pub struct Snapshot {
     /// absent).
     #[serde(default)]
     pub admission: BTreeMap<String, NamespaceAdmission>,
+    /// The cluster's RightsizingPolicy objects (none when the agent may not read them).
+    #[serde(default)]
+    pub policies: Vec<super::PolicyObject>,
     /// Each owner's pods (indexes into `pods`), built by the first [`Snapshot::pods_of`]:
     /// a pass asks for every workload's pods several times, and scanning all pods each
     /// time is quadratic in the cluster's size.

@@ -21,6 +21,10 @@ pub mod action {
     pub const POLICY_UPDATED: &str = "PolicyUpdated";
     pub const POLICY_DELETED: &str = "PolicyDeleted";
     pub const POLICY_REVERTED: &str = "PolicyReverted";
+    pub const CLUSTER_POLICY_CREATED: &str = "ClusterPolicyCreated";
+    pub const CLUSTER_POLICY_UPDATED: &str = "ClusterPolicyUpdated";
+    pub const CLUSTER_POLICY_REJECTED: &str = "ClusterPolicyRejected";
+    pub const CLUSTER_POLICY_DELETED: &str = "ClusterPolicyDeleted";
     pub const OVERRIDE_SET: &str = "OverrideSet";
     pub const OVERRIDE_CLEARED: &str = "OverrideCleared";
     pub const WORKLOAD_APPROVED: &str = "WorkloadApproved";
@@ -46,6 +50,7 @@ pub mod action {
 pub mod target {
     pub const SETTINGS: &str = "settings";
     pub const POLICY: &str = "policy";
+    pub const CLUSTER_POLICY: &str = "cluster-policy";
     pub const WORKLOAD_OVERRIDE: &str = "workload-override";
     pub const APPROVAL: &str = "approval";
     pub const DATASOURCE: &str = "datasource";

@@ -11,6 +11,7 @@
 //! stays in `store`; HTTP in `api`.
 
 pub mod applied;
+pub mod cluster_policies;
 pub mod clusters;
 pub mod datasource_check;
 pub mod datasources;

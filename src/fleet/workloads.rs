@@ -180,10 +180,45 @@ pub async fn resolve(
 /// A policy that selects a workload, as its effective policy lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct MatchedPolicy {
+    /// `hub` (a policy of `/v1/policies`) or `cluster` (a RightsizingPolicy object of
+    /// the workload's cluster, `/v1/cluster-policies`: `version` is its generation in
+    /// force).
+    pub source: &'static str,
     pub id: i64,
     pub name: String,
     pub version: i64,
     pub priority: i32,
+    /// The cluster of a `cluster` policy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+}
+
+impl MatchedPolicy {
+    /// The matching policies of `r` in precedence order: the cluster's own first.
+    pub fn all_of(r: &Resolution, set: &crate::policy::PolicySet) -> Vec<MatchedPolicy> {
+        let find = |id: i64, cluster: bool| {
+            set.policies
+                .iter()
+                .find(|p| p.id == id && p.cluster.is_some() == cluster)
+        };
+        let cluster = r.matched_cluster.iter().filter_map(|id| find(*id, true));
+        let hub = r.matched.iter().filter_map(|id| find(*id, false));
+        cluster
+            .chain(hub)
+            .map(|p| MatchedPolicy {
+                source: if p.cluster.is_some() {
+                    "cluster"
+                } else {
+                    "hub"
+                },
+                id: p.id,
+                name: p.spec.name.clone(),
+                version: p.version,
+                priority: p.spec.priority,
+                cluster: p.cluster.clone(),
+            })
+            .collect()
+    }
 }
 
 /// `WorkloadApproved`: approves recommendation `recommendation_id` of `w` once. Only the

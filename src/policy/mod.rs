@@ -5,6 +5,7 @@
 //! docs/contracts/policy.md describes the model for users.
 
 pub mod defaults;
+pub mod from_cluster;
 pub mod glob;
 pub mod model;
 pub mod presets;

@@ -4,8 +4,12 @@
 //!
 //! Precedence among matching policies: higher `priority`; on a tie the more specific
 //! selector (see [`specificity`]); then the name; then the id. Each field comes from the
-//! first policy in that order that sets it. An unexpired override beats every policy for
-//! the fields it sets (mode per resource, excluded containers).
+//! first policy in that order that sets it. An unexpired override beats every hub policy
+//! for the fields it sets (mode per resource, excluded containers).
+//!
+//! A cluster's own RightsizingPolicy objects (`StoredPolicy::cluster`) select only that
+//! cluster's workloads and come before every hub policy and before the override: what a
+//! GitOps team sets in Git is what holds, and what it leaves unset the hub decides.
 
 use std::collections::BTreeMap;
 
@@ -33,6 +37,22 @@ pub struct StoredPolicy {
     pub id: i64,
     pub version: i64,
     pub spec: PolicySpec,
+    /// `Some(cluster)`: a RightsizingPolicy object of that cluster (`id` its row among
+    /// the cluster policies, `version` the generation in force). It selects only that
+    /// cluster's workloads and precedes the hub's policies and the override.
+    pub cluster: Option<String>,
+}
+
+impl StoredPolicy {
+    /// A hub policy.
+    pub fn hub(id: i64, version: i64, spec: PolicySpec) -> StoredPolicy {
+        StoredPolicy {
+            id,
+            version,
+            spec,
+            cluster: None,
+        }
+    }
 }
 
 /// Where a field's value came from.
@@ -40,7 +60,18 @@ pub struct StoredPolicy {
 #[serde(tag = "source", rename_all = "kebab-case")]
 pub enum Origin {
     Default,
-    Policy { id: i64, name: String, version: i64 },
+    Policy {
+        id: i64,
+        name: String,
+        version: i64,
+    },
+    /// A RightsizingPolicy object of the workload's cluster, at the generation in force.
+    ClusterPolicy {
+        id: i64,
+        cluster: String,
+        name: String,
+        generation: i64,
+    },
     Override,
 }
 
@@ -102,8 +133,11 @@ pub struct Resolution {
     pub identity: String,
     /// Field path → origin, for every field.
     pub origins: BTreeMap<String, Origin>,
-    /// Matching policies in precedence order (ids).
+    /// Matching hub policies in precedence order (ids).
     pub matched: Vec<i64>,
+    /// Matching cluster policies in precedence order (ids): all of them precede
+    /// `matched`.
+    pub matched_cluster: Vec<i64>,
 }
 
 /// Selector specificity: names, then labels, then namespaces, kinds, clusters; exact
@@ -147,12 +181,15 @@ pub fn resolve(
 ) -> Resolution {
     let mut matching: Vec<&StoredPolicy> = policies
         .iter()
+        .filter(|p| p.cluster.as_ref().is_none_or(|c| *c == w.cluster))
         .filter(|p| selects(&p.spec.selector, w))
         .collect();
     matching.sort_by(|a, b| {
-        b.spec
-            .priority
-            .cmp(&a.spec.priority)
+        // The cluster's own policies first.
+        b.cluster
+            .is_some()
+            .cmp(&a.cluster.is_some())
+            .then_with(|| b.spec.priority.cmp(&a.spec.priority))
             .then_with(|| specificity(&b.spec.selector).cmp(&specificity(&a.spec.selector)))
             .then_with(|| a.spec.name.cmp(&b.spec.name))
             .then_with(|| a.id.cmp(&b.id))
@@ -166,11 +203,19 @@ pub fn resolve(
     };
     let effective = merge(&mut pick, live_override, default_analysis);
     let identity = identity_of(&effective);
+    let ids = |cluster: bool| {
+        matching
+            .iter()
+            .filter(|p| p.cluster.is_some() == cluster)
+            .map(|p| p.id)
+            .collect()
+    };
     Resolution {
         effective,
         identity,
         origins: pick.origins,
-        matched: matching.iter().map(|p| p.id).collect(),
+        matched: ids(false),
+        matched_cluster: ids(true),
     }
 }
 
@@ -183,28 +228,58 @@ struct Picker<'a> {
 
 impl Picker<'_> {
     fn get<T>(&mut self, path: &str, field: impl Fn(&PolicySpec) -> Option<T>, default: T) -> T {
-        for p in self.matching {
-            if let Some(v) = field(&p.spec) {
-                self.origins.insert(
-                    path.to_string(),
-                    Origin::Policy {
-                        id: p.id,
-                        name: p.spec.name.clone(),
-                        version: p.version,
-                    },
-                );
-                return v;
-            }
-        }
-        self.origins.insert(path.to_string(), Origin::Default);
-        default
+        self.first(path, &field, |_| true).unwrap_or_else(|| {
+            self.origins.insert(path.to_string(), Origin::Default);
+            default
+        })
     }
 
-    fn overridden<T>(&mut self, path: &str, value: Option<T>) -> Option<T> {
-        if value.is_some() {
-            self.origins.insert(path.to_string(), Origin::Override);
+    /// The value of the first matching policy among those `among` keeps that sets it.
+    fn first<T>(
+        &mut self,
+        path: &str,
+        field: &impl Fn(&PolicySpec) -> Option<T>,
+        among: impl Fn(&StoredPolicy) -> bool,
+    ) -> Option<T> {
+        let (p, v) = self
+            .matching
+            .iter()
+            .filter(|p| among(p))
+            .find_map(|p| field(&p.spec).map(|v| (p, v)))?;
+        let origin = match &p.cluster {
+            Some(cluster) => Origin::ClusterPolicy {
+                id: p.id,
+                cluster: cluster.clone(),
+                name: p.spec.name.clone(),
+                generation: p.version,
+            },
+            None => Origin::Policy {
+                id: p.id,
+                name: p.spec.name.clone(),
+                version: p.version,
+            },
+        };
+        self.origins.insert(path.to_string(), origin);
+        Some(v)
+    }
+
+    /// A field the override may set: the cluster's policies, then the override, then
+    /// the hub's policies, then the default.
+    fn overridable<T>(
+        &mut self,
+        path: &str,
+        field: impl Fn(&PolicySpec) -> Option<T>,
+        overridden: Option<T>,
+        default: T,
+    ) -> T {
+        if let Some(v) = self.first(path, &field, |p| p.cluster.is_some()) {
+            return v;
         }
-        value
+        if let Some(v) = overridden {
+            self.origins.insert(path.to_string(), Origin::Override);
+            return v;
+        }
+        self.get(path, field, default)
     }
 }
 
@@ -217,28 +292,26 @@ fn merge(
     let o_mode = |f: fn(&super::model::ModeSpec) -> Option<Mode>| {
         o.and_then(|o| o.mode.as_ref()).and_then(f)
     };
-    let cpu = match p.overridden("mode.cpu", o_mode(|m| m.cpu)) {
-        Some(m) => m,
-        None => p.get("mode.cpu", |s| s.mode.as_ref()?.cpu, d::MODE),
-    };
-    let memory = match p.overridden("mode.memory", o_mode(|m| m.memory)) {
-        Some(m) => m,
-        None => p.get("mode.memory", |s| s.mode.as_ref()?.memory, d::MODE),
-    };
+    let cpu = p.overridable(
+        "mode.cpu",
+        |s| s.mode.as_ref()?.cpu,
+        o_mode(|m| m.cpu),
+        d::MODE,
+    );
+    let memory = p.overridable(
+        "mode.memory",
+        |s| s.mode.as_ref()?.memory,
+        o_mode(|m| m.memory),
+        d::MODE,
+    );
     let g = |s: &PolicySpec| s.guardrails.clone();
     let r = |s: &PolicySpec| s.guardrails.as_ref()?.rollback.clone();
     let a = |s: &PolicySpec| s.apply.clone();
     let excluded = o
         .map(|o| o.excluded_containers.clone())
         .filter(|v| !v.is_empty());
-    let excluded_containers = match p.overridden("excludedContainers", excluded) {
-        Some(v) => v,
-        None => {
-            p.origins
-                .insert("excludedContainers".into(), Origin::Default);
-            Vec::new()
-        }
-    };
+    // No policy sets it: only the override, else none.
+    let excluded_containers = p.overridable("excludedContainers", |_| None, excluded, Vec::new());
     EffectivePolicy {
         mode: EffectiveMode { cpu, memory },
         analysis: p.get("analysis", |s| s.analysis.clone(), default_analysis.clone()),

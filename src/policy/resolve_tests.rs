@@ -6,11 +6,7 @@ use crate::policy::model::{Mode, ModeSpec, OverrideSpec, PolicySpec, Strategy};
 use crate::policy::resolve::{resolve, Origin, StoredPolicy, WorkloadRef};
 
 fn policy(id: i64, v: serde_json::Value) -> StoredPolicy {
-    StoredPolicy {
-        id,
-        version: 1,
-        spec: serde_json::from_value(v).expect("policy decodes"),
-    }
+    StoredPolicy::hub(id, 1, serde_json::from_value(v).expect("policy decodes"))
 }
 
 fn api() -> WorkloadRef {
@@ -206,4 +202,72 @@ fn policies_decoded_from_json_round_trip_unchanged() {
         let back: PolicySpec = serde_json::from_str(&text).unwrap();
         assert_eq!(back, p.spec);
     }
+}
+
+fn cluster_policy(id: i64, cluster: &str, generation: i64, v: serde_json::Value) -> StoredPolicy {
+    StoredPolicy {
+        cluster: Some(cluster.into()),
+        ..StoredPolicy {
+            version: generation,
+            ..policy(id, v)
+        }
+    }
+}
+
+#[test]
+fn a_clusters_own_policies_precede_the_override_and_every_hub_policy_of_that_cluster_only() {
+    let mut set = fleet();
+    // A lower priority than any hub policy still comes first: it is the cluster's own.
+    set.push(cluster_policy(
+        1,
+        "prod-eu",
+        4,
+        json!({"name": "from-git", "priority": -5, "mode": {"cpu": "off"},
+               "guardrails": {"cooldown": "72h"}}),
+    ));
+    set.push(cluster_policy(
+        2,
+        "prod-us",
+        1,
+        json!({"name": "other-cluster", "priority": 900, "mode": {"memory": "off"}}),
+    ));
+    let o = OverrideSpec {
+        mode: Some(ModeSpec {
+            cpu: Some(Mode::AutoPatch),
+            memory: Some(Mode::AutoPatch),
+        }),
+        ..OverrideSpec::default()
+    };
+    let r = resolve(&api(), &set, Some((&o, None)), &json!({}), 0);
+    assert_eq!(
+        r.matched_cluster,
+        vec![1],
+        "another cluster's policy never selects"
+    );
+    assert_eq!(r.matched, vec![5, 3, 2, 1]);
+    let git = Origin::ClusterPolicy {
+        id: 1,
+        cluster: "prod-eu".into(),
+        name: "from-git".into(),
+        generation: 4,
+    };
+    assert_eq!(r.effective.mode.cpu, Mode::Off, "Git beats the override");
+    assert_eq!(r.origins["mode.cpu"], git);
+    assert_eq!(
+        r.effective.mode.memory,
+        Mode::AutoPatch,
+        "Git is silent: the override"
+    );
+    assert_eq!(r.origins["mode.memory"], Origin::Override);
+    assert_eq!(r.effective.guardrails.cooldown, "72h");
+    assert_eq!(r.origins["guardrails.cooldown"], git);
+    assert_eq!(
+        r.effective.guardrails.min_confidence, 80,
+        "the hub's shop-web"
+    );
+    assert_eq!(r.origins["guardrails.minConfidence"], from(3, "shop-web"));
+    // Without the override, the hub's policies decide what Git leaves unset.
+    let r = resolve(&api(), &set, None, &json!({}), 0);
+    assert_eq!(r.effective.mode.memory, Mode::Audit);
+    assert_eq!(r.origins["mode.memory"], from(1, "fleet"));
 }

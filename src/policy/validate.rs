@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::model::{FreezeWindow, MaintenanceWindow, OverrideSpec, PolicySpec};
 
 /// One bad field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct FieldError {
     /// JSON path such as `guardrails.rollback.watchDuration` or `apply.maintenanceWindows[0].cron`.
     pub path: String,

@@ -13,6 +13,7 @@ use crate::agent::hub::refusal;
 use crate::agent::{FeedItem, FeedPage, Hub, HubError};
 use crate::api::error::ApiError;
 use crate::api::{agent, feed, query, AppState};
+use crate::wire::cluster_policies::{ClusterPolicies, ClusterPolicyVerdicts};
 use crate::wire::{AgentEvent, ConfigFeed, Heartbeat, Readiness};
 
 /// Items per feed page, as the HTTP route's default.
@@ -103,6 +104,15 @@ impl Hub for InProcessHub {
 
     async fn write(&self, body: Bytes) -> Result<(), HubError> {
         store_usage(&self.state, &self.cluster, body).await
+    }
+
+    async fn report_policies(
+        &self,
+        report: &ClusterPolicies,
+    ) -> Result<ClusterPolicyVerdicts, HubError> {
+        crate::api::cluster_policies::store_report(&self.state, &self.cluster, report.clone())
+            .await
+            .map_err(refused)
     }
 }
 

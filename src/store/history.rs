@@ -56,6 +56,8 @@ pub struct HistoryQuery {
     pub kind: String,
     pub name: String,
     pub policy_ids: Vec<i64>,
+    /// The cluster's own policies that apply to it now (ids of `cluster_policies`).
+    pub cluster_policy_ids: Vec<i64>,
     pub before: Option<HistoryCursor>,
     pub limit: usize,
 }
@@ -108,15 +110,20 @@ fn config_changes(conn: &Connection, q: &HistoryQuery) -> Result<Vec<HistoryEntr
              (target_type = 'workload-override' AND target_id = ?)
           OR (target_type = 'approval'
               AND target_id IN (SELECT id FROM approvals WHERE workload_id = ?))
-          OR (target_type = 'policy' AND target_id IN (SELECT value FROM json_each(?))))
+          OR (target_type = 'policy' AND target_id IN (SELECT value FROM json_each(?)))
+          OR (target_type = 'cluster-policy' AND target_id IN (SELECT value FROM json_each(?))))
          {cond} ORDER BY time_ms DESC, seq DESC LIMIT ?"
     );
-    let ids: Vec<String> = q.policy_ids.iter().map(i64::to_string).collect();
+    let ids = |ids: &[i64]| {
+        let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+        SqlValue::Text(serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into()))
+    };
     let mut args: Vec<SqlValue> = vec![
         SqlValue::Text(CONFIG_CHANGED.into()),
         SqlValue::Text(q.workload_id.clone()),
         SqlValue::Text(q.workload_id.clone()),
-        SqlValue::Text(serde_json::to_string(&ids).unwrap_or_else(|_| "[]".into())),
+        ids(&q.policy_ids),
+        ids(&q.cluster_policy_ids),
     ];
     args.extend(extra);
     args.push(SqlValue::Integer(q.limit as i64 + 1));

@@ -108,6 +108,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "policy_version_reason",
         sql: include_str!("../../migrations/0015_policy_version_reason.sql"),
     },
+    Migration {
+        version: 16,
+        name: "cluster_policies",
+        sql: include_str!("../../migrations/0016_cluster_policies.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

@@ -8,6 +8,7 @@ mod audit_retention;
 pub mod automation;
 mod backup;
 mod checkpointer;
+pub mod cluster_policies;
 pub mod clusters;
 pub mod config_audit;
 mod datasources;

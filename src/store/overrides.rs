@@ -84,7 +84,11 @@ impl Read<'_> {
             None
         };
         let set = PolicySet {
-            policies: self.live_policies()?,
+            policies: {
+                let mut all = self.cluster_policies_in_force(cluster)?;
+                all.extend(self.live_policies()?);
+                all
+            },
             overrides: overrides(self.0, cluster)?,
             default_analysis,
         };

@@ -99,11 +99,7 @@ impl Read<'_> {
         Ok(self
             .policies(false)?
             .into_iter()
-            .map(|p| StoredPolicy {
-                id: p.id,
-                version: p.version,
-                spec: p.spec,
-            })
+            .map(|p| StoredPolicy::hub(p.id, p.version, p.spec))
             .collect())
     }
 

@@ -323,11 +323,7 @@ mod tests {
             }
         }))
         .unwrap();
-        let policies = [StoredPolicy {
-            id: 1,
-            version: 1,
-            spec,
-        }];
+        let policies = [StoredPolicy::hub(1, 1, spec)];
         let workload = |name: &str| {
             let w = WorkloadRef {
                 cluster: "prod".into(),

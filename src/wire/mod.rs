@@ -16,6 +16,7 @@
 
 pub mod actor;
 pub mod applied;
+pub mod cluster_policies;
 pub mod config_feed;
 pub mod event;
 pub mod heartbeat;

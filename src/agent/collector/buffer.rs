@@ -257,6 +257,13 @@ mod tests {
             }
             answer
         }
+
+        async fn report_policies(
+            &self,
+            _: &crate::wire::cluster_policies::ClusterPolicies,
+        ) -> Result<crate::wire::cluster_policies::ClusterPolicyVerdicts, HubError> {
+            Ok(Default::default())
+        }
     }
 
     fn count(

@@ -210,11 +210,7 @@ pub(super) fn node(name: &str) -> Node {
 impl Fixture {
     pub(super) fn decide(&self) -> Decision {
         let spec: PolicySpec = serde_json::from_value(self.policy.clone()).expect("policy");
-        let stored = StoredPolicy {
-            id: 1,
-            version: 1,
-            spec,
-        };
+        let stored = StoredPolicy::hub(1, 1, spec);
         let mut r = resolve(&WorkloadRef::default(), &[stored], None, &json!({}), NOW);
         r.effective.excluded_containers = self.excluded.clone();
         let config = WorkloadConfig {

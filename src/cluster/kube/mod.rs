@@ -7,6 +7,7 @@ mod convert_rollout;
 mod converted;
 mod kubelet;
 mod ownership;
+mod policies;
 mod records;
 mod watch;
 
@@ -362,6 +363,10 @@ impl Cluster for KubeCluster {
         records::apply_status(&self.client, &self.manager, record).await
     }
 
+    async fn apply_policy_status(&self, name: &str, status: &Value) -> Result<(), ClusterError> {
+        policies::apply_status(&self.client, &self.manager, name, status).await
+    }
+
     async fn snapshot(&self, namespaces: &[String]) -> Result<Snapshot, ClusterError> {
         let mut out = Snapshot::default();
         if namespaces.is_empty() {
@@ -511,7 +516,8 @@ impl Cluster for KubeCluster {
 
     async fn record_event(&self, event: &ClusterEvent) -> Result<(), ClusterError> {
         let r = &event.regarding;
-        let api: Api<KEvent> = Api::namespaced(self.client.clone(), &r.namespace);
+        let ns = crate::cluster::policy_object::events_namespace(&r.namespace);
+        let api: Api<KEvent> = Api::namespaced(self.client.clone(), ns);
         let now = k8s_openapi::jiff::Timestamp::now();
         let body: KEvent = serde_json::from_value(json!({
             "metadata": { "generateName": format!("{}-", r.name) },
@@ -538,7 +544,8 @@ impl Cluster for KubeCluster {
     }
 
     async fn events(&self, regarding: &ObjectRef) -> Result<Vec<RecordedEvent>, ClusterError> {
-        let api: Api<KEvent> = Api::namespaced(self.client.clone(), &regarding.namespace);
+        let ns = crate::cluster::policy_object::events_namespace(&regarding.namespace);
+        let api: Api<KEvent> = Api::namespaced(self.client.clone(), ns);
         let selector = format!(
             "regarding.kind={},regarding.name={}",
             regarding.kind, regarding.name

@@ -18,6 +18,7 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::{LimitRange, Node as KNode, Pod as KPod, ResourceQuota};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::serde::de::DeserializeOwned;
+use kube::api::DynamicObject;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client, Resource, ResourceExt};
@@ -51,6 +52,8 @@ pub struct KubeView {
     quotas: Stores<ResourceQuota>,
     limit_ranges: Stores<LimitRange>,
     nodes: Stores<KNode>,
+    /// The cluster's RightsizingPolicies (`None`: the agent may not read them).
+    policies: Option<Store<DynamicObject>>,
     notify: Arc<Notify>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Conversions kept from the last snapshot (`converted`).
@@ -168,7 +171,21 @@ impl Start {
     where
         K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     {
-        let (store, writer) = reflector::store();
+        self.run_with(api, reflector::store::Writer::default(), trim)
+    }
+
+    /// As [`Start::run`], for any kind (a custom resource's `DynamicObject`s too).
+    fn run_with<K>(
+        &mut self,
+        api: Api<K>,
+        writer: reflector::store::Writer<K>,
+        trim: fn(&mut K),
+    ) -> Store<K>
+    where
+        K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::DynamicType: Clone + Eq + std::hash::Hash + Send + Sync,
+    {
+        let store = writer.as_reader();
         let stream = watcher(api, watcher::Config::default())
             .default_backoff()
             .map_ok(move |ev| ev.modify(trim));
@@ -199,6 +216,10 @@ fn trim_meta<K: ResourceExt>(o: &mut K) {
     o.managed_fields_mut().clear();
 }
 
+fn trim_dynamic(o: &mut DynamicObject) {
+    o.metadata.managed_fields = None;
+}
+
 /// Starts the watches and waits for every first list.
 pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, ClusterError> {
     let mut s = Start {
@@ -221,7 +242,13 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
     let limit_ranges = s
         .reflect_readable::<LimitRange>("LimitRange", trim_meta)
         .await;
-    let nodes = Stores(vec![s.run(Api::<KNode>::all(client), trim_meta)]);
+    let nodes = Stores(vec![s.run(Api::<KNode>::all(client.clone()), trim_meta)]);
+    let policies = if super::policies::readable(&client).await {
+        let writer = reflector::store::Writer::new(super::policies::resource());
+        Some(s.run_with(super::policies::api(&client), writer, trim_dynamic))
+    } else {
+        None
+    };
     let view = KubeView {
         deployments,
         statefulsets,
@@ -233,6 +260,7 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
         quotas,
         limit_ranges,
         nodes,
+        policies,
         notify: s.notify,
         tasks: s.tasks,
         converted: Mutex::default(),
@@ -257,6 +285,9 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
             view.limit_ranges,
             view.nodes
         );
+        if let Some(p) = &view.policies {
+            let _ = p.wait_until_ready().await;
+        }
     };
     if tokio::time::timeout(READY_WITHIN, ready).await.is_err() {
         let why = s
@@ -337,6 +368,9 @@ impl View for KubeView {
                 .iter()
                 .map(|l| convert_admission::limit_range(l)),
         );
+        if let Some(p) = &self.policies {
+            out.policies = super::policies::all(p);
+        }
         out.workloads.sort_by(|a, b| a.key.cmp(&b.key));
         out
     }

@@ -11,6 +11,7 @@
 pub mod admission;
 mod control;
 mod demo;
+mod policies;
 mod ssa;
 mod writes;
 
@@ -112,6 +113,8 @@ struct State {
     live: Option<(String, crate::sim::live::Live)>,
     quotas: Vec<crate::cluster::ResourceQuota>,
     startups: BTreeMap<WorkloadKey, admission::Startup>,
+    /// RightsizingPolicy objects by name.
+    policies: BTreeMap<String, crate::cluster::PolicyObject>,
 }
 
 /// What the in-process cluster answers for its version.
@@ -143,6 +146,7 @@ impl SimCluster {
                 live: None,
                 quotas: Vec::new(),
                 startups: BTreeMap::new(),
+                policies: BTreeMap::new(),
             })),
             clock,
             manager: FIELD_MANAGER.into(),
@@ -342,6 +346,7 @@ impl SimCluster {
                 })
                 .collect(),
             admission: w.admission(inside),
+            policies: w.policies.values().cloned().collect(),
             owners: Default::default(),
             on_nodes: Default::default(),
             by_key: Default::default(),
@@ -400,6 +405,14 @@ impl Cluster for SimCluster {
 
     async fn apply_record_status(&self, record: &Record) -> Result<(), ClusterError> {
         self.world().apply_record_status(record)
+    }
+
+    async fn apply_policy_status(
+        &self,
+        name: &str,
+        status: &serde_json::Value,
+    ) -> Result<(), ClusterError> {
+        self.world().apply_policy_status(name, status)
     }
 
     async fn snapshot(&self, namespaces: &[String]) -> Result<Snapshot, ClusterError> {

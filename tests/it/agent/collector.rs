@@ -43,6 +43,13 @@ impl Hub for Keeper {
     async fn send_events(&self, _: &[AgentEvent]) -> Result<(), HubError> {
         Ok(())
     }
+
+    async fn report_policies(
+        &self,
+        _: &kerf::wire::cluster_policies::ClusterPolicies,
+    ) -> Result<kerf::wire::cluster_policies::ClusterPolicyVerdicts, HubError> {
+        Ok(Default::default())
+    }
     async fn write(&self, body: Bytes) -> Result<(), HubError> {
         let request = decode(&body).expect("a remote-write body");
         self.series.lock().unwrap().extend(request.timeseries);

@@ -146,6 +146,13 @@ impl kerf::agent::Hub for BrokenTransport {
     ) -> Result<kerf::wire::ConfigFeed, kerf::agent::HubError> {
         Err(kerf::agent::HubError::Unreachable("away".into()))
     }
+
+    async fn report_policies(
+        &self,
+        _: &kerf::wire::cluster_policies::ClusterPolicies,
+    ) -> Result<kerf::wire::cluster_policies::ClusterPolicyVerdicts, kerf::agent::HubError> {
+        Err(kerf::agent::HubError::Unreachable("away".into()))
+    }
     async fn recommendations(
         &self,
         _: Option<String>,

@@ -3,6 +3,7 @@
 
 mod apply;
 mod bad_feed;
+mod cluster_policies;
 mod collector;
 mod delivery;
 mod demo_guardrails;

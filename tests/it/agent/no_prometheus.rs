@@ -76,6 +76,13 @@ impl Hub for Tee {
         }
         Ok(())
     }
+
+    async fn report_policies(
+        &self,
+        report: &kerf::wire::cluster_policies::ClusterPolicies,
+    ) -> Result<kerf::wire::cluster_policies::ClusterPolicyVerdicts, HubError> {
+        self.hub.report_policies(report).await
+    }
 }
 
 impl Tee {

@@ -59,6 +59,14 @@ impl Hub for Away {
         self.check()?;
         self.hub.write(body).await
     }
+
+    async fn report_policies(
+        &self,
+        report: &kerf::wire::cluster_policies::ClusterPolicies,
+    ) -> Result<kerf::wire::cluster_policies::ClusterPolicyVerdicts, HubError> {
+        self.check()?;
+        self.hub.report_policies(report).await
+    }
 }
 
 #[tokio::test]

@@ -96,6 +96,25 @@ async fn prepare(config: &Config) -> Result<Credentials, Exit> {
             .await
             .map_err(Exit::runtime)?;
     }
+    // The clusters' own policies, as their agents will report them (sim::git_policies).
+    for cluster in DemoFleet::clusters() {
+        let report = crate::wire::cluster_policies::ClusterPolicies {
+            policies: crate::sim::git_policies::objects(cluster)
+                .into_iter()
+                .map(
+                    |(name, spec)| crate::wire::cluster_policies::ClusterPolicyObject {
+                        name: name.into(),
+                        uid: crate::sim::git_policies::uid(DEMO_SEED, cluster, name),
+                        generation: 1,
+                        spec,
+                    },
+                )
+                .collect(),
+        };
+        crate::fleet::cluster_policies::report(&store, now, cluster, report)
+            .await
+            .map_err(Exit::runtime)?;
+    }
     for spec in demo_policies() {
         match crate::fleet::policies::create(&store, now, ctx(), spec).await {
             Err(e) if !taken(&e) => return Err(Exit::runtime(e)),

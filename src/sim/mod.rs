@@ -3,8 +3,9 @@
 //! the kubelet against a real API server in tests. Only the kubelet and usage are
 //! simulated; everything else in kerf is the real code.
 //!
-//! - `shape`, `catalogue`, `guarded`, `live`: usage shapes (and the one rule of what
-//!   limits do to them), the demo catalogue and its guardrail workloads, and the changes
+//! - `shape`, `catalogue`, `guarded`, `git_policies`, `live`: usage shapes (and the one
+//!   rule of what limits do to them), the demo catalogue, its guardrail workloads and its
+//!   clusters' own RightsizingPolicies, and the changes
 //!   made to it while the demo runs (read by the demo datasource; the only parts in the
 //!   hub-only build).
 //! - `kubelet`: the kubelet's decisions (resize verdicts, OOM kills, throttling).
@@ -12,6 +13,7 @@
 #[cfg(feature = "agent")]
 pub mod api_kubelet;
 pub mod catalogue;
+pub mod git_policies;
 pub mod guarded;
 #[cfg(feature = "agent")]
 pub mod in_process;

@@ -1,9 +1,11 @@
 // The effective policy of a workload, readable: each setting with its value and where it
-// came from (a policy and its version, the workload's override, or the default).
+// came from (a policy and its version, a RightsizingPolicy of the cluster and its
+// generation, the workload's override, or the default).
 import { html } from "../lib.js";
 import { Badge, Async } from "../components.js";
 import { flatten, grouped, label, valueText } from "../policyview.js";
 import * as fmt from "../format.js";
+import { clusterPolicyHref } from "./cluster-policies.js";
 
 /** The origin of `path`: its own entry, or the nearest ancestor's (analysis is one block). */
 function originOf(origins, path) {
@@ -16,6 +18,7 @@ function originOf(origins, path) {
 }
 
 export function Origin({ o }) {
+  if (o.source === "cluster-policy") return html`<a class="badge origin policy cluster" href=${clusterPolicyHref(o.id)} title=${`RightsizingPolicy ${o.name} of cluster ${o.cluster}, generation ${o.generation}`}>${o.name} (cluster) g${o.generation}</a>`;
   if (o.source === "policy") return html`<a class="badge origin policy" href=${`/policies/${o.id}`} title=${`policy ${o.name}, version ${o.version}`}>${o.name} v${o.version}</a>`;
   if (o.source === "override") return html`<${Badge} kind="warn">override</${Badge}>`;
   return html`<${Badge} kind="muted">default</${Badge}>`;
@@ -36,7 +39,9 @@ function Body({ p, rec }) {
   return html`
     <p class="small">${p.policies.length === 0
       ? html`No policy selects this workload: every setting is the default${p.override ? " or the override" : ""}.`
-      : html`Policies that select it, first wins: ${p.policies.map((x, i) => html`${i ? ", " : ""}<a href=${`/policies/${x.id}`}>${x.name}</a> <span class="muted">v${x.version}, priority ${x.priority}</span>`)}.`}
+      : html`Policies that select it, first wins${p.policies.some((x) => x.source === "cluster") ? " (the cluster's own come first)" : ""}: ${p.policies.map((x, i) => html`${i ? ", " : ""}${x.source === "cluster"
+        ? html`<a href=${clusterPolicyHref(x.id)}>${x.name}</a> <span class="muted">from the cluster, generation ${x.version}, priority ${x.priority}</span>`
+        : html`<a href=${`/policies/${x.id}`}>${x.name}</a> <span class="muted">v${x.version}, priority ${x.priority}</span>`}`)}.`}
       ${p.override && html` An override ${p.override.active ? "is in force" : "has expired and is ignored"}${p.override.expiresAt ? ` (until ${fmt.time(p.override.expiresAt)})` : ""}.`}</p>
     ${stale && html`<p class="notice small" role="note">The latest recommendation was made under another effective policy; it will be renewed by the next run and cannot be approved before.</p>`}
     <table class="compact settings-table"><thead><tr><th scope="col">Setting</th><th scope="col">Value</th><th scope="col">From</th></tr></thead>

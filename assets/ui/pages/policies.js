@@ -1,4 +1,4 @@
-// Policies: the list (soft-deleted ones hidden unless asked), one policy (what it sets,
+// Policies: the list (soft-deleted ones hidden unless asked; the clusters' own below, read-only), one policy (what it sets,
 // edit, versions with a diff and revert, soft delete) and a new one. Edits go through a
 // form for the common fields plus a JSON editor for the whole document; the API's
 // `invalid_policy` errors are shown at the form control or the editor line their path
@@ -12,11 +12,13 @@ import { pretty, lineOf, parsePath, diffLines } from "../jsontext.js";
 import { PolicyDoc, label, valueText } from "../policyview.js";
 import { PresetPicker, BacktestPanel } from "../backtest.js";
 import * as fmt from "../format.js";
+import { ClusterPolicyList, ClusterPolicyDetail } from "./cluster-policies.js";
 
 const enc = encodeURIComponent;
 
 export function PoliciesPage({ params, query, session }) {
   if (params.id === "new") return html`<${NewPolicy} session=${session} />`;
+  if (params.id?.startsWith("cluster-")) return html`<${ClusterPolicyDetail} id=${params.id.slice("cluster-".length)} />`;
   if (params.id) return html`<${PolicyDetail} id=${params.id} query=${query} session=${session} />`;
   return html`<${PolicyList} query=${query} session=${session} />`;
 }
@@ -44,6 +46,7 @@ function PolicyList({ query, session }) {
             <td>${fmt.time(p.updatedAt)}</td>
           </tr>`)}</tbody></table></div>`}
     </${Async}>
+    <${ClusterPolicyList} modeText=${modeText} selectorText=${selectorText} />
   </section>`;
 }
 

@@ -75,6 +75,15 @@ impl SimCluster {
         guarded::with_past(&mut specs, now);
         let all: Vec<WorkloadSpec> = specs.iter().map(|s| workload_spec(s, now)).collect();
         sim.create_workloads(all, "kerf-demo")?;
+        for (name, spec) in crate::sim::git_policies::objects(cluster) {
+            sim.insert_policy(crate::cluster::PolicyObject {
+                name: name.into(),
+                uid: crate::sim::git_policies::uid(seed, cluster, name),
+                generation: 1,
+                spec,
+                status: serde_json::Value::Null,
+            });
+        }
         // HPAs (a guardrail row's own metrics, else the catalogue's CPU target, as the
         // demo's kube-state-metrics shows it) and the guardrail rows' PodDisruptionBudgets.
         for spec in &specs {

@@ -15,6 +15,11 @@ impl SimCluster {
         self.world().put_policy(name, spec)
     }
 
+    /// Adds `object` as it is (the demo's objects, whose uids are known beforehand).
+    pub fn insert_policy(&self, object: PolicyObject) {
+        self.world().policies.insert(object.name.clone(), object);
+    }
+
     /// Deletes the policy `name`; false when there was none.
     pub fn delete_policy(&self, name: &str) -> bool {
         self.world().policies.remove(name).is_some()

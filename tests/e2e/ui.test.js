@@ -292,6 +292,34 @@ test("a policy: create it, an invalid field shows the API's error at that field 
   tab.assertClean("policies");
 });
 
+test("the clusters' own policies: listed read-only beside the hub's, one object's page, and a workload's effective policy names the one it comes from", async () => {
+  await go(page, "/policies");
+  await settled(page);
+  const row = page.locator("section.cluster-policies table tbody tr", { hasText: "auth-from-git" });
+  await row.waitFor();
+  const text = await row.textContent();
+  assert.match(text, /from the cluster/);
+  assert.match(text, /demo-west/);
+  assert.match(text, /in force/);
+  assert.match(await page.textContent("section.cluster-policies"), /Read-only here/);
+  await screenshot(page, "policies-from-the-cluster");
+  await row.locator("a").first().click();
+  await page.waitForSelector("h2:has-text('In force: generation 1')");
+  assert.equal(await page.locator("[role=tab]:has-text('Edit'), button:has-text('Delete')").count(), 0, "nothing to edit in the hub");
+  const auth = (await hub.api("GET", "/v1/workloads?cluster=demo-west&namespace=auth&limit=1")).body.items[0];
+  await go(page, `/workloads/${auth.id}`);
+  await page.waitForSelector(".effective .settings-table");
+  await settled(page);
+  assert.match(await page.textContent(".effective tr:has-text('Cooldown')"), /48h.*auth-from-git \(cluster\) g1/);
+  assert.match(await page.textContent(".effective p.small"), /the cluster's own come first.*auth-from-git from the cluster, generation 1/);
+  await screenshot(page, "workload-policy-from-the-cluster");
+  // An override of what Git sets would change nothing: the dialog says so at the field.
+  await page.click("button:has-text('Set override…')");
+  assert.match(await page.textContent("dialog[open] #ov-cpu-hint"), /auth-from-git \(from Git\): an override of it has no effect/);
+  await page.locator("dialog[open] button:has-text('Cancel')").click();
+  tab.assertClean("cluster policies");
+});
+
 test("set and clear a workload's override, see where the effective policy comes from, and find both in the audit", async () => {
   const id = await catalogId();
   await go(page, `/workloads/${id}`);

@@ -91,12 +91,12 @@ export function OverrideCard({ w, eff, session, names, onDone }) {
       <button type="button" onClick=${() => setDialog("set")}>${o ? "Change override…" : "Set override…"}</button>
       ${o && html`<button type="button" class="danger" onClick=${() => setDialog("clear")}>Clear override…</button>`}
     </div>`}
-    ${dialog === "set" && html`<${SetOverride} w=${w} o=${o} names=${names} onClose=${() => setDialog(null)} onDone=${onDone} />`}
+    ${dialog === "set" && html`<${SetOverride} w=${w} o=${o} origins=${eff?.origins} names=${names} onClose=${() => setDialog(null)} onDone=${onDone} />`}
     ${dialog === "clear" && html`<${ClearOverride} w=${w} onClose=${() => setDialog(null)} onDone=${onDone} />`}
   </section>`;
 }
 
-function SetOverride({ w, o, names, onClose, onDone }) {
+function SetOverride({ w, o, origins, names, onClose, onDone }) {
   const s = o?.spec ?? {};
   const [f, setF] = useState({ cpu: s.mode?.cpu ?? "", memory: s.mode?.memory ?? "", excluded: new Set(s.excludedContainers ?? []), until: toLocal(s.expiresAt), reason: "" });
   const [busy, setBusy] = useState(false);
@@ -113,10 +113,14 @@ function SetOverride({ w, o, names, onClose, onDone }) {
   };
   const toggle = (n) => { const x = new Set(f.excluded); if (x.has(n)) x.delete(n); else x.add(n); setF({ ...f, excluded: x }); };
   return html`<${Confirm} open=${true} title=${`Override for ${w.namespace}/${w.name}`} confirmLabel="Set override" busy=${busy} error=${error} onConfirm=${save} onCancel=${onClose}>
-    <p class="small muted">An override beats every policy for the fields it sets, until it expires.</p>
+    <p class="small muted">An override beats the hub's policies for the fields it sets, until it expires. The cluster's own policies (from Git) beat it.</p>
     <div class="form-grid">
-      ${["cpu", "memory"].map((r) => html`<${Field} id=${`ov-${r}`} label=${`${r === "cpu" ? "CPU" : "Memory"} mode`}>
-        <select id=${`ov-${r}`} value=${f[r]} onChange=${(e) => setF({ ...f, [r]: e.target.value })}><option value="">as the policy says</option>${MODES.map((m) => html`<option value=${m}>${m}</option>`)}</select></${Field}>`)}
+      ${["cpu", "memory"].map((r) => {
+        const git = origins?.[`mode.${r}`]?.source === "cluster-policy" ? origins[`mode.${r}`] : null;
+        return html`<${Field} id=${`ov-${r}`} label=${`${r === "cpu" ? "CPU" : "Memory"} mode`}
+          hint=${git ? `Set by the cluster's policy ${git.name} (from Git): an override of it has no effect while that policy sets it.` : undefined}>
+        <select id=${`ov-${r}`} value=${f[r]} onChange=${(e) => setF({ ...f, [r]: e.target.value })}><option value="">as the policy says</option>${MODES.map((m) => html`<option value=${m}>${m}</option>`)}</select></${Field}>`;
+      })}
       <${Field} id="ov-until" label="Expires (optional)"><input id="ov-until" type="datetime-local" value=${f.until} onInput=${(e) => setF({ ...f, until: e.target.value })} /></${Field}>
     </div>
     ${names.length > 0 && html`<fieldset><legend>Excluded containers (never changed)</legend>

@@ -1,4 +1,5 @@
-// The top of a workload page: the answer. One sentence (what to change and why), a
+// The top of a workload page: the answer. What the agent says now when it holds the
+// change back or rolled it back, then one sentence (what to change and why), a
 // from → to table per container and resource with the reason of each setting, and the
 // recommendation taken out of kerf: the server-side apply YAML and the kubectl command
 // that applies it, each with a copy button.
@@ -7,6 +8,7 @@ import { Badge, QualityBadge, CopyButton } from "./components.js";
 import { sentence, settingWhy, resultOf } from "./reason.js";
 import * as fmt from "./format.js";
 import { appliedBy, changedText } from "./words.js";
+import { AgentNow } from "./guardrails.js";
 
 function FromTo({ s, resource }) {
   if (!s) return html`<span class="muted">—</span>`;
@@ -60,10 +62,11 @@ export function AppliedNote({ a, currency }) {
   </div>`;
 }
 
-export function Answer({ w, currency, children }) {
+export function Answer({ w, currency, events, children }) {
   const rec = w.recommendation;
   return html`<section class="card answer" aria-labelledby="answer-h">
     <h2 id="answer-h">What to change</h2>
+    <${AgentNow} res=${events} rec=${rec} />
     <${AppliedNote} a=${w.applied} currency=${currency} />
     <p class="answer-sentence">${sentence(w, currency)}</p>
     ${rec && html`<div class="table-wrap"><table class="compact answer-table">

@@ -104,17 +104,46 @@ function Rollback({ e }) {
   </li>`;
 }
 
-/** The guardrails card of workload `w`. */
-export function Guardrails({ w, tick }) {
+/** The events of workload `w`, newest first (refetched when `tick` moves). */
+export function useWorkloadEvents(w, tick) {
   const q = { cluster: w.cluster, namespace: w.namespace, kind: w.kind, name: w.name, limit: 200 };
-  const res = useApi((signal) => get("/v1/audit", q, { signal }), [w.id, tick]);
+  return useApi((signal) => get("/v1/audit", q, { signal }), [w.id, tick]);
+}
+
+const ROLLBACKS = (e) => e.type === "rolled_back" || (e.type === "failed" && e.reason === "RollbackError");
+
+/**
+ * The agent's word on the workload now, for the top of its page, where the eye lands
+ * before the recommendation: held by a guardrail (its latest verdict is a block), or its
+ * last change rolled back (since then, nothing was applied). Nothing otherwise.
+ */
+export function AgentNow({ res, rec }) {
+  const events = res?.data?.items ?? [];
+  const latest = events.find((e) => e.type !== "released");
+  if (!latest) return null;
+  const lastApplied = events.findIndex((e) => e.type === "applied");
+  const rollback = events.find((e, i) => ROLLBACKS(e) && (lastApplied < 0 || i < lastApplied));
+  const held = latest.type === "blocked" ? latest : null;
+  if (!held && !rollback) return null;
+  return html`<div class="agent-now" role="status">
+    ${held && html`<p><strong>Held: kerf does not apply this now.</strong> ${reasonWords(held.reason)}${held.resources?.length ? ` (${held.resources.join(", ")})` : ""}: ${GUARDRAILS[held.reason] ?? held.message}
+      ${held.message && GUARDRAILS[held.reason] && html` <span class="small">${held.message}</span>`}</p>`}
+    ${rollback && html`<p><strong>${rollback.type === "failed" ? "Rolling back failed" : "Rolled back"} ${fmt.ago(rollback.time)}</strong>: ${reasonWords(rollback.reason)}. ${GUARDRAILS[rollback.reason] ?? ""}
+      ${rollback.type !== "failed" ? " The values before the change are live again; the next attempt waits for the policy's cooldown." : ""}</p>`}
+    ${rollback && rec && Date.parse(rec.createdAt) < Date.parse(rollback.time) && html`<p class="small muted">The recommendation below was made before the rollback, from the values then; the next run reads the restored ones.</p>`}
+    <p class="small"><a href="#guardrails-h">Guardrails</a> has the evidence.</p>
+  </div>`;
+}
+
+/** The guardrails card of a workload, from its events (`useWorkloadEvents`). */
+export function Guardrails({ res }) {
   if (res.error) return html`<${ErrorBox} error=${res.error} retry=${res.reload} what="the guardrails" />`;
   if (!res.data) return html`<${Loading} what="Loading the guardrails" />`;
   const events = res.data.items ?? [];
   const found = holds(events);
   const now = found.filter((e) => e.type === "blocked");
   const fallbacks = found.filter((e) => e.type === "fallback");
-  const rollbacks = events.filter((e) => e.type === "rolled_back" || (e.type === "failed" && e.reason === "RollbackError"));
+  const rollbacks = events.filter(ROLLBACKS);
   if (found.length === 0 && rollbacks.length === 0) return null;
   return html`<section class="card guardrails" aria-labelledby="guardrails-h">
     <h2 id="guardrails-h">Guardrails</h2>

@@ -56,6 +56,15 @@ test("within 10 minutes the demo shows 6 guardrails and a rollback, each explain
     await settled(page);
     const text = await card.textContent();
     assert.match(text, WORDS[reason], `${e.workload.name}'s page explains ${reason}: ${text}`);
+    // A workload whose latest verdict is this block says so first, above the
+    // recommendation, where the eye lands (not "Shrink it to save…" alone).
+    const latest = events.find((x) => x.workload.namespace === "guardrails" && x.workload.name === e.workload.name && x.type !== "released");
+    if (latest === e && e.type === "blocked") {
+      const top = await page.locator("section.answer .agent-now").textContent();
+      assert.match(top, /^Held: kerf does not apply this now\./, `${e.workload.name}: ${top}`);
+      assert.match(top, WORDS[reason], `${e.workload.name}: ${top}`);
+    }
+    if (reason === "ResourceQuota") await screenshot(page, "guardrails-quota");
     if (reason === "SingleReplicaUnsafe") await screenshot(page, "guardrails-single-replica");
   }
 
@@ -77,6 +86,10 @@ test("within 10 minutes the demo shows 6 guardrails and a rollback, each explain
     assert.match(text, /rolled back/);
     assert.match(text, words, `${rb.workload.name}: ${text}`);
     assert.match(text, /→/, `the restored values: ${text}`);
+    // And the top of the page says it was rolled back before any recommendation.
+    const top = await page.locator("section.answer .agent-now").textContent();
+    assert.match(top, /Rolled back .* ago/, `${rb.workload.name}: ${top}`);
+    assert.match(top, words, `${rb.workload.name}: ${top}`);
     await settled(page);
     await screenshot(page, shot);
   }

@@ -13,7 +13,7 @@ import { WorkloadHistory } from "./history.js";
 import { ApproveAction, OverrideCard } from "./actions.js";
 import { EffectivePolicy } from "./effective.js";
 import { HpaNote } from "../hpa.js";
-import { Guardrails } from "../guardrails.js";
+import { Guardrails, useWorkloadEvents } from "../guardrails.js";
 import { UsageSourceLine } from "./clusters.js";
 import * as fmt from "../format.js";
 
@@ -45,6 +45,7 @@ function Detail({ w, query, session, reload }) {
   // Bumped after an action, so the history shows it.
   const [tick, setTick] = useState(0);
   const changed = () => { eff.reload(); reload(); setTick((t) => t + 1); };
+  const events = useWorkloadEvents(w, tick);
   return html`<article class="workload">
     <nav class="crumbs" aria-label="Breadcrumb"><a href="/workloads">Workloads</a> › ${w.cluster} › ${w.namespace}</nav>
     <div class="page-head">
@@ -57,7 +58,7 @@ function Detail({ w, query, session, reload }) {
     <p class="muted small">${w.cluster} · ${w.namespace} · ${w.replicas ?? "unknown"} replicas · first seen ${fmt.time(w.firstSeenAt)} · last seen ${fmt.ago(w.lastSeenAt)}</p>
     ${!rec
       ? html`<${Empty}><p><strong>No recommendation yet.</strong></p><p class="muted">The workload was seen, but no run has analysed it yet${w.staleReason ? `: ${w.staleReason}` : ""}.</p></${Empty}>`
-      : html`<${Answer} w=${w} currency=${currency}>
+      : html`<${Answer} w=${w} currency=${currency} events=${events}>
           <${HpaNote} hpa=${rec.summary?.hpa} />
           ${eff.error ? html`<${ErrorBox} error=${eff.error} retry=${eff.reload} what="the effective policy" />`
             : html`<${ApproveAction} w=${w} rec=${rec} eff=${eff.data} session=${session} onDone=${changed} />`}
@@ -74,7 +75,7 @@ function Detail({ w, query, session, reload }) {
         ? html`<p class="muted">The stored recommendation has no engine output for this container.</p>`
         : html`<div class="results">${results.filter((r) => r.target?.container === container).map((r) => html`<${ResourceResult} r=${r} />`)}</div>`}
     </section>`}
-    <${Guardrails} w=${w} tick=${tick} />
+    <${Guardrails} res=${events} />
     <${EffectivePolicy} res=${eff} rec=${rec} />
     <${OverrideCard} w=${w} eff=${eff.data} session=${session} names=${names} onDone=${changed} />
     <${WorkloadHistory} w=${w} tick=${tick} />

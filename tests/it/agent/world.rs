@@ -75,7 +75,14 @@ impl World {
     }
 
     pub async fn with_node(tag: &str, make: impl FnOnce(&str) -> Node) -> World {
-        World::build(tag, make, crate::support::hub::T0, None).await
+        World::build(tag, |ns| vec![make(ns)], crate::support::hub::T0, None).await
+    }
+
+    /// As [`World::now`], with the nodes `make` gives for the namespace (each must carry
+    /// its pool label, as `node` does, for the workloads to land on them).
+    pub async fn now_with_nodes(tag: &str, make: impl FnOnce(&str) -> Vec<Node>) -> World {
+        let t0 = kerf::clock::Clock::now_ms(&kerf::clock::SystemClock);
+        World::build(tag, make, t0, None).await
     }
 
     /// As [`World::new`], with the hub's (manual) clock starting at the real now: what
@@ -83,7 +90,7 @@ impl World {
     /// the agent's time line, as in a real cluster.
     pub async fn now(tag: &str, cpu: u64, memory_mib: u64) -> World {
         let t0 = kerf::clock::Clock::now_ms(&kerf::clock::SystemClock);
-        World::build(tag, |ns| node(ns, cpu, memory_mib), t0, None).await
+        World::build(tag, |ns| vec![node(ns, cpu, memory_mib)], t0, None).await
     }
 
     /// As [`World::now`], with the sim kubelet's containers on `kubelet_clock` (a
@@ -97,12 +104,18 @@ impl World {
         kubelet_clock: Arc<kerf::clock::ManualClock>,
     ) -> World {
         let t0 = kerf::clock::Clock::now_ms(kubelet_clock.as_ref());
-        World::build(tag, |ns| node(ns, cpu, memory_mib), t0, Some(kubelet_clock)).await
+        World::build(
+            tag,
+            |ns| vec![node(ns, cpu, memory_mib)],
+            t0,
+            Some(kubelet_clock),
+        )
+        .await
     }
 
     async fn build(
         tag: &str,
-        make: impl FnOnce(&str) -> Node,
+        make: impl FnOnce(&str) -> Vec<Node>,
         t0: i64,
         kubelet_clock: Option<Arc<kerf::clock::ManualClock>>,
     ) -> World {
@@ -116,7 +129,7 @@ impl World {
         let plane = control_plane();
         let admin = plane.admin().await;
         let ns = namespace(&admin, tag).await;
-        let nodes = vec![make(&ns.name)];
+        let nodes = make(&ns.name);
         let timed = kubelet_clock.is_some();
         let kubelet = match kubelet_clock {
             Some(clock) => {

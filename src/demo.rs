@@ -291,3 +291,19 @@ async fn ready(
     // After the banner, so a script that waits for the file can read the token too.
     crate::server::ready_file::announce(ready_file.as_deref(), s.addr, Some(&url));
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_demo_clusters_own_policies_are_valid_and_each_object_has_its_own_uid() {
+        for cluster in crate::sim::catalogue::CLUSTERS {
+            for (name, spec) in crate::sim::git_policies::objects(cluster) {
+                let doc = crate::policy::from_cluster::document_of(name, &spec);
+                assert!(doc.is_ok(), "{cluster}/{name}: {doc:?}");
+            }
+        }
+        let uid = |c: &str, n: &str| crate::sim::git_policies::uid(super::DEMO_SEED, c, n);
+        assert_ne!(uid("demo-east", "x"), uid("demo-west", "x"));
+        assert_eq!(uid("demo-west", "x"), uid("demo-west", "x"));
+    }
+}

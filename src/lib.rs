@@ -130,9 +130,10 @@
 //!   `config`, `datasource`, `events`, `export`, `fleet`, `operation`, `policy`, `runs`,
 //!   `secret`, `server`, `store`, `timestamp`, `tls`, `wire`, `workload`.
 //! - `demo`: wires the demo fleet into `server`, with one in-process agent per demo
-//!   cluster acting on the sim's in-process cluster, and the demo's policies. Uses
-//!   `agent`, `api`, `auth`, `clock`, `commands`, `config`, `datasource`, `fleet`,
-//!   `jobs`, `operation`, `policy`, `runs`, `server`, `sim`, `store`.
+//!   cluster acting on the sim's in-process cluster, and the demo's policies (its
+//!   clusters' own told to the hub as their agents report them). Uses `agent`, `api`,
+//!   `auth`, `clock`, `commands`, `config`, `datasource`, `fleet`, `jobs`, `operation`,
+//!   `policy`, `runs`, `server`, `sim`, `store`, `wire`.
 //! - `cli`: the command line's arguments and dispatch. Uses `commands`, `config`,
 //!   `demo`, `server`, `telemetry`.
 //! - `telemetry`: log output. Uses `config`.

@@ -251,6 +251,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "server",
             "sim",
             "store",
+            "wire",
         ],
     ),
     (

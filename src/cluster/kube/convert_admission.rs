@@ -34,9 +34,23 @@ fn amounts(m: &BTreeMap<String, Quantity>) -> QuotaAmounts {
 pub fn resource_quota(q: &core::ResourceQuota) -> ResourceQuota {
     let spec = q.spec.as_ref();
     let status = q.status.as_ref();
-    let hard = status
-        .and_then(|s| s.hard.as_ref())
-        .or_else(|| spec.and_then(|s| s.hard.as_ref()));
+    // `status.hard` is what admission enforces now; `spec.hard` what it enforces once
+    // the quota controller has caught up with an edit (seconds later). The tighter of
+    // the two per amount: a quota just lowered holds a change at once.
+    let amounts_of = |m: Option<&BTreeMap<String, Quantity>>| m.map(amounts);
+    let hard = match (
+        amounts_of(spec.and_then(|s| s.hard.as_ref())),
+        amounts_of(status.and_then(|s| s.hard.as_ref())),
+    ) {
+        (Some(a), Some(b)) => Some(QuotaAmounts {
+            requests_cpu: tighter(a.requests_cpu, b.requests_cpu),
+            requests_memory: tighter(a.requests_memory, b.requests_memory),
+            limits_cpu: tighter(a.limits_cpu, b.limits_cpu),
+            limits_memory: tighter(a.limits_memory, b.limits_memory),
+            pods: tighter(a.pods, b.pods),
+        }),
+        (a, b) => a.or(b),
+    };
     let mut scopes: Vec<String> = spec.and_then(|s| s.scopes.clone()).unwrap_or_default();
     let selected = spec
         .and_then(|s| s.scope_selector.as_ref())
@@ -45,7 +59,7 @@ pub fn resource_quota(q: &core::ResourceQuota) -> ResourceQuota {
     ResourceQuota {
         namespace: q.metadata.namespace.clone().unwrap_or_default(),
         name: q.metadata.name.clone().unwrap_or_default(),
-        hard: hard.map(amounts).unwrap_or_default(),
+        hard: hard.unwrap_or_default(),
         used: status.and_then(|s| s.used.as_ref()).map(amounts),
         scopes,
     }
@@ -110,4 +124,37 @@ pub fn by_namespace(
             .push(l);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quota(spec_cpu: &str, status_cpu: Option<&str>) -> core::ResourceQuota {
+        serde_json::from_value(serde_json::json!({
+            "metadata": { "name": "team", "namespace": "shop" },
+            "spec": { "hard": { "requests.cpu": spec_cpu, "pods": "10" } },
+            "status": status_cpu.map(|c| serde_json::json!({
+                "hard": { "requests.cpu": c },
+                "used": { "requests.cpu": "1" },
+            })),
+        }))
+        .expect("a quota")
+    }
+
+    #[test]
+    fn the_tighter_of_what_is_enforced_now_and_what_the_edit_asks_for_holds() {
+        // Lowered: admission still enforces 10 for a moment, but 2 is coming.
+        let lowered = resource_quota(&quota("2", Some("10")));
+        assert_eq!(lowered.hard.requests_cpu, Some(2000));
+        // Raised: 2 is enforced until the controller catches up.
+        assert_eq!(
+            resource_quota(&quota("10", Some("2"))).hard.requests_cpu,
+            Some(2000)
+        );
+        // An amount only the edit names counts too; one never counted has no use yet.
+        assert_eq!(lowered.hard.pods, Some(10));
+        let fresh = resource_quota(&quota("4", None));
+        assert_eq!((fresh.hard.requests_cpu, fresh.used), (Some(4000), None));
+    }
 }

@@ -46,12 +46,12 @@ fn report_of(objects: &[PolicyObject]) -> ClusterPolicies {
 /// The verdict on `o`: its status and Event.
 pub fn verdict(o: &PolicyObject, now_ms: i64) -> (Value, ClusterEvent) {
     let time = crate::timestamp::format_ms(now_ms);
-    let (accepted, condition, event_type, reason, note) = match document_of(&o.name, &o.spec) {
+    let (accepted, (status, why), event_type, reason, note) = match document_of(&o.name, &o.spec) {
         Ok(_) => {
             let note = format!("generation {} is in force", o.generation);
             (
                 Some(o.generation),
-                json!({"status": "True", "reason": "Valid", "message": note}),
+                ("True", "Valid"),
                 EventType::Normal,
                 "PolicyAccepted",
                 note,
@@ -66,17 +66,17 @@ pub fn verdict(o: &PolicyObject, now_ms: i64) -> (Value, ClusterEvent) {
             let note = format!("{}; {kept}", summary(&errors));
             (
                 before,
-                json!({"status": "False", "reason": "InvalidSpec", "message": note}),
+                ("False", "InvalidSpec"),
                 EventType::Warning,
                 "InvalidPolicy",
                 note,
             )
         }
     };
-    let mut condition = condition;
-    condition["type"] = json!("Accepted");
-    condition["lastTransitionTime"] = json!(time);
-    condition["observedGeneration"] = json!(o.generation);
+    let condition = json!({
+        "type": "Accepted", "status": status, "reason": why, "message": note,
+        "lastTransitionTime": time, "observedGeneration": o.generation,
+    });
     let mut status = json!({
         "observedGeneration": o.generation,
         "conditions": [condition],

@@ -17,6 +17,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::{json, Value};
 
+use super::guardrails::fingerprint;
 use super::world::{deployment, pods, ready, res, TestAgent, World};
 
 fn api(w: &World) -> Api<DynamicObject> {
@@ -287,16 +288,10 @@ async fn a_policy_created_edited_and_deleted_in_the_cluster_governs_its_workload
         ]
     );
     assert_eq!(
-        kerf_fingerprint(&pods(&w, &key).await),
-        kerf_fingerprint(&before),
+        fingerprint(&pods(&w, &key).await),
+        fingerprint(&before),
         "audit mode throughout: nothing was changed"
     );
-}
-
-fn kerf_fingerprint(pods: &[kerf::cluster::Pod]) -> Vec<String> {
-    pods.iter()
-        .map(|p| format!("{} {}", p.uid, p.generation))
-        .collect()
 }
 
 #[tokio::test]
@@ -306,11 +301,11 @@ async fn a_new_invalid_policy_changes_nothing_and_says_what_is_wrong() {
         .create(&deployment("api", 1, res(500, 1000, 256, 512)))
         .await;
     ready(&w, &key, 1).await;
-    w.policy("hub", json!({})).await;
+    // The shipped defaults: no hub policy at all.
     w.recommend(&key, res(500, 1000, 256, 512)).await;
     let mut agent = w.agent().await;
-    let before = settle(&w, &mut agent, &key, "the hub's policy", |e| {
-        e["origins"]["mode.cpu"]["source"] == "policy"
+    let before = settle(&w, &mut agent, &key, "the defaults", |e| {
+        e["origins"]["mode.cpu"]["source"] == "default"
     })
     .await;
     let name = format!("{}-typo", w.ns.name);
@@ -358,7 +353,9 @@ async fn a_new_invalid_policy_changes_nothing_and_says_what_is_wrong() {
         after["identity"], before["identity"],
         "mode.cpu off is not in force"
     );
-    assert_eq!(after["effective"]["mode"]["cpu"], "auto-patch");
+    assert_eq!(after["effective"]["mode"]["cpu"], "audit");
+    assert_eq!(after["origins"]["mode.cpu"]["source"], "default");
+    assert_eq!(after["policies"], json!([]), "nothing selects it");
     let (s, listed) = w
         .hub
         .as_token(&w.hub.admin)

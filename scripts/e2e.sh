@@ -21,6 +21,12 @@ fi
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
   bash scripts/ensure-prometheus.sh >&2
 fi
+# The sign-in tests' OIDC provider (scripts/test.sh builds it beside the Rust build and
+# exports OIDC_PROVIDER_BIN; run alone, this builds or finds it in the cache).
+if [ -z "${OIDC_PROVIDER_BIN:-}" ]; then
+  OIDC_PROVIDER_BIN=$(scripts/ensure-oidc-provider.sh | tail -n 1)
+fi
+export OIDC_PROVIDER_BIN
 if [ ! -d tests/e2e/node_modules/playwright-core ] || [ ! -d tests/e2e/node_modules/axe-core ]; then
   (cd tests/e2e && npm ci --no-audit --no-fund >&2)
 fi

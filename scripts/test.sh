@@ -54,6 +54,9 @@ stage ensure-tools ensure_tools
 # (tool_wait) after the unit tests.
 tool_start kube scripts/ensure-kube.sh
 tool_start helm scripts/ensure-helm.sh
+# The test OIDC provider (tests/oidc-provider) the sign-in tests run against: under a
+# minute cold, rebuilt when its source changes.
+tool_start oidc scripts/ensure-oidc-provider.sh
 
 stage build-tests cargo test --locked --no-run
 
@@ -81,6 +84,9 @@ export KUBE_CONTROL_PLANE_DIR
 stage ensure-helm tool_wait helm
 HELM_BIN=$(tool_result helm)
 export HELM_BIN
+stage ensure-oidc tool_wait oidc
+OIDC_PROVIDER_BIN=$(tool_result oidc)
+export OIDC_PROVIDER_BIN
 stage it-tests cargo test --locked --test it
 stage browser-tests scripts/e2e.sh
 

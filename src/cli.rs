@@ -225,7 +225,12 @@ pub enum AuditAction {
 #[derive(Debug, Subcommand)]
 pub enum ConfigAction {
     /// Validate the configuration and the files it names.
-    Check,
+    Check {
+        /// Also reach what the configuration points at: the identity provider's
+        /// discovery document and keys.
+        #[arg(long)]
+        online: bool,
+    },
     /// Print the effective configuration (secrets redacted).
     Print,
 }
@@ -429,9 +434,9 @@ pub fn run(cli: Cli) -> Result<(), Exit> {
             ..
         } => commands::print_config(&config),
         Command::Config {
-            action: ConfigAction::Check,
+            action: ConfigAction::Check { online },
             ..
-        } => commands::check_config(&config),
+        } => commands::check_config(&config, online),
         Command::Healthcheck { .. } => commands::healthcheck(&config),
         Command::Token {
             action:

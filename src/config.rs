@@ -14,6 +14,7 @@ pub mod agent;
 mod bounds;
 pub mod collector;
 pub mod declared;
+pub mod oidc;
 pub mod outbound;
 pub mod usage;
 pub use agent::{AgentConfig, AgentsConfig};
@@ -29,6 +30,7 @@ const RESERVED_ENV: &[&str] = &[
     "KERF_BLESS",
     "KERF_TEST_BIN",
     agent::TOKEN_ENV,
+    oidc::CLIENT_SECRET_ENV,
 ];
 
 /// What this process runs.
@@ -216,6 +218,16 @@ pub struct AuthConfig {
     pub argon2_memory_kib: u32,
     /// argon2id passes.
     pub argon2_iterations: u32,
+    /// Who may sign in with a password: `everyone`, or `break-glass-only` (the users
+    /// in `break_glass_users`; everyone else through `[auth.oidc]`).
+    #[serde(default)]
+    pub password_login: oidc::PasswordLogin,
+    /// Local users who keep password sign-in under `password_login = "break-glass-only"`.
+    #[serde(default)]
+    pub break_glass_users: Vec<String>,
+    /// Sign-in through an OpenID Connect provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<oidc::OidcConfig>,
 }
 
 impl Default for AuthConfig {
@@ -231,6 +243,9 @@ impl Default for AuthConfig {
             max_concurrent_password_checks: 2,
             argon2_memory_kib: 65_536,
             argon2_iterations: 3,
+            password_login: oidc::PasswordLogin::Everyone,
+            break_glass_users: Vec::new(),
+            oidc: None,
         }
     }
 }

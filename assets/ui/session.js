@@ -52,11 +52,20 @@ export async function loginWithToken(token) {
 }
 
 export async function logout() {
+  let providerLogout = null;
   if (current.me?.type === "user") {
-    try { await post("/v1/auth/logout"); } catch { /* the session is dropped below anyway */ }
+    try {
+      providerLogout = (await post("/v1/auth/logout"))?.providerLogoutUrl ?? null;
+    } catch { /* the session is dropped below anyway */ }
   }
   setApiToken(null);
   setCsrfToken(null);
+  // Signed in through the identity provider: its session ends too, and it sends the
+  // browser back to /login.
+  if (providerLogout) {
+    location.assign(providerLogout);
+    return;
+  }
   set({ status: "anonymous", me: null, notice: "You are signed out." });
 }
 

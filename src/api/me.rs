@@ -176,6 +176,9 @@ fn login_error(e: LoginError) -> ApiError {
         .with_header(RETRY_AFTER, "1".into()),
         LoginError::Store(s) => ApiError::from(s),
         LoginError::Task(t) => ApiError::internal(t),
+        e @ LoginError::PasswordLoginOff(_) => {
+            ApiError::forbidden(e.to_string()).with_code("password_login_disabled")
+        }
     }
 }
 
@@ -184,19 +187,36 @@ fn login_error(e: LoginError) -> ApiError {
     post,
     path = "/v1/auth/logout",
     summary = "End the session server-side and clear the cookie.",
+    description = "204 when signed out. A session opened through an identity provider that supports RP-initiated logout answers 200 with providerLogoutUrl: send the browser there to end the provider's session too (it returns to /login).",
     responses(
+        (status = 200, description = "Signed out of kerf; the provider's session ends at providerLogoutUrl.", body = LoggedOut),
         (status = 204, description = "Signed out."),
     )
 )]
-pub async fn logout(State(state): State<AppState>, access: Access) -> Result<Response, ApiError> {
+pub async fn logout(
+    State(state): State<AppState>,
+    access: Access,
+    uri: axum::http::Uri,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let mut provider_logout = None;
     if let Some(s) = access.caller().and_then(|c| c.session.as_ref()) {
         let digest = s.id_sha256.clone();
+        if let Some(sso) = state.auth.sso.get() {
+            let back = format!("{}/login", super::sso::origin(&state, &headers, &uri));
+            provider_logout = sso.logout_url(&state.store, &digest, &back).await;
+        }
         state
             .store
             .writing(move |tx| tx.delete_session(&digest))
             .await?;
     }
-    let mut resp = StatusCode::NO_CONTENT.into_response();
+    let mut resp = match provider_logout {
+        Some(url) => not_cached(Json(LoggedOut {
+            provider_logout_url: url,
+        })),
+        None => StatusCode::NO_CONTENT.into_response(),
+    };
     let clear = session::clear_cookie(state.config.tls_enabled());
     resp.headers_mut().insert(
         SET_COOKIE,
@@ -252,6 +272,14 @@ fn not_cached(answer: impl IntoResponse) -> Response {
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
     resp
+}
+
+/// The answer of a logout that should also end the identity provider's session.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggedOut {
+    /// Send the browser here (RP-initiated logout); it comes back to `/login`.
+    pub provider_logout_url: String,
 }
 
 /// The answer of `GET /v1/session`.

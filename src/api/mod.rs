@@ -34,6 +34,7 @@ pub mod query;
 pub mod routes;
 pub mod runs;
 pub mod savings;
+pub mod sso;
 pub mod state;
 pub mod teams;
 pub mod tokens;

@@ -18,8 +18,8 @@ use super::state::AppState;
 use super::{
     admin_settings, agent, approvals, audit, automation, backtest, cluster_policies, clusters,
     config_audit, datasources, deliveries, effective, export, feed, health, history, me,
-    notifications, overrides, policies, runs, savings, teams, tokens, usage, usage_write, users,
-    workload_totals, workloads,
+    notifications, overrides, policies, runs, savings, sso, teams, tokens, usage, usage_write,
+    users, workload_totals, workloads,
 };
 
 /// One registered route.
@@ -154,6 +154,11 @@ pub fn route_table() -> RouteTable {
         .add(Authenticated, routes!(me::logout))
         .add(Authenticated, routes!(me::get_me))
         .add(Optional, routes!(me::get_session))
+        .add(Public, routes!(sso::sign_in_options))
+        .add(Public, routes!(sso::oidc_login))
+        .add(Public, routes!(sso::oidc_callback))
+        .add(Admin, routes!(sso::get_settings))
+        .add(Admin, routes!(sso::put_mappings))
         .add(Admin, routes!(users::list))
         .add(Admin, routes!(users::create))
         .add(Admin, routes!(users::get))

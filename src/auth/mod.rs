@@ -8,6 +8,7 @@ pub mod password;
 pub mod pattern;
 pub mod principal;
 pub mod session;
+pub mod sso;
 pub mod teams;
 pub mod token;
 pub mod touch;
@@ -49,6 +50,10 @@ pub enum LoginError {
     Locked(Locked),
     #[error("too many logins in progress; retry shortly")]
     Busy,
+    /// `auth.password_login = "break-glass-only"` and the user is not named in
+    /// `auth.break_glass_users`.
+    #[error("password sign-in is limited to break-glass accounts; sign in with {0}")]
+    PasswordLoginOff(String),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("password check failed: {0}")]
@@ -73,6 +78,10 @@ pub struct Authenticator {
     pub touches: touch::Touches,
     hashing: Arc<Semaphore>,
     queue_wait: Duration,
+    /// Who may sign in with a password: `None` = everyone, else these (lowercase).
+    break_glass: Option<Vec<String>>,
+    /// Single sign-on, when `[auth.oidc]` is configured (set once at start).
+    pub sso: std::sync::OnceLock<Arc<sso::Sso>>,
 }
 
 impl Authenticator {
@@ -98,6 +107,14 @@ impl Authenticator {
             touches: touch::Touches::default(),
             hashing: Arc::new(Semaphore::new(cfg.max_concurrent_password_checks as usize)),
             queue_wait: Duration::from_secs(2),
+            break_glass: (cfg.password_login == crate::config::oidc::PasswordLogin::BreakGlassOnly)
+                .then(|| {
+                    cfg.break_glass_users
+                        .iter()
+                        .map(|u| u.trim().to_lowercase())
+                        .collect()
+                }),
+            sso: std::sync::OnceLock::new(),
         })
     }
 
@@ -135,6 +152,14 @@ impl Authenticator {
         addr: IpAddr,
         previous: Option<String>,
     ) -> Result<LoggedIn, LoginError> {
+        if let Some(allowed) = &self.break_glass {
+            if !allowed.contains(&username.trim().to_lowercase()) {
+                let provider = self.sso.get().map(|s| s.name().to_string());
+                return Err(LoginError::PasswordLoginOff(
+                    provider.unwrap_or_else(|| "the identity provider".into()),
+                ));
+            }
+        }
         // Checked and counted in one step: concurrent guesses cannot overrun the limit.
         let attempt = self
             .limiter
@@ -164,6 +189,21 @@ impl Authenticator {
             }
         };
         attempt.succeeded();
+        let done = self.open_session(store, user, previous, |_| None).await?;
+        tracing::info!(user_id = done.user.id, %addr, "login succeeded");
+        Ok(done)
+    }
+
+    /// Opens a new session for `user`, ending `previous` (a session cookie sent along:
+    /// sessions rotate). `sso` gives, for the new session's id hash, the provider's
+    /// tokens sealed to it and when they were checked (a single sign-on session).
+    pub async fn open_session(
+        &self,
+        store: &Store,
+        user: UserRecord,
+        previous: Option<String>,
+        sso: impl FnOnce(&str) -> Option<(Vec<u8>, i64)> + Send + 'static,
+    ) -> Result<LoggedIn, StoreError> {
         let (value, csrf) = session::new_ids();
         let now = self.clock.now_ms();
         let record = SessionRecord {
@@ -182,10 +222,13 @@ impl Authenticator {
                     tx.delete_session(&old)?;
                 }
                 tx.purge_expired_sessions(now, idle)?;
-                tx.insert_session(&digest, &record)
+                tx.insert_session(&digest, &record)?;
+                if let Some((sealed, at)) = sso(&digest) {
+                    tx.set_session_sso(&digest, &sealed, at)?;
+                }
+                Ok(())
             })
             .await?;
-        tracing::info!(user_id = user.id, %addr, "login succeeded");
         Ok(LoggedIn {
             user,
             session_value: value,
@@ -260,6 +303,9 @@ impl Authenticator {
             }
         }
         let user_id = s.user_id;
+        if let Some(sso) = self.sso.get() {
+            sso.recheck_if_due(store, &digest, user_id, now).await?;
+        }
         let (user, records) = store
             .reading(move |r| Ok((r.get_user(user_id)?, r.grants_for_user(user_id)?)))
             .await?;

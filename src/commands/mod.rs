@@ -159,11 +159,14 @@ pub fn print_config(config: &Config) -> Result<(), Exit> {
 }
 
 /// `kerf config check`: the configuration and the files it names.
-pub fn check_config(config: &Config) -> Result<(), Exit> {
+pub fn check_config(config: &Config, online: bool) -> Result<(), Exit> {
     if let (Some(c), Some(k)) = (&config.tls.cert_file, &config.tls.key_file) {
         crate::tls::server_config(c, k).map_err(Exit::usage)?;
     }
     let env: Vec<(String, String)> = std::env::vars().collect();
+    if let Some(oidc) = &config.auth.oidc {
+        check_oidc(oidc, &env, online)?;
+    }
     let (datasources, clusters) = crate::fleet::declared::resolve(&config.fleet, &env)
         .map_err(Exit::usage)?
         .counts();
@@ -175,6 +178,45 @@ pub fn check_config(config: &Config) -> Result<(), Exit> {
     println!(
         "configuration is valid (mode {}, listen {}{declared})",
         config.mode, config.listen
+    );
+    Ok(())
+}
+
+/// `[auth.oidc]`: its secret and CA file read; with `online`, the provider's discovery
+/// document and keys fetched and checked (its issuer must be the configured one).
+fn check_oidc(
+    oidc: &crate::config::oidc::OidcConfig,
+    env: &[(String, String)],
+    online: bool,
+) -> Result<(), Exit> {
+    let secret = oidc.client_secret(env).map_err(Exit::usage)?;
+    let ca = oidc.ca().map_err(Exit::usage)?;
+    if !online {
+        return Ok(());
+    }
+    crate::tls::install_crypto_provider();
+    let clock: std::sync::Arc<dyn crate::clock::Clock> =
+        std::sync::Arc::new(crate::clock::SystemClock);
+    let provider =
+        crate::auth::sso::Provider::new(oidc.clone(), secret, ca, clock).map_err(Exit::usage)?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Exit::runtime)?;
+    let metadata = rt.block_on(provider.discover()).map_err(Exit::runtime)?;
+    let keys = metadata.jwks().keys().len();
+    let logout = metadata
+        .additional_metadata()
+        .end_session_endpoint
+        .is_some();
+    println!(
+        "identity provider {} answers: discovery document and {keys} signing key(s){}",
+        oidc.issuer,
+        if logout {
+            ", RP-initiated logout supported"
+        } else {
+            ""
+        }
     );
     Ok(())
 }

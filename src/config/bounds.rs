@@ -77,7 +77,23 @@ impl Config {
                 "auth.argon2_memory_kib must be at least 8192 and auth.argon2_iterations at least 1",
             ),
         ];
-        first_failed(&checks)
+        first_failed(&checks)?;
+        if let Some(oidc) = &a.oidc {
+            oidc.validate()?;
+        }
+        if a.password_login == super::oidc::PasswordLogin::BreakGlassOnly {
+            if a.oidc.is_none() {
+                return Err(ConfigError::Invalid(
+                    "auth.password_login = \"break-glass-only\" needs [auth.oidc]: nobody else could sign in".into(),
+                ));
+            }
+            if a.break_glass_users.iter().all(|u| u.trim().is_empty()) {
+                return Err(ConfigError::Invalid(
+                    "auth.password_login = \"break-glass-only\" needs auth.break_glass_users to name at least one local admin".into(),
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn validate_notifications(&self) -> Result<(), ConfigError> {

@@ -44,6 +44,7 @@ pub mod action {
     pub const NOTIFICATION_RULE_UPDATED: &str = "NotificationRuleUpdated";
     pub const NOTIFICATION_RULE_DELETED: &str = "NotificationRuleDeleted";
     pub const NOTIFICATION_DIGEST_UPDATED: &str = "NotificationDigestUpdated";
+    pub const SSO_MAPPINGS_UPDATED: &str = "SsoMappingsUpdated";
 }
 
 /// Target types of the configuration table.

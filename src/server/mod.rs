@@ -46,6 +46,9 @@ pub enum ServeError {
     /// The agent cannot run (one line naming what is missing).
     #[error("{0}")]
     Agent(String),
+    /// `[auth.oidc]` cannot be used (one line naming the key at fault).
+    #[error("{0}")]
+    Sso(String),
     /// The config file's `[fleet]` cannot be applied.
     #[error(transparent)]
     Declared(#[from] crate::fleet::declared::DeclaredError),
@@ -199,8 +202,15 @@ where
     *sends = connections::sends_cap(*sends);
     let http = config.http.clone();
     let runs = runs.with_usage(usage.clone());
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let sso = crate::auth::sso::Sso::from_config(&config, &env, runs.clock().clone())
+        .map_err(ServeError::Sso)?;
     let state =
         AppState::new(store.clone(), metrics, Arc::new(config), runs)?.with_usage(usage.clone());
+    if let Some(sso) = sso {
+        tracing::info!(provider = %sso.name(), "single sign-on configured");
+        let _ = state.auth.sso.set(Arc::new(sso));
+    }
     apply_declared(&state).await?;
     let kept = state.auth.restore_locks(&store).await?;
     if kept > 0 {

@@ -113,6 +113,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "cluster_policies",
         sql: include_str!("../../migrations/0016_cluster_policies.sql"),
     },
+    Migration {
+        version: 17,
+        name: "sso",
+        sql: include_str!("../../migrations/0017_sso.sql"),
+    },
 ];
 
 /// What `kerf migrate --status` reports.

@@ -35,6 +35,7 @@ mod runs;
 mod runtime_settings;
 mod sealed;
 pub mod sessions;
+pub mod sso;
 pub mod teams;
 pub mod tokens;
 mod tx;
@@ -65,6 +66,7 @@ pub use recommendations::{ChunkWrite, ClusterSavings, NewRecommendation, Recomme
 pub use runs::{RunFilter, RunRecord};
 pub use sealed::SealedIn;
 pub use sessions::SessionRecord;
+pub use sso::{SsoLogin, SsoMappingRecord};
 pub use teams::{NamespacePattern, TeamGrantRecord, TeamMember, TeamRecord};
 pub use tokens::{ApiTokenRecord, NewApiToken};
 pub use users::{NewUser, UserPatch, UserRecord};

@@ -17,6 +17,9 @@ pub struct UserRecord {
     pub created_at: i64,
     pub updated_at: i64,
     pub password_changed_at: i64,
+    /// The identity provider's name for the person (issuer and `sub`) of a user who
+    /// signs in through it; `None` for a local user.
+    pub subject: Option<String>,
 }
 
 /// A user to create.
@@ -36,7 +39,7 @@ pub struct UserPatch {
 }
 
 const COLUMNS: &str =
-    "id, username, display_name, role, disabled, created_at, updated_at, password_changed_at";
+    "id, username, display_name, role, disabled, created_at, updated_at, password_changed_at, subject";
 
 fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UserRecord> {
     Ok(UserRecord {
@@ -48,6 +51,7 @@ fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<UserRecord> {
         created_at: r.get(5)?,
         updated_at: r.get(6)?,
         password_changed_at: r.get(7)?,
+        subject: r.get(8)?,
     })
 }
 
@@ -180,7 +184,7 @@ impl Read<'_> {
             .query_row(
                 &format!("SELECT {COLUMNS}, password_hash FROM users WHERE username = ?1"),
                 [username],
-                |r| Ok((from_row(r)?, r.get::<_, String>(8)?)),
+                |r| Ok((from_row(r)?, r.get::<_, String>(9)?)),
             )
             .optional()?)
     }

@@ -76,6 +76,7 @@ mod runs_stale;
 mod scan_prometheus;
 mod schemathesis;
 mod source_fence;
+mod sso;
 mod store_fence;
 mod ui_shell;
 mod ui_size;

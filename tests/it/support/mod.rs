@@ -12,6 +12,7 @@ pub mod fault_proxy;
 pub mod fleet_tsdb;
 pub mod hub;
 pub mod kube;
+pub mod oidc_provider;
 pub mod openapi;
 pub mod prometheus;
 pub mod raw_tsdb;

@@ -80,8 +80,10 @@
 //! Domain (operations below the API: store, now, audit context and typed input in,
 //! typed output or `OpError` out; nothing of HTTP):
 //! - `auth`: users, passwords, sessions, tokens, teams and principals; the account and
-//!   team operations (`auth::accounts`, `auth::teams`). Uses `store`, `events`,
-//!   `operation`, `names`, `clock`, `config`, `timestamp`.
+//!   team operations (`auth::accounts`, `auth::teams`); single sign-on through an
+//!   OpenID Connect provider (`auth::sso`). Uses `store`, `events`, `operation`,
+//!   `names`, `clock`, `config`, `timestamp`, `secret` (the provider's tokens a session
+//!   keeps, sealed), `tls` (the provider's HTTPS), `wire` (the audit's actor).
 //! - `readiness`: the per-cluster readiness rule and its evaluation (after heartbeats,
 //!   runs, datasource checks, ticks). Uses `store`, `events`, `wire`, `timestamp`.
 //! - `runs`: recommendation runs (collect → analyze → store; one `RunState` carries a

@@ -26,6 +26,9 @@ pub struct UserView {
     pub created_at: String,
     pub updated_at: String,
     pub password_changed_at: String,
+    /// `password` (a local account) or `sso` (made by, and signing in through, the
+    /// identity provider: its groups decide its roles at each sign-in).
+    pub signs_in_with: &'static str,
 }
 
 impl From<&UserRecord> for UserView {
@@ -39,6 +42,7 @@ impl From<&UserRecord> for UserView {
             created_at: format_ms(u.created_at),
             updated_at: format_ms(u.updated_at),
             password_changed_at: format_ms(u.password_changed_at),
+            signs_in_with: if u.subject.is_some() { "sso" } else { "password" },
         }
     }
 }
@@ -285,6 +289,13 @@ pub async fn reset_password(
     password: Option<String>,
 ) -> Result<WithPassword, OpError> {
     let user = get_user(store, id).await?;
+    if user.signs_in_with == "sso" {
+        return Err(StoreError::Refused(format!(
+            "{} signs in through the identity provider, which holds their password",
+            user.username
+        ))
+        .into());
+    }
     let (phc, one_time) = hash_password(auth, password, &user.username).await?;
     let user = store
         .write_audited(ctx, now, move |tx| {

@@ -29,11 +29,11 @@ export function UsersSettings() {
   return html`<h2>Users</h2>
     <${Async} res=${res} what="users">${(page) => page.items.length === 0 ? html`<${Empty}><p>No users.</p></${Empty}>`
       : html`<div class="table-wrap"><table><thead><tr><th scope="col">User</th><th scope="col">Role</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead>
-        <tbody>${page.items.map((u) => html`<tr key=${u.id}><td>${u.username}<div class="small muted">${u.displayName}</div></td><td>${u.role ?? html`<span class="muted">team roles only</span>`}</td>
+        <tbody>${page.items.map((u) => html`<tr key=${u.id}><td>${u.username}<div class="small muted">${u.displayName}</div>${u.signsInWith === "sso" && html`<${Badge} title="Made by the identity provider; its groups set the roles at each sign-in">single sign-on</${Badge}>`}</td><td>${u.role ?? html`<span class="muted">team roles only</span>`}</td>
           <td>${u.disabled ? html`<${Badge} kind="bad">disabled</${Badge}>` : html`<${Badge} kind="ok">active</${Badge}>`}</td><td>${fmt.time(u.createdAt)}</td>
           <td class="row-actions">
             <button type="button" class="small" onClick=${() => run(() => patch(`/v1/admin/users/${u.id}`, { disabled: !u.disabled }))}>${u.disabled ? "Enable" : "Disable"}</button>
-            <button type="button" class="small" onClick=${() => run(() => post(`/v1/admin/users/${u.id}/password-reset`, {}))}>Reset password</button>
+            ${u.signsInWith !== "sso" && html`<button type="button" class="small" onClick=${() => run(() => post(`/v1/admin/users/${u.id}/password-reset`, {}))}>Reset password</button>`}
             <button type="button" class="small danger" onClick=${() => confirm(`Delete user ${u.username}?`) && run(() => del(`/v1/admin/users/${u.id}`))}>Delete</button>
           </td></tr>`)}</tbody></table></div>`}</${Async}>
     ${act.error && !fieldError(act.error, "username") && html`<${ErrorBox} error=${act.error} />`}

@@ -1,4 +1,5 @@
-// Settings: recommender and pricing, datasources, and (admin) users, tokens and teams.
+// Settings: recommender and pricing, datasources, and (admin) users, tokens, teams and
+// single sign-on.
 import { html } from "../lib.js";
 import { Tabs } from "../components.js";
 import { hasRole } from "../session.js";
@@ -6,6 +7,7 @@ import { setQuery } from "../router.js";
 import { RecommenderSettings, PricingSettings } from "./settings-recommender.js";
 import { DatasourceSettings } from "./settings-datasources.js";
 import { UsersSettings, TokensSettings, TeamsSettings } from "./settings-access.js";
+import { SsoSettings } from "./settings-sso.js";
 
 const TABS = [
   ["recommender", "Recommender", RecommenderSettings],
@@ -14,6 +16,7 @@ const TABS = [
   ["users", "Users", UsersSettings],
   ["tokens", "API tokens", TokensSettings],
   ["teams", "Teams", TeamsSettings],
+  ["sso", "Single sign-on", SsoSettings],
 ];
 
 export function SettingsPage({ query, session }) {

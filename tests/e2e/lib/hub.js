@@ -31,15 +31,22 @@ export async function startHub({ keepDataDir = false } = {}) {
 /**
  * `kerf serve` on a fresh data dir, as a first install is: no cluster, no datasource; an
  * admin user (the returned login) and an admin API token made with the CLI first.
+ * `config(dataDir)` returns the text of a config file to serve with (`--config`), and
+ * `env` adds variables (secrets the config names by variable).
  */
-export async function startEmptyHub() {
+export async function startEmptyHub({ config, env: extraEnv = {} } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), "kerf-e2e-serve-"));
   const env = { ...process.env, KERF_LOG: process.env.KERF_LOG ?? "info" };
   const password = "first-contact-harbour-92";
   writeFileSync(join(dataDir, "admin.pw"), `${password}\n`, { mode: 0o600 });
   execFileSync(BIN, ["users", "create", "ada", "--admin", "--password-file", join(dataDir, "admin.pw"), "--data-dir", dataDir], { encoding: "utf8", env });
   const token = execFileSync(BIN, ["token", "create", "--name", "e2e", "--role", "admin", "--data-dir", dataDir], { encoding: "utf8", env }).trim();
-  const started = await spawnKerf(["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir], () => ({}));
+  const withConfig = [];
+  if (config) {
+    writeFileSync(join(dataDir, "kerf.toml"), config(dataDir), { mode: 0o600 });
+    withConfig.push("--config", join(dataDir, "kerf.toml"));
+  }
+  const started = await spawnKerf([...withConfig, "serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir], () => ({}), extraEnv);
   return hubHandle({ ...started, token, login: { username: "ada", password }, dataDir, stop: async () => { await started.stop(); rmSync(dataDir, { recursive: true, force: true }); } });
 }
 
@@ -53,8 +60,8 @@ export async function serve(dataDir, creds) {
  * Spawns `kerf ARGS --ready-file FILE` and waits (up to 30 s) for FILE, then for
  * `parse(stdout + stderr)` to find what the test needs in what kerf printed.
  */
-async function spawnKerf(args, parse) {
-  const env = { ...process.env, KERF_LOG: process.env.KERF_LOG ?? "info" };
+async function spawnKerf(args, parse, extraEnv = {}) {
+  const env = { ...process.env, KERF_LOG: process.env.KERF_LOG ?? "info", ...extraEnv };
   const readyDir = mkdtempSync(join(tmpdir(), "kerf-e2e-ready-"));
   const readyFile = join(readyDir, "ready.json");
   const child = spawn(BIN, [...args, "--ready-file", readyFile], { env, stdio: ["ignore", "pipe", "pipe"] });

@@ -3,6 +3,7 @@
 //! cookie jar and no automatic redirects, every hop checked. kerf is the real binary,
 //! configured with `[auth.oidc]` in a config file.
 
+mod config_check;
 mod refusals;
 mod sessions;
 mod sign_in;

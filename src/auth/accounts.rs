@@ -42,7 +42,11 @@ impl From<&UserRecord> for UserView {
             created_at: format_ms(u.created_at),
             updated_at: format_ms(u.updated_at),
             password_changed_at: format_ms(u.password_changed_at),
-            signs_in_with: if u.subject.is_some() { "sso" } else { "password" },
+            signs_in_with: if u.subject.is_some() {
+                "sso"
+            } else {
+                "password"
+            },
         }
     }
 }

@@ -30,7 +30,10 @@ async fn the_oidc_block_is_checked_offline_and_the_provider_reached_online() {
     let dir = DataDir::new();
     let (code, out, err) = check(&dir, &oidc(idp.url(), ""), true);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains(&format!("identity provider {} answers", idp.url())), "{out}");
+    assert!(
+        out.contains(&format!("identity provider {} answers", idp.url())),
+        "{out}"
+    );
     assert!(out.contains("RP-initiated logout supported"), "{out}");
     assert!(!out.contains(CLIENT_SECRET) && !err.contains(CLIENT_SECRET));
 
@@ -44,9 +47,15 @@ async fn the_oidc_block_is_checked_offline_and_the_provider_reached_online() {
 
     for (config, says) in [
         (oidc("http://idp.corp.example", ""), "auth.oidc.issuer"),
-        (oidc(idp.url(), "recheck_seconds = 1"), "auth.oidc.recheck_seconds"),
         (
-            oidc(idp.url(), "[[auth.oidc.groups]]\ngroup = \"ops\"\nrole = \"root\""),
+            oidc(idp.url(), "recheck_seconds = 1"),
+            "auth.oidc.recheck_seconds",
+        ),
+        (
+            oidc(
+                idp.url(),
+                "[[auth.oidc.groups]]\ngroup = \"ops\"\nrole = \"root\"",
+            ),
             "auth.oidc.groups[0]: role must be admin, editor or viewer",
         ),
         (
@@ -54,7 +63,7 @@ async fn the_oidc_block_is_checked_offline_and_the_provider_reached_online() {
             "auth.oidc.client_secret_file",
         ),
         (
-            format!("[auth]\npassword_login = \"break-glass-only\"\n"),
+            "[auth]\npassword_login = \"break-glass-only\"\n".to_string(),
             "needs [auth.oidc]",
         ),
     ] {
@@ -63,4 +72,41 @@ async fn the_oidc_block_is_checked_offline_and_the_provider_reached_online() {
         assert!(err.contains(says), "{says}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+}
+
+#[tokio::test]
+async fn a_provider_that_cannot_be_reached_starts_no_sign_in_and_the_page_is_told_why() {
+    let dir = DataDir::new();
+    let file = dir.path().join("kerf.toml");
+    std::fs::write(&file, oidc("http://127.0.0.1:9", "")).expect("write config");
+    // kerf starts without the provider: it is reached at the first sign-in.
+    let kerf = crate::support::Kerf::builder(dir.path())
+        .args(&["--config", file.to_str().unwrap()])
+        .env("KERF_OIDC_CLIENT_SECRET", CLIENT_SECRET)
+        .start();
+    kerf::tls::install_crypto_provider();
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let resp = browser
+        .get(kerf.url("/v1/auth/oidc/login?return=/workloads"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 303);
+    assert_eq!(
+        resp.headers()["location"],
+        "/login?sso_error=provider_unreachable"
+    );
+    assert!(
+        resp.headers().get("set-cookie").is_none(),
+        "no sign-in started"
+    );
+    assert!(kerf
+        .log_text()
+        .lines()
+        .any(|l| l.contains("single sign-on refused")
+            && l.contains("provider_unreachable")
+            && l.contains("127.0.0.1:9")));
 }

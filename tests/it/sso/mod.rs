@@ -86,6 +86,7 @@ role = "viewer"
         )
         .await;
         let admin = kerf.api(&token);
+        kerf::tls::install_crypto_provider();
         let browser = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()

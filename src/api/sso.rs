@@ -53,10 +53,7 @@ pub struct OidcOption {
     )
 )]
 pub async fn sign_in_options(State(state): State<AppState>) -> Json<SignInOptions> {
-    let password_login = match state.config.auth.password_login {
-        crate::config::oidc::PasswordLogin::Everyone => "everyone",
-        crate::config::oidc::PasswordLogin::BreakGlassOnly => "break-glass-only",
-    };
+    let password_login = state.config.auth.password_login.as_str();
     Json(SignInOptions {
         oidc: state.auth.sso.get().map(|s| OidcOption {
             name: s.name().to_string(),
@@ -238,10 +235,7 @@ pub async fn get_settings(
         configured: provider.is_some(),
         provider,
         mappings,
-        password_login: match a.password_login {
-            crate::config::oidc::PasswordLogin::Everyone => "everyone",
-            crate::config::oidc::PasswordLogin::BreakGlassOnly => "break-glass-only",
-        },
+        password_login: a.password_login.as_str(),
         break_glass_users: a.break_glass_users.clone(),
     }))
 }

@@ -78,6 +78,16 @@ pub enum PasswordLogin {
     BreakGlassOnly,
 }
 
+impl PasswordLogin {
+    /// As the config file and the API spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PasswordLogin::Everyone => "everyone",
+            PasswordLogin::BreakGlassOnly => "break-glass-only",
+        }
+    }
+}
+
 fn default_name() -> String {
     "your identity provider".into()
 }

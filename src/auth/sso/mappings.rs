@@ -45,19 +45,7 @@ pub async fn list(store: &Store, cfg: &OidcConfig) -> Result<Vec<MappingView>, S
             source: "config".into(),
         })
         .collect();
-    out.extend(
-        store
-            .reading(|r| r.sso_mappings())
-            .await?
-            .into_iter()
-            .map(|m| MappingView {
-                group: m.group,
-                role: m.role,
-                team: m.team_name,
-                team_role: m.team_role,
-                source: "ui".into(),
-            }),
-    );
+    out.extend(ui_views(store.reading(|r| r.sso_mappings()).await?));
     Ok(out)
 }
 

@@ -97,7 +97,7 @@ pub struct Begun {
 
 /// The configured provider with everything a sign-in needs.
 pub struct Sso {
-    pub provider: Provider,
+    provider: Provider,
     key: SecretKey,
     recheck_ms: i64,
     /// One re-check at a time per session (a refresh token may be used once).

@@ -268,6 +268,7 @@ pub async fn put_mappings(
     body: Body,
 ) -> Result<Json<Vec<MappingView>>, ApiError> {
     let ctx = context(&access, q.reason)?;
+    let body: MappingsBody = read_json(body).await?;
     let Some(cfg) = &state.config.auth.oidc else {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
@@ -275,7 +276,6 @@ pub async fn put_mappings(
             "no identity provider is configured: set [auth.oidc] in the config file first",
         ));
     };
-    let body: MappingsBody = read_json(body).await?;
     Ok(Json(
         mappings::replace(&state.store, cfg, state.now(), ctx, body.mappings).await?,
     ))

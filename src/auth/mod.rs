@@ -212,6 +212,7 @@ impl Authenticator {
             created_at: now,
             last_seen_at: now,
             expires_at: now + self.lifetimes.absolute_ms,
+            sso_checked_at: None,
         };
         let digest = token::hash(&value);
         let idle = self.lifetimes.idle_ms;
@@ -303,8 +304,9 @@ impl Authenticator {
             }
         }
         let user_id = s.user_id;
-        if let Some(sso) = self.sso.get() {
-            sso.recheck_if_due(store, &digest, user_id, now).await?;
+        if let (Some(sso), Some(checked)) = (self.sso.get(), s.sso_checked_at) {
+            sso.recheck_if_due(store, &digest, user_id, checked, now)
+                .await?;
         }
         let (user, records) = store
             .reading(move |r| Ok((r.get_user(user_id)?, r.grants_for_user(user_id)?)))

@@ -79,6 +79,7 @@ mod tests {
             created_at: created,
             last_seen_at: seen,
             expires_at: created + 10_000,
+            sso_checked_at: None,
         }
     }
 

@@ -14,6 +14,10 @@ pub struct SessionRecord {
     pub last_seen_at: i64,
     /// Absolute expiry, ms.
     pub expires_at: i64,
+    /// When the identity provider last vouched for a single sign-on session (its
+    /// tokens are kept beside it, `store::sso`); `None` for a password session. Written
+    /// only by `Tx::set_session_sso`.
+    pub sso_checked_at: Option<i64>,
 }
 
 /// Records a new session under the hash of its id.
@@ -66,7 +70,7 @@ impl Read<'_> {
         Ok(self
             .0
             .query_row(
-                "SELECT user_id, csrf_token, created_at, last_seen_at, expires_at
+                "SELECT user_id, csrf_token, created_at, last_seen_at, expires_at, sso_checked_at
                  FROM sessions WHERE id_sha256 = ?1",
                 [id_sha256],
                 |r| {
@@ -76,6 +80,7 @@ impl Read<'_> {
                         created_at: r.get(2)?,
                         last_seen_at: r.get(3)?,
                         expires_at: r.get(4)?,
+                        sso_checked_at: r.get(5)?,
                     })
                 },
             )

@@ -7,13 +7,10 @@
 // 150 KB, and the login page loads no chart code.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { newPage, screenshot, go, settled } from "./lib/browser.js";
 import { withSignedInPage } from "./lib/session.js";
+import { violations } from "./lib/axe.js";
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-const WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
 let hub, browser, tab, page, leakId;
 
 withSignedInPage({
@@ -41,18 +38,9 @@ const pages = () => [
   ["/settings?tab=users", "Settings"],
   ["/settings?tab=tokens", "Settings"],
   ["/settings?tab=teams", "Settings"],
+  ["/settings?tab=sso", "Settings"],
   ["/no-such-page", "Page not found"],
 ];
-
-/** axe-core's WCAG 2.1 A/AA violations on the page as it is now. */
-async function violations(p) {
-  if (!(await p.evaluate(() => typeof window.axe === "object"))) await p.evaluate(AXE);
-  const result = await p.evaluate((tags) => window.axe.run(document, { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] }), WCAG);
-  // It really looked: rules passed on this page (color-contrast among them).
-  assert.ok(result.passes.length >= 10, `axe ran ${result.passes.length} rules`);
-  assert.ok(result.passes.some((r) => r.id === "color-contrast") || result.violations.some((r) => r.id === "color-contrast"), "the contrast rule ran");
-  return result.violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(" | ")}${v.nodes.length > 3 ? ` and ${v.nodes.length - 3} more` : ""}`);
-}
 
 test("axe-core finds no WCAG 2.1 A/AA violation on any page, light or dark, and the CSP is the production one", async () => {
   const csp = (await (await fetch(`${hub.url}/`)).headers.get("content-security-policy"));

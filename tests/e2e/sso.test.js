@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { launch, newPage, screenshot, settled, go } from "./lib/browser.js";
 import { startEmptyHub } from "./lib/hub.js";
 import { startOidcProvider } from "./lib/oidc-provider.js";
+import { violations } from "./lib/axe.js";
 
 const SECRET = "e2e-kerf-client-secret-5521";
 const PASSWORD = "Provider-Pass-3377";
@@ -72,6 +73,7 @@ test("a person signs in through the provider and lands where they started, with 
   await page.waitForSelector("a.sso-login");
   assert.equal((await page.textContent("a.sso-login")).trim(), "Sign in with Corp SSO");
   await screenshot(page, "sso-login");
+  assert.deepEqual(await violations(page), [], "the login page with a provider");
   await throughProvider("ana");
   await page.waitForSelector("nav[aria-label='Main']");
   assert.equal(new URL(page.url()).pathname, "/workloads");
@@ -116,6 +118,7 @@ test("a person the provider disabled, or in no mapped group, gets no session and
   assert.match(await page.textContent("[data-sso-error]"), /You have no access to kerf.*None of your groups at Corp SSO gives a kerf role/s);
   assert.equal(await me(), null);
   await screenshot(page, "sso-refused");
+  assert.deepEqual(await violations(page), [], "the refused sign-in's page");
   tab.assertClean("refused sign-ins");
 });
 
@@ -140,6 +143,7 @@ test("an admin maps a group in Settings, and sees what to register with the prov
   await page.waitForSelector("table[aria-label='Group mappings'] tbody tr:has-text('sre')");
   assert.deepEqual((await rows()).at(-1), ["sre", "fleet editor", "this page"]);
   await screenshot(page, "sso-settings");
+  assert.deepEqual(await violations(page), [], "Settings > Single sign-on");
   const audit = await hub.api("GET", "/v1/audit/config?action=SsoMappingsUpdated");
   assert.equal(audit.body.items[0].actor.name, "dee");
   // The users list says who signs in through the provider.

@@ -209,6 +209,7 @@ impl World {
             created_at: now,
             last_seen_at: now,
             expires_at: now + 3_600_000,
+            sso_checked_at: None,
         };
         let digest = token::hash(&value);
         self.state

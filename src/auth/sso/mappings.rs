@@ -27,7 +27,7 @@ pub struct MappingView {
     /// `team-admin`, `team-editor` or `team-viewer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team_role: Option<String>,
-    /// `config` (the config file's; read-only here) or `ui`. Ignored when sent.
+    /// `config` (the config file's; read-only here) or `ui`. In answers only.
     #[serde(default, skip_deserializing)]
     pub source: String,
 }

@@ -225,8 +225,8 @@ impl Sso {
         Ok((done, login.return_to))
     }
 
-    /// For a session opened through the provider whose last check is older than
-    /// `recheck_seconds`: asks the provider again (refresh, else userinfo). The session
+    /// For a session opened through the provider whose last check (`checked`) is older
+    /// than `recheck_seconds`: asks the provider again (refresh, else userinfo). The session
     /// ends when the provider no longer vouches for the user, or they are in no mapped
     /// group any more; otherwise the groups' roles are applied. A provider that cannot
     /// be reached leaves the session as it is and is asked again shortly.
@@ -235,13 +235,12 @@ impl Sso {
         store: &Store,
         digest: &str,
         user_id: i64,
+        checked: i64,
         now: i64,
     ) -> Result<(), AuthError> {
         let due = |checked: i64| now - checked >= self.recheck_ms;
-        let d = digest.to_string();
-        match store.reading(move |r| r.session_sso(&d)).await? {
-            Some((_, checked)) if due(checked) => {}
-            _ => return Ok(()),
+        if !due(checked) {
+            return Ok(());
         }
         let lock = {
             let mut map = self.rechecks.lock().unwrap_or_else(|p| p.into_inner());

@@ -81,6 +81,9 @@ stage lib-tests cargo test --locked --lib
 stage ensure-kube tool_wait kube
 KUBE_CONTROL_PLANE_DIR=$(tool_result kube)
 export KUBE_CONTROL_PLANE_DIR
+stage ensure-crds scripts/ensure-crds.sh
+THIRD_PARTY_CRDS_DIR=$(scripts/ensure-crds.sh 2>/dev/null | tail -n 1)
+export THIRD_PARTY_CRDS_DIR
 stage ensure-helm tool_wait helm
 HELM_BIN=$(tool_result helm)
 export HELM_BIN

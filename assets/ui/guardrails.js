@@ -22,6 +22,7 @@ export const GUARDRAILS = {
   PodDisruptionBudget: "A PodDisruptionBudget refuses the eviction of an outdated pod; kerf retries until it allows it.",
   ResourceQuota: "The namespace's ResourceQuota has no room for the change (the new pods of a rollout included), so kerf does not start it: the new pods would be refused. Raise the quota or free room in it.",
   LimitRange: "A LimitRange of the namespace would refuse the new values (below its minimum, above its maximum, or a limit too many times its request), so kerf does not apply them.",
+  VPAConflict: "A VerticalPodAutoscaler also sets this workload's requests (its updateMode is not Off), so kerf does not change them: the two would undo each other. Set the VPA's updateMode to Off to keep it as a recommender, or remove it.",
   NoFittingNode: "No node has room for a pod of the new size, so kerf does not start the change: its pods would stay Pending. Add capacity, or the change waits until a node has room.",
   OutsideMaintenanceWindow: "Queued for the next maintenance window.",
   FreezeWindow: "Inside a freeze: no change until it ends.",

@@ -23,6 +23,7 @@ pub mod record;
 mod snapshot;
 #[cfg(test)]
 mod snapshot_tests;
+pub mod vpa;
 
 use std::future::Future;
 use std::time::Duration;
@@ -33,6 +34,7 @@ pub use model::*;
 pub use policy_object::PolicyObject;
 pub use record::Record;
 pub use snapshot::*;
+pub use vpa::Vpa;
 
 /// The field manager kerf writes as.
 pub const FIELD_MANAGER: &str = "kerf";

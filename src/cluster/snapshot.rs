@@ -31,6 +31,10 @@ pub struct Snapshot {
     /// The cluster's RightsizingPolicy objects (none when the agent may not read them).
     #[serde(default)]
     pub policies: Vec<super::PolicyObject>,
+    /// The VerticalPodAutoscalers in scope (none when the cluster has no VPA CRD or the
+    /// agent may not read them).
+    #[serde(default)]
+    pub vpas: Vec<super::Vpa>,
     /// Each owner's pods (indexes into `pods`), built by the first [`Snapshot::pods_of`]:
     /// a pass asks for every workload's pods several times, and scanning all pods each
     /// time is quadratic in the cluster's size.

@@ -130,6 +130,7 @@ pub enum Reason {
     ResourceQuota,
     LimitRange,
     NoFittingNode,
+    VPAConflict,
     ResizeInfeasible,
     ResizeDeferredTimeout,
     OOMKills,
@@ -145,7 +146,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, grouped by type in contract order.
-    pub const ALL: [Reason; 35] = [
+    pub const ALL: [Reason; 36] = [
         Reason::RecommendationApplied,
         Reason::ApprovedOnce,
         Reason::ModeOff,
@@ -170,6 +171,7 @@ impl Reason {
         Reason::ResourceQuota,
         Reason::LimitRange,
         Reason::NoFittingNode,
+        Reason::VPAConflict,
         Reason::ResizeInfeasible,
         Reason::ResizeDeferredTimeout,
         Reason::OOMKills,
@@ -206,7 +208,8 @@ impl Reason {
             | Paused
             | ResourceQuota
             | LimitRange
-            | NoFittingNode => EventType::Blocked,
+            | NoFittingNode
+            | VPAConflict => EventType::Blocked,
             ResizeInfeasible | ResizeDeferredTimeout => EventType::Fallback,
             OOMKills | Restarts | Throttling | RolloutStalled => EventType::RolledBack,
             ModeChanged => EventType::Released,
@@ -242,6 +245,7 @@ impl Reason {
             ResourceQuota => "ResourceQuota",
             LimitRange => "LimitRange",
             NoFittingNode => "NoFittingNode",
+            VPAConflict => "VPAConflict",
             ResizeInfeasible => "ResizeInfeasible",
             ResizeDeferredTimeout => "ResizeDeferredTimeout",
             OOMKills => "OOMKills",

@@ -45,6 +45,11 @@ impl<C: Cluster> Actions<'_, C> {
             .iter()
             .filter(|h| h.target.as_ref() == Some(&key))
             .collect();
+        let vpas: Vec<&crate::cluster::Vpa> = snap
+            .vpas
+            .iter()
+            .filter(|v| v.target.as_ref() == Some(&key))
+            .collect();
         let pdbs = crate::agent::decide::disruption::pdbs_of(snap, live, &pods);
         let throttling = self
             .counters
@@ -64,6 +69,7 @@ impl<C: Cluster> Actions<'_, C> {
             pods: &pods,
             nodes: &snap.nodes,
             hpas: &hpas,
+            vpas: &vpas,
             pdbs: &pdbs,
             admission: snap.admission_of(&key.namespace),
             node_requests: snap,

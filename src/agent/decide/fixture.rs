@@ -69,6 +69,7 @@ pub(super) struct Fixture {
     pub(super) situation: Situation,
     pub(super) excluded: Vec<String>,
     pub(super) hpas: Vec<crate::cluster::Hpa>,
+    pub(super) vpas: Vec<crate::cluster::Vpa>,
     pub(super) pdbs: Vec<crate::cluster::Pdb>,
     pub(super) throttling: BTreeMap<String, f64>,
     pub(super) admission: crate::cluster::NamespaceAdmission,
@@ -186,6 +187,7 @@ pub(super) fn fixture() -> Fixture {
         },
         excluded: Vec::new(),
         hpas: Vec::new(),
+        vpas: Vec::new(),
         pdbs: Vec::new(),
         throttling: BTreeMap::new(),
         admission: Default::default(),
@@ -224,6 +226,7 @@ impl Fixture {
         };
         let pods: Vec<&Pod> = self.pods.iter().collect();
         let hpas: Vec<&crate::cluster::Hpa> = self.hpas.iter().collect();
+        let vpas: Vec<&crate::cluster::Vpa> = self.vpas.iter().collect();
         let pdbs: Vec<&crate::cluster::Pdb> = self.pdbs.iter().collect();
         let mut node_requests = self.other_requests.clone();
         for p in &self.pods {
@@ -240,6 +243,7 @@ impl Fixture {
             pods: &pods,
             nodes: &self.nodes,
             hpas: &hpas,
+            vpas: &vpas,
             pdbs: &pdbs,
             admission: &self.admission,
             node_requests: &node_requests,

@@ -390,3 +390,44 @@ fn leaving_auto_patch_releases_what_kerf_owns_unless_paused_or_frozen() {
     f.state.mode = Some(f.rec.mode.clone());
     assert_eq!(reasons(&f.decide()), [Reason::ModeAudit]);
 }
+
+#[test]
+fn a_vpa_that_acts_on_the_workload_blocks_kerf_and_one_that_only_recommends_does_not() {
+    let with_vpa = |mode: Option<&str>| {
+        let mut f = fixture();
+        let mut spec =
+            json!({"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}});
+        if let Some(m) = mode {
+            spec["updatePolicy"] = json!({ "updateMode": m });
+        }
+        f.vpas
+            .push(crate::cluster::Vpa::from_spec("shop", "web-vpa", &spec));
+        f
+    };
+    for mode in [
+        None,
+        Some("Auto"),
+        Some("Recreate"),
+        Some("Initial"),
+        Some("InPlaceOrRecreate"),
+    ] {
+        let d = with_vpa(mode).decide();
+        assert_eq!(reasons(&d), [Reason::VPAConflict], "{mode:?}");
+        let f = finding(&d, Reason::VPAConflict);
+        assert_eq!(f.details["vpa"], "web-vpa");
+        assert_eq!(f.details["updateMode"], mode.unwrap_or("Auto"));
+    }
+    assert_eq!(
+        reasons(&with_vpa(Some("Off")).decide()),
+        [Reason::RecommendationApplied]
+    );
+    // Another workload's VPA is not this one's.
+    let mut f = fixture();
+    f.vpas.push(crate::cluster::Vpa::from_spec(
+        "shop",
+        "other",
+        &json!({"targetRef": {"kind": "Deployment", "name": "api"}}),
+    ));
+    let d = f.decide();
+    assert_eq!(reasons(&d), [Reason::RecommendationApplied]);
+}

@@ -4,7 +4,7 @@
 //! finding lists it in `resources`) and the change goes on with the other. The first
 //! per-resource guardrail that refuses a resource is its reason.
 //!
-//! Workload: `LearningPeriod`, `LowConfidence`, `Cooldown`, `HPACoupled` (`hpa`),
+//! Workload: `VPAConflict`, `LearningPeriod`, `LowConfidence`, `Cooldown`, `HPACoupled` (`hpa`),
 //! `SingleReplicaUnsafe` (`disruption`), `UnsupportedNode`, `LimitRange` and
 //! `ResourceQuota` (`admission`), `NoFittingNode` (`fit`). Per resource: `Throttled`
 //! and `OOMKilled` (`pressure`), `JVMFixedHeap` and `RestartPolicyRequired`
@@ -23,6 +23,7 @@ pub type ResourceGuardrail = fn(&Ctx, EventResource) -> Option<Finding>;
 
 /// Step 6, in order.
 pub const WORKLOAD_GUARDRAILS: &[WorkloadGuardrail] = &[
+    vpa_conflict,
     learning_period,
     low_confidence,
     cooldown,
@@ -34,11 +35,13 @@ pub const WORKLOAD_GUARDRAILS: &[WorkloadGuardrail] = &[
     super::fit::no_fitting_node,
 ];
 
-/// The workload guardrails that say whether the API server and the scheduler would take
-/// the change (the last three of step 6): also read for a change waiting for approval
-/// in `audit`, so that the workload's page says before anyone approves that it would be
+/// The workload guardrails that hold a change whenever it would come: another vertical
+/// autoscaler acting on the workload, and whether the API server and the scheduler would
+/// take it (the last three of step 6). Also read for a change waiting for approval in
+/// `audit`, so that the workload's page says before anyone approves that it would be
 /// held.
 pub const ADMISSION_GUARDRAILS: &[WorkloadGuardrail] = &[
+    vpa_conflict,
     super::admission::limit_range,
     super::admission::resource_quota,
     super::fit::no_fitting_node,
@@ -51,6 +54,28 @@ pub const RESOURCE_GUARDRAILS: &[ResourceGuardrail] = &[
     super::runtime::jvm_fixed_heap,
     super::runtime::restart_policy_required,
 ];
+
+/// `VPAConflict`: a VerticalPodAutoscaler that acts on the workload (any `updateMode` but
+/// `Off`) sets its requests too; kerf does not fight it.
+fn vpa_conflict(c: &Ctx) -> Option<Finding> {
+    let key = &c.input.live.key;
+    let vpa = c
+        .input
+        .vpas
+        .iter()
+        .find(|v| v.acts() && v.target.as_ref() == Some(key))?;
+    Some(
+        Finding::new(
+            Reason::VPAConflict,
+            format!(
+                "VerticalPodAutoscaler {} (updateMode {}) also sets this workload's requests; kerf does not fight it: set its updateMode to Off to keep it as a recommender, or remove it",
+                vpa.name, vpa.update_mode
+            ),
+        )
+        .detail("vpa", &vpa.name)
+        .detail("updateMode", &vpa.update_mode),
+    )
+}
 
 /// `HPACoupled`: a utilization HPA the change cannot be coordinated with.
 fn hpa_coupled(c: &Ctx) -> Option<Finding> {

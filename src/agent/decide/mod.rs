@@ -84,6 +84,8 @@ pub struct WorkloadInput<'a> {
     pub nodes: &'a [Node],
     /// The HPAs that target the workload.
     pub hpas: &'a [&'a Hpa],
+    /// The VerticalPodAutoscalers that target the workload.
+    pub vpas: &'a [&'a crate::cluster::Vpa],
     /// The PodDisruptionBudgets that select its pods.
     pub pdbs: &'a [&'a Pdb],
     /// Its namespace's ResourceQuotas and LimitRanges.

@@ -463,6 +463,7 @@ fn no_recommendation_is_nothing_to_decide() {
         pods: &pods,
         nodes: &f.nodes,
         hpas: &[],
+        vpas: &[],
         pdbs: &[],
         admission: &f.admission,
         node_requests: &f.other_requests,

@@ -9,6 +9,7 @@ mod kubelet;
 mod ownership;
 mod policies;
 mod records;
+mod vpas;
 mod watch;
 
 use std::collections::BTreeMap;

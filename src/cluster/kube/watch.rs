@@ -54,6 +54,8 @@ pub struct KubeView {
     nodes: Stores<KNode>,
     /// The cluster's RightsizingPolicies (`None`: the agent may not read them).
     policies: Option<Store<DynamicObject>>,
+    /// The VerticalPodAutoscalers in scope (none: no CRD, or the agent may not read them).
+    vpas: Vec<Store<DynamicObject>>,
     notify: Arc<Notify>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Conversions kept from the last snapshot (`converted`).
@@ -249,6 +251,14 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
     } else {
         None
     };
+    let vpa_apis = super::vpas::apis(&client, namespaces);
+    let mut vpas = Vec::new();
+    if super::vpas::readable(&vpa_apis[0]).await {
+        for api in vpa_apis {
+            let writer = reflector::store::Writer::new(super::vpas::resource());
+            vpas.push(s.run_with(api, writer, trim_dynamic));
+        }
+    }
     let view = KubeView {
         deployments,
         statefulsets,
@@ -261,6 +271,7 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
         limit_ranges,
         nodes,
         policies,
+        vpas,
         notify: s.notify,
         tasks: s.tasks,
         converted: Mutex::default(),
@@ -287,6 +298,9 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
         );
         if let Some(p) = &view.policies {
             let _ = p.wait_until_ready().await;
+        }
+        for v in &view.vpas {
+            let _ = v.wait_until_ready().await;
         }
     };
     if tokio::time::timeout(READY_WITHIN, ready).await.is_err() {
@@ -371,6 +385,7 @@ impl View for KubeView {
         if let Some(p) = &self.policies {
             out.policies = super::policies::all(p);
         }
+        out.vpas = super::vpas::all(&self.vpas);
         out.workloads.sort_by(|a, b| a.key.cmp(&b.key));
         out
     }

@@ -115,6 +115,8 @@ struct State {
     startups: BTreeMap<WorkloadKey, admission::Startup>,
     /// RightsizingPolicy objects by name.
     policies: BTreeMap<String, crate::cluster::PolicyObject>,
+    /// VerticalPodAutoscalers.
+    vpas: Vec<crate::cluster::Vpa>,
 }
 
 /// What the in-process cluster answers for its version.
@@ -147,6 +149,7 @@ impl SimCluster {
                 quotas: Vec::new(),
                 startups: BTreeMap::new(),
                 policies: BTreeMap::new(),
+                vpas: Vec::new(),
             })),
             clock,
             manager: FIELD_MANAGER.into(),
@@ -347,6 +350,12 @@ impl SimCluster {
                 .collect(),
             admission: w.admission(inside),
             policies: w.policies.values().cloned().collect(),
+            vpas: w
+                .vpas
+                .iter()
+                .filter(|v| inside(&v.namespace))
+                .cloned()
+                .collect(),
             owners: Default::default(),
             on_nodes: Default::default(),
             by_key: Default::default(),

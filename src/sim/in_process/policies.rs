@@ -1,5 +1,6 @@
 //! RightsizingPolicy objects in the simulated cluster (the demo's, `sim::git_policies`):
-//! held as given, their status written through the status subresource's equivalent.
+//! held as given, their status written through the status subresource's equivalent;
+//! and the other objects kerf reads beside them (VerticalPodAutoscalers).
 
 use serde_json::Value;
 
@@ -10,6 +11,12 @@ impl SimCluster {
     /// Adds `object` as it is (the demo's objects, whose uids are known beforehand).
     pub fn insert_policy(&self, object: PolicyObject) {
         self.world().policies.insert(object.name.clone(), object);
+    }
+
+    /// Adds a VerticalPodAutoscaler (a cluster whose VPA acts on a workload kerf would
+    /// change).
+    pub fn insert_vpa(&self, vpa: crate::cluster::Vpa) {
+        self.world().vpas.push(vpa);
     }
 }
 

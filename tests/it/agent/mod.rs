@@ -19,4 +19,5 @@ mod reasons;
 mod remote;
 mod shipped_defaults;
 mod spec;
+mod vpa;
 mod world;

@@ -1,7 +1,8 @@
 //! Installs what kerf ships for a cluster (`packaging/k8s/crds.yaml`,
 //! `packaging/k8s/agent-rbac.yaml`) into the test control plane, as an admin would with
 //! `kubectl apply`, so every test runs the agent with exactly the shipped CRDs and
-//! ClusterRole.
+//! ClusterRole; and the other projects' CRDs kerf reads (the VerticalPodAutoscaler's,
+//! from its Go module: `scripts/ensure-crds.sh`).
 
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use serde_json::Value;
 /// The shipped manifests the tests install, in order.
 pub const FILES: &[&str] = &["packaging/k8s/crds.yaml", "packaging/k8s/agent-rbac.yaml"];
 
-/// Every document of `file` (relative to the repository), as JSON.
+/// Every document of `file` (relative to the repository, or absolute), as JSON.
 pub fn documents(file: &str) -> Vec<Value> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
@@ -36,14 +37,24 @@ fn collection(doc: &Value) -> String {
     format!("/apis/{api}/{plural}")
 }
 
-/// Creates every document of [`FILES`] and waits until the CRDs are established.
+/// Creates every document of [`FILES`] and of the other projects' CRDs, and waits until
+/// the CRDs are established.
 pub async fn install(server: &str, ca_pem: &str, admin_token: &str) {
     let client = reqwest::Client::builder()
         .add_root_certificate(reqwest::Certificate::from_pem(ca_pem.as_bytes()).expect("ca"))
         .build()
         .expect("client");
     let mut crds = Vec::new();
-    for file in FILES {
+    let third_party = crate::support::tools::crds();
+    let others: Vec<String> = ["vpa.yaml"]
+        .iter()
+        .map(|f| third_party.join(f).display().to_string())
+        .collect();
+    for file in FILES
+        .iter()
+        .copied()
+        .chain(others.iter().map(String::as_str))
+    {
         for doc in documents(file) {
             let url = format!("{server}{}", collection(&doc));
             let answer = client

@@ -1,0 +1,106 @@
+//! Coexistence with a VerticalPodAutoscaler, against the real API server with the VPA's
+//! own CRD (from its Go module, `scripts/ensure-crds.sh`): a VPA in `Auto` mode on the
+//! workload blocks kerf (`blocked VPAConflict`, nothing changed in the cluster); set to
+//! `Off` (recommendations only), kerf applies its change.
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::json;
+
+use super::world::{deployment, res, World};
+
+async fn vpa(w: &World, mode: &str) {
+    let ar = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("autoscaling.k8s.io", "v1", "VerticalPodAutoscaler"),
+        "verticalpodautoscalers",
+    );
+    let api: Api<DynamicObject> = Api::namespaced_with(w.admin.clone(), &w.ns.name, &ar);
+    let body = json!({
+        "apiVersion": "autoscaling.k8s.io/v1",
+        "kind": "VerticalPodAutoscaler",
+        "metadata": { "name": "web-vpa" },
+        "spec": {
+            "targetRef": { "apiVersion": "apps/v1", "kind": "Deployment", "name": "web" },
+            "updatePolicy": { "updateMode": mode },
+        },
+    });
+    api.patch(
+        "web-vpa",
+        &PatchParams::apply("vpa-owner").force(),
+        &Patch::Apply(&body),
+    )
+    .await
+    .expect("apply the VPA");
+}
+
+#[tokio::test]
+async fn a_vpa_in_auto_mode_blocks_kerf_and_one_set_to_off_lets_it_apply() {
+    let w = World::new("agent-vpa", 4000, 8192).await;
+    let web = w
+        .create(&deployment("web", 2, res(500, 1000, 256, 512)))
+        .await;
+    w.policy("auto", json!({})).await;
+    vpa(&w, "Auto").await;
+    w.recommend(&web, res(250, 500, 200, 400)).await;
+    // Let the pods come up before taking the picture.
+    crate::support::eventually("pods running", crate::support::secs(60), async || {
+        let objects = w.workload_objects().await;
+        let running = objects
+            .iter()
+            .filter(|l| l.contains("Some(Resources"))
+            .count();
+        (running >= 2).then_some(()).ok_or(objects)
+    })
+    .await;
+    let before = w.workload_objects().await;
+    let mut agent = w.agent().await;
+    crate::support::eventually(
+        "the agent to see the VPA and hold",
+        crate::support::secs(60),
+        async || {
+            agent.pass().await;
+            w.deliver(&agent).await;
+            let reasons = w.reasons().await;
+            reasons
+                .contains(&("blocked".to_string(), "VPAConflict".to_string()))
+                .then_some(())
+                .ok_or(reasons)
+        },
+    )
+    .await;
+    assert_eq!(
+        w.workload_objects().await,
+        before,
+        "nothing changed under the VPA"
+    );
+    let audit = w.audit().await;
+    let held = audit
+        .iter()
+        .find(|e| e["reason"] == "VPAConflict")
+        .expect("the VPAConflict event");
+    assert_eq!(held["details"]["vpa"], "web-vpa");
+    assert_eq!(held["details"]["updateMode"], "Auto");
+    assert!(held["message"]
+        .as_str()
+        .unwrap()
+        .contains("set its updateMode to Off"));
+
+    // Recommendations only: kerf may act.
+    vpa(&w, "Off").await;
+    crate::support::eventually(
+        "the change applied once the VPA is Off",
+        crate::support::secs(60),
+        async || {
+            agent.pass().await;
+            w.deliver(&agent).await;
+            let reasons = w.reasons().await;
+            reasons
+                .iter()
+                .any(|(t, _)| t == "applied")
+                .then_some(())
+                .ok_or(reasons)
+        },
+    )
+    .await;
+    assert_ne!(w.workload_objects().await, before, "the requests changed");
+}

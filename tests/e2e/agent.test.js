@@ -76,19 +76,30 @@ test("the demo's agents apply changes within 5 minutes, and the UI shows them", 
   // current values, beside the usage.
   const container = e.containers[0];
   const resource = container.to.requests?.cpu !== undefined ? "cpu" : "memory";
-  const expected = container.to.requests[resource];
-  const want = resource === "cpu" ? parseCpu(expected) : parseMemory(expected);
+  // What kerf set last on that container: the newest applied or rolled_back event (the
+  // demo's agents keep working while this waits: a later change, or a rollback, moves
+  // the values in force on).
+  const lastSet = async () => {
+    const q = `cluster=${e.cluster}&namespace=${encodeURIComponent(e.workload.namespace)}&name=${encodeURIComponent(e.workload.name)}&limit=50`;
+    const events = (await hub.api("GET", `/v1/audit?${q}`)).body.items;
+    const last = events.find((x) => x.type === "applied" || x.type === "rolled_back");
+    const q2 = last?.containers.find((c) => c.name === container.name)?.to.requests?.[resource];
+    return q2 === undefined ? null : resource === "cpu" ? parseCpu(q2) : parseMemory(q2);
+  };
+  let seen = null;
   await until("the new values in force", 3 * 60_000, async () => {
     await hub.runsDone();
     const run = await hub.api("POST", `/v1/clusters/${e.cluster}/runs`);
     assert.ok([200, 201, 202, 409].includes(run.status), JSON.stringify(run.body));
     await hub.runsDone();
+    const want = await lastSet();
     const r = await hub.api("GET", `/v1/workloads/${w.id}`);
     const value = (r.body.current ?? []).find((c) => c.name === container.name)?.[resource]?.request?.value;
-    if (value !== undefined && Math.abs(value - want) <= 1e-6 * Math.max(1, want)) return true;
+    seen = { want, value };
+    if (want !== null && value !== undefined && Math.abs(value - want) <= 1e-6 * Math.max(1, want)) return true;
     await new Promise((res) => setTimeout(res, 15000));
     return null;
-  });
+  }).catch((err) => { throw new Error(`${err.message}; kerf set ${JSON.stringify(seen)} on ${e.workload.name}/${container.name} ${resource}`); });
   await page.reload();
   await page.waitForFunction(() => document.querySelectorAll(".chart-box canvas").length >= 2, null, { timeout: 15000 });
   await settled(page);

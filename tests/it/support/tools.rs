@@ -1,7 +1,6 @@
 //! Foreign tools the tests run, built or installed once and cached by the repository's
-//! scripts: `helm` (`scripts/ensure-helm.sh`), the Python tools
-//! (`scripts/ensure-python-tools.sh`: openapi-spec-validator, schemathesis) and other
-//! projects' CRDs (`scripts/ensure-crds.sh`).
+//! scripts: `helm` (`scripts/ensure-helm.sh`) and the Python tools
+//! (`scripts/ensure-python-tools.sh`: openapi-spec-validator, schemathesis).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,26 +18,6 @@ pub fn helm() -> PathBuf {
     assert!(
         out.status.success(),
         "scripts/ensure-helm.sh failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    PathBuf::from(text.lines().last().expect("a path").trim())
-}
-
-/// `THIRD_PARTY_CRDS_DIR`, else what `scripts/ensure-crds.sh` prints: the directory of
-/// the other projects' CRDs (from their Go modules, cached).
-pub fn crds() -> PathBuf {
-    if let Ok(dir) = std::env::var("THIRD_PARTY_CRDS_DIR") {
-        return PathBuf::from(dir);
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ensure-crds.sh");
-    let out = Command::new("bash")
-        .arg(script)
-        .output()
-        .expect("run scripts/ensure-crds.sh");
-    assert!(
-        out.status.success(),
-        "scripts/ensure-crds.sh failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout).to_string();

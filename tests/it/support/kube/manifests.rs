@@ -11,6 +11,26 @@ use serde_json::Value;
 /// The shipped manifests the tests install, in order.
 pub const FILES: &[&str] = &["packaging/k8s/crds.yaml", "packaging/k8s/agent-rbac.yaml"];
 
+/// `THIRD_PARTY_CRDS_DIR`, else what `scripts/ensure-crds.sh` prints: the directory of
+/// the other projects' CRDs (from their Go modules, cached).
+pub fn third_party_crds() -> std::path::PathBuf {
+    if let Ok(dir) = std::env::var("THIRD_PARTY_CRDS_DIR") {
+        return std::path::PathBuf::from(dir);
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/ensure-crds.sh");
+    let out = std::process::Command::new("bash")
+        .arg(script)
+        .output()
+        .expect("run scripts/ensure-crds.sh");
+    assert!(
+        out.status.success(),
+        "scripts/ensure-crds.sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    std::path::PathBuf::from(text.lines().last().expect("a path").trim())
+}
+
 /// Every document of `file` (relative to the repository, or absolute), as JSON.
 pub fn documents(file: &str) -> Vec<Value> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
@@ -45,7 +65,7 @@ pub async fn install(server: &str, ca_pem: &str, admin_token: &str) {
         .build()
         .expect("client");
     let mut crds = Vec::new();
-    let third_party = crate::support::tools::crds();
+    let third_party = third_party_crds();
     let others: Vec<String> = ["vpa.yaml"]
         .iter()
         .map(|f| third_party.join(f).display().to_string())

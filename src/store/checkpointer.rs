@@ -22,26 +22,34 @@ const INTERVAL: Duration = Duration::from_millis(500);
 /// most of its pages, so it costs the writer little more than its two fsyncs.
 pub(in crate::store) const WRITER_CHECKPOINT_PAGES: i64 = 4_000;
 
-/// Stops the thread when the last handle of the store is dropped.
+/// Stops the thread when the last handle of the store is dropped, and waits for it: its
+/// connection is closed by the time the store is gone (a restore that removes the files
+/// it refused must not see them come back).
 pub(in crate::store) struct Checkpointer {
-    _stop: Sender<()>,
+    stop: Option<Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Checkpointer {
-    /// Starts checkpointing `path`. A connection that cannot be opened leaves the
+    /// Starts checkpointing `path`. Its connection is opened here, before the thread
+    /// runs: a thread opening it later could create the file anew after its store was
+    /// dropped and the files removed. A connection that cannot be opened leaves the
     /// writer's safety net as the only checkpoint (and says so).
     pub(in crate::store) fn start(path: PathBuf, opts: StoreOptions) -> Checkpointer {
         let (stop, stopped) = channel::<()>();
+        let conn = match open_connection(&path, &opts, false) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!(error = %e, "the WAL checkpointer cannot open the database; the writer checkpoints by itself");
+                return Checkpointer {
+                    stop: None,
+                    thread: None,
+                };
+            }
+        };
         let spawned = std::thread::Builder::new()
             .name("kerf-checkpoint".into())
             .spawn(move || {
-                let conn = match open_connection(&path, &opts, false) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "the WAL checkpointer cannot open the database; the writer checkpoints by itself");
-                        return;
-                    }
-                };
                 while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(INTERVAL) {
                     let done = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
                     if let Err(e) = done {
@@ -49,10 +57,27 @@ impl Checkpointer {
                     }
                 }
             });
-        if let Err(e) = spawned {
-            tracing::warn!(error = %e, "cannot start the WAL checkpointer; the writer checkpoints by itself");
+        let thread = match spawned {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot start the WAL checkpointer; the writer checkpoints by itself");
+                None
+            }
+        };
+        Checkpointer {
+            stop: Some(stop),
+            thread,
         }
-        Checkpointer { _stop: stop }
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        // Disconnecting ends the thread's wait at once; at most one checkpoint is left.
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }
 

@@ -41,6 +41,27 @@ pub fn valid_timezone(name: &str) -> bool {
     crate::cron::Zone::parse(name).is_some()
 }
 
+/// The kinds a selector may name: those kerf rightsizes (Deployments, StatefulSets and
+/// DaemonSets, applied by the agent; bare ReplicaSets, recommended only).
+pub const SELECTABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"];
+
+/// Why a selector may not name `kind`, if it may not: a kind kerf does not rightsize
+/// would select nothing while the policy says it does.
+fn unsupported_kind(kind: &str) -> Option<String> {
+    if SELECTABLE_KINDS.contains(&kind) {
+        return None;
+    }
+    let why = match kind {
+        "Job" => "kerf does not rightsize Jobs (a Job's template is immutable)".to_string(),
+        "CronJob" | "Rollout" => format!("kerf does not rightsize {kind}s yet"),
+        other => format!("unsupported workload kind {other:?}"),
+    };
+    Some(format!(
+        "{why}; a selector may name {}",
+        SELECTABLE_KINDS.join(", ")
+    ))
+}
+
 /// All problems of a policy document (empty when valid).
 pub fn validate_policy(p: &PolicySpec) -> Vec<FieldError> {
     let mut e = Errors::default();
@@ -65,20 +86,8 @@ pub fn validate_policy(p: &PolicySpec) -> Vec<FieldError> {
         pattern(&mut e, &format!("selector.names[{i}]"), n);
     }
     for (i, k) in p.selector.kinds.iter().enumerate() {
-        if ![
-            "Deployment",
-            "StatefulSet",
-            "DaemonSet",
-            "Job",
-            "CronJob",
-            "Rollout",
-        ]
-        .contains(&k.as_str())
-        {
-            e.add(
-                format!("selector.kinds[{i}]"),
-                format!("unsupported workload kind {k:?}"),
-            );
+        if let Some(why) = unsupported_kind(k) {
+            e.add(format!("selector.kinds[{i}]"), why);
         }
     }
     for k in p.selector.labels.keys() {
@@ -264,6 +273,37 @@ mod tests {
 
     fn spec(v: serde_json::Value) -> PolicySpec {
         serde_json::from_value(v).expect("decodes")
+    }
+
+    #[test]
+    fn a_selector_names_only_kinds_kerf_rightsizes_and_says_why_not_the_others() {
+        let p = spec(
+            json!({"name": "k", "selector": {"kinds": ["Deployment", "ReplicaSet", "Job", "CronJob", "Rollout"]}}),
+        );
+        let errors = validate_policy(&p);
+        let got: Vec<(&str, &str)> = errors
+            .iter()
+            .map(|e| (e.path.as_str(), e.message.as_str()))
+            .collect();
+        let tail = "; a selector may name Deployment, StatefulSet, DaemonSet, ReplicaSet";
+        assert_eq!(
+            got,
+            [
+                (
+                    "selector.kinds[2]",
+                    format!("kerf does not rightsize Jobs (a Job's template is immutable){tail}")
+                        .as_str()
+                ),
+                (
+                    "selector.kinds[3]",
+                    format!("kerf does not rightsize CronJobs yet{tail}").as_str()
+                ),
+                (
+                    "selector.kinds[4]",
+                    format!("kerf does not rightsize Rollouts yet{tail}").as_str()
+                ),
+            ]
+        );
     }
 
     #[test]

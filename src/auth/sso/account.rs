@@ -14,7 +14,7 @@ use crate::store::{Read, Store, StoreError, UserRecord};
 use crate::wire::Actor;
 
 /// Who signs the provider's changes in the audit.
-pub fn actor(provider: &str) -> AuditContext {
+fn actor(provider: &str) -> AuditContext {
     AuditContext {
         actor: Actor::system(&format!("single sign-on ({provider})")),
         reason: None,
@@ -35,9 +35,9 @@ pub async fn sign_in(
         .reading(move |r| r.user_by_subject(&subject))
         .await
         .map_err(SsoError::Store)?;
-    let user = match found {
-        Some(u) => u,
-        None => create(store, now, provider, identity, access).await?,
+    let Some(user) = found else {
+        // Made with what the groups give: nothing to apply.
+        return create(store, now, provider, identity, access).await;
     };
     if user.disabled {
         return Err(SsoError::Disabled);

@@ -30,19 +30,7 @@ async fn pause_freeze_and_a_closed_window_change_nothing() {
     w.recommend(&web, res(250, 500, 200, 400)).await;
     w.recommend(&batch, res(250, 500, 200, 400)).await;
     // Let the pods come up before taking the picture.
-    crate::support::eventually("pods running", crate::support::secs(60), async || {
-        let objects = w.workload_objects().await;
-        let running = objects
-            .iter()
-            .filter(|l| l.contains("Some(Resources"))
-            .count();
-        if running >= 3 {
-            Ok(())
-        } else {
-            Err(objects)
-        }
-    })
-    .await;
+    w.pods_running(3).await;
     let before = w.workload_objects().await;
     let mut agent = w.agent().await;
 

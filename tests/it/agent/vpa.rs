@@ -7,7 +7,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::json;
 
-use super::world::{deployment, res, World};
+use super::world::{deployment, res, TestAgent, World};
 
 async fn vpa(w: &World, mode: &str) {
     let ar = ApiResource::from_gvk_with_plural(
@@ -43,31 +43,10 @@ async fn a_vpa_in_auto_mode_blocks_kerf_and_one_set_to_off_lets_it_apply() {
     vpa(&w, "Auto").await;
     w.recommend(&web, res(250, 500, 200, 400)).await;
     // Let the pods come up before taking the picture.
-    crate::support::eventually("pods running", crate::support::secs(60), async || {
-        let objects = w.workload_objects().await;
-        let running = objects
-            .iter()
-            .filter(|l| l.contains("Some(Resources"))
-            .count();
-        (running >= 2).then_some(()).ok_or(objects)
-    })
-    .await;
+    w.pods_running(2).await;
     let before = w.workload_objects().await;
     let mut agent = w.agent().await;
-    crate::support::eventually(
-        "the agent to see the VPA and hold",
-        crate::support::secs(60),
-        async || {
-            agent.pass().await;
-            w.deliver(&agent).await;
-            let reasons = w.reasons().await;
-            reasons
-                .contains(&("blocked".to_string(), "VPAConflict".to_string()))
-                .then_some(())
-                .ok_or(reasons)
-        },
-    )
-    .await;
+    passes_until(&w, &mut agent, "blocked", Some("VPAConflict")).await;
     assert_eq!(
         w.workload_objects().await,
         before,
@@ -87,20 +66,32 @@ async fn a_vpa_in_auto_mode_blocks_kerf_and_one_set_to_off_lets_it_apply() {
 
     // Recommendations only: kerf may act.
     vpa(&w, "Off").await;
-    crate::support::eventually(
-        "the change applied once the VPA is Off",
-        crate::support::secs(60),
-        async || {
-            agent.pass().await;
-            w.deliver(&agent).await;
-            let reasons = w.reasons().await;
-            reasons
-                .iter()
-                .any(|(t, _)| t == "applied")
-                .then_some(())
-                .ok_or(reasons)
-        },
-    )
+    passes_until(&w, &mut agent, "applied", None).await;
+    let now = w.workload_objects().await;
+    assert_ne!(now, before, "the requests changed");
+    // In place (the policy's default strategy): the running pods carry the new requests.
+    let resized = now
+        .iter()
+        .filter(|l| l.starts_with("web-") && l.contains("cpu_request: Some(250)"))
+        .count();
+    assert!(
+        resized >= 1,
+        "the recommended CPU request is in force: {now:#?}"
+    );
+}
+
+/// Runs agent passes until the hub holds an event of `kind` (with `reason`, if given).
+async fn passes_until(w: &World, agent: &mut TestAgent, kind: &str, reason: Option<&str>) {
+    let what = format!("a {kind} {} event", reason.unwrap_or(""));
+    crate::support::eventually(&what, crate::support::secs(60), async || {
+        agent.pass().await;
+        w.deliver(agent).await;
+        let reasons = w.reasons().await;
+        reasons
+            .iter()
+            .any(|(t, r)| t == kind && reason.is_none_or(|want| r == want))
+            .then_some(())
+            .ok_or(reasons)
+    })
     .await;
-    assert_ne!(w.workload_objects().await, before, "the requests changed");
 }

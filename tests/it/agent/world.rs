@@ -409,6 +409,20 @@ impl World {
         out
     }
 
+    /// Waits until `n` pods report resources in their status (running), so that a
+    /// picture of [`World::workload_objects`] taken next does not change as they start.
+    pub async fn pods_running(&self, n: usize) {
+        crate::support::eventually("pods running", crate::support::secs(60), async || {
+            let objects = self.workload_objects().await;
+            let running = objects
+                .iter()
+                .filter(|l| l.contains("Some(Resources"))
+                .count();
+            (running >= n).then_some(()).ok_or(objects)
+        })
+        .await;
+    }
+
     /// The cluster's workload events in the hub (`GET /v1/audit`), oldest first.
     pub async fn audit(&self) -> Vec<Value> {
         let (s, v) = self

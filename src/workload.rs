@@ -9,6 +9,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+mod container_role;
+
+pub use container_role::{effective_pod_value, ContainerRole};
+
 /// The controllers kerf rightsizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum WorkloadKind {

@@ -12,8 +12,8 @@ use super::decide::inplace::{changes_qos, live, to_resize, verdict, Verdict};
 use super::decide::Finding;
 use super::state::{Operation, Step};
 use crate::cluster::{
-    ApplyMode, Cluster, ClusterError, ContainerResources, Resources, Snapshot, UpdateStrategy,
-    WorkloadKey, WorkloadKind,
+    ApplyMode, Cluster, ClusterError, ContainerResources, ContainerRole, Resources, Snapshot,
+    UpdateStrategy, WorkloadKey, WorkloadKind,
 };
 use crate::policy::Strategy;
 use crate::wire::Reason;
@@ -137,6 +137,18 @@ async fn in_place<C: Cluster>(
     if desired > 0 && !pods.iter().any(|p| live(p)) {
         return Progress::Pending;
     }
+    // An init container has run by the time a resize could reach it: only new pods
+    // take its new values (the API server refuses to resize one in place).
+    if let Some(c) = op.containers.iter().find(|c| c.role == ContainerRole::Init) {
+        return Progress::Fallback {
+            reason: Reason::ResizeInfeasible,
+            message: format!(
+                "container {} is an init container, which cannot be resized in place; only new pods take its values",
+                c.name
+            ),
+            details: details(&[("resizeStatus", "Infeasible"), ("container", &c.name)]),
+        };
+    }
     if let Some(p) = pods.iter().find(|p| live(p) && changes_qos(p, &targets)) {
         return Progress::Fallback {
             reason: Reason::ResizeInfeasible,
@@ -203,7 +215,7 @@ async fn rollout<C: Cluster>(cluster: &C, key: &WorkloadKey, op: &mut Operation)
     let changes: Vec<ContainerResources> = op
         .containers
         .iter()
-        .map(|c| ContainerResources::set(&c.name, c.to))
+        .map(|c| ContainerResources::set(&c.name, c.to).in_role(c.role))
         .collect();
     let mode = ApplyMode {
         force: true,

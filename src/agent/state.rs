@@ -104,6 +104,9 @@ pub enum Phase {
 #[serde(rename_all = "camelCase")]
 pub struct ContainerValues {
     pub name: String,
+    /// Where it is written (an app container, a sidecar or an init container).
+    #[serde(default, skip_serializing_if = "crate::cluster::ContainerRole::is_app")]
+    pub role: crate::cluster::ContainerRole,
     pub from: Resources,
     pub to: Resources,
 }

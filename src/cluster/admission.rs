@@ -58,19 +58,19 @@ impl QuotaAmounts {
         }
     }
 
-    /// What one pod whose containers have `containers`' values counts against a quota:
-    /// its effective requests, its limits (unset counts 0) and itself.
+    /// What one pod whose containers (role and values, in template order) have
+    /// `containers`' values counts against a quota: its effective requests and limits
+    /// (unset counts 0) and itself.
     pub fn of_pod<'a>(
-        containers: impl Iterator<Item = &'a super::Resources> + Clone,
+        containers: impl Iterator<Item = (super::ContainerRole, &'a super::Resources)>,
     ) -> QuotaAmounts {
-        let (requests_cpu, requests_memory) = super::total_requests(containers.clone());
-        let limits =
-            |f: fn(&super::Resources) -> Option<u64>| containers.clone().filter_map(f).sum();
+        let totals = super::Resources::of_pod(containers);
+        let (requests_cpu, requests_memory) = totals.effective_requests();
         QuotaAmounts {
             requests_cpu: Some(requests_cpu),
             requests_memory: Some(requests_memory),
-            limits_cpu: Some(limits(|r| r.cpu_limit)),
-            limits_memory: Some(limits(|r| r.memory_limit)),
+            limits_cpu: Some(totals.cpu_limit.unwrap_or(0)),
+            limits_memory: Some(totals.memory_limit.unwrap_or(0)),
             pods: Some(1),
         }
     }

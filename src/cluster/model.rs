@@ -10,7 +10,7 @@ pub use super::admission::*;
 
 /// The one workload identity (`crate::workload`), with the kind one the agent changes.
 pub type WorkloadKey = crate::workload::WorkloadKey<WorkloadKind>;
-pub use crate::workload::WorkloadKind;
+pub use crate::workload::{ContainerRole, WorkloadKind};
 
 /// Names one pod.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -56,6 +56,36 @@ impl Resources {
         }
     }
 
+    /// A pod's values from its containers' (role and values, in template order): each
+    /// field its effective pod value ([`crate::workload::effective_pod_value`]; a
+    /// missing request counts as its limit, anything else missing as 0), unset when no
+    /// container sets it.
+    pub fn of_pod<'a>(
+        containers: impl Iterator<Item = (ContainerRole, &'a Resources)>,
+    ) -> Resources {
+        let all: Vec<(ContainerRole, Resources)> = containers
+            .map(|(role, r)| {
+                let (cpu, memory) = r.effective_requests();
+                let requests = Resources {
+                    cpu_request: r.cpu_request.or(r.cpu_limit.map(|_| cpu)),
+                    memory_request: r.memory_request.or(r.memory_limit.map(|_| memory)),
+                    ..*r
+                };
+                (role, requests)
+            })
+            .collect();
+        let mut out = Resources::default();
+        for field in ResourceField::ALL {
+            if all.iter().any(|(_, r)| r.get(field).is_some()) {
+                let each = all
+                    .iter()
+                    .map(|(role, r)| (*role, r.get(field).unwrap_or(0)));
+                out.set(field, Some(crate::workload::effective_pod_value(each)));
+            }
+        }
+        out
+    }
+
     /// Requests as the scheduler and kubelet count them: a missing request defaults to
     /// the limit (the API server's defaulting), else zero.
     pub fn effective_requests(&self) -> (u64, u64) {
@@ -66,7 +96,23 @@ impl Resources {
     }
 }
 
-/// The summed effective requests (millicores, bytes) of several containers.
+/// A pod's effective requests (millicores, bytes) from its containers, init
+/// containers and sidecars in `spec.initContainers` order: what the scheduler, the
+/// kubelet and quotas count ([`crate::workload::effective_pod_value`]).
+pub fn pod_requests<'a>(
+    all: impl IntoIterator<Item = (ContainerRole, &'a Resources)>,
+) -> (u64, u64) {
+    let each: Vec<(ContainerRole, (u64, u64))> = all
+        .into_iter()
+        .map(|(role, r)| (role, r.effective_requests()))
+        .collect();
+    (
+        crate::workload::effective_pod_value(each.iter().map(|(role, v)| (*role, v.0))),
+        crate::workload::effective_pod_value(each.iter().map(|(role, v)| (*role, v.1))),
+    )
+}
+
+/// The summed effective requests (millicores, bytes) of several app containers.
 pub fn total_requests<'a>(all: impl IntoIterator<Item = &'a Resources>) -> (u64, u64) {
     all.into_iter().fold((0, 0), |acc, r| {
         let (cpu, memory) = r.effective_requests();
@@ -108,17 +154,28 @@ impl ResourceField {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContainerResources {
     pub container: String,
+    /// Where the container is written: `spec.containers` (an app container) or
+    /// `spec.initContainers` (a sidecar or an init container).
+    #[serde(default, skip_serializing_if = "ContainerRole::is_app")]
+    pub role: ContainerRole,
     pub resources: Resources,
     pub remove: Vec<ResourceField>,
 }
 
 impl ContainerResources {
+    /// `resources` for app container `container`.
     pub fn set(container: &str, resources: Resources) -> ContainerResources {
         ContainerResources {
             container: container.into(),
+            role: ContainerRole::App,
             resources,
             remove: Vec::new(),
         }
+    }
+
+    /// The same change, for a container of `role`.
+    pub fn in_role(self, role: ContainerRole) -> ContainerResources {
+        ContainerResources { role, ..self }
     }
 }
 
@@ -149,6 +206,9 @@ pub struct EnvVar {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Container {
     pub name: String,
+    /// An app container, a native sidecar or an init container.
+    #[serde(default, skip_serializing_if = "ContainerRole::is_app")]
+    pub role: ContainerRole,
     pub image: String,
     pub command: Vec<String>,
     pub args: Vec<String>,
@@ -194,7 +254,8 @@ pub struct Workload {
     pub annotations: BTreeMap<String, String>,
     /// The selector's `matchLabels`.
     pub selector: BTreeMap<String, String>,
-    /// The pod template's containers.
+    /// The pod template's containers: its init containers and sidecars first, in
+    /// `spec.initContainers` order, then its app containers.
     pub containers: Vec<Container>,
     /// The pod template's `nodeSelector`: the nodes its new pods may go to.
     #[serde(default)]
@@ -306,7 +367,8 @@ pub struct Termination {
     pub finished_at_ms: Option<i64>,
 }
 
-/// A container as it runs (`status.containerStatuses[]`).
+/// A container as it runs (`status.containerStatuses[]`, and for sidecars and init
+/// containers `status.initContainerStatuses[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContainerStatus {
     pub name: String,
@@ -372,6 +434,11 @@ impl Pod {
 
     pub fn container(&self, name: &str) -> Option<&Container> {
         self.containers.iter().find(|c| c.name == name)
+    }
+
+    /// Its effective requests (millicores, bytes): [`pod_requests`] of its spec.
+    pub fn requests(&self) -> (u64, u64) {
+        pod_requests(self.containers.iter().map(|c| (c.role, &c.resources)))
     }
 }
 

@@ -107,7 +107,7 @@ fn requests_by_node<'a>(pods: impl Iterator<Item = &'a Pod>) -> HashMap<String, 
         if matches!(p.phase, PodPhase::Succeeded | PodPhase::Failed) {
             continue;
         }
-        let (cpu, memory) = total_requests(p.containers.iter().map(|c| &c.resources));
+        let (cpu, memory) = p.requests();
         let e = out.entry(node.clone()).or_default();
         e.0 += cpu;
         e.1 += memory;

@@ -201,6 +201,7 @@ impl<C: Cluster> Actions<'_, C> {
                 .iter()
                 .map(|c| crate::agent::state::ContainerValues {
                     name: c.name.clone(),
+                    role: c.role,
                     from: c.current,
                     to: c.target,
                 })

@@ -7,8 +7,8 @@ use super::values::Proposal;
 use super::{Ctx, Finding};
 use crate::cluster::quantity::{format_cpu, format_memory};
 use crate::cluster::{
-    CpuMemory, LimitKind, LimitRangeItem, QosClass, QuotaAmounts, QuotaResource, ResourceQuota,
-    Resources,
+    ContainerRole, CpuMemory, LimitKind, LimitRangeItem, QosClass, QuotaAmounts, QuotaResource,
+    ResourceQuota, Resources,
 };
 use crate::policy::Strategy;
 use crate::wire::Reason;
@@ -22,27 +22,29 @@ pub struct PodTotals {
     pub best_effort: bool,
 }
 
-/// The values of every container of a pod of the workload, before and after `changes`.
-pub fn containers_after(c: &Ctx, changes: &Proposal) -> (Vec<Resources>, Vec<Resources>) {
-    let before: Vec<Resources> = c
+/// The role and values of every container of a pod of the workload (template order),
+/// before and after `changes`.
+pub fn containers_after(
+    c: &Ctx,
+    changes: &Proposal,
+) -> (
+    Vec<(ContainerRole, Resources)>,
+    Vec<(ContainerRole, Resources)>,
+) {
+    let live = &c.input.live.containers;
+    let before: Vec<(ContainerRole, Resources)> = c
         .input
         .state
-        .current(&c.input.live.containers)
+        .current(live)
         .iter()
-        .map(|k| k.resources)
+        .map(|k| (k.role, k.resources))
         .collect();
-    let after = c
-        .input
-        .live
-        .containers
+    let after = live
         .iter()
         .zip(&before)
-        .map(|(k, now)| {
-            changes
-                .containers
-                .iter()
-                .find(|t| t.name == k.name)
-                .map_or(*now, |t| t.target)
+        .map(|(k, (role, now))| {
+            let target = changes.containers.iter().find(|t| t.name == k.name);
+            (*role, target.map_or(*now, |t| t.target))
         })
         .collect();
     (before, after)
@@ -52,9 +54,10 @@ pub fn containers_after(c: &Ctx, changes: &Proposal) -> (Vec<Resources>, Vec<Res
 pub fn pod_totals(c: &Ctx) -> PodTotals {
     let (before, after) = containers_after(c, &c.proposal.only(c.resources));
     PodTotals {
-        before: QuotaAmounts::of_pod(before.iter()),
-        after: QuotaAmounts::of_pod(after.iter()),
-        best_effort: QosClass::of(&after) == QosClass::BestEffort,
+        before: QuotaAmounts::of_pod(before.iter().map(|(role, r)| (*role, r))),
+        after: QuotaAmounts::of_pod(after.iter().map(|(role, r)| (*role, r))),
+        best_effort: QosClass::of(&after.iter().map(|(_, r)| *r).collect::<Vec<_>>())
+            == QosClass::BestEffort,
     }
 }
 
@@ -217,17 +220,7 @@ pub fn limit_range(c: &Ctx) -> Option<Finding> {
     }
     let changes = c.proposal.only(c.resources);
     let (_, after) = containers_after(c, &changes);
-    let pod = after.iter().fold(Resources::default(), |mut sum, r| {
-        let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-        };
-        sum.cpu_request = add(sum.cpu_request, r.cpu_request);
-        sum.cpu_limit = add(sum.cpu_limit, r.cpu_limit);
-        sum.memory_request = add(sum.memory_request, r.memory_request);
-        sum.memory_limit = add(sum.memory_limit, r.memory_limit);
-        sum
-    });
+    let pod = Resources::of_pod(after.iter().map(|(role, r)| (*role, r)));
     for range in ranges.iter() {
         for item in &range.items {
             let hit = match item.kind {

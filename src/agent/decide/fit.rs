@@ -19,7 +19,7 @@
 use super::admission::containers_after;
 use super::{Ctx, Finding};
 use crate::cluster::quantity::{format_cpu, format_memory};
-use crate::cluster::{total_requests, Node, WorkloadKind};
+use crate::cluster::{pod_requests, ContainerRole, Node, Resources, WorkloadKind};
 use crate::policy::Strategy;
 use crate::wire::Reason;
 
@@ -50,7 +50,9 @@ pub fn no_fitting_node(c: &Ctx) -> Option<Finding> {
         return None;
     }
     let (before, after) = containers_after(c, &changes);
-    let (old, new) = (total_requests(&before), total_requests(&after));
+    let pod =
+        |all: &[(ContainerRole, Resources)]| pod_requests(all.iter().map(|(role, r)| (*role, r)));
+    let (old, new) = (pod(&before), pod(&after));
     if new.0 <= old.0 && new.1 <= old.1 {
         return None;
     }

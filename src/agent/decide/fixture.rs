@@ -230,8 +230,7 @@ impl Fixture {
         let pdbs: Vec<&crate::cluster::Pdb> = self.pdbs.iter().collect();
         let mut node_requests = self.other_requests.clone();
         for p in &self.pods {
-            let (cpu, memory) =
-                crate::cluster::total_requests(p.containers.iter().map(|c| &c.resources));
+            let (cpu, memory) = p.requests();
             let e = node_requests
                 .entry(p.node.clone().unwrap_or_default())
                 .or_default();

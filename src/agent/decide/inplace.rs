@@ -47,7 +47,10 @@ pub fn to_resize(
             let changes: Vec<ContainerResources> = targets
                 .iter()
                 .filter(|(name, t)| !container_matches(p, name, t, true))
-                .map(|(name, t)| ContainerResources::set(name, *t))
+                .map(|(name, t)| {
+                    let role = p.container(name).map(|c| c.role).unwrap_or_default();
+                    ContainerResources::set(name, *t).in_role(role)
+                })
                 .collect();
             (!changes.is_empty()).then(|| (p.pod.clone(), changes))
         })

@@ -442,6 +442,7 @@ fn values_kept_in_place_count_as_the_values_in_force() {
         at_ms: NOW - 2 * DAY,
         containers: vec![ContainerValues {
             name: "app".into(),
+            role: Default::default(),
             from: before,
             to: res(250, 499, 256, 511),
         }],

@@ -8,13 +8,14 @@
 //! recommendation should not decide alone).
 
 pub use crate::agent::state::ProposedValue;
-use crate::cluster::{Container, ResourceField, Resources};
+use crate::cluster::{Container, ContainerRole, ResourceField, Resources};
 use crate::wire::{ContainerSummary, EventResource};
 
 /// One container's values now and what the recommendation would set.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContainerTarget {
     pub name: String,
+    pub role: ContainerRole,
     pub current: Resources,
     pub target: Resources,
 }
@@ -94,6 +95,7 @@ pub fn propose(
         keep_limits_above_requests(&mut target);
         containers.push(ContainerTarget {
             name: c.name.clone(),
+            role: c.role,
             current: c.resources,
             target,
         });

@@ -248,6 +248,7 @@ pub fn rollback(w: &Watch, cause: RollbackCause, event_id: String, now_ms: i64) 
         .iter()
         .map(|c| ContainerValues {
             name: c.name.clone(),
+            role: c.role,
             from: c.to,
             to: c.from,
         })
@@ -305,6 +306,7 @@ mod tests {
             until_ms: T0 + 1_800_000,
             containers: vec![ContainerValues {
                 name: "app".into(),
+                role: Default::default(),
                 from: r(cpu.0, from_mem),
                 to: r(cpu.1, to_mem),
             }],

@@ -59,6 +59,7 @@ fn requirements(r: &Option<core::ResourceRequirements>) -> Resources {
         .unwrap_or_default()
 }
 
+/// An app container ([`ContainerRole::App`]); see [`init_container`].
 pub fn container(c: &core::Container) -> Container {
     let mut policy = ResizePolicy::default();
     for p in c.resize_policy.iter().flatten() {
@@ -75,6 +76,7 @@ pub fn container(c: &core::Container) -> Container {
     }
     Container {
         name: c.name.clone(),
+        role: ContainerRole::App,
         image: c.image.clone().unwrap_or_default(),
         command: c.command.clone().unwrap_or_default(),
         args: c.args.clone().unwrap_or_default(),
@@ -96,14 +98,27 @@ pub fn container(c: &core::Container) -> Container {
     }
 }
 
-fn containers(spec: &Option<core::PodSpec>) -> Vec<Container> {
-    spec.as_ref()
-        .map(|s| s.containers.iter().map(container).collect())
-        .unwrap_or_default()
+/// An entry of `spec.initContainers`: a native sidecar (`restartPolicy: Always`) or an
+/// init container.
+pub fn init_container(c: &core::Container) -> Container {
+    Container {
+        role: ContainerRole::of_init_container(c.restart_policy.as_deref()),
+        ..container(c)
+    }
 }
 
-/// Owners of `spec.template.spec.containers[name=..].resources.{requests,limits}.{cpu,memory}`
-/// from the object's `managedFields` (fieldsV1 JSON).
+/// A pod spec's containers: init containers and sidecars in their order, then the app
+/// containers.
+pub fn pod_containers(spec: Option<&core::PodSpec>) -> Vec<Container> {
+    let Some(s) = spec else {
+        return Vec::new();
+    };
+    let init = s.init_containers.iter().flatten().map(init_container);
+    init.chain(s.containers.iter().map(container)).collect()
+}
+
+/// Owners of `spec.template.spec.{containers,initContainers}[name=..].resources.
+/// {requests,limits}.{cpu,memory}` from the object's `managedFields` (fieldsV1 JSON).
 pub fn resource_owners(meta: &ObjectMeta) -> Vec<FieldOwner> {
     let mut out = Vec::new();
     for entry in meta.managed_fields.iter().flatten() {
@@ -116,13 +131,14 @@ fn owners_of_entry(entry: &ManagedFieldsEntry, out: &mut Vec<FieldOwner>) {
     let Some(fields) = entry.fields_v1.as_ref().map(|f| &f.0) else {
         return;
     };
-    let containers = fields
+    let spec = fields
         .get("f:spec")
         .and_then(|s| s.get("f:template"))
-        .and_then(|t| t.get("f:spec"))
-        .and_then(|s| s.get("f:containers"))
-        .and_then(|c| c.as_object());
-    for (key, item) in containers.into_iter().flatten() {
+        .and_then(|t| t.get("f:spec"));
+    let lists = ["f:initContainers", "f:containers"]
+        .into_iter()
+        .filter_map(|list| spec.and_then(|s| s.get(list)).and_then(|c| c.as_object()));
+    for (key, item) in lists.flatten() {
         // Keys look like `k:{"name":"app"}`.
         let Some(name) = key
             .strip_prefix("k:")
@@ -186,7 +202,7 @@ fn workload_base(
         labels: map(&meta.labels),
         annotations: map(&meta.annotations),
         selector: match_labels(&Some(selector.clone())),
-        containers: containers(&template.spec),
+        containers: pod_containers(template.spec.as_ref()),
         node_selector: template
             .spec
             .as_ref()
@@ -412,11 +428,17 @@ pub fn pod(p: &core::Pod, rs_owners: &BTreeMap<String, String>) -> Pod {
             .or_else(|| labels.get("controller-revision-hash"))
             .cloned(),
         labels,
-        containers: containers(&p.spec),
+        containers: pod_containers(p.spec.as_ref()),
         statuses: status
-            .and_then(|s| s.container_statuses.as_ref())
-            .map(|v| v.iter().map(container_status).collect())
-            .unwrap_or_default(),
+            .into_iter()
+            .flat_map(|s| {
+                s.init_container_statuses
+                    .iter()
+                    .chain(&s.container_statuses)
+            })
+            .flatten()
+            .map(container_status)
+            .collect(),
         resize: resize_state(&conditions),
         created_ms: time_ms(&meta.creation_timestamp),
         deleting: meta.deletion_timestamp.is_some(),

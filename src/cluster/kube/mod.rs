@@ -32,7 +32,7 @@ use super::{
     ResourceField, Snapshot, UsageSample, Workload, WorkloadKey, WorkloadKind, FIELD_MANAGER,
 };
 
-pub use convert::container as container_model;
+pub use convert::pod_containers;
 pub use kubelet::KubeletTls;
 pub use watch::KubeView;
 
@@ -204,14 +204,14 @@ impl KubeCluster {
     async fn apply_template(
         &self,
         key: &WorkloadKey,
-        containers: Vec<Value>,
+        pod_spec: Value,
         mode: ApplyMode,
     ) -> Result<Workload, ClusterError> {
         let body = json!({
             "apiVersion": "apps/v1",
             "kind": key.kind.as_str(),
             "metadata": { "name": key.name, "namespace": key.namespace },
-            "spec": { "template": { "spec": { "containers": containers } } },
+            "spec": { "template": { "spec": pod_spec } },
         });
         let pp = self.patch_params(mode);
         let patch = Patch::Apply(&body);
@@ -244,9 +244,24 @@ impl KubeCluster {
     }
 }
 
+/// The pod spec carrying `changes`: app containers under `containers`, sidecars and
+/// init containers under `initContainers` (a list left out when it has none).
+fn pod_spec_patch(changes: &[ContainerResources], nulls: bool) -> Value {
+    let (init, apps): (Vec<&ContainerResources>, Vec<&ContainerResources>) =
+        changes.iter().partition(|c| c.role.in_init_list());
+    let mut spec = serde_json::Map::new();
+    if !init.is_empty() {
+        spec.insert("initContainers".into(), container_patches(&init, nulls));
+    }
+    if !apps.is_empty() {
+        spec.insert("containers".into(), container_patches(&apps, nulls));
+    }
+    Value::Object(spec)
+}
+
 /// The `resources` JSON for the `Some` fields of `changes`; with `nulls`, removed
 /// fields are sent as `null` (a patch deletes them; an apply just leaves them out).
-fn container_patches(changes: &[ContainerResources], nulls: bool) -> Vec<Value> {
+fn container_patches(changes: &[&ContainerResources], nulls: bool) -> Value {
     changes
         .iter()
         .map(|c| {
@@ -287,7 +302,8 @@ fn container_patches(changes: &[ContainerResources], nulls: bool) -> Vec<Value> 
             }
             json!({ "name": c.container, "resources": resources })
         })
-        .collect()
+        .collect::<Vec<Value>>()
+        .into()
 }
 
 /// kube-rs errors → cluster errors, keeping the API server's Status whole.
@@ -426,7 +442,7 @@ impl Cluster for KubeCluster {
         changes: &[ContainerResources],
     ) -> Result<Pod, ClusterError> {
         let api: Api<KPod> = Api::namespaced(self.client.clone(), &pod.namespace);
-        let patch = json!({ "spec": { "containers": container_patches(changes, true) } });
+        let patch = json!({ "spec": pod_spec_patch(changes, true) });
         let pp = PatchParams {
             field_manager: Some(self.manager.clone()),
             ..PatchParams::default()
@@ -448,7 +464,7 @@ impl Cluster for KubeCluster {
         changes: &[ContainerResources],
         mode: ApplyMode,
     ) -> Result<Workload, ClusterError> {
-        self.apply_template(key, container_patches(changes, false), mode)
+        self.apply_template(key, pod_spec_patch(changes, false), mode)
             .await
     }
 

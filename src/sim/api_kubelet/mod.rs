@@ -33,7 +33,7 @@ use serde_json::{json, Value};
 use super::kubelet::{judge, ContainerRun, Usage, USAGE_ANNOTATION};
 use crate::clock::{Clock, SystemClock};
 use crate::cluster::kube::error;
-use crate::cluster::{total_requests, ClusterError, Node, ResizeState, Resources};
+use crate::cluster::{total_requests, ClusterError, ContainerRole, Node, ResizeState, Resources};
 
 const MANAGER: &str = "sim-kubelet";
 
@@ -265,19 +265,22 @@ fn usage_of(pod: &KPod) -> BTreeMap<String, Usage> {
         .unwrap_or_default()
 }
 
+/// The containers the pod runs for its life (sidecars, then app containers), with
+/// their values, resize policy and image.
 fn desired(pod: &KPod) -> Vec<(String, Resources, crate::cluster::ResizePolicy, String)> {
-    pod.spec
-        .iter()
-        .flat_map(|s| s.containers.iter())
-        .map(|c| {
-            let model = crate::cluster::kube::container_model(c);
-            (
-                model.name,
-                model.resources,
-                model.resize_policy,
-                model.image,
-            )
-        })
+    crate::cluster::kube::pod_containers(pod.spec.as_ref())
+        .into_iter()
+        .filter(|c| c.role.long_running())
+        .map(|c| (c.name, c.resources, c.resize_policy, c.image))
+        .collect()
+}
+
+/// The pod's init containers that run to completion (name, image): done at its start.
+fn finished_init(pod: &KPod) -> Vec<(String, String)> {
+    crate::cluster::kube::pod_containers(pod.spec.as_ref())
+        .into_iter()
+        .filter(|c| c.role == ContainerRole::Init)
+        .map(|c| (c.name, c.image))
         .collect()
 }
 
@@ -357,14 +360,28 @@ async fn reconcile(
             }
         });
         step(run, node, seed, &wanted, generation, others, now);
-        let statuses = run
-            .containers
+        let sidecars = crate::cluster::kube::pod_containers(pod.spec.as_ref())
+            .into_iter()
+            .filter(|c| c.role == ContainerRole::Sidecar)
+            .map(|c| c.name)
+            .collect::<Vec<_>>();
+        let (mut init_statuses, mut statuses) = (Vec::new(), Vec::new());
+        for ((c, a), image) in run.containers.iter().zip(&run.allocated).zip(&run.images) {
+            let s = status::container_status(c, a, image, uid);
+            if sidecars.contains(&c.name) {
+                init_statuses.push(s);
+            } else {
+                statuses.push(s);
+            }
+        }
+        // Init containers that ran to completion come first, as they ran first.
+        let done = finished_init(pod)
             .iter()
-            .zip(&run.allocated)
-            .zip(&run.images)
-            .map(|((c, a), image)| status::container_status(c, a, image, uid))
-            .collect();
+            .map(|(n, image)| status::completed_status(n, image, uid, run.started_ms))
+            .collect::<Vec<_>>();
+        init_statuses.splice(0..0, done);
         let body = status::pod_status(
+            init_statuses,
             statuses,
             &run.resize,
             run.observed_generation,

@@ -68,12 +68,34 @@ pub fn container_status(
     })
 }
 
+/// `status.initContainerStatuses[]` entry of an init container that ran to completion
+/// when the pod started.
+pub fn completed_status(name: &str, image: &str, pod_uid: &str, started_ms: i64) -> Value {
+    json!({
+        "name": name,
+        "ready": false,
+        "started": false,
+        "restartCount": 0,
+        "image": image,
+        "imageID": format!("sim://{image}"),
+        "containerID": format!("sim://{pod_uid}/{name}/0"),
+        "state": { "terminated": {
+            "reason": "Completed", "exitCode": 0,
+            "startedAt": time(started_ms), "finishedAt": time(started_ms),
+            "containerID": format!("sim://{pod_uid}/{name}/0"),
+        }},
+        "lastState": {},
+    })
+}
+
 fn condition(kind: &str, status: bool, now_ms: i64) -> Value {
     json!({ "type": kind, "status": if status { "True" } else { "False" }, "lastTransitionTime": time(now_ms) })
 }
 
-/// The whole `status` of a running pod.
+/// The whole `status` of a running pod: `init_statuses` of its sidecars and init
+/// containers (spec order), `statuses` of its app containers.
 pub fn pod_status(
+    init_statuses: Vec<Value>,
     statuses: Vec<Value>,
     resize: &ResizeState,
     observed_generation: i64,
@@ -123,6 +145,7 @@ pub fn pod_status(
         "startTime": time(started_ms),
         "observedGeneration": observed_generation,
         "conditions": conditions,
+        "initContainerStatuses": init_statuses,
         "containerStatuses": statuses,
     })
 }

@@ -68,7 +68,7 @@ impl State {
                         && !p.deleting
                         && !matches!(p.phase, PodPhase::Succeeded | PodPhase::Failed)
                 })
-                .map(|p| QuotaAmounts::of_pod(p.containers.iter().map(|c| &c.resources)))
+                .map(|p| QuotaAmounts::of_pod(p.containers.iter().map(|c| (c.role, &c.resources))))
                 .fold(QuotaAmounts::default(), QuotaAmounts::plus);
             let mut q = q.clone();
             q.used = Some(used);

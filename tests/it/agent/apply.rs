@@ -160,7 +160,8 @@ async fn rollout_makes_a_new_replicaset_and_kerf_owns_exactly_the_resources() {
     assert_eq!(applied[0]["strategy"], "rollout");
 }
 
-fn leaf_paths(v: &Value, at: String, out: &mut Vec<String>) {
+/// The leaf paths of a `fieldsV1` tree, dot-joined.
+pub fn leaf_paths(v: &Value, at: String, out: &mut Vec<String>) {
     match v.as_object() {
         Some(m) if !m.is_empty() => {
             for (k, child) in m {

@@ -18,6 +18,7 @@ mod on_delete;
 mod reasons;
 mod remote;
 mod shipped_defaults;
+mod sidecars;
 mod spec;
 mod vpa;
 mod world;

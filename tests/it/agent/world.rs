@@ -36,6 +36,8 @@ pub use super::spec::{deployment, merge, res, Spec};
 pub struct Rec {
     pub confidence: i64,
     pub covered_seconds: i64,
+    /// The container it is for.
+    pub container: &'static str,
 }
 
 impl Default for Rec {
@@ -43,6 +45,7 @@ impl Default for Rec {
         Rec {
             confidence: 85,
             covered_seconds: 8 * 86_400,
+            container: "app",
         }
     }
 }
@@ -473,7 +476,7 @@ pub async fn seed(
     };
     let summary = json!({
         "containers": [{
-            "name": "app",
+            "name": r.container,
             "cpu": { "requests": setting(s.cpu_request), "limits": setting(s.cpu_limit),
                      "dataQuality": "available", "coverage": 1.0 },
             "memory": { "requests": setting(s.memory_request), "limits": setting(s.memory_limit),

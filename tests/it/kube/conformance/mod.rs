@@ -282,6 +282,7 @@ async fn limit_removal_refused<F: Face>(face: &F) {
     let pod = ready_pods(face, &key, 1).await.remove(0).pod;
     let change = ContainerResources {
         container: "app".into(),
+        role: Default::default(),
         resources: Resources::default(),
         remove: vec![ResourceField::CpuLimit],
     };

@@ -19,7 +19,7 @@ use super::state::AppState;
 use super::workload_query::{
     cursor_after, filter, OrderParam, SortParam, WorkloadOrder, WorkloadPaging, WorkloadQuery,
 };
-use crate::export::plan::{plan, ContainerPlan};
+use crate::export::plan::{plan, pod_requests, ContainerPlan, PodRequests};
 use crate::fleet::workloads::{approval_json, ApprovalView};
 use crate::store::live_changes::LiveChange;
 use crate::store::{RecommendationRow, WorkloadRow};
@@ -125,6 +125,10 @@ pub struct WorkloadDetail {
     pub workload: WorkloadItem,
     /// Its containers' requests and limits as the cluster runs them.
     pub current: Value,
+    /// Each pod's effective requests, now and as recommended: app containers and
+    /// sidecars summed, or a larger init container's (what the scheduler reserves).
+    #[serde(rename = "podRequests")]
+    pub pod_requests: PodRequests,
     pub recommendation: Option<RecommendationView>,
     /// The latest recommendation as a server-side apply configuration and the `kubectl`
     /// command that applies it; `null` when nothing changes.
@@ -247,8 +251,10 @@ pub async fn get_workload(
         .store
         .reading(move |r| Ok((r.live_change(&wid)?, r.latest_approval(&wid)?)))
         .await?;
+    let workload = workload_json(&w, rec.as_ref().map(|r| r.summary.as_str()), live.as_ref())?;
     Ok(Json(WorkloadDetail {
-        workload: workload_json(&w, rec.as_ref().map(|r| r.summary.as_str()), live.as_ref())?,
+        pod_requests: pod_requests(&workload.resources),
+        workload,
         current: stored_json(&w.seen.current)?,
         recommendation: rec.as_ref().map(recommendation_json).transpose()?,
         apply: match &rec {

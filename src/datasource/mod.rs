@@ -51,6 +51,9 @@ pub struct WorkloadInfo {
     pub replicas: Option<u32>,
     /// Container names, sorted.
     pub containers: Vec<String>,
+    /// The containers of `spec.initContainers` (sidecars and init containers) by name;
+    /// the others are app containers.
+    pub roles: std::collections::BTreeMap<String, crate::workload::ContainerRole>,
     /// Workload labels when known (policy selectors use them).
     pub labels: std::collections::BTreeMap<String, String>,
     /// The HorizontalPodAutoscaler scaling it, when kube-state-metrics shows one.

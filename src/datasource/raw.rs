@@ -64,7 +64,9 @@ pub struct RawInventory {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RawSettings {
     /// `kube_pod_container_resource_{requests,limits}{resource=~"cpu|memory"}[5m]` at the
-    /// end (metric name kept in `__name__`), raw sample times.
+    /// end (metric name kept in `__name__`), raw sample times; the same of init
+    /// containers (`kube_pod_init_container_resource_*`) and `kube_pod_init_container_info`
+    /// (which container is a sidecar).
     pub settings_now: Vec<RawSeries>,
     /// `kube_pod_container_resource_limits{resource="memory"}[window]` at the end, raw
     /// sample times: the memory-limit history of the pods with an OOM termination (a
@@ -109,6 +111,7 @@ pub mod label {
     pub const STATEFULSET: &str = "statefulset";
     pub const DAEMONSET: &str = "daemonset";
     pub const RESOURCE: &str = "resource";
+    pub const RESTART_POLICY: &str = "restart_policy";
     pub const REVISION: &str = "label_controller_revision_hash";
     pub const HPA: &str = "horizontalpodautoscaler";
     pub const HPA_TARGET_KIND: &str = "scaletargetref_kind";
@@ -123,6 +126,14 @@ pub mod metric {
     pub const MEMORY: &str = "container_memory_working_set_bytes";
     pub const REQUESTS: &str = "kube_pod_container_resource_requests";
     pub const LIMITS: &str = "kube_pod_container_resource_limits";
+    /// What the settings query reads (`RawSettings::settings_now`).
+    pub const SETTINGS_NOW: &[&str] = &[REQUESTS, LIMITS, INIT_REQUESTS, INIT_LIMITS, INIT_INFO];
+    /// The same of init containers and native sidecars (`spec.initContainers`).
+    pub const INIT_REQUESTS: &str = "kube_pod_init_container_resource_requests";
+    pub const INIT_LIMITS: &str = "kube_pod_init_container_resource_limits";
+    /// One series per init container; its `restart_policy` label (kube-state-metrics
+    /// 2.10 and later) is `Always` for a native sidecar.
+    pub const INIT_INFO: &str = "kube_pod_init_container_info";
     pub const POD_OWNER: &str = "kube_pod_owner";
     pub const POD_CREATED: &str = "kube_pod_created";
     pub const POD_LABELS: &str = "kube_pod_labels";

@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use crate::cluster::quantity::{format_cpu, format_memory};
 use crate::wire::summary::SettingValues;
 use crate::wire::{RecommendationSummary, ResourceSummary};
+use crate::workload::{effective_pod_value, ContainerRole};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -56,6 +57,10 @@ impl ResourcePlan {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, ToSchema)]
 pub struct ContainerPlan {
     pub name: String,
+    /// `sidecar` or `init` for an entry of `spec.initContainers`; absent for an app
+    /// container.
+    #[serde(skip_serializing_if = "ContainerRole::is_app")]
+    pub role: ContainerRole,
     /// Millicores.
     pub cpu: ResourcePlan,
     /// Bytes.
@@ -140,7 +145,11 @@ pub fn plan(current: &Value, summary: Option<&RecommendationSummary>) -> Vec<Con
                 .as_array()
                 .and_then(|a| a.iter().find(|c| c["name"] == json!(name)));
             let sum = summary.and_then(|s| s.containers.iter().find(|c| c.name == name));
+            let stored_role = cur
+                .and_then(|c| c.get("role"))
+                .and_then(|r| serde_json::from_value(r.clone()).ok());
             ContainerPlan {
+                role: stored_role.or(sum.map(|s| s.role)).unwrap_or_default(),
                 cpu: resource(
                     cur.and_then(|c| c.get("cpu")),
                     sum.and_then(|s| s.cpu.as_ref()),
@@ -155,6 +164,84 @@ pub fn plan(current: &Value, summary: Option<&RecommendationSummary>) -> Vec<Con
             }
         })
         .collect()
+}
+
+/// One resource of a pod's effective request, now and as
+/// recommended (CPU millicores, memory bytes).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodValue {
+    /// `None` when some container's request in force is unknown.
+    pub current: Option<f64>,
+    pub recommended: Option<f64>,
+    /// The init container whose request (with the sidecars started before it) sets
+    /// the recommended value, when one does rather than the app containers and
+    /// sidecars.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_by_init_container: Option<String>,
+}
+
+/// A pod's effective requests: what the scheduler reserves for each replica, with init
+/// containers and sidecars counted as Kubernetes counts them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PodRequests {
+    pub cpu: PodValue,
+    pub memory: PodValue,
+}
+
+/// Init containers first, then sidecars, then app containers: the order kerf assumes
+/// when kube-state-metrics does not tell it (meshes inject theirs so).
+fn in_pod_order(plans: &[ContainerPlan]) -> Vec<&ContainerPlan> {
+    let rank = |r: ContainerRole| match r {
+        ContainerRole::Init => 0,
+        ContainerRole::Sidecar => 1,
+        ContainerRole::App => 2,
+    };
+    let mut ordered: Vec<&ContainerPlan> = plans.iter().collect();
+    ordered.sort_by_key(|c| rank(c.role));
+    ordered
+}
+
+fn pod_value(plans: &[&ContainerPlan], request: fn(&ContainerPlan) -> &SettingPlan) -> PodValue {
+    let whole = |v: Option<f64>| v.unwrap_or(0.0).max(0.0).round() as u64;
+    let value = |pick: fn(&SettingPlan) -> Option<f64>| {
+        effective_pod_value(plans.iter().map(|c| (c.role, whole(pick(request(c)))))) as f64
+    };
+    let known = plans.iter().all(|c| {
+        let r = request(c);
+        r.known || r.current.is_some()
+    });
+    let recommended = value(SettingPlan::target);
+    let without_init = effective_pod_value(
+        plans
+            .iter()
+            .filter(|c| c.role.long_running())
+            .map(|c| (c.role, whole(request(c).target()))),
+    ) as f64;
+    let set_by_init_container = (recommended > without_init)
+        .then(|| {
+            plans
+                .iter()
+                .filter(|c| c.role == ContainerRole::Init)
+                .max_by_key(|c| whole(request(c).target()))
+                .map(|c| c.name.clone())
+        })
+        .flatten();
+    PodValue {
+        current: known.then(|| value(|s| s.current)),
+        recommended: Some(recommended),
+        set_by_init_container,
+    }
+}
+
+/// The pod's effective requests from its containers' plans.
+pub fn pod_requests(plans: &[ContainerPlan]) -> PodRequests {
+    let ordered = in_pod_order(plans);
+    PodRequests {
+        cpu: pod_value(&ordered, |c| &c.cpu.request),
+        memory: pod_value(&ordered, |c| &c.memory.request),
+    }
 }
 
 pub use crate::wire::applied::{cpu_millis, memory_mib};
@@ -233,6 +320,42 @@ mod tests {
             j[1]["memory"]["limit"],
             json!({ "current": null, "recommended": null, "known": false })
         );
+    }
+
+    #[test]
+    fn the_pod_request_counts_sidecars_with_the_app_and_a_large_init_container_alone() {
+        let current = json!([
+            { "name": "app", "cpu": { "request": { "known": true, "value": 300.0 } },
+              "memory": { "request": { "known": true, "value": 1000.0 } } },
+            { "name": "istio-proxy", "role": "sidecar",
+              "cpu": { "request": { "known": true, "value": 100.0 } },
+              "memory": { "request": { "known": true, "value": 500.0 } } },
+            { "name": "migrate", "role": "init",
+              "cpu": { "request": { "known": true, "value": 800.0 } },
+              "memory": { "request": { "known": true, "value": 200.0 } } }
+        ]);
+        let p = plan(&current, None);
+        assert_eq!(
+            p.iter().map(|c| c.role).collect::<Vec<_>>(),
+            [
+                ContainerRole::App,
+                ContainerRole::Sidecar,
+                ContainerRole::Init
+            ]
+        );
+        let pod = pod_requests(&p);
+        // CPU: the init container (800m) outweighs app + sidecar (400m).
+        assert_eq!(pod.cpu.current, Some(800.0));
+        assert_eq!(pod.cpu.set_by_init_container.as_deref(), Some("migrate"));
+        // Memory: app + sidecar (1500) outweigh the init container.
+        assert_eq!(pod.memory.recommended, Some(1500.0));
+        assert_eq!(pod.memory.set_by_init_container, None);
+        let j = serde_json::to_value(&p[1]).expect("json");
+        assert_eq!(j["role"], "sidecar");
+        assert!(serde_json::to_value(&p[0])
+            .expect("json")
+            .get("role")
+            .is_none());
     }
 
     #[test]

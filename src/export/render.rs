@@ -30,7 +30,7 @@ fn template_path(kind: &str) -> Option<(&'static str, &'static [&'static str])> 
     const POD: &[&str] = &["spec", "template", "spec"];
     match kind {
         "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" => Some(("apps/v1", POD)),
-        "Job" => Some(("batch/v1", POD)),
+        // A Job's template is immutable: there is nothing true to apply.
         "CronJob" => Some((
             "batch/v1",
             &["spec", "jobTemplate", "spec", "template", "spec"],
@@ -109,11 +109,22 @@ pub fn apply_yaml(e: &Exported<'_>) -> Option<String> {
         let _ = writeln!(out, "{indent}{key}:");
         indent.push_str("  ");
     }
-    let _ = writeln!(out, "{indent}containers:");
-    for c in changing {
-        let _ = writeln!(out, "{indent}- name: {}", q(&c.name));
-        let _ = writeln!(out, "{indent}  resources:");
-        resources_yaml(&mut out, c, &format!("{indent}    "));
+    // Sidecars and init containers live in `initContainers`, app containers in
+    // `containers`: each list only when something in it changes.
+    for (list, init) in [("initContainers", true), ("containers", false)] {
+        let these: Vec<&&ContainerPlan> = changing
+            .iter()
+            .filter(|c| c.role.in_init_list() == init)
+            .collect();
+        if these.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "{indent}{list}:");
+        for c in these {
+            let _ = writeln!(out, "{indent}- name: {}", q(&c.name));
+            let _ = writeln!(out, "{indent}  resources:");
+            resources_yaml(&mut out, c, &format!("{indent}    "));
+        }
     }
     Some(out)
 }
@@ -163,6 +174,10 @@ pub struct QuantityGroup {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ExportedContainer {
     pub name: String,
+    /// `sidecar` or `init` for an entry of `spec.initContainers`; absent for an app
+    /// container.
+    #[serde(skip_serializing_if = "crate::workload::ContainerRole::is_app")]
+    pub role: crate::workload::ContainerRole,
     pub requests: QuantityGroup,
     pub limits: QuantityGroup,
 }
@@ -198,6 +213,7 @@ pub fn json_items(items: &[Exported<'_>]) -> Vec<ExportedWorkload> {
                 .iter()
                 .map(|c| ExportedContainer {
                     name: c.name.clone(),
+                    role: c.role,
                     requests: QuantityGroup {
                         cpu: quantities(true, &c.cpu.request),
                         memory: quantities(false, &c.memory.request),
@@ -237,7 +253,7 @@ pub fn json_items(items: &[Exported<'_>]) -> Vec<ExportedWorkload> {
 const CSV_COLUMNS: &str = "cluster,namespace,kind,name,container,\
 cpu_request_current_m,cpu_request_recommended_m,cpu_limit_current_m,cpu_limit_recommended_m,\
 memory_request_current_mib,memory_request_recommended_mib,memory_limit_current_mib,memory_limit_recommended_mib,\
-workload_monthly_cost_delta,confidence,data_quality,notices,recommendation_id,created_at";
+workload_monthly_cost_delta,confidence,data_quality,notices,recommendation_id,created_at,container_role";
 
 /// A CSV text cell: RFC 4180 quoting, and a leading `=`, `+`, `-`, `@`, tab or CR
 /// prefixed with `'` so a spreadsheet shows it as text (OWASP "CSV injection").
@@ -315,7 +331,16 @@ pub fn csv(items: &[Exported<'_>]) -> String {
             ]
             .join(",");
             let tail = tail(i == 0);
-            let _ = write!(out, "{head},{},{values},{tail}\r\n", csv_text(&c.name));
+            let role = if c.name.is_empty() {
+                ""
+            } else {
+                c.role.as_str()
+            };
+            let _ = write!(
+                out,
+                "{head},{},{values},{tail},{role}\r\n",
+                csv_text(&c.name)
+            );
         }
     }
     out

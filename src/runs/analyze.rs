@@ -19,7 +19,7 @@ use crate::analysis::{
 use crate::datasource::{Hpa, Window};
 use crate::policy::{PolicySet, WorkloadRef};
 use crate::store::{NewRecommendation, WorkloadSeen};
-use crate::workload::WorkloadKey;
+use crate::workload::{ContainerRole, WorkloadKey};
 
 /// What every workload of a run shares.
 #[derive(Debug, Clone)]
@@ -125,7 +125,13 @@ fn analyze_group(out: &mut ChunkOutcome, ctx: &ChunkContext, group: PolicyGroup)
     for (g, identity, tolerance) in members {
         let hpa = g.info.hpa.map(|h| (h, g.containers.clone()));
         let made = (identity, tolerance);
-        metas.push((g.seen, g.info.replicas, g.containers.len(), made, hpa));
+        let who = Who {
+            seen: g.seen,
+            replicas: g.info.replicas,
+            roles: g.info.roles,
+            hpa,
+        };
+        metas.push((who, g.containers.len(), made));
         containers.extend(g.containers);
     }
     let input = input_of(ctx, containers);
@@ -144,28 +150,28 @@ fn analyze_group(out: &mut ChunkOutcome, ctx: &ChunkContext, group: PolicyGroup)
                     .or_default()
                     .push(r);
             }
-            for (seen, replicas, _, identity, hpa) in metas {
-                let key = WorkloadKey::new(&seen.namespace, seen.kind.clone(), &seen.name);
+            for (who, _, identity) in metas {
+                let s = &who.seen;
+                let key = WorkloadKey::new(&s.namespace, s.kind.clone(), &s.name);
                 let results = by_key.remove(&key).unwrap_or_default();
-                push_result(out, ctx, &made(identity), (seen, replicas, hpa), results);
+                push_result(out, ctx, &made(identity), who, results);
             }
         }
         Err(e) if metas.len() == 1 => {
-            let (seen, _, _, _, _) = metas.pop().expect("one workload");
-            out.failed.push((seen, e.to_string()));
+            let (who, _, _) = metas.pop().expect("one workload");
+            out.failed.push((who.seen, e.to_string()));
         }
         Err(_) => {
             let mut rest = input.containers.into_iter();
-            for (seen, replicas, n, identity, hpa) in metas {
+            for (who, n, identity) in metas {
                 let own: Vec<ContainerObservation> = rest.by_ref().take(n).collect();
                 let input = input_of(ctx, own);
                 match analysis::analyze(&input, &policy) {
                     Ok(output) => {
                         let results = output.results.iter().collect();
-                        let who = (seen, replicas, hpa);
                         push_result(out, ctx, &made(identity), who, results);
                     }
-                    Err(e) => out.failed.push((seen, e.to_string())),
+                    Err(e) => out.failed.push((who.seen, e.to_string())),
                 }
             }
         }
@@ -190,12 +196,14 @@ fn input_of(ctx: &ChunkContext, containers: Vec<ContainerObservation>) -> Input 
     }
 }
 
-/// The workload a result is for: its row, replicas, and its HPA with its containers.
-type Who = (
-    WorkloadSeen,
-    Option<u32>,
-    Option<(Hpa, Vec<ContainerObservation>)>,
-);
+/// The workload a result is for: its row, replicas, its sidecars and init containers,
+/// and its HPA with its containers.
+struct Who {
+    seen: WorkloadSeen,
+    replicas: Option<u32>,
+    roles: BTreeMap<String, ContainerRole>,
+    hpa: Option<(Hpa, Vec<ContainerObservation>)>,
+}
 
 fn push_result(
     out: &mut ChunkOutcome,
@@ -204,7 +212,12 @@ fn push_result(
     who: Who,
     results: Vec<&ResourceAnalysis>,
 ) {
-    let (seen, replicas, hpa) = who;
+    let Who {
+        seen,
+        replicas,
+        roles,
+        hpa,
+    } = who;
     if results.is_empty() {
         out.failed.push((
             seen,
@@ -213,7 +226,7 @@ fn push_result(
         return;
     }
     let window = (ctx.window.start_ms, ctx.window.end_ms);
-    let mut summary = summarize(&results, replicas, ctx.prices, window);
+    let mut summary = summarize(&results, (replicas, &roles), ctx.prices, window);
     if let Some((hpa, containers)) = &hpa {
         with_hpa(&mut summary, Some(hpa), containers);
     }

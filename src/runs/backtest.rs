@@ -227,7 +227,8 @@ fn one_mode(
     for (c, v) in g.containers.iter().zip(&values) {
         counts.add(&score(c, v, from_ms, span.end_ms));
     }
-    let cost = summarize(&results, g.info.replicas, prices, (span.start_ms, at_ms)).cost_delta;
+    let pods = (g.info.replicas, &g.info.roles);
+    let cost = summarize(&results, pods, prices, (span.start_ms, at_ms)).cost_delta;
     Ok((values, Score::of(cost, counts)))
 }
 

@@ -2,19 +2,27 @@
 //! the agent feed serve (values per container × resource), the columns lists filter and
 //! sort on, and the estimated monthly cost delta.
 //!
-//! Cost delta (monthly) = Σ over containers of `((new − current CPU request in
-//! millicores) / 1000 × price per vCPU-hour + (new − current memory request in bytes) /
-//! 2^30 × price per GiB-hour) × 730 hours × replicas`.
+//! Cost delta (monthly) = `((new − current pod CPU request in millicores) / 1000 × price
+//! per vCPU-hour + (new − current pod memory request in bytes) / 2^30 × price per
+//! GiB-hour) × 730 hours × replicas`.
 //!
-//! Only `requests` count (they are what the scheduler reserves and nodes are paid for);
-//! a resource without a request recommendation contributes 0; an unset current request
-//! counts as 0. Unknown replicas give no estimate (`null`), never a made-up number.
+//! Only `requests` count (they are what the scheduler reserves and nodes are paid for),
+//! and a pod's request is its *effective* one ([`crate::workload::effective_pod_value`]):
+//! the app containers and sidecars summed, or a larger init container's. Without init
+//! containers or sidecars that is the sum over containers of new − current. A container
+//! without a request recommendation keeps its request; an unset current request counts
+//! as 0. kube-state-metrics does not say in which order init containers and sidecars
+//! run, so init containers are counted as running before the sidecars start (the order
+//! meshes inject them in). Unknown replicas give no estimate (`null`), never a made-up
+//! number.
 
 use crate::analysis::{QualityStatus as Quality, Reason, Resource, ResourceAnalysis, Setting};
 use crate::wire::summary::{
     ContainerSummary, HpaSummary, QualityStatus, RecommendationSummary, ResourceSummary,
     SettingValues,
 };
+use crate::workload::{effective_pod_value, ContainerRole};
+use std::collections::BTreeMap;
 
 /// Hours in an average month (8760 / 12).
 pub const HOURS_PER_MONTH: f64 = 730.0;
@@ -99,8 +107,52 @@ fn quality(r: &ResourceAnalysis) -> QualityStatus {
     }
 }
 
-/// The summary of one resource's result; adds its request delta to `delta`.
-fn resource_summary(r: &ResourceAnalysis, delta: &mut f64) -> ResourceSummary {
+/// One container's request of one resource, now and after the recommendation (as the
+/// agent applies it).
+#[derive(Debug, Clone, Copy)]
+struct RequestChange {
+    role: ContainerRole,
+    now: f64,
+    new: f64,
+}
+
+/// How much a pod's effective request of one resource moves with `changes`.
+fn pod_delta(changes: &[RequestChange]) -> f64 {
+    let mut ordered = changes.to_vec();
+    // Init containers before sidecars, then the app containers (see the module doc).
+    let rank = |r: ContainerRole| match r {
+        ContainerRole::Init => 0,
+        ContainerRole::Sidecar => 1,
+        ContainerRole::App => 2,
+    };
+    ordered.sort_by_key(|c| rank(c.role));
+    if ordered.iter().all(|c| c.role == ContainerRole::App) {
+        return ordered.iter().map(|c| c.new - c.now).sum();
+    }
+    // Whole millicores and bytes, as the agent applies them.
+    let pod = |value: fn(&RequestChange) -> f64| {
+        effective_pod_value(
+            ordered
+                .iter()
+                .map(|c| (c.role, value(c).max(0.0).round() as u64)),
+        ) as f64
+    };
+    pod(|c| c.new) - pod(|c| c.now)
+}
+
+/// The summary of one resource's result, and its request now and after.
+fn resource_summary(r: &ResourceAnalysis, role: ContainerRole) -> (ResourceSummary, RequestChange) {
+    let in_force = &r.evidence.current_request;
+    let now = if in_force.available && !in_force.unset {
+        in_force.value
+    } else {
+        0.0
+    };
+    let mut change = RequestChange {
+        role,
+        now,
+        new: now,
+    };
     let (notes, lowering): (Vec<Reason>, Vec<Reason>) =
         r.data_quality.reasons.iter().partition(|x| informs(**x));
     let names = |v: Vec<Reason>| v.iter().map(|x| x.as_str().to_string()).collect();
@@ -130,13 +182,14 @@ fn resource_summary(r: &ResourceAnalysis, delta: &mut f64) -> ResourceSummary {
                         crate::wire::applied::memory_bytes(rec.suggested_value) as f64
                     }
                 };
-                *delta += applied - values.current.unwrap_or(0.0);
+                change.now = values.current.unwrap_or(0.0);
+                change.new = applied;
                 out.requests = Some(values);
             }
             Setting::Limits => out.limits = Some(values),
         }
     }
-    out
+    (out, change)
 }
 
 /// How much of the window `[start_ms, end_ms]` a result's history covers, in seconds.
@@ -161,11 +214,13 @@ fn history_seconds(r: &ResourceAnalysis, (start_ms, end_ms): (i64, i64)) -> i64 
     (to - from).max(0) / 1000
 }
 
-/// Summarizes `results` (one workload's, any order) under the given prices;
-/// `window_ms` is the window they were analysed over (start, end in Unix ms).
+/// Summarizes `results` (one workload's, any order) under the given prices; `pods`
+/// are its replicas and the roles of its sidecars and init containers (the others are
+/// app containers); `window_ms` is the window they were analysed over (start, end in
+/// Unix ms).
 pub fn summarize(
     results: &[&ResourceAnalysis],
-    replicas: Option<u32>,
+    (replicas, roles): (Option<u32>, &BTreeMap<String, ContainerRole>),
     prices: (f64, f64),
     window_ms: (i64, i64),
 ) -> Summary {
@@ -177,7 +232,7 @@ pub fn summarize(
     let mut covered_seconds: Option<i64> = None;
     let mut has_changes = false;
     let mut raised = false;
-    let (mut cpu_delta_m, mut mem_delta_b) = (0.0, 0.0);
+    let (mut cpu_changes, mut memory_changes) = (Vec::new(), Vec::new());
     for r in results {
         worst = worst.max(quality(r));
         notices.extend(r.notices.iter().map(|n| n.as_str().to_string()));
@@ -191,17 +246,19 @@ pub fn summarize(
             raised |= rec.setting == Setting::Requests
                 && (rec.current_unset || rec.suggested_value > rec.current_value);
         }
-        let delta = match r.resource {
-            Resource::Cpu => &mut cpu_delta_m,
-            Resource::Memory => &mut mem_delta_b,
-        };
-        let entry = resource_summary(r, delta);
         let name = &r.target.container;
+        let role = roles.get(name).copied().unwrap_or_default();
+        let (entry, change) = resource_summary(r, role);
+        match r.resource {
+            Resource::Cpu => cpu_changes.push(change),
+            Resource::Memory => memory_changes.push(change),
+        }
         let slot = match containers.iter_mut().position(|c| &c.name == name) {
             Some(i) => &mut containers[i],
             None => {
                 containers.push(ContainerSummary {
                     name: name.clone(),
+                    role,
                     cpu: None,
                     memory: None,
                 });
@@ -218,6 +275,7 @@ pub fn summarize(
     notices.dedup();
     let risk = risk(has_changes, &notices, raised);
     let (cpu_price, mem_price) = prices;
+    let (cpu_delta_m, mem_delta_b) = (pod_delta(&cpu_changes), pod_delta(&memory_changes));
     let cost_delta = replicas.map(|n| {
         (cpu_delta_m / 1000.0 * cpu_price + mem_delta_b / GIB * mem_price)
             * HOURS_PER_MONTH

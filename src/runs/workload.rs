@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::analysis::{ContainerObservation, Signal};
 use crate::datasource::{Collection, WorkloadInfo};
 use crate::store::WorkloadSeen;
-use crate::workload::WorkloadKey;
+use crate::workload::{ContainerRole, WorkloadKey};
 
 /// The stable id of a workload: the same cluster, namespace, kind and name always give
 /// the same id, across runs, restarts and rebuilt databases. The UID is an attribute.
@@ -58,6 +58,7 @@ pub fn group(cluster: &str, collection: Collection) -> Vec<WorkloadGroup> {
                     uid: c.target.workload_uid.clone(),
                     replicas: None,
                     containers: Vec::new(),
+                    roles: Default::default(),
                     labels: Default::default(),
                     hpa: None,
                     unreadable: None,
@@ -72,7 +73,7 @@ pub fn group(cluster: &str, collection: Collection) -> Vec<WorkloadGroup> {
     for g in &mut groups {
         g.containers
             .sort_by(|a, b| a.target.container.cmp(&b.target.container));
-        g.seen.current = current_settings(&g.containers).to_string();
+        g.seen.current = current_settings(&g.containers, &g.info.roles).to_string();
     }
     groups.sort_by(|a, b| {
         (&a.info.namespace, &a.info.kind, &a.info.name).cmp(&(
@@ -111,16 +112,24 @@ fn signal(s: &Signal) -> Value {
     }
 }
 
-/// Requests and limits in force per container (CPU millicores, memory bytes).
-fn current_settings(containers: &[ContainerObservation]) -> Value {
+/// Requests and limits in force per container (CPU millicores, memory bytes), with the
+/// role of each sidecar and init container (`roles`; app containers have none).
+fn current_settings(
+    containers: &[ContainerObservation],
+    roles: &std::collections::BTreeMap<String, ContainerRole>,
+) -> Value {
     let items: Vec<Value> = containers
         .iter()
         .map(|c| {
-            json!({
+            let mut item = json!({
                 "name": c.target.container,
                 "cpu": { "request": signal(&c.cpu.current_request), "limit": signal(&c.cpu.current_limit) },
                 "memory": { "request": signal(&c.memory.current_request), "limit": signal(&c.memory.current_limit) },
-            })
+            });
+            if let Some(role) = roles.get(&c.target.container) {
+                item["role"] = json!(role);
+            }
+            item
         })
         .collect();
     Value::Array(items)

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::workload::ContainerRole;
+
 /// The data quality of evidence, worst first when summarized.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, utoipa::ToSchema,
@@ -94,6 +96,10 @@ pub struct ThrottlingEvidence {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ContainerSummary {
     pub name: String,
+    /// `sidecar` (a native sidecar) or `init` (an init container); absent for an app
+    /// container.
+    #[serde(default, skip_serializing_if = "ContainerRole::is_app")]
+    pub role: ContainerRole,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<ResourceSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

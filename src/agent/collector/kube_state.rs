@@ -3,7 +3,9 @@
 //! kube-state-metrics (docs/contracts/datasource.md, "Inventory" and "Per group"): the
 //! same metric names, label names and values, each sample stamped with the time the
 //! snapshot was taken. Pods: owner, creation, labels, requests and limits (CPU in
-//! cores, memory in bytes, `unit` as KSM writes it), restarts and the last termination
+//! cores, memory in bytes, `unit` as KSM writes it; sidecars and init containers as
+//! `kube_pod_init_container_resource_*`, with `kube_pod_init_container_info` whose
+//! `restart_policy` is `Always` for a sidecar), restarts and the last termination
 //! (reason, and `finishedAt`). Deployments, StatefulSets, DaemonSets: creation, desired
 //! replicas, labels. ReplicaSets: owner and creation (a Deployment release's start).
 //! HPAs: target, utilization targets, bounds.
@@ -16,7 +18,9 @@
 use std::collections::BTreeMap;
 
 use super::series::point;
-use crate::cluster::{Hpa, OwnerRef, Pod, ReplicaSet, Snapshot, Workload, WorkloadKind};
+use crate::cluster::{
+    ContainerRole, Hpa, OwnerRef, Pod, ReplicaSet, Snapshot, Workload, WorkloadKind,
+};
 use crate::wire::remote_write::TimeSeries;
 
 /// What KSM writes for an owner it does not have.
@@ -88,19 +92,33 @@ fn pod(p: &Pod, at: i64, out: &mut Vec<TimeSeries>) {
     let node = p.node.clone().unwrap_or_default();
     for c in &p.containers {
         let r = &c.resources;
-        let settings = [
-            ("kube_pod_container_resource_requests", "cpu", r.cpu_request),
+        // Sidecars and init containers as kube-state-metrics exports them: their own
+        // series, and an info series whose `restart_policy` tells a sidecar.
+        let (requests, limits) = if c.role.in_init_list() {
+            let policy = match c.role {
+                ContainerRole::Sidecar => "Always",
+                _ => "",
+            };
+            let info = [
+                ("container", c.name.clone()),
+                ("restart_policy", policy.to_string()),
+            ];
+            out.push(point("kube_pod_init_container_info", with(&info), 1.0, at));
+            (
+                "kube_pod_init_container_resource_requests",
+                "kube_pod_init_container_resource_limits",
+            )
+        } else {
             (
                 "kube_pod_container_resource_requests",
-                "memory",
-                r.memory_request,
-            ),
-            ("kube_pod_container_resource_limits", "cpu", r.cpu_limit),
-            (
                 "kube_pod_container_resource_limits",
-                "memory",
-                r.memory_limit,
-            ),
+            )
+        };
+        let settings = [
+            (requests, "cpu", r.cpu_request),
+            (requests, "memory", r.memory_request),
+            (limits, "cpu", r.cpu_limit),
+            (limits, "memory", r.memory_limit),
         ];
         for (name, resource, value) in settings {
             let Some(v) = value else { continue };

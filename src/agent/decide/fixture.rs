@@ -160,6 +160,7 @@ pub(super) fn fixture() -> Fixture {
         data_quality: QualityStatus::Available,
         notices: Vec::new(),
         containers: vec![ContainerSummary {
+            role: Default::default(),
             name: "app".into(),
             cpu: resource((500.0, 249.2), (1000.0, 498.5)),
             memory: resource(

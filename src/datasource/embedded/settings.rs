@@ -29,8 +29,8 @@ pub fn group_settings(
     let end = window.end_ms;
     let grid = Grid::of(window);
     let now = sel
-        .query(&[metric::REQUESTS, metric::LIMITS])
-        .matching(LabelMatcher::one_of(label::RESOURCE, ["cpu", "memory"]));
+        .query(metric::SETTINGS_NOW)
+        .matching(LabelMatcher::one_of(label::RESOURCE, ["cpu", "memory", ""]));
     let settings_now = range_at(r, &now, end, NOW_RANGE_MS)?;
     let oom_terminations = oom_terminations(r, sel, grid)?;
     let (mut restarts, mut oom_reasons, mut killed) = (Vec::new(), Vec::new(), Vec::new());

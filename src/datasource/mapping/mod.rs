@@ -127,6 +127,11 @@ pub fn map_with(
             None => Vec::new(),
         };
         let names: Vec<String> = containers.keys().cloned().collect();
+        let roles = names
+            .iter()
+            .map(|n| (n.clone(), settings.role(&release_pods, n)))
+            .filter(|(_, role)| !role.is_app())
+            .collect();
         for (container, series) in containers {
             let target = Target {
                 namespace: key.namespace.clone(),
@@ -151,6 +156,7 @@ pub fn map_with(
         }
         workloads.push(WorkloadInfo {
             containers: names,
+            roles,
             uid: workload_uid,
             ..workload_info(pods, &key)
         });
@@ -220,6 +226,7 @@ pub fn workload_info(pods: &PodIndex, key: &WorkloadKey) -> WorkloadInfo {
         uid: pods.workload_uid(key),
         replicas: pods.replicas(key).map(|s| s.value.max(0.0) as u32),
         containers: Vec::new(),
+        roles: BTreeMap::new(),
         labels: pods.labels(key),
         hpa: pods.hpa(key),
         unreadable: None,

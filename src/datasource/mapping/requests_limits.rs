@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::analysis::{OomKill, Sample, Signal};
 use crate::datasource::raw::{label, metric, RawSeries, RawSettings};
+use crate::workload::ContainerRole;
 
 use super::pods::{PodIndex, PodMeta};
 
@@ -28,13 +29,32 @@ pub struct SettingsIndex {
     /// (pod UID, container), the step times at which a restart was first seen while
     /// the last termination reason was `OOMKilled`, once per restart.
     inferred: HashMap<(String, String), Vec<i64>>,
+    /// Per (pod UID, container) of `spec.initContainers`: a sidecar or an init
+    /// container (app containers are not listed).
+    roles: HashMap<(String, String), ContainerRole>,
 }
 
 impl SettingsIndex {
     pub fn build(raw: &RawSettings) -> SettingsIndex {
         let mut idx = SettingsIndex::default();
         for s in &raw.settings_now {
-            let is_limit = s.label(label::NAME) == metric::LIMITS;
+            let name = s.label(label::NAME);
+            let key = || {
+                (
+                    s.label(label::UID).to_string(),
+                    s.label(label::CONTAINER).to_string(),
+                )
+            };
+            if name == metric::INIT_INFO {
+                let role = ContainerRole::of_init_container(Some(s.label(label::RESTART_POLICY)));
+                idx.roles.insert(key(), role);
+                continue;
+            }
+            if matches!(name, metric::INIT_REQUESTS | metric::INIT_LIMITS) {
+                // A sidecar when its info says so; an init container until then.
+                idx.roles.entry(key()).or_insert(ContainerRole::Init);
+            }
+            let is_limit = matches!(name, metric::LIMITS | metric::INIT_LIMITS);
             let setting = match (s.label(label::RESOURCE), is_limit) {
                 ("cpu", false) => Setting::CpuRequest,
                 ("cpu", true) => Setting::CpuLimit,
@@ -109,6 +129,18 @@ impl SettingsIndex {
             value: first * scale,
             timestamp: values.iter().map(|s| s.timestamp).min().unwrap_or(0),
         }
+    }
+
+    /// The role of `container` in `pods` (the current release's): what the first pod
+    /// that lists it among its init containers says, else an app container.
+    pub fn role(&self, pods: &[(&PodMeta, i64)], container: &str) -> ContainerRole {
+        pods.iter()
+            .find_map(|(p, _)| {
+                self.roles
+                    .get(&(p.uid.clone(), container.to_string()))
+                    .copied()
+            })
+            .unwrap_or_default()
     }
 
     /// The memory limit (bytes) in force at `at_ms`: the latest limit sample at or

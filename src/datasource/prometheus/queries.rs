@@ -164,14 +164,15 @@ pub fn inventory(sel: &Selector, window_s: i64) -> [String; 10] {
     ]
 }
 
-/// Current requests and limits with raw sample times (instant, at the end).
+/// Current requests and limits with raw sample times (instant, at the end), of app
+/// and init containers, and the init containers' info (no `resource` label: the
+/// matcher's empty alternative keeps it).
 pub fn settings_now(sel: &Selector) -> String {
     format!(
         "{}[{NOW_LOOKBACK}]",
         sel.with(&format!(
-            "__name__=~\"{}|{}\",resource=~\"cpu|memory\"",
-            metric::REQUESTS,
-            metric::LIMITS
+            "__name__=~\"{}\",resource=~\"cpu|memory|\"",
+            metric::SETTINGS_NOW.join("|")
         ))
     )
 }

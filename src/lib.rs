@@ -28,7 +28,9 @@
 //! - `backoff`: the one growing wait between failed tries (initial, factor, cap), pure:
 //!   the accept loop, agent event delivery, datasource requests, notification retries.
 //! - `workload`: the one workload identity, `WorkloadKey` (namespace, kind, name; the
-//!   kind as text, or the agent's `WorkloadKind`), every module's name for a workload.
+//!   kind as text, or the agent's `WorkloadKind`), every module's name for a workload;
+//!   and `ContainerRole` (app container, native sidecar, init container) with the pod's
+//!   effective request as Kubernetes counts it.
 //! - `run_vocabulary`: what a run's record says: `RunStatus`, `Phase`, `Trigger`,
 //!   `PhaseMs`, `CollectSummary`, `RunErrors`, with their stored and served spellings
 //!   (a leaf so `store` keeps typed records; `runs` re-exports it).
@@ -108,8 +110,8 @@
 //! - `export`: the recommendations as they leave kerf, for the export endpoint and
 //!   `kerf scan` alike: each container's plan (Kubernetes quantities, rounded as the
 //!   agent rounds) and the CSV, JSON and server-side apply YAML renderings. Uses
-//!   `cluster` (quantities), `store`, `wire`, `agent` (in tests only: the agent's
-//!   rounding).
+//!   `cluster` (quantities), `store`, `wire`, `workload` (container roles), `agent` (in
+//!   tests only: the agent's rounding).
 //!
 //! The top:
 //! - `api`: HTTP handlers (typed query, path and body in → call a domain operation →
@@ -149,7 +151,7 @@
 //!   Uses `fingerprint` (short record names), `quantity` (reading quantities), `workload`.
 //! - `sim`: the simulated world (usage shapes, demo catalogue, the kubelet's decisions)
 //!   with its two faces: a kubelet against a real API server (tests) and the in-process
-//!   `Cluster` (demo). Uses `cluster`, `clock`, `fingerprint`; the demo
+//!   `Cluster` (demo). Uses `cluster`, `clock`, `fingerprint`, `workload`; the demo
 //!   datasource reads its shapes and its one rule of what limits do to them. Only
 //!   `sim::shape`, `sim::catalogue`, `sim::guarded` (the demo's guardrail workloads) and
 //!   `sim::live` are in the hub-only build.

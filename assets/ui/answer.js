@@ -18,6 +18,34 @@ function FromTo({ s, resource }) {
   return html`<span class="from">${now}</span> → <strong class="to">${q(s.recommended)}</strong>`;
 }
 
+/** What a sidecar or init container is, in words, for its badge. */
+const ROLE_WORDS = {
+  sidecar: ["sidecar", "A native sidecar: an init container with restartPolicy Always, running beside the app for the pod's whole life. Sized and applied like an app container."],
+  init: ["init container", "Runs to completion before the app starts. Its values count only while it runs; only new pods take a change (kerf rolls it out)."],
+};
+
+export function RoleBadge({ role }) {
+  const words = ROLE_WORDS[role];
+  if (!words) return null;
+  return html` <${Badge} kind="accent" title=${words[1]}>${words[0]}</${Badge}>`;
+}
+
+/** Each pod's effective requests, when init containers or sidecars make them more than a sum. */
+function PodRequests({ w }) {
+  const pod = w.podRequests;
+  if (!pod || !(w.resources ?? []).some((c) => c.role)) return null;
+  const one = (resource) => {
+    const v = pod[resource];
+    const q = (x) => fmt.quantity(resource, x);
+    const now = v.current == null ? "unknown" : q(v.current);
+    const by = v.setByInitContainer ? html` <span class="muted">(set by init container <code>${v.setByInitContainer}</code>)</span>` : null;
+    if (v.recommended == null || v.recommended === v.current) return html`<span>${resource === "cpu" ? "CPU" : "memory"} ${now}${by}</span>`;
+    return html`<span>${resource === "cpu" ? "CPU" : "memory"} <span class="from">${now}</span> → <strong class="to">${q(v.recommended)}</strong>${by}</span>`;
+  };
+  return html`<p class="small pod-requests" data-testid="pod-requests"><strong>Each pod reserves</strong> ${one("cpu")}, ${one("memory")}
+    <span class="muted">: the app containers and sidecars together, or an init container's while it runs if that is more. This is what the scheduler and the savings count.</span></p>`;
+}
+
 function Rows({ w }) {
   const results = w.recommendation?.analysis?.results ?? [];
   return (w.resources ?? []).flatMap((c) => ["cpu", "memory"].map((resource) => {
@@ -26,7 +54,7 @@ function Rows({ w }) {
     const why = [settingWhy(r, "requests"), settingWhy(r, "limits")];
     const changes = p && (p.request.recommended != null || p.limit.recommended != null);
     return html`<tr class=${changes ? "changes" : "keeps"} data-container=${c.name} data-resource=${resource}>
-      <th scope="row">${c.name}</th>
+      <th scope="row">${c.name}<${RoleBadge} role=${c.role} /></th>
       <td>${resource === "cpu" ? "CPU" : "Memory"}${(r?.notices ?? []).map((n) => html` <${Badge} kind=${n === "potential-memory-leak" || n === "oom-kill-detected" ? "bad" : "warn"}>${fmt.words(n)}</${Badge}>`)}</td>
       <td><${FromTo} s=${p?.request} resource=${resource} /></td>
       <td><${FromTo} s=${p?.limit} resource=${resource} /></td>
@@ -73,6 +101,7 @@ export function Answer({ w, currency, events, children }) {
       <thead><tr><th scope="col">Container</th><th scope="col">Resource</th><th scope="col">Request</th><th scope="col">Limit</th><th scope="col">Why</th></tr></thead>
       <tbody><${Rows} w=${w} /></tbody>
     </table></div>`}
+    ${rec && html`<${PodRequests} w=${w} />`}
     ${rec && html`<p class="small muted meta">
       <${QualityBadge} status=${w.dataQuality} /> confidence ${w.confidence ?? "—"} ·
       <strong class=${w.estimatedMonthlyCostDelta < 0 ? "ok" : w.estimatedMonthlyCostDelta > 0 ? "bad" : ""}>${fmt.delta(w.estimatedMonthlyCostDelta, currency)}</strong> ·

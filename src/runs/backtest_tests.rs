@@ -22,6 +22,7 @@ fn spec(name: &str, cpu: Cpu, memory: Memory, age_days: Option<i64>) -> Workload
         kind: Kind::Deployment,
         replicas: 2,
         containers: vec![ContainerSpec {
+            role: crate::workload::ContainerRole::App,
             name: "app",
             resources: Resources {
                 cpu_request: Some(4000.0),

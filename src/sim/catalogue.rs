@@ -3,6 +3,7 @@
 //! out, too new to judge) among ordinary steady, diurnal and spiky services.
 
 pub use super::shape::{Cpu, Memory};
+use crate::workload::ContainerRole;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -40,6 +41,8 @@ pub struct Resources {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContainerSpec {
     pub name: &'static str,
+    /// An app container, or a native sidecar (in `spec.initContainers`).
+    pub role: ContainerRole,
     pub resources: Resources,
     pub scale: f64,
     /// Changes made while the demo runs (`sim::live`), oldest first: from each time on,
@@ -101,6 +104,7 @@ fn res(cpu_req: f64, cpu_lim: Option<f64>, mem_req: f64, mem_lim: Option<f64>) -
 fn one(name: &'static str, resources: Resources) -> Vec<ContainerSpec> {
     vec![ContainerSpec {
         name,
+        role: ContainerRole::App,
         resources,
         scale: 1.0,
         changes: Vec::new(),
@@ -111,13 +115,16 @@ fn with_sidecar(main: Resources) -> Vec<ContainerSpec> {
     vec![
         ContainerSpec {
             name: "app",
+            role: ContainerRole::App,
             resources: main,
             scale: 1.0,
             changes: Vec::new(),
         },
-        // A mesh proxy: sized by habit at 100m and 64 MiB, using a twentieth of the app.
+        // A mesh proxy, injected as a native sidecar: sized by habit at 100m and 64 MiB,
+        // using a twentieth of the app.
         ContainerSpec {
             name: "proxy",
+            role: ContainerRole::Sidecar,
             resources: res(100.0, Some(200.0), 64.0, Some(128.0)),
             scale: 0.05,
             changes: Vec::new(),

@@ -114,6 +114,7 @@ fn spec(
         kind,
         replicas,
         containers: vec![ContainerSpec {
+            role: crate::workload::ContainerRole::App,
             name: "app",
             resources: r,
             scale: 1.0,

@@ -7,6 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { routes } from "./lib/hub.js";
 import { newPage, screenshot, go, settled, signIn } from "./lib/browser.js";
+import * as fmt from "../../assets/ui/format.js";
 import { withSignedInPage } from "./lib/session.js";
 
 const VIEWER = { username: "vera", password: "plum-harbour-lantern-73" };
@@ -125,6 +126,30 @@ test("filter the workloads, open the over-provisioned shop/catalog, see its char
   assert.ok(await page.locator(".trace .steps li").count() >= 2, "the trace has steps");
   await screenshot(page, "workload-detail");
   tab.assertClean("workload detail");
+});
+
+test("a meshed service: its proxy is a native sidecar, named so, and each pod's request counts it", async () => {
+  await go(page, "/workloads?q=storefront&cluster=demo-east");
+  await page.waitForSelector("table.workloads tbody tr");
+  const row = page.locator("table.workloads tbody tr").first();
+  assert.match(await row.textContent(), /proxy \(sidecar\):/, "the list names the sidecar");
+  await row.locator("a").first().click();
+  await page.waitForSelector(".answer-table");
+  await settled(page);
+  const proxy = page.locator(".answer-table tr[data-container=proxy]").first();
+  assert.match(await proxy.locator("th").textContent(), /proxy\s*sidecar/, "the table badges the sidecar");
+  assert.match(await proxy.locator("th .badge").getAttribute("title"), /restartPolicy Always/);
+  const pod = await page.textContent("[data-testid=pod-requests]");
+  // The pod reserves the app and its sidecar together, as the API says.
+  const w = (await hub.api("GET", `/v1/workloads/${page.url().split("/workloads/")[1].split("?")[0]}`)).body;
+  const app = w.resources.find((c) => c.name === "app");
+  const side = w.resources.find((c) => c.name === "proxy");
+  assert.equal(side.role, "sidecar");
+  assert.equal(w.podRequests.cpu.current, app.cpu.request.current + side.cpu.request.current);
+  assert.match(pod, /Each pod reserves CPU/);
+  assert.ok(pod.includes(fmt.quantity("cpu", w.podRequests.cpu.current)), pod);
+  await screenshot(page, "workload-sidecar");
+  tab.assertClean("sidecar workload");
 });
 
 test("an editor approves the recommendation once, seeing exactly what will change, and finds it in the history and the config-change audit", async () => {

@@ -30,7 +30,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("run_vocabulary", &[]),
     ("xor", &["analysis"]),
     ("cluster", &["fingerprint", "quantity", "workload"]),
-    ("sim", &["clock", "cluster", "fingerprint"]),
+    ("sim", &["clock", "cluster", "fingerprint", "workload"]),
     (
         "policy",
         &["analysis", "cron", "names", "timestamp", "workload"],
@@ -161,7 +161,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "outbound",
         ],
     ),
-    ("export", &["agent", "cluster", "store", "wire"]),
+    ("export", &["agent", "cluster", "store", "wire", "workload"]),
     (
         "api",
         &[

@@ -66,7 +66,10 @@ function Detail({ w, query, session, reload }) {
     ${/* The guardrails panel renders here, between the answer and the evidence. */ null}
     ${names.length > 1 && html`<label class="filter inline"><span>Container</span>
       <select value=${container} onChange=${(e) => setQuery({ container: e.target.value }, { replace: true })}>
-        ${names.map((n) => html`<option value=${n}>${n}</option>`)}
+        ${names.map((n) => {
+          const role = (w.resources ?? []).find((c) => c.name === n)?.role;
+          return html`<option value=${n}>${n}${role ? ` (${role === "init" ? "init container" : "sidecar"})` : ""}</option>`;
+        })}
       </select></label>`}
     ${container && html`<${Charts} w=${w} container=${container} results=${results} />`}
     ${container && rec && html`<section class="card" aria-labelledby="evidence-h">

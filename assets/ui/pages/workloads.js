@@ -166,7 +166,7 @@ function Values({ resources, resource }) {
     const p = c[resource];
     const limit = p.limit.current != null || p.limit.recommended != null;
     return html`<div class="values">
-      ${resources.length > 1 && html`<span class="muted small">${c.name}: </span>`}<${FromTo} s=${p.request} resource=${resource} />
+      ${resources.length > 1 && html`<span class="muted small">${c.name}${c.role ? ` (${c.role === "init" ? "init" : "sidecar"})` : ""}: </span>`}<${FromTo} s=${p.request} resource=${resource} />
       ${limit && html`<div class="small muted">limit <${FromTo} s=${p.limit} resource=${resource} /></div>`}
     </div>`;
   });

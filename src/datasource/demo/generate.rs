@@ -362,11 +362,31 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
     }
     for c in &spec.containers {
         let r = c.resources_at(window.end_ms);
+        // A sidecar as kube-state-metrics exports it: init-container series, and its
+        // info series saying it restarts always.
+        let (requests, limits) = if c.role.in_init_list() {
+            if alive {
+                let mut info = labels(&base);
+                info.insert(label::NAME.into(), metric::INIT_INFO.into());
+                info.insert(label::CONTAINER.into(), c.name.into());
+                info.insert(label::RESTART_POLICY.into(), "Always".into());
+                out.settings.settings_now.push(RawSeries {
+                    labels: info,
+                    samples: vec![Sample {
+                        timestamp: window.end_ms,
+                        value: 1.0,
+                    }],
+                });
+            }
+            (metric::INIT_REQUESTS, metric::INIT_LIMITS)
+        } else {
+            (metric::REQUESTS, metric::LIMITS)
+        };
         let settings = [
-            (metric::REQUESTS, "cpu", r.cpu_request.map(|m| m / 1000.0)),
-            (metric::LIMITS, "cpu", r.cpu_limit.map(|m| m / 1000.0)),
-            (metric::REQUESTS, "memory", r.memory_request),
-            (metric::LIMITS, "memory", r.memory_limit),
+            (requests, "cpu", r.cpu_request.map(|m| m / 1000.0)),
+            (limits, "cpu", r.cpu_limit.map(|m| m / 1000.0)),
+            (requests, "memory", r.memory_request),
+            (limits, "memory", r.memory_limit),
         ];
         for (name, resource, value) in settings {
             let Some(value) = value else { continue };
@@ -384,7 +404,7 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
                     }],
                 });
             }
-            if name == metric::LIMITS && resource == "memory" {
+            if name == limits && resource == "memory" {
                 // The limit at the window start, then each change made since (a resize
                 // or a rollout while the demo runs): the limit at every kill.
                 let mut samples = vec![Sample {

@@ -180,6 +180,7 @@ fn workload_spec(spec: &catalogue::WorkloadSpec, now_ms: i64) -> WorkloadSpec {
         .map(|c| {
             let mut container = Container {
                 name: c.name.into(),
+                role: c.role,
                 image: format!("registry.example/{}/{}:1", spec.namespace, spec.name),
                 resources: model(c.resources_at(now_ms)),
                 ..Container::default()
@@ -203,7 +204,10 @@ fn workload_spec(spec: &catalogue::WorkloadSpec, now_ms: i64) -> WorkloadSpec {
             }
             container
         })
-        .collect();
+        .collect::<Vec<Container>>();
+    // As the API server lists them: `spec.initContainers` (sidecars) first.
+    let mut containers = containers;
+    containers.sort_by_key(|c| !c.role.in_init_list());
     let usage = spec
         .containers
         .iter()

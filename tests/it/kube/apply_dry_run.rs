@@ -30,18 +30,25 @@ fn resources_in_force(current: &Value) -> Value {
     out
 }
 
-/// The workload as its cluster runs it: its containers with their settings in force,
-/// no replicas and no node to run on (the API server validates; nothing needs to run).
+/// The workload as its cluster runs it: its containers with their settings in force
+/// (a sidecar in `initContainers`, restarting always), no replicas and no node to run on
+/// (the API server validates; nothing needs to run).
 fn object(kind: &str, ns: &str, name: &str, current: &Value) -> Value {
-    let containers: Vec<Value> = current
-        .as_array()
-        .expect("current containers")
-        .iter()
-        .map(|c| json!({ "name": c["name"], "image": "registry.example/app:1", "resources": resources_in_force(c) }))
-        .collect();
+    let (mut init, mut containers) = (Vec::new(), Vec::new());
+    for c in current.as_array().expect("current containers") {
+        let mut made = json!({ "name": c["name"], "image": "registry.example/app:1", "resources": resources_in_force(c) });
+        match c["role"].as_str() {
+            Some("sidecar") => {
+                made["restartPolicy"] = json!("Always");
+                init.push(made);
+            }
+            Some(_) => init.push(made),
+            None => containers.push(made),
+        }
+    }
     let template = json!({
         "metadata": { "labels": { "app": name } },
-        "spec": { "nodeSelector": { POOL_LABEL: format!("{ns}-none") }, "containers": containers },
+        "spec": { "nodeSelector": { POOL_LABEL: format!("{ns}-none") }, "containers": containers, "initContainers": init },
     });
     let mut spec = json!({ "selector": { "matchLabels": { "app": name } }, "template": template });
     match kind {
@@ -92,9 +99,11 @@ async fn dry_run(
     }
 }
 
+/// The container `name`, an app container or one of `initContainers`.
 fn container<'a>(spec: &'a PodSpec, name: &str) -> &'a Container {
     spec.containers
         .iter()
+        .chain(spec.init_containers.iter().flatten())
         .find(|c| c.name == name)
         .expect("the container")
 }
@@ -108,6 +117,7 @@ async fn the_copied_apply_yaml_passes_a_server_side_dry_run_for_every_kind_the_d
     let admin = plane.admin().await;
     let ns = namespace(&admin, "apply-dry-run").await;
     let mut tried = Vec::new();
+    let mut sidecars = 0;
     for kind in ["Deployment", "StatefulSet", "DaemonSet"] {
         let w = all
             .iter()
@@ -132,10 +142,19 @@ async fn the_copied_apply_yaml_passes_a_server_side_dry_run_for_every_kind_the_d
         let name = w["name"].as_str().expect("name");
         let obj = object(kind, &ns.name, name, &detail["current"]);
         let (answered, stored) = dry_run(&admin, &ns.name, kind, obj, &doc).await;
-        for c in doc["spec"]["template"]["spec"]["containers"]
+        let pod = &doc["spec"]["template"]["spec"];
+        let listed = |list: &str| pod[list].as_array().cloned().unwrap_or_default();
+        let changed = [listed("initContainers"), listed("containers")].concat();
+        assert!(!changed.is_empty(), "{doc:#}");
+        if detail["current"]
             .as_array()
-            .expect("containers")
+            .expect("current")
+            .iter()
+            .any(|c| c["role"] == "sidecar")
         {
+            sidecars += 1;
+        }
+        for c in &changed {
             let cname = c["name"].as_str().expect("container name");
             let got = container(&answered, cname)
                 .resources
@@ -169,4 +188,8 @@ async fn the_copied_apply_yaml_passes_a_server_side_dry_run_for_every_kind_the_d
         ));
     }
     assert_eq!(tried.len(), 3, "{tried:?}");
+    assert!(
+        sidecars >= 1,
+        "the demo's Deployment runs a native sidecar: {tried:?}"
+    );
 }

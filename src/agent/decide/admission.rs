@@ -22,17 +22,13 @@ pub struct PodTotals {
     pub best_effort: bool,
 }
 
-/// The role and values of every container of a pod of the workload (template order),
-/// before and after `changes`.
-pub fn containers_after(
-    c: &Ctx,
-    changes: &Proposal,
-) -> (
-    Vec<(ContainerRole, Resources)>,
-    Vec<(ContainerRole, Resources)>,
-) {
+/// The role and values of every container of one pod, in template order.
+pub type PodContainers = Vec<(ContainerRole, Resources)>;
+
+/// The containers of a pod of the workload, before and after `changes`.
+pub fn containers_after(c: &Ctx, changes: &Proposal) -> (PodContainers, PodContainers) {
     let live = &c.input.live.containers;
-    let before: Vec<(ContainerRole, Resources)> = c
+    let before: PodContainers = c
         .input
         .state
         .current(live)

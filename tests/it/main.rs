@@ -29,6 +29,7 @@ mod datasource_oom_limit;
 mod datasource_prometheus;
 mod datasource_protocols;
 mod datasource_raw;
+mod datasource_rollouts;
 mod datasource_sidecars;
 mod datasource_vm_export;
 mod declared_fleet;

@@ -1,7 +1,9 @@
 //! The pod index: which workload and release every pod seen in the window belonged to,
 //! which pods are alive at the end, and each workload's identity and desired replicas,
-//! resolved from kube-state-metrics (pod → ReplicaSet → Deployment, StatefulSet,
-//! DaemonSet).
+//! resolved from kube-state-metrics (pod → ReplicaSet → Deployment or Argo Rollout,
+//! StatefulSet, DaemonSet). kube-state-metrics exports no Rollout series of its own, so a
+//! Rollout's replicas and identity (creation) are unknown: its inventory reads
+//! unavailable and its savings carry no estimate.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -64,8 +66,9 @@ impl PodIndex {
             let (ns, uid) = (series.label(label::NAMESPACE), series.label(label::UID));
             let owner = series.label(label::OWNER_NAME);
             let (kind, name, release) = match series.label(label::OWNER_KIND) {
+                // An Argo Rollout's revisions are its ReplicaSets, like a Deployment's.
                 "ReplicaSet" => match rs_owner.get(&(ns, owner)) {
-                    Some(("Deployment", deployment)) => ("Deployment", *deployment, owner),
+                    Some((kind @ ("Deployment" | "Rollout"), name)) => (*kind, *name, owner),
                     _ => ("ReplicaSet", owner, owner),
                 },
                 kind @ ("StatefulSet" | "DaemonSet") => (
@@ -277,9 +280,9 @@ fn workload_uids(series: &[RawSeries]) -> HashMap<WorkloadKey, String> {
         .collect()
 }
 
-/// Release starts: ReplicaSet creation for Deployment releases, else the earliest pod
-/// creation of the release (StatefulSet and DaemonSet revisions, a Deployment whose
-/// ReplicaSet creation is not exported).
+/// Release starts: ReplicaSet creation for Deployment and Argo Rollout releases, else the
+/// earliest pod creation of the release (StatefulSet and DaemonSet revisions, a
+/// Deployment whose ReplicaSet creation is not exported).
 fn release_starts(
     rs_created: &[RawSeries],
     pods: &HashMap<String, PodMeta>,
@@ -304,7 +307,7 @@ fn release_starts(
         *slot = (*slot).min(meta.created_ms);
     }
     for ((workload, release), start) in out.iter_mut() {
-        if workload.kind == "Deployment" {
+        if workload.kind == "Deployment" || workload.kind == "Rollout" {
             if let Some(rs) = created.get(&(workload.namespace.as_str(), release.as_str())) {
                 *start = *rs;
             }

@@ -19,6 +19,9 @@ pub enum WorkloadKind {
     Deployment,
     StatefulSet,
     DaemonSet,
+    /// An Argo Rollout (`argoproj.io/v1alpha1`): a Deployment's shape, its pods run by
+    /// Argo's controller through a ReplicaSet per revision.
+    Rollout,
 }
 
 impl WorkloadKind {
@@ -27,6 +30,7 @@ impl WorkloadKind {
             WorkloadKind::Deployment => "Deployment",
             WorkloadKind::StatefulSet => "StatefulSet",
             WorkloadKind::DaemonSet => "DaemonSet",
+            WorkloadKind::Rollout => "Rollout",
         }
     }
 
@@ -35,6 +39,7 @@ impl WorkloadKind {
             "Deployment" => Some(WorkloadKind::Deployment),
             "StatefulSet" => Some(WorkloadKind::StatefulSet),
             "DaemonSet" => Some(WorkloadKind::DaemonSet),
+            "Rollout" => Some(WorkloadKind::Rollout),
             _ => None,
         }
     }

@@ -41,9 +41,16 @@ pub fn valid_timezone(name: &str) -> bool {
     crate::cron::Zone::parse(name).is_some()
 }
 
-/// The kinds a selector may name: those kerf rightsizes (Deployments, StatefulSets and
-/// DaemonSets, applied by the agent; bare ReplicaSets, recommended only).
-pub const SELECTABLE_KINDS: &[&str] = &["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"];
+/// The kinds a selector may name: those kerf rightsizes (Deployments, StatefulSets,
+/// DaemonSets and Argo Rollouts, applied by the agent; bare ReplicaSets, recommended
+/// only).
+pub const SELECTABLE_KINDS: &[&str] = &[
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "Rollout",
+];
 
 /// Why a selector may not name `kind`, if it may not: a kind kerf does not rightsize
 /// would select nothing while the policy says it does.
@@ -53,7 +60,7 @@ fn unsupported_kind(kind: &str) -> Option<String> {
     }
     let why = match kind {
         "Job" => "kerf does not rightsize Jobs (a Job's template is immutable)".to_string(),
-        "CronJob" | "Rollout" => format!("kerf does not rightsize {kind}s yet"),
+        "CronJob" => format!("kerf does not rightsize {kind}s yet"),
         other => format!("unsupported workload kind {other:?}"),
     };
     Some(format!(
@@ -285,7 +292,7 @@ mod tests {
             .iter()
             .map(|e| (e.path.as_str(), e.message.as_str()))
             .collect();
-        let tail = "; a selector may name Deployment, StatefulSet, DaemonSet, ReplicaSet";
+        let tail = "; a selector may name Deployment, StatefulSet, DaemonSet, ReplicaSet, Rollout";
         assert_eq!(
             got,
             [
@@ -297,10 +304,6 @@ mod tests {
                 (
                     "selector.kinds[3]",
                     format!("kerf does not rightsize CronJobs yet{tail}").as_str()
-                ),
-                (
-                    "selector.kinds[4]",
-                    format!("kerf does not rightsize Rollouts yet{tail}").as_str()
                 ),
             ]
         );

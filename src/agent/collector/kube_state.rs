@@ -172,6 +172,8 @@ fn workload(w: &Workload, at: i64, out: &mut Vec<TimeSeries>) {
             "daemonset",
             "kube_daemonset_status_desired_number_scheduled",
         ),
+        // kube-state-metrics has no Rollout series: its ReplicaSets' owner says enough.
+        WorkloadKind::Rollout => return,
     };
     let base = || {
         vec![

@@ -59,7 +59,8 @@ fn resolve(v: Option<&str>, default: &str, replicas: i32, up: bool) -> i64 {
 /// (`None`: `w` does not roll its pods that way).
 fn rolling(w: &Workload) -> Option<(i64, i64)> {
     let defaults = match w.key.kind {
-        WorkloadKind::Deployment => ("25%", "25%"),
+        // Argo's canary defaults are a Deployment's.
+        WorkloadKind::Deployment | WorkloadKind::Rollout => ("25%", "25%"),
         WorkloadKind::DaemonSet => ("0", "1"),
         WorkloadKind::StatefulSet => return None,
     };

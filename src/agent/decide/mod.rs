@@ -293,7 +293,7 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
         findings.insert(0, f);
         return hold(findings, values);
     }
-    let strategy = strategy_of(policy);
+    let strategy = strategy_of(policy, w.live);
     let mut resources = changing;
     let ctx = Ctx {
         situation: s,
@@ -376,10 +376,22 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
     }
 }
 
-fn strategy_of(policy: &EffectivePolicy) -> Strategy {
+/// The annotation with which an Argo Rollout lets kerf resize its pods in place (`"true"`).
+/// Argo owns those pods and their revision: by default kerf changes the Rollout's
+/// template and lets Argo roll it out with its own strategy.
+pub const ARGO_IN_PLACE: &str = "kerf.getkerf.dev/argo-in-place";
+
+/// How a change to `live` is applied: the policy's strategy, except that an Argo
+/// Rollout rolls out unless it opts in to in-place resizes ([`ARGO_IN_PLACE`]).
+fn strategy_of(policy: &EffectivePolicy, live: &Workload) -> Strategy {
+    let argo_in_place = live.annotations.get(ARGO_IN_PLACE).map(String::as_str) == Some("true");
     match policy.apply.strategy {
-        Strategy::InPlace => Strategy::InPlace,
-        Strategy::Rollout | Strategy::Deferred => Strategy::Rollout,
+        Strategy::InPlace
+            if live.key.kind != crate::cluster::WorkloadKind::Rollout || argo_in_place =>
+        {
+            Strategy::InPlace
+        }
+        Strategy::InPlace | Strategy::Rollout | Strategy::Deferred => Strategy::Rollout,
     }
 }
 
@@ -407,7 +419,7 @@ fn approval_held(
         recommendation: rec,
         policy,
         proposal,
-        strategy: strategy_of(policy),
+        strategy: strategy_of(policy, w.live),
         resources: &resources,
     };
     let mut f = ADMISSION_GUARDRAILS.iter().find_map(|g| g(&ctx))?;

@@ -169,6 +169,7 @@ pub fn stalled(
             WorkloadKind::StatefulSet => "the StatefulSet's rollout",
             WorkloadKind::DaemonSet => "the DaemonSet's rollout",
             WorkloadKind::Deployment => "the rollout",
+            WorkloadKind::Rollout => "the Argo rollout",
         };
         ("NotAdvancing", format!("{what} does not advance"))
     };

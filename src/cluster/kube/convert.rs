@@ -178,7 +178,7 @@ fn rolling(
     }
 }
 
-fn workload_base(
+pub(super) fn workload_base(
     kind: WorkloadKind,
     meta: &ObjectMeta,
     selector: &LabelSelector,
@@ -303,31 +303,38 @@ pub fn replica_set(rs: &ReplicaSet) -> crate::cluster::ReplicaSet {
     }
 }
 
-/// The controller of a ReplicaSet (`Deployment` name), for resolving pod owners.
-pub fn replicaset_owner(rs: &ReplicaSet) -> Option<(String, String)> {
-    let owner = controller(&rs.metadata)?;
-    (owner.0 == "Deployment").then(|| (rs.metadata.name.clone().unwrap_or_default(), owner.1))
+/// ReplicaSet name → the workload that controls it (a Deployment or an Argo Rollout),
+/// in one namespace.
+pub type RsOwners = BTreeMap<String, (WorkloadKind, String)>;
+
+/// The controller of a ReplicaSet when it is a Deployment or an Argo Rollout, for
+/// resolving pod owners: (ReplicaSet name, (kind, name)).
+pub fn replicaset_owner(rs: &ReplicaSet) -> Option<(String, (WorkloadKind, String))> {
+    let (kind, name) = controller(&rs.metadata)?;
+    let kind = match kind.as_str() {
+        "Deployment" => WorkloadKind::Deployment,
+        "Rollout" => WorkloadKind::Rollout,
+        _ => return None,
+    };
+    Some((rs.metadata.name.clone().unwrap_or_default(), (kind, name)))
 }
 
 /// The workload a pod belongs to, as kind and name in its namespace: its controller, or
-/// for a pod of a ReplicaSet the Deployment that owns the ReplicaSet (`rs_owners`: the
-/// pod itself does not say).
-fn pod_owner<'a>(
-    meta: &'a ObjectMeta,
-    rs_owners: &'a BTreeMap<String, String>,
-) -> Option<(WorkloadKind, &'a str)> {
+/// for a pod of a ReplicaSet the Deployment or Rollout that owns the ReplicaSet
+/// (`rs_owners`: the pod itself does not say).
+fn pod_owner<'a>(meta: &'a ObjectMeta, rs_owners: &'a RsOwners) -> Option<(WorkloadKind, &'a str)> {
     let o = controller_ref(meta)?;
     match o.kind.as_str() {
-        "ReplicaSet" => rs_owners
-            .get(&o.name)
-            .map(|d| (WorkloadKind::Deployment, d.as_str())),
+        "ReplicaSet" => rs_owners.get(&o.name).map(|(k, n)| (*k, n.as_str())),
+        // A Rollout is reached through its ReplicaSets only.
+        "Rollout" => None,
         other => WorkloadKind::parse(other).map(|k| (k, o.name.as_str())),
     }
 }
 
 /// Whether `cached`, converted from an earlier read of `p` at the same resource version,
 /// still names the owner `p` resolves to through `rs_owners` now.
-pub fn same_pod_owner(p: &core::Pod, cached: &Pod, rs_owners: &BTreeMap<String, String>) -> bool {
+pub fn same_pod_owner(p: &core::Pod, cached: &Pod, rs_owners: &RsOwners) -> bool {
     let was = cached.owner.as_ref().map(|k| (k.kind, k.name.as_str()));
     pod_owner(&p.metadata, rs_owners) == was
 }
@@ -387,8 +394,8 @@ fn container_status(s: &core::ContainerStatus) -> ContainerStatus {
     }
 }
 
-/// A pod; `rs_owners` maps ReplicaSet names of its namespace to their Deployment.
-pub fn pod(p: &core::Pod, rs_owners: &BTreeMap<String, String>) -> Pod {
+/// A pod; `rs_owners` maps ReplicaSet names of its namespace to their workload.
+pub fn pod(p: &core::Pod, rs_owners: &RsOwners) -> Pod {
     let meta = &p.metadata;
     let namespace = meta.namespace.clone().unwrap_or_default();
     let owner =

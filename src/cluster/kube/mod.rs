@@ -1,6 +1,7 @@
 //! The kube-rs face of [`Cluster`]: each method is one or a few API calls, with the API
 //! server's refusals kept whole in [`ClusterError::Api`]. Nothing here decides anything.
 
+mod argo;
 mod convert;
 mod convert_admission;
 mod convert_rollout;
@@ -118,8 +119,8 @@ impl KubeCluster {
         Ok(api.list(&ListParams::default()).await.map_err(error)?.items)
     }
 
-    /// ReplicaSet name → Deployment name, per namespace.
-    async fn rs_owners(&self, namespace: &str) -> Result<BTreeMap<String, String>, ClusterError> {
+    /// ReplicaSet name → its Deployment or Rollout, in `namespace`.
+    async fn rs_owners(&self, namespace: &str) -> Result<convert::RsOwners, ClusterError> {
         Ok(self
             .list::<ReplicaSet>(Some(namespace))
             .await?
@@ -147,19 +148,19 @@ impl KubeCluster {
                 .iter()
                 .filter_map(|o| convert::daemonset(o).map(Arc::new)),
         );
-        let mut rs: BTreeMap<(String, String), String> = BTreeMap::new();
+        let mut rs: BTreeMap<(String, String), (WorkloadKind, String)> = BTreeMap::new();
         for r in self.list::<ReplicaSet>(ns).await? {
             out.replica_sets.push(convert::replica_set(&r));
-            if let Some((name, deployment)) = convert::replicaset_owner(&r) {
+            if let Some((name, owner)) = convert::replicaset_owner(&r) {
                 rs.insert(
                     (r.metadata.namespace.clone().unwrap_or_default(), name),
-                    deployment,
+                    owner,
                 );
             }
         }
         for p in self.list::<KPod>(ns).await? {
             let pod_ns = p.metadata.namespace.clone().unwrap_or_default();
-            let owners: BTreeMap<String, String> = rs
+            let owners: convert::RsOwners = rs
                 .iter()
                 .filter(|((n, _), _)| *n == pod_ns)
                 .map(|((_, name), d)| (name.clone(), d.clone()))
@@ -187,6 +188,22 @@ impl KubeCluster {
             limits.iter().map(convert_admission::limit_range),
         );
         out.admission.extend(admission);
+        let rollouts = argo::apis(
+            &self.client,
+            &ns.map(str::to_string).into_iter().collect::<Vec<_>>(),
+        );
+        if argo::readable(&rollouts[0]).await {
+            let listed = rollouts[0]
+                .list(&ListParams::default())
+                .await
+                .map_err(error)?;
+            out.workloads.extend(
+                listed
+                    .items
+                    .iter()
+                    .filter_map(|o| argo::workload(o).map(Arc::new)),
+            );
+        }
         Ok(())
     }
 
@@ -207,8 +224,12 @@ impl KubeCluster {
         pod_spec: Value,
         mode: ApplyMode,
     ) -> Result<Workload, ClusterError> {
+        let api_version = match key.kind {
+            WorkloadKind::Rollout => argo::API_VERSION,
+            _ => "apps/v1",
+        };
         let body = json!({
-            "apiVersion": "apps/v1",
+            "apiVersion": api_version,
             "kind": key.kind.as_str(),
             "metadata": { "name": key.name, "namespace": key.namespace },
             "spec": { "template": { "spec": pod_spec } },
@@ -239,6 +260,10 @@ impl KubeCluster {
                     .patch(&key.name, &pp, &patch)
                     .await;
                 convert::daemonset(&d.map_err(error)?).ok_or_else(unexpected)
+            }
+            WorkloadKind::Rollout => {
+                let r = argo::api(&c, ns).patch(&key.name, &pp, &patch).await;
+                argo::workload(&r.map_err(error)?).ok_or_else(unexpected)
             }
         }
     }
@@ -421,6 +446,8 @@ impl Cluster for KubeCluster {
                 not_found_is_none(Api::<DaemonSet>::namespaced(c, ns).get(&key.name).await)?
                     .and_then(|d| convert::daemonset(&d))
             }
+            WorkloadKind::Rollout => not_found_is_none(argo::api(&c, ns).get(&key.name).await)?
+                .and_then(|r| argo::workload(&r)),
         })
     }
 
@@ -492,6 +519,10 @@ impl Cluster for KubeCluster {
                 let api = Api::<DaemonSet>::namespaced(c, ns);
                 let d = ownership::release(&api, m, &key.name).await?;
                 convert::daemonset(&d).ok_or_else(unexpected)
+            }
+            WorkloadKind::Rollout => {
+                let r = ownership::release(&argo::api(&c, ns), m, &key.name).await?;
+                argo::workload(&r).ok_or_else(unexpected)
             }
         }
     }

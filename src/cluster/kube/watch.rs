@@ -56,6 +56,8 @@ pub struct KubeView {
     policies: Option<Store<DynamicObject>>,
     /// The VerticalPodAutoscalers in scope (none: no CRD, or the agent may not read them).
     vpas: Vec<Store<DynamicObject>>,
+    /// The Argo Rollouts in scope (none: no CRD, or the agent may not read them).
+    rollouts: Vec<Store<DynamicObject>>,
     notify: Arc<Notify>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Conversions kept from the last snapshot (`converted`).
@@ -259,6 +261,15 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
             vpas.push(s.run_with(api, writer, trim_dynamic));
         }
     }
+    let rollout_apis = super::argo::apis(&client, namespaces);
+    let mut rollouts = Vec::new();
+    if super::argo::readable(&rollout_apis[0]).await {
+        for api in rollout_apis {
+            // Kept whole: their managedFields say who owns the template's resources.
+            let writer = reflector::store::Writer::new(super::argo::resource());
+            rollouts.push(s.run_with(api, writer, keep_all));
+        }
+    }
     let view = KubeView {
         deployments,
         statefulsets,
@@ -272,6 +283,7 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
         nodes,
         policies,
         vpas,
+        rollouts,
         notify: s.notify,
         tasks: s.tasks,
         converted: Mutex::default(),
@@ -299,7 +311,7 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
         if let Some(p) = &view.policies {
             let _ = p.wait_until_ready().await;
         }
-        for v in &view.vpas {
+        for v in view.vpas.iter().chain(&view.rollouts) {
             let _ = v.wait_until_ready().await;
         }
     };
@@ -344,14 +356,14 @@ impl View for KubeView {
                 .filter_map(|d| c.daemonsets.get(&**d, any, convert::daemonset)),
         );
         // ReplicaSet → Deployment, per namespace.
-        let mut owners: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        let mut owners: BTreeMap<String, convert::RsOwners> = BTreeMap::new();
         for rs in self.replicasets.all() {
             out.replica_sets.push(convert::replica_set(&rs));
-            if let Some((name, deployment)) = convert::replicaset_owner(&rs) {
+            if let Some((name, owner)) = convert::replicaset_owner(&rs) {
                 owners
                     .entry(rs.namespace().unwrap_or_default())
                     .or_default()
-                    .insert(name, deployment);
+                    .insert(name, owner);
             }
         }
         let none = BTreeMap::new();
@@ -386,6 +398,8 @@ impl View for KubeView {
             out.policies = super::policies::all(p);
         }
         out.vpas = super::vpas::all(&self.vpas);
+        out.workloads
+            .extend(super::argo::all(&self.rollouts).into_iter().map(Arc::new));
         out.workloads.sort_by(|a, b| a.key.cmp(&b.key));
         out
     }

@@ -234,7 +234,7 @@ impl State {
                     }
                 }
             }
-            WorkloadKind::Deployment => {
+            WorkloadKind::Deployment | WorkloadKind::Rollout => {
                 for _ in mine.len()..desired {
                     self.create_pod(t, None, None, used);
                 }
@@ -257,7 +257,9 @@ impl State {
         let mut rng = Rng::new(self.seed, &format!("pod/{key}/{}", self.serial));
         let suffix = rng.suffix(5);
         let name = name.unwrap_or_else(|| match key.kind {
-            WorkloadKind::Deployment => format!("{}-{revision}-{suffix}", key.name),
+            WorkloadKind::Deployment | WorkloadKind::Rollout => {
+                format!("{}-{revision}-{suffix}", key.name)
+            }
             _ => format!("{}-{suffix}", key.name),
         });
         let uid = rng.uuid();

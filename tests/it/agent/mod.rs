@@ -2,6 +2,7 @@
 //! means"), through the same code `mode = "all-in-one"` runs.
 
 mod apply;
+mod argo;
 mod bad_feed;
 mod cluster_policies;
 mod collector;

@@ -46,7 +46,8 @@ pub struct RawInventory {
     /// `last_over_time(kube_{deployment,statefulset,daemonset}_created[window])`.
     pub workload_created: Vec<RawSeries>,
     /// Desired replicas at the end with raw sample times: `kube_deployment_spec_replicas`,
-    /// `kube_statefulset_replicas`, `kube_daemonset_status_desired_number_scheduled`.
+    /// `kube_statefulset_replicas`, `kube_daemonset_status_desired_number_scheduled`, and
+    /// Argo's `rollout_info_replicas_desired` (metric name kept).
     pub replicas: Vec<RawSeries>,
     /// `kube_{deployment,statefulset,daemonset}_labels` and `kube_pod_labels` at the end
     /// (metric name kept): allow-listed labels as `label_<sanitized name>`, of each
@@ -147,6 +148,9 @@ pub mod metric {
     pub const DEPLOYMENT_REPLICAS: &str = "kube_deployment_spec_replicas";
     pub const STATEFULSET_REPLICAS: &str = "kube_statefulset_replicas";
     pub const DAEMONSET_DESIRED: &str = "kube_daemonset_status_desired_number_scheduled";
+    /// An Argo Rollout's desired replicas, from Argo's own controller (labels
+    /// `namespace`, `name`): kube-state-metrics exports no Rollout series.
+    pub const ROLLOUT_REPLICAS: &str = "rollout_info_replicas_desired";
     pub const TERMINATED_REASON: &str = "kube_pod_container_status_last_terminated_reason";
     pub const TERMINATED_TIMESTAMP: &str = "kube_pod_container_status_last_terminated_timestamp";
     pub const RESTARTS: &str = "kube_pod_container_status_restarts_total";

@@ -16,6 +16,8 @@ pub enum Kind {
     Deployment,
     StatefulSet,
     DaemonSet,
+    /// An Argo Rollout: a ReplicaSet per revision, like a Deployment.
+    Rollout,
 }
 
 impl Kind {
@@ -24,6 +26,7 @@ impl Kind {
             Kind::Deployment => "Deployment",
             Kind::StatefulSet => "StatefulSet",
             Kind::DaemonSet => "DaemonSet",
+            Kind::Rollout => "Rollout",
         }
     }
 }
@@ -262,6 +265,19 @@ fn east() -> Vec<WorkloadSpec> {
                 3,
                 Cpu::Diurnal(450.0, 250.0),
                 1300.0 * MIB,
+            )
+        },
+        // An Argo Rollout, canaried a day ago: one workload across its revisions.
+        WorkloadSpec {
+            kind: Kind::Rollout,
+            containers: one("app", res(800.0, Some(1600.0), 1024.0, Some(1024.0))),
+            rollout_minutes_ago: Some(26 * 60),
+            ..plain(
+                "payments",
+                "checkout",
+                3,
+                Cpu::Diurnal(180.0, 120.0),
+                300.0 * MIB,
             )
         },
         WorkloadSpec {

@@ -2,7 +2,8 @@
 //! ReplicaSets that `kube_replicaset_owner` gives to the Rollout, so across three
 //! revisions it stays one workload (kind `Rollout`), the newest revision its current
 //! release and the two before it previous releases, where it used to be a bare
-//! ReplicaSet per revision, each starting with no history.
+//! ReplicaSet per revision, each starting with no history. Its desired replicas come from
+//! Argo's controller (`rollout_info_replicas_desired`).
 
 use kerf::datasource::prometheus::ClientAuth;
 use kerf::datasource::Source;
@@ -27,6 +28,15 @@ fn three_revisions() -> OpenMetrics {
         for t in each(START - 60 * MIN, END + 1) {
             om.sample("kube_replicaset_owner", &l, 1.0, t);
         }
+    }
+    // Argo's controller, scraped too, says how many replicas the Rollout wants.
+    let desired = [
+        ("cluster", "argo"),
+        ("namespace", "shop"),
+        ("name", "checkout"),
+    ];
+    for t in each(START - 60 * MIN, END + 1) {
+        om.sample("rollout_info_replicas_desired", &desired, 1.0, t);
     }
     // Each revision runs two hours, the last one to the end (a canary step each time).
     for (i, rs) in REVISIONS.iter().enumerate() {
@@ -87,4 +97,9 @@ async fn an_argo_rollout_stays_one_workload_across_three_revisions() {
         "the earlier revisions are its history, newest first"
     );
     assert_eq!(app.cpu.current_request.value, 500.0);
+    // The replicas come from Argo's controller: the inventory is whole, so the engine
+    // may shrink it.
+    assert!(app.inventory.available);
+    assert_eq!((app.inventory.eligible, app.inventory.observed), (1, 1));
+    assert_eq!(collected.workloads[0].replicas, Some(1));
 }

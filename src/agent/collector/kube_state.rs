@@ -172,8 +172,17 @@ fn workload(w: &Workload, at: i64, out: &mut Vec<TimeSeries>) {
             "daemonset",
             "kube_daemonset_status_desired_number_scheduled",
         ),
-        // kube-state-metrics has no Rollout series: its ReplicaSets' owner says enough.
-        WorkloadKind::Rollout => return,
+        // kube-state-metrics has no Rollout series: its desired replicas as Argo's own
+        // controller exports them; its ReplicaSets' owner says the rest.
+        WorkloadKind::Rollout => {
+            let labels = vec![
+                ("namespace".to_string(), w.key.namespace.clone()),
+                ("name".to_string(), w.key.name.clone()),
+            ];
+            let replicas = f64::from(w.replicas);
+            out.push(point("rollout_info_replicas_desired", labels, replicas, at));
+            return;
+        }
     };
     let base = || {
         vec![

@@ -8,6 +8,7 @@ mod convert_rollout;
 mod converted;
 mod kubelet;
 mod ownership;
+mod patches;
 mod policies;
 mod records;
 mod vpas;
@@ -26,11 +27,10 @@ use kube::api::{Api, EvictParams, ListParams, Patch, PatchParams, PostParams};
 use kube::Client;
 use serde_json::{json, Value};
 
-use super::quantity::{format_cpu, format_memory};
 use super::{
     ApiStatus, ApplyMode, Cause, Cluster, ClusterError, ClusterEvent, ContainerResources,
-    CpuCounters, EventType, Hpa, HpaMetric, Node, ObjectRef, Pod, PodRef, RecordedEvent,
-    ResourceField, Snapshot, UsageSample, Workload, WorkloadKey, WorkloadKind, FIELD_MANAGER,
+    CpuCounters, EventType, Hpa, HpaMetric, Node, ObjectRef, Pod, PodRef, RecordedEvent, Snapshot,
+    UsageSample, Workload, WorkloadKey, WorkloadKind, FIELD_MANAGER,
 };
 
 pub use convert::pod_containers;
@@ -269,68 +269,6 @@ impl KubeCluster {
     }
 }
 
-/// The pod spec carrying `changes`: app containers under `containers`, sidecars and
-/// init containers under `initContainers` (a list left out when it has none).
-fn pod_spec_patch(changes: &[ContainerResources], nulls: bool) -> Value {
-    let (init, apps): (Vec<&ContainerResources>, Vec<&ContainerResources>) =
-        changes.iter().partition(|c| c.role.in_init_list());
-    let mut spec = serde_json::Map::new();
-    if !init.is_empty() {
-        spec.insert("initContainers".into(), container_patches(&init, nulls));
-    }
-    if !apps.is_empty() {
-        spec.insert("containers".into(), container_patches(&apps, nulls));
-    }
-    Value::Object(spec)
-}
-
-/// The `resources` JSON for the `Some` fields of `changes`; with `nulls`, removed
-/// fields are sent as `null` (a patch deletes them; an apply just leaves them out).
-fn container_patches(changes: &[&ContainerResources], nulls: bool) -> Value {
-    changes
-        .iter()
-        .map(|c| {
-            let mut requests = serde_json::Map::new();
-            let mut limits = serde_json::Map::new();
-            for field in ResourceField::ALL {
-                let Some(v) = c.resources.get(field) else {
-                    continue;
-                };
-                let (group, resource) = field.path();
-                let text = if resource == "cpu" {
-                    format_cpu(v)
-                } else {
-                    format_memory(v)
-                };
-                let target = if group == "requests" {
-                    &mut requests
-                } else {
-                    &mut limits
-                };
-                target.insert(resource.into(), Value::String(text));
-            }
-            for field in c.remove.iter().filter(|_| nulls) {
-                let (group, resource) = field.path();
-                let target = if group == "requests" {
-                    &mut requests
-                } else {
-                    &mut limits
-                };
-                target.insert(resource.into(), Value::Null);
-            }
-            let mut resources = serde_json::Map::new();
-            if !requests.is_empty() {
-                resources.insert("requests".into(), Value::Object(requests));
-            }
-            if !limits.is_empty() {
-                resources.insert("limits".into(), Value::Object(limits));
-            }
-            json!({ "name": c.container, "resources": resources })
-        })
-        .collect::<Vec<Value>>()
-        .into()
-}
-
 /// kube-rs errors → cluster errors, keeping the API server's Status whole.
 /// A list the agent's identity may not read (403) is an empty one.
 fn readable<K>(listed: Result<Vec<K>, ClusterError>) -> Result<Vec<K>, ClusterError> {
@@ -469,7 +407,7 @@ impl Cluster for KubeCluster {
         changes: &[ContainerResources],
     ) -> Result<Pod, ClusterError> {
         let api: Api<KPod> = Api::namespaced(self.client.clone(), &pod.namespace);
-        let patch = json!({ "spec": pod_spec_patch(changes, true) });
+        let patch = json!({ "spec": patches::pod_spec_patch(changes, true) });
         let pp = PatchParams {
             field_manager: Some(self.manager.clone()),
             ..PatchParams::default()
@@ -491,7 +429,7 @@ impl Cluster for KubeCluster {
         changes: &[ContainerResources],
         mode: ApplyMode,
     ) -> Result<Workload, ClusterError> {
-        self.apply_template(key, pod_spec_patch(changes, false), mode)
+        self.apply_template(key, patches::pod_spec_patch(changes, false), mode)
             .await
     }
 

@@ -68,11 +68,14 @@ pub fn generate(seed: u64, cluster: &str, specs: &[WorkloadSpec], window: Window
     out
 }
 
+/// The kube-state-metrics label naming a workload of `kind` (Argo's controller names a
+/// Rollout `name`).
 fn kind_label(kind: Kind) -> &'static str {
     match kind {
         Kind::Deployment => label::DEPLOYMENT,
         Kind::StatefulSet => label::STATEFULSET,
         Kind::DaemonSet => label::DAEMONSET,
+        Kind::Rollout => "name",
     }
 }
 
@@ -96,6 +99,21 @@ fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i6
         Kind::Deployment => (metric::DEPLOYMENT_CREATED, metric::DEPLOYMENT_REPLICAS),
         Kind::StatefulSet => (metric::STATEFULSET_CREATED, metric::STATEFULSET_REPLICAS),
         Kind::DaemonSet => (metric::DAEMONSET_CREATED, metric::DAEMONSET_DESIRED),
+        Kind::Rollout => {
+            // kube-state-metrics has nothing of a Rollout; Argo's controller its replicas.
+            inv.replicas.push(RawSeries {
+                labels: labels(&[
+                    (label::NAME, metric::ROLLOUT_REPLICAS),
+                    (label::NAMESPACE, spec.namespace),
+                    (l, &spec.name),
+                ]),
+                samples: vec![Sample {
+                    timestamp: end,
+                    value: f64::from(spec.replicas),
+                }],
+            });
+            return;
+        }
     };
     inv.workload_created.push(RawSeries {
         labels: labels(&[(label::NAMESPACE, spec.namespace), (l, &spec.name)]),
@@ -110,7 +128,7 @@ fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i6
     let labels_metric = match spec.kind {
         Kind::Deployment => Some(metric::DEPLOYMENT_LABELS),
         Kind::StatefulSet => Some(metric::STATEFULSET_LABELS),
-        Kind::DaemonSet => None,
+        Kind::DaemonSet | Kind::Rollout => None,
     };
     if let Some(name) = labels_metric {
         let mut l = labels(&[
@@ -215,7 +233,7 @@ fn pods_of(spec: &WorkloadSpec, rng: &mut Rng, created_ms: i64, window: Window) 
             }
             for i in 0..spec.replicas {
                 let (owner_kind, owner_name, name, rev) = match spec.kind {
-                    Kind::Deployment => {
+                    Kind::Deployment | Kind::Rollout => {
                         let rs = format!("{}-{}", spec.name, revision);
                         let pod = format!("{rs}-{}", rng.suffix(5));
                         ("ReplicaSet", rs, pod, None)
@@ -340,7 +358,7 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
         let rs = labels(&[
             (label::NAMESPACE, spec.namespace),
             (label::REPLICASET, pod.owner_name.as_str()),
-            (label::OWNER_KIND, "Deployment"),
+            (label::OWNER_KIND, spec.kind.as_str()),
             (label::OWNER_NAME, spec.name.as_str()),
         ]);
         if !inv.replicaset_owner.iter().any(|s| s.labels == rs) {

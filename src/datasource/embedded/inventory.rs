@@ -78,6 +78,7 @@ pub fn inventory(
             metric::DEPLOYMENT_REPLICAS,
             metric::STATEFULSET_REPLICAS,
             metric::DAEMONSET_DESIRED,
+            metric::ROLLOUT_REPLICAS,
         ])?,
         labels: instant_at(
             r,

@@ -1,14 +1,16 @@
 //! The pod index: which workload and release every pod seen in the window belonged to,
 //! which pods are alive at the end, and each workload's identity and desired replicas,
 //! resolved from kube-state-metrics (pod → ReplicaSet → Deployment or Argo Rollout,
-//! StatefulSet, DaemonSet). kube-state-metrics exports no Rollout series of its own, so a
-//! Rollout's replicas and identity (creation) are unknown: its inventory reads
-//! unavailable and its savings carry no estimate.
+//! StatefulSet, DaemonSet). kube-state-metrics exports no Rollout series of its own: a
+//! Rollout's desired replicas come from Argo's controller (`rollout_info_replicas_desired`)
+//! when Prometheus scrapes it; without them its inventory reads unavailable (so the
+//! engine does not shrink it) and its savings carry no estimate. Its identity (creation)
+//! is never known.
 
 use std::collections::{BTreeMap, HashMap};
 
 use crate::analysis::Sample;
-use crate::datasource::raw::{label, Labels, RawInventory, RawSeries};
+use crate::datasource::raw::{label, metric, Labels, RawInventory, RawSeries};
 
 /// Release of StatefulSet/DaemonSet pods whose `controller-revision-hash` label is not
 /// exported by kube-state-metrics (its `--metric-labels-allowlist`).
@@ -319,6 +321,18 @@ fn release_starts(
 fn desired_replicas(series: &[RawSeries]) -> HashMap<WorkloadKey, Sample> {
     series
         .iter()
-        .filter_map(|s| Some((workload_of(s)?, s.last()?)))
+        .filter_map(|s| Some((workload_of(s).or_else(|| rollout_of(s))?, s.last()?)))
         .collect()
+}
+
+/// The Argo Rollout an Argo controller series (`rollout_info_*`) is about.
+fn rollout_of(s: &RawSeries) -> Option<WorkloadKey> {
+    if s.label(label::NAME) != metric::ROLLOUT_REPLICAS || s.label("name").is_empty() {
+        return None;
+    }
+    Some(WorkloadKey {
+        namespace: s.label(label::NAMESPACE).to_string(),
+        kind: "Rollout".to_string(),
+        name: s.label("name").to_string(),
+    })
 }

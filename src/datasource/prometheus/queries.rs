@@ -132,10 +132,11 @@ pub fn inventory(sel: &Selector, window_s: i64) -> [String; 10] {
         format!(
             "{}[{NOW_LOOKBACK}]",
             sel.with(&format!(
-                "__name__=~\"{}|{}|{}\"",
+                "__name__=~\"{}|{}|{}|{}\"",
                 metric::DEPLOYMENT_REPLICAS,
                 metric::STATEFULSET_REPLICAS,
-                metric::DAEMONSET_DESIRED
+                metric::DAEMONSET_DESIRED,
+                metric::ROLLOUT_REPLICAS
             ))
         ),
         // A plain selector: label names are not known in advance, so no `max by`.

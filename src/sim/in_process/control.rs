@@ -281,11 +281,12 @@ impl State {
         let mut labels = self.workloads[key].workload.selector.clone();
         let revision_label = match key.kind {
             WorkloadKind::Deployment => "pod-template-hash",
+            WorkloadKind::Rollout => "rollouts-pod-template-hash",
             _ => "controller-revision-hash",
         };
         labels.insert(revision_label.into(), revision.into());
         let controller = match key.kind {
-            WorkloadKind::Deployment => {
+            WorkloadKind::Deployment | WorkloadKind::Rollout => {
                 OwnerRef::new("ReplicaSet", &format!("{}-{revision}", key.name))
             }
             kind => OwnerRef::new(kind.as_str(), &key.name),

@@ -154,6 +154,7 @@ fn kind_of(kind: Kind) -> WorkloadKind {
         Kind::Deployment => WorkloadKind::Deployment,
         Kind::StatefulSet => WorkloadKind::StatefulSet,
         Kind::DaemonSet => WorkloadKind::DaemonSet,
+        Kind::Rollout => WorkloadKind::Rollout,
     }
 }
 

@@ -335,7 +335,12 @@ impl SimCluster {
             replica_sets: w
                 .workloads
                 .values()
-                .filter(|s| s.workload.key.kind == WorkloadKind::Deployment)
+                .filter(|s| {
+                    matches!(
+                        s.workload.key.kind,
+                        WorkloadKind::Deployment | WorkloadKind::Rollout
+                    )
+                })
                 .filter(|s| inside(&s.workload.key.namespace))
                 .flat_map(|s| {
                     let key = &s.workload.key;

@@ -102,6 +102,7 @@ export function Answer({ w, currency, events, children }) {
       <tbody><${Rows} w=${w} /></tbody>
     </table></div>`}
     ${rec && html`<${PodRequests} w=${w} />`}
+    ${rec && w.kind === "Rollout" && html`<p class="small muted" data-testid="argo-note">An Argo Rollout: kerf changes its pod template and Argo rolls the change out with the Rollout's own strategy, even where the policy says in place (annotate the Rollout <code>kerf.getkerf.dev/argo-in-place: "true"</code> to let kerf resize its pods).</p>`}
     ${rec && html`<p class="small muted meta">
       <${QualityBadge} status=${w.dataQuality} /> confidence ${w.confidence ?? "—"} ·
       <strong class=${w.estimatedMonthlyCostDelta < 0 ? "ok" : w.estimatedMonthlyCostDelta > 0 ? "bad" : ""}>${fmt.delta(w.estimatedMonthlyCostDelta, currency)}</strong> ·

@@ -152,6 +152,19 @@ test("a meshed service: its proxy is a native sidecar, named so, and each pod's 
   tab.assertClean("sidecar workload");
 });
 
+test("an Argo Rollout is one workload whose page says Argo rolls the change out", async () => {
+  const listed = (await hub.api("GET", "/v1/workloads?q=checkout&cluster=demo-east")).body.items;
+  const rollouts = listed.filter((w) => w.kind === "Rollout");
+  assert.equal(rollouts.length, 1, "one workload across its revisions");
+  assert.ok(!listed.some((w) => w.kind === "ReplicaSet"), "no revision is a workload of its own");
+  await go(page, `/workloads/${rollouts[0].id}`);
+  await page.waitForSelector(".answer-table");
+  await settled(page);
+  assert.match(await page.textContent("h1"), /checkout\s*Rollout/);
+  assert.match(await page.textContent("[data-testid=argo-note]"), /Argo rolls the change out.*argo-in-place/s);
+  tab.assertClean("rollout workload");
+});
+
 test("an editor approves the recommendation once, seeing exactly what will change, and finds it in the history and the config-change audit", async () => {
   await hub.runsDone();
   const id = await catalogId();

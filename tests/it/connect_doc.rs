@@ -41,7 +41,9 @@ fn metrics_in(text: &str) -> BTreeSet<String> {
         .skip(1)
         .step_by(2)
         .filter(|w| {
-            (w.starts_with("kube_") || w.starts_with("container_"))
+            ["kube_", "container_", "rollout_info_"]
+                .iter()
+                .any(|p| w.starts_with(p))
                 && w.chars().all(|c| c.is_ascii_lowercase() || c == '_')
         })
         .map(str::to_string)

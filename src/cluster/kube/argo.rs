@@ -9,7 +9,7 @@
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
-use kube::api::{Api, DynamicObject, ListParams};
+use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::reflector::Store;
 use kube::Client;
@@ -31,13 +31,7 @@ pub fn resource() -> ApiResource {
 
 /// One API per namespace of `namespaces`, or one over all of them when it is empty.
 pub fn apis(client: &Client, namespaces: &[String]) -> Vec<Api<DynamicObject>> {
-    if namespaces.is_empty() {
-        return vec![Api::all_with(client.clone(), &resource())];
-    }
-    namespaces
-        .iter()
-        .map(|ns| Api::namespaced_with(client.clone(), ns, &resource()))
-        .collect()
+    super::dynamic::apis(client, namespaces, &resource())
 }
 
 /// The Rollouts API of one namespace.
@@ -47,20 +41,12 @@ pub fn api(client: &Client, namespace: &str) -> Api<DynamicObject> {
 
 /// True when Rollouts can be listed; says once why not.
 pub async fn readable(api: &Api<DynamicObject>) -> bool {
-    match api.list(&ListParams::default().limit(1)).await {
-        Err(kube::Error::Api(status)) if status.code == 404 => {
-            tracing::info!("no Argo Rollouts CRD in this cluster; kerf watches no Rollout");
-            false
-        }
-        Err(kube::Error::Api(status)) if status.code == 403 => {
-            tracing::warn!(
-                error = %status.message,
-                "Argo Rollouts are not read: grant get, list, watch and patch on rollouts.argoproj.io in the agent's RBAC to rightsize them"
-            );
-            false
-        }
-        _ => true,
-    }
+    super::dynamic::readable(
+        api,
+        "no Argo Rollouts CRD in this cluster; kerf watches no Rollout",
+        "Argo Rollouts are not read: grant get, list, watch and patch on rollouts.argoproj.io in the agent's RBAC to rightsize them",
+    )
+    .await
 }
 
 fn text(v: &Value) -> Option<String> {

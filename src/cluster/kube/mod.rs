@@ -6,6 +6,7 @@ mod convert;
 mod convert_admission;
 mod convert_rollout;
 mod converted;
+mod dynamic;
 mod kubelet;
 mod ownership;
 mod patches;

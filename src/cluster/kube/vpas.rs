@@ -3,7 +3,7 @@
 //! every namespace or in each of the agent's. A cluster without the CRD, or an agent
 //! that may not list them, warns once and watches none.
 
-use kube::api::{Api, DynamicObject, ListParams};
+use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::reflector::Store;
 use kube::{Client, ResourceExt};
@@ -20,31 +20,17 @@ pub fn resource() -> ApiResource {
 
 /// One API per namespace of `namespaces`, or one over all of them when it is empty.
 pub fn apis(client: &Client, namespaces: &[String]) -> Vec<Api<DynamicObject>> {
-    if namespaces.is_empty() {
-        return vec![Api::all_with(client.clone(), &resource())];
-    }
-    namespaces
-        .iter()
-        .map(|ns| Api::namespaced_with(client.clone(), ns, &resource()))
-        .collect()
+    super::dynamic::apis(client, namespaces, &resource())
 }
 
 /// True when VPAs can be listed; says once why not.
 pub async fn readable(api: &Api<DynamicObject>) -> bool {
-    match api.list(&ListParams::default().limit(1)).await {
-        Err(kube::Error::Api(status)) if status.code == 404 => {
-            tracing::info!("no VerticalPodAutoscaler CRD in this cluster; kerf watches no VPA");
-            false
-        }
-        Err(kube::Error::Api(status)) if status.code == 403 => {
-            tracing::warn!(
-                error = %status.message,
-                "VerticalPodAutoscalers are not read: grant list and watch on verticalpodautoscalers.autoscaling.k8s.io in the agent's RBAC, or kerf may fight a VPA over the same workload"
-            );
-            false
-        }
-        _ => true,
-    }
+    super::dynamic::readable(
+        api,
+        "no VerticalPodAutoscaler CRD in this cluster; kerf watches no VPA",
+        "VerticalPodAutoscalers are not read: grant list and watch on verticalpodautoscalers.autoscaling.k8s.io in the agent's RBAC, or kerf may fight a VPA over the same workload",
+    )
+    .await
 }
 
 /// Every VPA the stores hold, by namespace and name.

@@ -135,20 +135,8 @@ async fn rollout_makes_a_new_replicaset_and_kerf_owns_exactly_the_resources() {
     let fields = kerf[0].fields_v1.as_ref().expect("fieldsV1").0.clone();
     let mut leaves = Vec::new();
     leaf_paths(&fields, String::new(), &mut leaves);
-    let app = r#"f:spec.f:template.f:spec.f:containers.k:{"name":"app"}"#;
-    let expected: Vec<String> = [
-        ".".to_string(),
-        "f:name".to_string(),
-        "f:resources.f:limits.f:cpu".to_string(),
-        "f:resources.f:limits.f:memory".to_string(),
-        "f:resources.f:requests.f:cpu".to_string(),
-        "f:resources.f:requests.f:memory".to_string(),
-    ]
-    .iter()
-    .map(|l| format!("{app}.{l}"))
-    .collect();
     leaves.sort();
-    assert_eq!(leaves, expected);
+    assert_eq!(leaves, resources_of("containers", "app"));
     w.deliver(&agent).await;
     let applied: Vec<Value> = w
         .audit()
@@ -158,6 +146,23 @@ async fn rollout_makes_a_new_replicaset_and_kerf_owns_exactly_the_resources() {
         .collect();
     assert_eq!(applied.len(), 1);
     assert_eq!(applied[0]["strategy"], "rollout");
+}
+
+/// The `fieldsV1` leaves of the container `name` of the template's `list`
+/// (`containers`, `initContainers`) when a manager owns exactly its resources, sorted.
+pub fn resources_of(list: &str, name: &str) -> Vec<String> {
+    let at = format!(r#"f:spec.f:template.f:spec.f:{list}.k:{{"name":"{name}"}}"#);
+    [
+        ".",
+        "f:name",
+        "f:resources.f:limits.f:cpu",
+        "f:resources.f:limits.f:memory",
+        "f:resources.f:requests.f:cpu",
+        "f:resources.f:requests.f:memory",
+    ]
+    .iter()
+    .map(|l| format!("{at}.{l}"))
+    .collect()
 }
 
 /// The leaf paths of a `fieldsV1` tree, dot-joined.

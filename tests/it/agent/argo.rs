@@ -10,7 +10,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::{json, Value};
 
-use super::apply::leaf_paths;
+use super::apply::{leaf_paths, resources_of};
 use super::world::{drive, res, World};
 use crate::support::kube::objects::POOL_LABEL;
 
@@ -132,19 +132,11 @@ async fn a_rollout_gets_its_template_changed_by_server_side_apply_and_argo_rolls
         &mut leaves,
     );
     leaves.sort();
-    let container = r#"f:spec.f:template.f:spec.f:containers.k:{"name":"app"}"#;
-    let expected: Vec<String> = [
-        ".",
-        "f:name",
-        "f:resources.f:limits.f:cpu",
-        "f:resources.f:limits.f:memory",
-        "f:resources.f:requests.f:cpu",
-        "f:resources.f:requests.f:memory",
-    ]
-    .iter()
-    .map(|l| format!("{container}.{l}"))
-    .collect();
-    assert_eq!(leaves, expected, "kerf owns exactly the resources fields");
+    assert_eq!(
+        leaves,
+        resources_of("containers", "app"),
+        "kerf owns exactly the resources fields"
+    );
     w.deliver(&agent).await;
     let audit = w.audit().await;
     let applied = audit

@@ -9,7 +9,7 @@ use kerf::cluster::{ContainerRole, Pod};
 use kube::api::Api;
 use serde_json::{json, Value};
 
-use super::apply::leaf_paths;
+use super::apply::{leaf_paths, resources_of};
 use super::world::{deployment, drive, merge, ready, res, Rec, World};
 
 /// An Istio-style pod: a plain init container that sets up networking, then the proxy
@@ -162,17 +162,5 @@ async fn an_init_container_change_rolls_out_and_kerf_owns_only_its_resources() {
     let fields = kerf.fields_v1.as_ref().expect("fieldsV1").0.clone();
     leaf_paths(&fields, String::new(), &mut leaves);
     leaves.sort();
-    let init = r#"f:spec.f:template.f:spec.f:initContainers.k:{"name":"istio-init"}"#;
-    let expected: Vec<String> = [
-        ".",
-        "f:name",
-        "f:resources.f:limits.f:cpu",
-        "f:resources.f:limits.f:memory",
-        "f:resources.f:requests.f:cpu",
-        "f:resources.f:requests.f:memory",
-    ]
-    .iter()
-    .map(|l| format!("{init}.{l}"))
-    .collect();
-    assert_eq!(leaves, expected);
+    assert_eq!(leaves, resources_of("initContainers", "istio-init"));
 }

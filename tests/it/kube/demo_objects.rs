@@ -1,5 +1,6 @@
 //! Every object `kerf demo` runs (the workloads of both demo clusters, the guardrail ones
-//! included, their HPAs and PodDisruptionBudgets) is one a real API server accepts:
+//! included, with their native sidecars and an Argo Rollout on Argo's own CRD; their HPAs
+//! and PodDisruptionBudgets) is one a real API server accepts:
 //! each is read from the demo's in-process cluster, written as the Kubernetes object it
 //! stands for, and created with `dryRun=All` (validated and defaulted, nothing stored).
 //! A fixture a real cluster would refuse (a CPU request above its limit, say) shows an
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use kerf::clock::ManualClock;
 use kerf::cluster::quantity::{format_cpu, format_memory};
 use kerf::cluster::{
-    Cluster, Container, Hpa, Pdb, Resources, RestartPolicy, UpdateStrategy, Workload,
+    Cluster, Container, ContainerRole, Hpa, Pdb, Resources, RestartPolicy, UpdateStrategy, Workload,
 };
 use kerf::sim::in_process::SimCluster;
 use kerf::sim::live::Live;
@@ -69,10 +70,21 @@ fn container(c: &Container) -> Value {
 fn workload(w: &Workload, ns: &str) -> Value {
     let kind = serde_json::to_value(w.key.kind).expect("kind");
     let kind = kind.as_str().expect("a kind name");
-    let containers: Vec<Value> = w.containers.iter().map(container).collect();
+    let (mut init, mut containers) = (Vec::new(), Vec::new());
+    for c in &w.containers {
+        let mut made = container(c);
+        match c.role {
+            ContainerRole::App => containers.push(made),
+            ContainerRole::Sidecar => {
+                made["restartPolicy"] = json!("Always");
+                init.push(made);
+            }
+            ContainerRole::Init => init.push(made),
+        }
+    }
     let template = json!({
         "metadata": { "labels": w.selector },
-        "spec": { "containers": containers },
+        "spec": { "containers": containers, "initContainers": init },
     });
     let mut spec = json!({ "selector": { "matchLabels": w.selector }, "template": template });
     let strategy = match &w.strategy {
@@ -84,10 +96,17 @@ fn workload(w: &Workload, ns: &str) -> Value {
         UpdateStrategy::Recreate => json!({ "type": "Recreate" }),
         UpdateStrategy::OnDelete => json!({ "type": "OnDelete" }),
     };
+    let mut api_version = "apps/v1";
     match kind {
         "Deployment" => {
             spec["replicas"] = json!(w.replicas);
             spec["strategy"] = strategy;
+        }
+        "Rollout" => {
+            api_version = "argoproj.io/v1alpha1";
+            spec["replicas"] = json!(w.replicas);
+            spec["strategy"] =
+                json!({ "canary": { "steps": [{ "setWeight": 50 }, { "pause": {} }] } });
         }
         "StatefulSet" => {
             spec["replicas"] = json!(w.replicas);
@@ -110,7 +129,7 @@ fn workload(w: &Workload, ns: &str) -> Value {
         }
     }
     json!({
-        "apiVersion": "apps/v1", "kind": kind,
+        "apiVersion": api_version, "kind": kind,
         "metadata": { "name": w.key.name, "namespace": ns, "labels": w.labels,
                       "annotations": w.annotations },
         "spec": spec,
@@ -182,6 +201,7 @@ async fn every_object_the_demo_runs_passes_the_real_api_servers_validation() {
         "Deployment",
         "StatefulSet",
         "DaemonSet",
+        "Rollout",
         "HorizontalPodAutoscaler",
         "PodDisruptionBudget",
     ] {

@@ -475,3 +475,18 @@ fn no_recommendation_is_nothing_to_decide() {
     };
     assert_eq!(decide(&f.situation, &input), Decision::Idle);
 }
+
+#[test]
+fn an_argo_rollout_rolls_out_unless_it_opts_in_to_in_place() {
+    let mut f = fixture();
+    f.live.key.kind = crate::cluster::WorkloadKind::Rollout;
+    assert_eq!(
+        plan(&f.decide()).strategy,
+        Strategy::Rollout,
+        "Argo owns its pods"
+    );
+    f.live
+        .annotations
+        .insert(super::ARGO_IN_PLACE.into(), "true".into());
+    assert_eq!(plan(&f.decide()).strategy, Strategy::InPlace);
+}

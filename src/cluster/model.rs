@@ -98,18 +98,11 @@ impl Resources {
 
 /// A pod's effective requests (millicores, bytes) from its containers, init
 /// containers and sidecars in `spec.initContainers` order: what the scheduler, the
-/// kubelet and quotas count ([`crate::workload::effective_pod_value`]).
+/// kubelet and quotas count ([`Resources::of_pod`]).
 pub fn pod_requests<'a>(
     all: impl IntoIterator<Item = (ContainerRole, &'a Resources)>,
 ) -> (u64, u64) {
-    let each: Vec<(ContainerRole, (u64, u64))> = all
-        .into_iter()
-        .map(|(role, r)| (role, r.effective_requests()))
-        .collect();
-    (
-        crate::workload::effective_pod_value(each.iter().map(|(role, v)| (*role, v.0))),
-        crate::workload::effective_pod_value(each.iter().map(|(role, v)| (*role, v.1))),
-    )
+    Resources::of_pod(all.into_iter()).effective_requests()
 }
 
 /// The summed effective requests (millicores, bytes) of several app containers.

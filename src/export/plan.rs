@@ -190,16 +190,11 @@ pub struct PodRequests {
     pub memory: PodValue,
 }
 
-/// Init containers first, then sidecars, then app containers: the order kerf assumes
-/// when kube-state-metrics does not tell it (meshes inject theirs so).
+/// The plans in the order their containers are assumed to start
+/// ([`ContainerRole::assumed_start`]).
 fn in_pod_order(plans: &[ContainerPlan]) -> Vec<&ContainerPlan> {
-    let rank = |r: ContainerRole| match r {
-        ContainerRole::Init => 0,
-        ContainerRole::Sidecar => 1,
-        ContainerRole::App => 2,
-    };
     let mut ordered: Vec<&ContainerPlan> = plans.iter().collect();
-    ordered.sort_by_key(|c| rank(c.role));
+    ordered.sort_by_key(|c| c.role.assumed_start());
     ordered
 }
 

@@ -119,13 +119,7 @@ struct RequestChange {
 /// How much a pod's effective request of one resource moves with `changes`.
 fn pod_delta(changes: &[RequestChange]) -> f64 {
     let mut ordered = changes.to_vec();
-    // Init containers before sidecars, then the app containers (see the module doc).
-    let rank = |r: ContainerRole| match r {
-        ContainerRole::Init => 0,
-        ContainerRole::Sidecar => 1,
-        ContainerRole::App => 2,
-    };
-    ordered.sort_by_key(|c| rank(c.role));
+    ordered.sort_by_key(|c| c.role.assumed_start());
     if ordered.iter().all(|c| c.role == ContainerRole::App) {
         return ordered.iter().map(|c| c.new - c.now).sum();
     }

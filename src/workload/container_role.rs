@@ -69,6 +69,18 @@ impl ContainerRole {
         }
     }
 
+    /// Where a container of this role starts when the real order is unknown
+    /// (kube-state-metrics does not give the order of `spec.initContainers`): init
+    /// containers first, then sidecars, then the app containers, as meshes inject them.
+    /// Sort by it before [`effective_pod_value`].
+    pub fn assumed_start(self) -> u8 {
+        match self {
+            ContainerRole::Init => 0,
+            ContainerRole::Sidecar => 1,
+            ContainerRole::App => 2,
+        }
+    }
+
     /// The default role serializes as nothing (`skip_serializing_if`).
     pub fn is_app(&self) -> bool {
         *self == ContainerRole::App

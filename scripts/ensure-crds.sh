@@ -6,6 +6,7 @@
 #
 #   VerticalPodAutoscaler: k8s.io/autoscaler/vertical-pod-autoscaler, deploy/vpa-v1-crd-gen.yaml
 #   Argo Rollouts: github.com/argoproj/argo-rollouts, manifests/crds/rollout-crd.yaml
+#   KEDA ScaledObject: github.com/kedacore/keda/v2, config/crd/bases/keda.sh_scaledobjects.yaml
 #
 # Each module's zip is read from the Go module proxy itself (`go env GOPROXY`), not with
 # `go mod download`: that refuses a module whose go.mod asks for a newer Go than this
@@ -16,6 +17,7 @@ set -euo pipefail
 CRDS=(
   "k8s.io/autoscaler/vertical-pod-autoscaler@v1.8.1 deploy/vpa-v1-crd-gen.yaml vpa.yaml"
   "github.com/argoproj/argo-rollouts@v1.10.2 manifests/crds/rollout-crd.yaml argo-rollout.yaml"
+  "github.com/kedacore/keda/v2@v2.21.1 config/crd/bases/keda.sh_scaledobjects.yaml keda-scaledobject.yaml"
 )
 
 cache_root=${XDG_CACHE_HOME:-$HOME/.cache}/kerf

@@ -486,6 +486,10 @@ pub struct Hpa {
     /// Managers that own `spec.metrics` with server-side apply (operation `Apply`).
     #[serde(default)]
     pub metric_managers: Vec<String>,
+    /// Its controller, when something makes it (a KEDA `ScaledObject` makes one and
+    /// writes it back from its triggers).
+    #[serde(default)]
+    pub controller: Option<OwnerRef>,
 }
 
 impl HpaMetric {

@@ -145,6 +145,7 @@ fn snapshot() -> Snapshot {
                 },
             ],
             metric_managers: Vec::new(),
+            controller: None,
         }],
         ..Snapshot::default()
     }

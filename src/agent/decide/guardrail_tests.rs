@@ -36,6 +36,7 @@ fn with_hpa(mut f: Fixture, metrics: Vec<HpaMetric>) -> Fixture {
         max_replicas: 10,
         metrics,
         metric_managers: Vec::new(),
+        controller: None,
     });
     f
 }
@@ -320,6 +321,26 @@ fn a_coordinated_hpa_keeps_its_absolute_target_by_the_request_ratio() {
     let f = with_hpa(fixture(), vec![metric("cpu", Some("app"), 30)]);
     let d = f.decide();
     assert_eq!(plan(&d).hpa.as_ref().map(|h| h.target_to), Some(60));
+}
+
+#[test]
+fn an_hpa_that_keda_makes_is_not_fought_over_and_the_finding_names_the_trigger_value() {
+    let mut f = with_hpa(fixture(), vec![metric("cpu", None, 40)]);
+    f.hpas[0].controller = Some(crate::cluster::OwnerRef::new("ScaledObject", "web-so"));
+    let d = f.decide();
+    let hpa = finding(&d, Reason::HPACoupled);
+    assert_eq!(hpa.details["scaledObject"], "web-so");
+    assert_eq!(hpa.details["hpaTargetTo"], "80");
+    assert!(
+        hpa.message
+            .contains("set the ScaledObject's cpu trigger to 80 %"),
+        "{}",
+        hpa.message
+    );
+    if let super::Decision::Apply { plan, .. } = &d {
+        assert!(plan.hpa.is_none(), "kerf never writes KEDA's HPA");
+        assert!(!plan.resources.contains(&EventResource::Cpu), "CPU waits");
+    }
 }
 
 #[test]

@@ -5,14 +5,19 @@
 //! `ContainerResource` one), applied to the HPA in the same change. When that cannot be
 //! done the change waits as `HPACoupled`: coordination is off in the policy, the HPA has
 //! several metrics (or several HPAs target the workload), a container-resource metric
-//! reads a container kerf does not change, the request is unset, or the new target would
-//! leave 1–100 %.
+//! reads a container kerf does not change, the request is unset, the new target would
+//! leave 1–100 %, or a KEDA `ScaledObject` makes the HPA (KEDA writes its HPA back from
+//! the ScaledObject's triggers, so kerf would fight it; the finding names the trigger
+//! value that keeps the scaling point).
 
 use super::values::{fields_of, Proposal};
 use super::Finding;
 pub use crate::agent::state::HpaChange;
 use crate::cluster::{Hpa, Workload};
 use crate::wire::{EventResource, Reason};
+
+/// The kind of KEDA's object that makes an HPA (`keda.sh`), and writes it back.
+pub const SCALED_OBJECT: &str = "ScaledObject";
 
 /// The bounds a coordinated utilization target must stay in (percent).
 pub const TARGET_BOUNDS: (i32, i32) = (1, 100);
@@ -105,10 +110,15 @@ pub fn coordinate(
                 request(c.map(after), r),
             )
         }
-        _ => (
-            request(live.containers.iter().map(|c| c.resources), r),
-            request(live.containers.iter().map(after), r),
-        ),
+        // The app containers and sidecars: an init container has finished by the time
+        // the HPA measures the pod.
+        _ => {
+            let running = || live.containers.iter().filter(|c| c.role.long_running());
+            (
+                request(running().map(|c| c.resources), r),
+                request(running().map(after), r),
+            )
+        }
     };
     if old == 0 || new == 0 {
         return Err(coupled(
@@ -132,6 +142,19 @@ pub fn coordinate(
                 hpa.name
             ),
         )
+        .detail("hpaTargetFrom", from.to_string())
+        .detail("hpaTargetTo", to.to_string()));
+    }
+    if let Some(keda) = hpa.controller.as_ref().filter(|o| o.kind == SCALED_OBJECT) {
+        return Err(coupled(
+            hpa,
+            format!(
+                "KEDA ScaledObject {} makes HPA {} from its triggers and would undo a change to it; \
+                 set the ScaledObject's {name} trigger to {to} % to keep today's scaling point with the new requests",
+                keda.name, hpa.name
+            ),
+        )
+        .detail("scaledObject", &keda.name)
         .detail("hpaTargetFrom", from.to_string())
         .detail("hpaTargetTo", to.to_string()));
     }

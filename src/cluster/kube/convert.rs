@@ -572,6 +572,7 @@ pub fn hpa(h: &HorizontalPodAutoscaler) -> Hpa {
             })
             .filter_map(|e| e.manager.clone())
             .collect(),
+        controller: controller(&h.metadata).map(|(kind, name)| OwnerRef { kind, name }),
     }
 }
 

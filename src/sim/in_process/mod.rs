@@ -279,6 +279,7 @@ impl SimCluster {
             max_replicas: 10,
             metrics,
             metric_managers: Vec::new(),
+            controller: None,
         });
     }
 

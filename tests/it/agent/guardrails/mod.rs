@@ -12,6 +12,7 @@ mod admission;
 mod chaos;
 mod found;
 mod holds;
+mod keda;
 mod pressure;
 mod release;
 mod rollback;

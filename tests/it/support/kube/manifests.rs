@@ -1,8 +1,9 @@
 //! Installs what kerf ships for a cluster (`packaging/k8s/crds.yaml`,
 //! `packaging/k8s/agent-rbac.yaml`) into the test control plane, as an admin would with
 //! `kubectl apply`, so every test runs the agent with exactly the shipped CRDs and
-//! ClusterRole; and the other projects' CRDs kerf reads (the VerticalPodAutoscaler's and
-//! Argo Rollouts', from their Go modules: `scripts/ensure-crds.sh`).
+//! ClusterRole; and the other projects' CRDs kerf reads (the VerticalPodAutoscaler's,
+//! Argo Rollouts' and KEDA's ScaledObject, from their Go modules:
+//! `scripts/ensure-crds.sh`).
 
 use std::time::Duration;
 
@@ -66,7 +67,7 @@ pub async fn install(server: &str, ca_pem: &str, admin_token: &str) {
         .expect("client");
     let mut crds = Vec::new();
     let third_party = third_party_crds();
-    let others: Vec<String> = ["vpa.yaml", "argo-rollout.yaml"]
+    let others: Vec<String> = ["vpa.yaml", "argo-rollout.yaml", "keda-scaledobject.yaml"]
         .iter()
         .map(|f| third_party.join(f).display().to_string())
         .collect();

@@ -103,10 +103,16 @@ async fn a_provider_that_cannot_be_reached_starts_no_sign_in_and_the_page_is_tol
         resp.headers().get("set-cookie").is_none(),
         "no sign-in started"
     );
-    assert!(kerf
-        .log_text()
-        .lines()
-        .any(|l| l.contains("single sign-on refused")
-            && l.contains("provider_unreachable")
-            && l.contains("127.0.0.1:9")));
+    // The log line is read from kerf's output as it comes, maybe after the answer.
+    let logged = || {
+        kerf.log_text().lines().any(|l| {
+            l.contains("single sign-on refused")
+                && l.contains("provider_unreachable")
+                && l.contains("127.0.0.1:9")
+        })
+    };
+    crate::support::eventually("the refusal logged", crate::support::secs(10), async || {
+        logged().then_some(()).ok_or_else(|| kerf.log_text())
+    })
+    .await;
 }

@@ -43,6 +43,19 @@ async fn id_tokens_that_fail_verification_open_no_session() {
     assert_eq!(old.location, "/login?sso_error=invalid_id_token");
     assert!(old.session.is_none());
 
+    // Lines are read from kerf's output as they come, maybe after the answers.
+    let count = || {
+        let log = w.kerf.log_text();
+        log.lines()
+            .filter(|l| l.contains("single sign-on refused"))
+            .count()
+    };
+    crate::support::eventually(
+        "six refusals logged",
+        crate::support::secs(10),
+        async || (count() >= 6).then_some(()).ok_or_else(count),
+    )
+    .await;
     let log = w.kerf.log_text();
     let refusals: Vec<&str> = log
         .lines()

@@ -19,9 +19,12 @@ async fn a_session_ends_when_the_provider_ends_the_persons_session() {
         w.me(&session).await.is_null()
     })
     .await;
-    assert!(w.kerf.log_text().lines().any(|l| l
-        .contains("single sign-on session ended at its re-check")
-        && l.contains("refused")));
+    eventually("the end logged", secs(10), async || {
+        w.kerf.log_text().lines().any(|l| {
+            l.contains("single sign-on session ended at its re-check") && l.contains("refused")
+        })
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -289,6 +289,28 @@ async fn effective_policy_overrides_approvals_and_history_work_end_to_end() {
                 .await
         }
     };
+    // The demo's own agent for demo-east would take the approval itself (an approval
+    // wakes it at once): the cluster is paused, and the agent has said so, before this
+    // test plays the agent that consumes it.
+    let pause = api
+        .request(Method::POST, "/v1/clusters/demo-east/pause")
+        .json(&json!({"reason": "the test plays the agent"}))
+        .send()
+        .await;
+    assert!(pause.status < 300, "{}", pause.body);
+    crate::support::eventually(
+        "the demo's agent to report the pause",
+        crate::support::secs(60),
+        async || {
+            let audit = api
+                .request(Method::GET, "/v1/audit?cluster=demo-east&limit=200")
+                .send()
+                .await;
+            let items = audit.body["items"].as_array().cloned().unwrap_or_default();
+            items.iter().any(|e| e["reason"] == "Paused")
+        },
+    )
+    .await;
     let ok = approve("r-approve").await;
     assert_eq!(ok.status, 201, "{}", ok.body);
     let approval = ok.body["id"].as_str().unwrap().to_string();

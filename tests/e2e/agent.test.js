@@ -38,9 +38,11 @@ test("the demo's agents apply changes within 5 minutes, and the UI shows them", 
   await page.goto(`${hub.url}/`);
   await page.waitForSelector("article.card.cluster .readiness .badge");
   await settled(page);
-  const cards = page.locator("article.card.cluster");
   for (const name of ["demo-east", "demo-west"]) {
-    assert.match(await cards.filter({ hasText: name }).locator(".readiness").textContent(), /ready/);
+    // By the card's own cluster, not its text: another card may mention the name.
+    const readiness = page.locator(`article.card.cluster[data-cluster="${name}"] .readiness`);
+    assert.match(await readiness.textContent(), /\bready\b/);
+    assert.doesNotMatch(await readiness.textContent(), /not-ready/);
   }
   const chart = await page.textContent("section.card:has(h2:text('Actions over time'))");
   assert.match(chart, /applied/);

@@ -167,6 +167,13 @@ test("an Argo Rollout is one workload whose page says Argo rolls the change out"
 
 test("an editor approves the recommendation once, seeing exactly what will change, and finds it in the history and the config-change audit", async () => {
   await hub.runsDone();
+  // The demo runs every 10 minutes: a run between the agent's apply and the second
+  // approval would make a newer recommendation, which may rightly be approved. No
+  // scheduled run starts while this test runs (its schedule is restored after).
+  const settings = (await hub.api("GET", "/v1/admin/settings/recommender")).body;
+  const quiet = await hub.api("PUT", "/v1/admin/settings/recommender", { ...settings, schedule: "0 0 1 1 *" });
+  assert.equal(quiet.status, 200, JSON.stringify(quiet.body));
+  await hub.runsDone();
   const id = await catalogId();
   const e = await newPage(browser, hub.url);
   try {
@@ -211,6 +218,8 @@ test("an editor approves the recommendation once, seeing exactly what will chang
     e.assertClean("approve as an editor");
   } finally {
     await e.context.close();
+    const back = await hub.api("PUT", "/v1/admin/settings/recommender", settings);
+    assert.equal(back.status, 200, JSON.stringify(back.body));
   }
   await go(page, "/audit?tab=config&action=WorkloadApproved");
   await settled(page);

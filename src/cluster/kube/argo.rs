@@ -11,7 +11,6 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
-use kube::runtime::reflector::Store;
 use kube::Client;
 use serde_json::Value;
 
@@ -111,13 +110,4 @@ pub fn workload(o: &DynamicObject) -> Option<Workload> {
         deadline_exceeded: deadline,
     };
     Some(w)
-}
-
-/// Every Rollout the stores hold that kerf can rightsize.
-pub fn all(stores: &[Store<DynamicObject>]) -> Vec<Workload> {
-    stores
-        .iter()
-        .flat_map(|s| s.state())
-        .filter_map(|o| workload(&o))
-        .collect()
 }

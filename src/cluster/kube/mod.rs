@@ -189,21 +189,21 @@ impl KubeCluster {
             limits.iter().map(convert_admission::limit_range),
         );
         out.admission.extend(admission);
+        // Rollouts where the cluster has Argo's CRD (404: none) and the agent may list
+        // them (403: none).
         let rollouts = argo::apis(
             &self.client,
             &ns.map(str::to_string).into_iter().collect::<Vec<_>>(),
         );
-        if argo::readable(&rollouts[0]).await {
-            let listed = rollouts[0]
-                .list(&ListParams::default())
-                .await
-                .map_err(error)?;
-            out.workloads.extend(
+        match rollouts[0].list(&ListParams::default()).await {
+            Ok(listed) => out.workloads.extend(
                 listed
                     .items
                     .iter()
                     .filter_map(|o| argo::workload(o).map(Arc::new)),
-            );
+            ),
+            Err(kube::Error::Api(s)) if s.code == 404 || s.code == 403 => {}
+            Err(e) => return Err(error(e)),
         }
         Ok(())
     }

@@ -71,6 +71,7 @@ struct Conversions {
     deployments: Converted<crate::cluster::Workload>,
     statefulsets: Converted<crate::cluster::Workload>,
     daemonsets: Converted<crate::cluster::Workload>,
+    rollouts: Converted<crate::cluster::Workload>,
     pods: Converted<crate::cluster::Pod>,
 }
 
@@ -79,6 +80,7 @@ impl Conversions {
         self.deployments.begin();
         self.statefulsets.begin();
         self.daemonsets.begin();
+        self.rollouts.begin();
         self.pods.begin();
     }
 
@@ -86,6 +88,7 @@ impl Conversions {
         self.deployments.end();
         self.statefulsets.end();
         self.daemonsets.end();
+        self.rollouts.end();
         self.pods.end();
     }
 }
@@ -355,7 +358,13 @@ impl View for KubeView {
                 .iter()
                 .filter_map(|d| c.daemonsets.get(&**d, any, convert::daemonset)),
         );
-        // ReplicaSet → Deployment, per namespace.
+        out.workloads.extend(
+            self.rollouts
+                .iter()
+                .flat_map(|s| s.state())
+                .filter_map(|r| c.rollouts.get(&*r, any, super::argo::workload)),
+        );
+        // ReplicaSet → Deployment or Rollout, per namespace.
         let mut owners: BTreeMap<String, convert::RsOwners> = BTreeMap::new();
         for rs in self.replicasets.all() {
             out.replica_sets.push(convert::replica_set(&rs));
@@ -398,8 +407,7 @@ impl View for KubeView {
             out.policies = super::policies::all(p);
         }
         out.vpas = super::vpas::all(&self.vpas);
-        out.workloads
-            .extend(super::argo::all(&self.rollouts).into_iter().map(Arc::new));
+
         out.workloads.sort_by(|a, b| a.key.cmp(&b.key));
         out
     }

@@ -22,6 +22,9 @@ pub enum WorkloadKind {
     /// An Argo Rollout (`argoproj.io/v1alpha1`): a Deployment's shape, its pods run by
     /// Argo's controller through a ReplicaSet per revision.
     Rollout,
+    /// A CronJob (`batch/v1`): its pod template is `spec.jobTemplate.spec.template`, and
+    /// a change takes effect at its next run (no pod is replaced).
+    CronJob,
 }
 
 impl WorkloadKind {
@@ -31,6 +34,7 @@ impl WorkloadKind {
             WorkloadKind::StatefulSet => "StatefulSet",
             WorkloadKind::DaemonSet => "DaemonSet",
             WorkloadKind::Rollout => "Rollout",
+            WorkloadKind::CronJob => "CronJob",
         }
     }
 
@@ -40,6 +44,7 @@ impl WorkloadKind {
             "StatefulSet" => Some(WorkloadKind::StatefulSet),
             "DaemonSet" => Some(WorkloadKind::DaemonSet),
             "Rollout" => Some(WorkloadKind::Rollout),
+            "CronJob" => Some(WorkloadKind::CronJob),
             _ => None,
         }
     }

@@ -102,6 +102,8 @@ export function Answer({ w, currency, events, children }) {
       <tbody><${Rows} w=${w} /></tbody>
     </table></div>`}
     ${rec && html`<${PodRequests} w=${w} />`}
+    ${rec && w.kind === "CronJob" && html`<p class="small muted" data-testid="batch-note">A CronJob: sized from the usage of its runs together (memory for the peak of any run), and applied to its job template, so the next run starts with the new values; a run in progress keeps its own.</p>`}
+    ${rec && w.kind === "Job" && html`<p class="small muted" data-testid="batch-note">A Job without a CronJob: recommended only, never applied (a Job's pod template is immutable). Put the values in whatever creates the Job.</p>`}
     ${rec && w.kind === "Rollout" && html`<p class="small muted" data-testid="argo-note">An Argo Rollout: kerf changes its pod template and Argo rolls the change out with the Rollout's own strategy, even where the policy says in place (annotate the Rollout <code>kerf.getkerf.dev/argo-in-place: "true"</code> to let kerf resize its pods).</p>`}
     ${rec && html`<p class="small muted meta">
       <${QualityBadge} status=${w.dataQuality} /> confidence ${w.confidence ?? "—"} ·

@@ -230,6 +230,8 @@ pub enum UpdateStrategy {
     },
     Recreate,
     OnDelete,
+    /// A CronJob: its next run takes the template; no pod is replaced.
+    NextRun,
 }
 
 /// A Deployment, StatefulSet or DaemonSet.

@@ -69,11 +69,14 @@ mod tests {
         assert_eq!(v.target.as_ref().map(|k| k.name.as_str()), Some("api"));
         let off = json!({"targetRef": {"kind": "Deployment", "name": "api"}, "updatePolicy": {"updateMode": "Off"}});
         assert!(!Vpa::from_spec("shop", "v", &off).acts());
-        // An Argo Rollout is a workload kerf changes too; a CronJob is not (yet).
+        // An Argo Rollout and a CronJob are workloads kerf changes too; a Job is not.
         let argo = json!({"targetRef": {"kind": "Rollout", "name": "api"}, "updatePolicy": {"updateMode": "Recreate"}});
         let target = Vpa::from_spec("shop", "v", &argo).target;
         assert_eq!(target.map(|k| k.kind), Some(WorkloadKind::Rollout));
-        let other = json!({"targetRef": {"kind": "CronJob", "name": "api"}, "updatePolicy": {"updateMode": "Recreate"}});
+        let cron = json!({"targetRef": {"kind": "CronJob", "name": "api"}, "updatePolicy": {"updateMode": "Initial"}});
+        let target = Vpa::from_spec("shop", "v", &cron).target;
+        assert_eq!(target.map(|k| k.kind), Some(WorkloadKind::CronJob));
+        let other = json!({"targetRef": {"kind": "Job", "name": "api"}, "updatePolicy": {"updateMode": "Recreate"}});
         assert_eq!(Vpa::from_spec("shop", "v", &other).target, None);
     }
 }

@@ -41,9 +41,11 @@ pub struct RawInventory {
     pub pod_created: Vec<RawSeries>,
     /// `last_over_time(kube_pod_labels{label_controller_revision_hash!=""}[window])`.
     pub pod_revision: Vec<RawSeries>,
-    /// `last_over_time(kube_replicaset_owner[window])`: ReplicaSet → Deployment.
+    /// `last_over_time({__name__=~"kube_replicaset_owner|kube_job_owner"}[window])`:
+    /// ReplicaSet → Deployment or Rollout (label `replicaset`), Job → CronJob (label
+    /// `job_name`; a Job without an owner has `owner_kind="<none>"`).
     pub replicaset_owner: Vec<RawSeries>,
-    /// `last_over_time(kube_{deployment,statefulset,daemonset}_created[window])`.
+    /// `last_over_time(kube_{deployment,statefulset,daemonset,cronjob}_created[window])`.
     pub workload_created: Vec<RawSeries>,
     /// Desired replicas at the end with raw sample times: `kube_deployment_spec_replicas`,
     /// `kube_statefulset_replicas`, `kube_daemonset_status_desired_number_scheduled`, and
@@ -108,9 +110,11 @@ pub mod label {
     pub const OWNER_KIND: &str = "owner_kind";
     pub const OWNER_NAME: &str = "owner_name";
     pub const REPLICASET: &str = "replicaset";
+    pub const JOB_NAME: &str = "job_name";
     pub const DEPLOYMENT: &str = "deployment";
     pub const STATEFULSET: &str = "statefulset";
     pub const DAEMONSET: &str = "daemonset";
+    pub const CRONJOB: &str = "cronjob";
     pub const RESOURCE: &str = "resource";
     pub const RESTART_POLICY: &str = "restart_policy";
     pub const REVISION: &str = "label_controller_revision_hash";
@@ -139,9 +143,12 @@ pub mod metric {
     pub const POD_CREATED: &str = "kube_pod_created";
     pub const POD_LABELS: &str = "kube_pod_labels";
     pub const REPLICASET_OWNER: &str = "kube_replicaset_owner";
+    /// A Job's owner (`job_name`, `owner_kind`, `owner_name`): a CronJob's Jobs are its runs.
+    pub const JOB_OWNER: &str = "kube_job_owner";
     pub const DEPLOYMENT_CREATED: &str = "kube_deployment_created";
     pub const STATEFULSET_CREATED: &str = "kube_statefulset_created";
     pub const DAEMONSET_CREATED: &str = "kube_daemonset_created";
+    pub const CRONJOB_CREATED: &str = "kube_cronjob_created";
     pub const DEPLOYMENT_LABELS: &str = "kube_deployment_labels";
     pub const STATEFULSET_LABELS: &str = "kube_statefulset_labels";
     pub const DAEMONSET_LABELS: &str = "kube_daemonset_labels";

@@ -42,14 +42,16 @@ pub fn valid_timezone(name: &str) -> bool {
 }
 
 /// The kinds a selector may name: those kerf rightsizes (Deployments, StatefulSets,
-/// DaemonSets and Argo Rollouts, applied by the agent; bare ReplicaSets, recommended
-/// only).
+/// DaemonSets, Argo Rollouts and CronJobs, applied by the agent; bare ReplicaSets and
+/// bare Jobs, recommended only).
 pub const SELECTABLE_KINDS: &[&str] = &[
     "Deployment",
     "StatefulSet",
     "DaemonSet",
     "ReplicaSet",
     "Rollout",
+    "CronJob",
+    "Job",
 ];
 
 /// Why a selector may not name `kind`, if it may not: a kind kerf does not rightsize
@@ -59,8 +61,7 @@ fn unsupported_kind(kind: &str) -> Option<String> {
         return None;
     }
     let why = match kind {
-        "Job" => "kerf does not rightsize Jobs (a Job's template is immutable)".to_string(),
-        "CronJob" => format!("kerf does not rightsize {kind}s yet"),
+        "Pod" => "kerf does not rightsize bare pods (nothing owns their template)".to_string(),
         other => format!("unsupported workload kind {other:?}"),
     };
     Some(format!(
@@ -285,25 +286,27 @@ mod tests {
     #[test]
     fn a_selector_names_only_kinds_kerf_rightsizes_and_says_why_not_the_others() {
         let p = spec(
-            json!({"name": "k", "selector": {"kinds": ["Deployment", "ReplicaSet", "Job", "CronJob", "Rollout"]}}),
+            json!({"name": "k", "selector": {"kinds": ["Deployment", "ReplicaSet", "Job", "CronJob", "Rollout", "Pod", "Node"]}}),
         );
         let errors = validate_policy(&p);
         let got: Vec<(&str, &str)> = errors
             .iter()
             .map(|e| (e.path.as_str(), e.message.as_str()))
             .collect();
-        let tail = "; a selector may name Deployment, StatefulSet, DaemonSet, ReplicaSet, Rollout";
+        let tail = "; a selector may name Deployment, StatefulSet, DaemonSet, ReplicaSet, Rollout, CronJob, Job";
         assert_eq!(
             got,
             [
                 (
-                    "selector.kinds[2]",
-                    format!("kerf does not rightsize Jobs (a Job's template is immutable){tail}")
-                        .as_str()
+                    "selector.kinds[5]",
+                    format!(
+                        "kerf does not rightsize bare pods (nothing owns their template){tail}"
+                    )
+                    .as_str()
                 ),
                 (
-                    "selector.kinds[3]",
-                    format!("kerf does not rightsize CronJobs yet{tail}").as_str()
+                    "selector.kinds[6]",
+                    format!("unsupported workload kind \"Node\"{tail}").as_str()
                 ),
             ]
         );

@@ -80,11 +80,13 @@ pub fn analyze_chunk(groups: Vec<WorkloadGroup>, ctx: &ChunkContext) -> ChunkOut
         let s = &g.seen;
         let w = WorkloadRef::from_columns(&s.cluster, &s.namespace, &s.kind, &s.name, &s.labels);
         let r = ctx.policies.resolve(&s.id, &w, ctx.now_ms);
-        let key = r.effective.analysis.to_string();
+        let batch = crate::datasource::mapping::pods::is_batch(&s.kind);
+        let key = format!("{batch}:{}", r.effective.analysis);
         if !by_policy.contains_key(&key) {
             let parsed = serde_json::from_value::<Policy>(r.effective.analysis.clone())
                 .map_err(|e| e.to_string())
-                .and_then(|p| analysis::normalize_policy(&p).map_err(|e| e.to_string()));
+                .and_then(|p| analysis::normalize_policy(&p).map_err(|e| e.to_string()))
+                .map(|p| super::batch::evidence_for(&s.kind, p, ctx.window));
             match parsed {
                 Ok(policy) => {
                     let version = analysis::policy_version(&policy).unwrap_or_default();

@@ -17,6 +17,7 @@ pub mod analyze;
 pub mod backtest;
 pub mod backtest_queue;
 pub mod backtest_score;
+pub mod batch;
 pub mod engine;
 pub mod failure;
 pub mod live_check;

@@ -132,7 +132,7 @@ const FIELDS = [
   { path: "priority", kind: "number", hint: "−1000 … 1000, higher wins (default 0)" },
   { path: "selector.clusters", kind: "list", hint: "Comma-separated, * globs; empty = all" },
   { path: "selector.namespaces", kind: "list", hint: "Comma-separated, * globs; empty = all" },
-  { path: "selector.kinds", kind: "list", hint: "Deployment, StatefulSet, DaemonSet, ReplicaSet, Rollout" },
+  { path: "selector.kinds", kind: "list", hint: "Deployment, StatefulSet, DaemonSet, ReplicaSet, Rollout, CronJob, Job" },
   { path: "selector.names", kind: "list", hint: "Comma-separated, * globs" },
   { path: "selector.labels", kind: "labels", hint: "key=value, comma-separated (all must match)" },
   { path: "mode.cpu", kind: "select", options: MODES, hint: "Default audit" },

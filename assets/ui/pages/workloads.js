@@ -12,7 +12,7 @@ import { appliedBy } from "../words.js";
 const FILTERS = ["cluster", "namespace", "name", "kind", "q", "dataQuality", "notice", "hasRecommendation", "stale", "risk"];
 const VIEW = [...FILTERS, "sort", "order"];
 const NOTICES = ["oom-kill-detected", "potential-memory-leak", "previous-release-usage"];
-const KINDS = ["Deployment", "StatefulSet", "DaemonSet", "Rollout", "ReplicaSet"];
+const KINDS = ["Deployment", "StatefulSet", "DaemonSet", "Rollout", "CronJob", "Job", "ReplicaSet"];
 const SORTS = [["", "name"], ["savings", "saving (biggest first)"], ["impact", "size of the change"], ["risk", "risk reduced"], ["confidence", "confidence"]];
 const RISKS = { "oom-kill": "prevents OOM kills", "memory-leak": "memory leak", "under-provisioned": "under-provisioned" };
 const PAGE = 50;

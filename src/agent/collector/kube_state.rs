@@ -7,7 +7,8 @@
 //! `kube_pod_init_container_resource_*`, with `kube_pod_init_container_info` whose
 //! `restart_policy` is `Always` for a sidecar), restarts and the last termination
 //! (reason, and `finishedAt`). Deployments, StatefulSets, DaemonSets: creation, desired
-//! replicas, labels. ReplicaSets: owner and creation (a Deployment release's start).
+//! replicas, labels; CronJobs: creation, labels. ReplicaSets: owner and creation (a
+//! Deployment release's start). Jobs a CronJob runs: owner.
 //! HPAs: target, utilization targets, bounds.
 //!
 //! Labels are exported as `--metric-labels-allowlist=*=[*]` would: every Kubernetes
@@ -43,6 +44,7 @@ pub fn series(snap: &Snapshot, at_ms: i64) -> Vec<TimeSeries> {
     for rs in &snap.replica_sets {
         replica_set(rs, at_ms, &mut out);
     }
+    job_owners(snap, at_ms, &mut out);
     for h in &snap.hpas {
         hpa(h, at_ms, &mut out);
     }
@@ -166,12 +168,14 @@ fn pod(p: &Pod, at: i64, out: &mut Vec<TimeSeries>) {
 
 fn workload(w: &Workload, at: i64, out: &mut Vec<TimeSeries>) {
     let (kind, replicas) = match w.key.kind {
-        WorkloadKind::Deployment => ("deployment", "kube_deployment_spec_replicas"),
-        WorkloadKind::StatefulSet => ("statefulset", "kube_statefulset_replicas"),
+        WorkloadKind::Deployment => ("deployment", Some("kube_deployment_spec_replicas")),
+        WorkloadKind::StatefulSet => ("statefulset", Some("kube_statefulset_replicas")),
         WorkloadKind::DaemonSet => (
             "daemonset",
-            "kube_daemonset_status_desired_number_scheduled",
+            Some("kube_daemonset_status_desired_number_scheduled"),
         ),
+        // A CronJob wants no replicas: its runs are its Jobs (`kube_job_owner`).
+        WorkloadKind::CronJob => ("cronjob", None),
         // kube-state-metrics has no Rollout series: its desired replicas as Argo's own
         // controller exports them; its ReplicaSets' owner says the rest.
         WorkloadKind::Rollout => {
@@ -194,7 +198,9 @@ fn workload(w: &Workload, at: i64, out: &mut Vec<TimeSeries>) {
         let name = format!("kube_{kind}_created");
         out.push(point(&name, base(), seconds(created), at));
     }
-    out.push(point(replicas, base(), f64::from(w.replicas), at));
+    if let Some(replicas) = replicas {
+        out.push(point(replicas, base(), f64::from(w.replicas), at));
+    }
     let mut labels = base();
     labels.extend(label_names(&w.labels));
     out.push(point(&format!("kube_{kind}_labels"), labels, 1.0, at));
@@ -219,6 +225,30 @@ fn replica_set(rs: &ReplicaSet, at: i64, out: &mut Vec<TimeSeries>) {
             seconds(created),
             at,
         ));
+    }
+}
+
+/// `kube_job_owner` of each Job a pod runs for a CronJob (the agent watches Jobs only
+/// for that: a Job's owner is what its pods' owner resolves to).
+fn job_owners(snap: &Snapshot, at: i64, out: &mut Vec<TimeSeries>) {
+    let mut jobs = std::collections::BTreeSet::new();
+    for p in &snap.pods {
+        let (Some(job), Some(owner)) = (&p.controller, &p.owner) else {
+            continue;
+        };
+        if job.kind == "Job" && owner.kind == WorkloadKind::CronJob {
+            jobs.insert((&owner.namespace, &job.name, &owner.name));
+        }
+    }
+    for (namespace, job, cronjob) in jobs {
+        let labels = [
+            ("namespace", namespace.clone()),
+            ("job_name", job.clone()),
+            ("owner_kind", "CronJob".to_string()),
+            ("owner_name", cronjob.clone()),
+            ("owner_is_controller", "true".to_string()),
+        ];
+        out.push(point("kube_job_owner", labels, 1.0, at));
     }
 }
 

@@ -62,7 +62,7 @@ fn rolling(w: &Workload) -> Option<(i64, i64)> {
         // Argo's canary defaults are a Deployment's.
         WorkloadKind::Deployment | WorkloadKind::Rollout => ("25%", "25%"),
         WorkloadKind::DaemonSet => ("0", "1"),
-        WorkloadKind::StatefulSet => return None,
+        WorkloadKind::StatefulSet | WorkloadKind::CronJob => return None,
     };
     match &w.strategy {
         UpdateStrategy::RollingUpdate {
@@ -74,7 +74,7 @@ fn rolling(w: &Workload) -> Option<(i64, i64)> {
             let unavailable = resolve(max_unavailable.as_deref(), defaults.1, replicas, false);
             Some((surge, unavailable))
         }
-        UpdateStrategy::Recreate | UpdateStrategy::OnDelete => None,
+        UpdateStrategy::Recreate | UpdateStrategy::OnDelete | UpdateStrategy::NextRun => None,
     }
 }
 
@@ -91,6 +91,10 @@ pub fn surge_pods(w: &Workload) -> u64 {
 
 /// Why `w` has no Ready pod to spare (`None` when it has, or opted in).
 fn single(w: &Workload, pdbs: &[&Pdb]) -> Option<(String, Finding)> {
+    // A CronJob's change reaches its next run: no pod is taken down.
+    if w.strategy == UpdateStrategy::NextRun {
+        return None;
+    }
     if w.annotations.get(ALLOW_DISRUPTION).map(String::as_str) == Some("true") {
         return None;
     }

@@ -382,15 +382,18 @@ pub fn decide(s: &Situation, w: &WorkloadInput) -> Decision {
 pub const ARGO_IN_PLACE: &str = "kerf.getkerf.dev/argo-in-place";
 
 /// How a change to `live` is applied: the policy's strategy, except that an Argo
-/// Rollout rolls out unless it opts in to in-place resizes ([`ARGO_IN_PLACE`]).
+/// Rollout rolls out unless it opts in to in-place resizes ([`ARGO_IN_PLACE`]), and a
+/// CronJob's template is changed for its next run (its running pods keep theirs).
 fn strategy_of(policy: &EffectivePolicy, live: &Workload) -> Strategy {
+    use crate::cluster::WorkloadKind;
     let argo_in_place = live.annotations.get(ARGO_IN_PLACE).map(String::as_str) == Some("true");
+    let in_place = match live.key.kind {
+        WorkloadKind::Rollout => argo_in_place,
+        WorkloadKind::CronJob => false,
+        _ => true,
+    };
     match policy.apply.strategy {
-        Strategy::InPlace
-            if live.key.kind != crate::cluster::WorkloadKind::Rollout || argo_in_place =>
-        {
-            Strategy::InPlace
-        }
+        Strategy::InPlace if in_place => Strategy::InPlace,
         Strategy::InPlace | Strategy::Rollout | Strategy::Deferred => Strategy::Rollout,
     }
 }

@@ -170,6 +170,7 @@ pub fn stalled(
             WorkloadKind::DaemonSet => "the DaemonSet's rollout",
             WorkloadKind::Deployment => "the rollout",
             WorkloadKind::Rollout => "the Argo rollout",
+            WorkloadKind::CronJob => "the next run",
         };
         ("NotAdvancing", format!("{what} does not advance"))
     };

@@ -13,6 +13,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 };
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::convert_owner::pod_owner;
+pub use super::convert_owner::{job_owner, replicaset_owner, same_pod_owner, PodOwners};
 use crate::cluster::model::*;
 use crate::cluster::quantity::{cpu_millis, memory_bytes};
 
@@ -131,8 +133,15 @@ fn owners_of_entry(entry: &ManagedFieldsEntry, out: &mut Vec<FieldOwner>) {
     let Some(fields) = entry.fields_v1.as_ref().map(|f| &f.0) else {
         return;
     };
+    // A CronJob's pod template is under its job template.
     let spec = fields
         .get("f:spec")
+        .map(
+            |s| match s.get("f:jobTemplate").and_then(|j| j.get("f:spec")) {
+                Some(job) => job,
+                None => s,
+            },
+        )
         .and_then(|s| s.get("f:template"))
         .and_then(|t| t.get("f:spec"));
     let lists = ["f:initContainers", "f:containers"]
@@ -303,43 +312,7 @@ pub fn replica_set(rs: &ReplicaSet) -> crate::cluster::ReplicaSet {
     }
 }
 
-/// ReplicaSet name → the workload that controls it (a Deployment or an Argo Rollout),
-/// in one namespace.
-pub type RsOwners = BTreeMap<String, (WorkloadKind, String)>;
-
-/// The controller of a ReplicaSet when it is a Deployment or an Argo Rollout, for
-/// resolving pod owners: (ReplicaSet name, (kind, name)).
-pub fn replicaset_owner(rs: &ReplicaSet) -> Option<(String, (WorkloadKind, String))> {
-    let (kind, name) = controller(&rs.metadata)?;
-    let kind = match kind.as_str() {
-        "Deployment" => WorkloadKind::Deployment,
-        "Rollout" => WorkloadKind::Rollout,
-        _ => return None,
-    };
-    Some((rs.metadata.name.clone().unwrap_or_default(), (kind, name)))
-}
-
-/// The workload a pod belongs to, as kind and name in its namespace: its controller, or
-/// for a pod of a ReplicaSet the Deployment or Rollout that owns the ReplicaSet
-/// (`rs_owners`: the pod itself does not say).
-fn pod_owner<'a>(meta: &'a ObjectMeta, rs_owners: &'a RsOwners) -> Option<(WorkloadKind, &'a str)> {
-    let o = controller_ref(meta)?;
-    match o.kind.as_str() {
-        "ReplicaSet" => rs_owners.get(&o.name).map(|(k, n)| (*k, n.as_str())),
-        // A Rollout is reached through its ReplicaSets only.
-        "Rollout" => None,
-        other => WorkloadKind::parse(other).map(|k| (k, o.name.as_str())),
-    }
-}
-
-/// Whether `cached`, converted from an earlier read of `p` at the same resource version,
-/// still names the owner `p` resolves to through `rs_owners` now.
-pub fn same_pod_owner(p: &core::Pod, cached: &Pod, rs_owners: &RsOwners) -> bool {
-    let was = cached.owner.as_ref().map(|k| (k.kind, k.name.as_str()));
-    pod_owner(&p.metadata, rs_owners) == was
-}
-
-fn controller_ref(meta: &ObjectMeta) -> Option<&OwnerReference> {
+pub(super) fn controller_ref(meta: &ObjectMeta) -> Option<&OwnerReference> {
     meta.owner_references
         .iter()
         .flatten()
@@ -395,7 +368,7 @@ fn container_status(s: &core::ContainerStatus) -> ContainerStatus {
 }
 
 /// A pod; `rs_owners` maps ReplicaSet names of its namespace to their workload.
-pub fn pod(p: &core::Pod, rs_owners: &RsOwners) -> Pod {
+pub fn pod(p: &core::Pod, rs_owners: &PodOwners) -> Pod {
     let meta = &p.metadata;
     let namespace = meta.namespace.clone().unwrap_or_default();
     let owner =

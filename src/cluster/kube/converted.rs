@@ -171,7 +171,7 @@ mod tests {
             ..Pod::default()
         };
         let mut kept = Converted::default();
-        let mut read = |rs_owners: &crate::cluster::kube::convert::RsOwners| {
+        let mut read = |rs_owners: &crate::cluster::kube::convert::PodOwners| {
             kept.begin();
             let p = kept.get(
                 &pod,
@@ -182,8 +182,9 @@ mod tests {
             p.and_then(|p| p.owner.clone()).map(|o| o.name)
         };
         let owner = |n: &str| (crate::cluster::WorkloadKind::Deployment, n.to_string());
-        let web = BTreeMap::from([("web-7d9".to_string(), owner("web"))]);
-        let adopted = BTreeMap::from([("web-7d9".to_string(), owner("web-v2"))]);
+        let rs = ("ReplicaSet", "web-7d9".to_string());
+        let web = BTreeMap::from([(rs.clone(), owner("web"))]);
+        let adopted = BTreeMap::from([(rs, owner("web-v2"))]);
         // The ReplicaSet not listed yet, then listed, then adopted by another Deployment:
         // the pod's own resource version never moves, its owner does each time.
         assert_eq!(read(&BTreeMap::new()), None);

@@ -4,14 +4,17 @@
 mod argo;
 mod convert;
 mod convert_admission;
+mod convert_owner;
 mod convert_rollout;
 mod converted;
+mod cronjobs;
 mod dynamic;
 mod kubelet;
 mod ownership;
 mod patches;
 mod policies;
 mod records;
+mod templates;
 mod vpas;
 mod watch;
 
@@ -20,6 +23,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{LimitRange, Node as KNode, Pod as KPod, ResourceQuota};
 use k8s_openapi::api::events::v1::Event as KEvent;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -121,13 +125,36 @@ impl KubeCluster {
     }
 
     /// ReplicaSet name → its Deployment or Rollout, in `namespace`.
-    async fn rs_owners(&self, namespace: &str) -> Result<convert::RsOwners, ClusterError> {
+    async fn rs_owners(&self, namespace: &str) -> Result<convert::PodOwners, ClusterError> {
         Ok(self
             .list::<ReplicaSet>(Some(namespace))
             .await?
             .iter()
             .filter_map(convert::replicaset_owner)
             .collect())
+    }
+
+    /// Job name → its CronJob, in `namespace`.
+    async fn job_owners(&self, namespace: &str) -> Result<convert::PodOwners, ClusterError> {
+        Ok(self
+            .list::<Job>(Some(namespace))
+            .await?
+            .iter()
+            .filter_map(convert::job_owner)
+            .collect())
+    }
+
+    /// The owners of pods controlled by a ReplicaSet or a Job in `namespace`.
+    async fn owners_of(
+        &self,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        namespace: &str,
+    ) -> Result<convert::PodOwners, ClusterError> {
+        match convert::controller(meta) {
+            Some((kind, _)) if kind == "ReplicaSet" => self.rs_owners(namespace).await,
+            Some((kind, _)) if kind == "Job" => self.job_owners(namespace).await,
+            _ => Ok(BTreeMap::new()),
+        }
     }
 
     async fn snapshot_of(&self, ns: Option<&str>, out: &mut Snapshot) -> Result<(), ClusterError> {
@@ -149,24 +176,30 @@ impl KubeCluster {
                 .iter()
                 .filter_map(|o| convert::daemonset(o).map(Arc::new)),
         );
-        let mut rs: BTreeMap<(String, String), (WorkloadKind, String)> = BTreeMap::new();
+        out.workloads.extend(
+            readable(self.list::<CronJob>(ns).await)?
+                .iter()
+                .filter_map(|o| cronjobs::workload(o).map(Arc::new)),
+        );
+        let mut owners: BTreeMap<String, convert::PodOwners> = BTreeMap::new();
         for r in self.list::<ReplicaSet>(ns).await? {
             out.replica_sets.push(convert::replica_set(&r));
             if let Some((name, owner)) = convert::replicaset_owner(&r) {
-                rs.insert(
-                    (r.metadata.namespace.clone().unwrap_or_default(), name),
-                    owner,
-                );
+                let namespace = r.metadata.namespace.clone().unwrap_or_default();
+                owners.entry(namespace).or_default().insert(name, owner);
             }
         }
+        for j in readable(self.list::<Job>(ns).await)? {
+            if let Some((name, owner)) = convert::job_owner(&j) {
+                let namespace = j.metadata.namespace.clone().unwrap_or_default();
+                owners.entry(namespace).or_default().insert(name, owner);
+            }
+        }
+        let none = BTreeMap::new();
         for p in self.list::<KPod>(ns).await? {
-            let pod_ns = p.metadata.namespace.clone().unwrap_or_default();
-            let owners: convert::RsOwners = rs
-                .iter()
-                .filter(|((n, _), _)| *n == pod_ns)
-                .map(|((_, name), d)| (name.clone(), d.clone()))
-                .collect();
-            out.pods.push(Arc::new(convert::pod(&p, &owners)));
+            let pod_ns = p.metadata.namespace.as_deref().unwrap_or_default();
+            let owners = owners.get(pod_ns).unwrap_or(&none);
+            out.pods.push(Arc::new(convert::pod(&p, owners)));
         }
         out.hpas.extend(
             self.list::<HorizontalPodAutoscaler>(ns)
@@ -217,56 +250,6 @@ impl KubeCluster {
             pp = pp.dry_run();
         }
         pp
-    }
-
-    async fn apply_template(
-        &self,
-        key: &WorkloadKey,
-        pod_spec: Value,
-        mode: ApplyMode,
-    ) -> Result<Workload, ClusterError> {
-        let api_version = match key.kind {
-            WorkloadKind::Rollout => argo::API_VERSION,
-            _ => "apps/v1",
-        };
-        let body = json!({
-            "apiVersion": api_version,
-            "kind": key.kind.as_str(),
-            "metadata": { "name": key.name, "namespace": key.namespace },
-            "spec": { "template": { "spec": pod_spec } },
-        });
-        let pp = self.patch_params(mode);
-        let patch = Patch::Apply(&body);
-        let ns = &key.namespace;
-        let c = self.client.clone();
-        let unexpected = || ClusterError::Unexpected {
-            object: key.to_string(),
-            problem: "the API server returned a workload without a spec".into(),
-        };
-        match key.kind {
-            WorkloadKind::Deployment => {
-                let d = Api::<Deployment>::namespaced(c, ns)
-                    .patch(&key.name, &pp, &patch)
-                    .await;
-                convert::deployment(&d.map_err(error)?).ok_or_else(unexpected)
-            }
-            WorkloadKind::StatefulSet => {
-                let s = Api::<StatefulSet>::namespaced(c, ns)
-                    .patch(&key.name, &pp, &patch)
-                    .await;
-                convert::statefulset(&s.map_err(error)?).ok_or_else(unexpected)
-            }
-            WorkloadKind::DaemonSet => {
-                let d = Api::<DaemonSet>::namespaced(c, ns)
-                    .patch(&key.name, &pp, &patch)
-                    .await;
-                convert::daemonset(&d.map_err(error)?).ok_or_else(unexpected)
-            }
-            WorkloadKind::Rollout => {
-                let r = argo::api(&c, ns).patch(&key.name, &pp, &patch).await;
-                argo::workload(&r.map_err(error)?).ok_or_else(unexpected)
-            }
-        }
     }
 }
 
@@ -387,6 +370,10 @@ impl Cluster for KubeCluster {
             }
             WorkloadKind::Rollout => not_found_is_none(argo::api(&c, ns).get(&key.name).await)?
                 .and_then(|r| argo::workload(&r)),
+            WorkloadKind::CronJob => {
+                not_found_is_none(Api::<CronJob>::namespaced(c, ns).get(&key.name).await)?
+                    .and_then(|j| cronjobs::workload(&j))
+            }
         })
     }
 
@@ -395,10 +382,7 @@ impl Cluster for KubeCluster {
         let Some(p) = not_found_is_none(api.get(&pod.name).await)? else {
             return Ok(None);
         };
-        let owners = match convert::controller(&p.metadata) {
-            Some((kind, _)) if kind == "ReplicaSet" => self.rs_owners(&pod.namespace).await?,
-            _ => BTreeMap::new(),
-        };
+        let owners = self.owners_of(&p.metadata, &pod.namespace).await?;
         Ok(Some(convert::pod(&p, &owners)))
     }
 
@@ -417,10 +401,7 @@ impl Cluster for KubeCluster {
             .patch_resize(&pod.name, &pp, &Patch::Strategic(&patch))
             .await
             .map_err(error)?;
-        let owners = match convert::controller(&p.metadata) {
-            Some((kind, _)) if kind == "ReplicaSet" => self.rs_owners(&pod.namespace).await?,
-            _ => BTreeMap::new(),
-        };
+        let owners = self.owners_of(&p.metadata, &pod.namespace).await?;
         Ok(convert::pod(&p, &owners))
     }
 
@@ -438,32 +419,7 @@ impl Cluster for KubeCluster {
         &self,
         key: &WorkloadKey,
     ) -> Result<Workload, ClusterError> {
-        let (c, ns, m) = (self.client.clone(), &key.namespace, &self.manager);
-        let unexpected = || ClusterError::Unexpected {
-            object: key.to_string(),
-            problem: "the API server returned a workload without a spec".into(),
-        };
-        match key.kind {
-            WorkloadKind::Deployment => {
-                let api = Api::<Deployment>::namespaced(c, ns);
-                let d = ownership::release(&api, m, &key.name).await?;
-                convert::deployment(&d).ok_or_else(unexpected)
-            }
-            WorkloadKind::StatefulSet => {
-                let api = Api::<StatefulSet>::namespaced(c, ns);
-                let s = ownership::release(&api, m, &key.name).await?;
-                convert::statefulset(&s).ok_or_else(unexpected)
-            }
-            WorkloadKind::DaemonSet => {
-                let api = Api::<DaemonSet>::namespaced(c, ns);
-                let d = ownership::release(&api, m, &key.name).await?;
-                convert::daemonset(&d).ok_or_else(unexpected)
-            }
-            WorkloadKind::Rollout => {
-                let r = ownership::release(&argo::api(&c, ns), m, &key.name).await?;
-                argo::workload(&r).ok_or_else(unexpected)
-            }
-        }
+        self.release_template(key).await
     }
 
     async fn apply_hpa_metrics(

@@ -1,5 +1,5 @@
 //! The live view of a real cluster: one kube-rs reflector per kind (Deployments,
-//! StatefulSets, DaemonSets, ReplicaSets, Pods, HPAs, PDBs, ResourceQuotas, LimitRanges
+//! StatefulSets, DaemonSets, CronJobs, ReplicaSets, Jobs, Pods, HPAs, PDBs, ResourceQuotas, LimitRanges
 //! per namespace in scope; Nodes), each a watch that relists and resumes on its own with backoff. Reading the
 //! view converts what the stores hold into the cluster model; it makes no API call.
 //!
@@ -15,6 +15,7 @@ use std::time::Duration;
 use futures_util::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{LimitRange, Node as KNode, Pod as KPod, ResourceQuota};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::serde::de::DeserializeOwned;
@@ -27,6 +28,9 @@ use tokio::sync::Notify;
 use super::converted::Converted;
 use super::{convert, convert_admission};
 use crate::cluster::{ClusterError, Snapshot, View};
+
+/// What a quota or limit range the agent may not read costs.
+const UNCHECKED: &str = "changes are not checked against them";
 
 /// How long the first list of every kind may take.
 const READY_WITHIN: Duration = Duration::from_secs(60);
@@ -45,7 +49,9 @@ pub struct KubeView {
     deployments: Stores<Deployment>,
     statefulsets: Stores<StatefulSet>,
     daemonsets: Stores<DaemonSet>,
+    cronjobs: Stores<CronJob>,
     replicasets: Stores<ReplicaSet>,
+    jobs: Stores<Job>,
     pods: Stores<KPod>,
     hpas: Stores<HorizontalPodAutoscaler>,
     pdbs: Stores<PodDisruptionBudget>,
@@ -71,6 +77,7 @@ struct Conversions {
     deployments: Converted<crate::cluster::Workload>,
     statefulsets: Converted<crate::cluster::Workload>,
     daemonsets: Converted<crate::cluster::Workload>,
+    cronjobs: Converted<crate::cluster::Workload>,
     rollouts: Converted<crate::cluster::Workload>,
     pods: Converted<crate::cluster::Pod>,
 }
@@ -80,6 +87,7 @@ impl Conversions {
         self.deployments.begin();
         self.statefulsets.begin();
         self.daemonsets.begin();
+        self.cronjobs.begin();
         self.rollouts.begin();
         self.pods.begin();
     }
@@ -88,6 +96,7 @@ impl Conversions {
         self.deployments.end();
         self.statefulsets.end();
         self.daemonsets.end();
+        self.cronjobs.end();
         self.rollouts.end();
         self.pods.end();
     }
@@ -145,7 +154,11 @@ impl Start {
     /// RBAC before quotas and limit ranges were checked): a scope whose first list is
     /// refused with 403 is not watched, and says so once; the checks that read the kind
     /// then find nothing there.
-    async fn reflect_readable<K>(&mut self, what: &str, trim: fn(&mut K)) -> Stores<K>
+    async fn reflect_readable<K>(
+        &mut self,
+        (what, without): (&str, &str),
+        trim: fn(&mut K),
+    ) -> Stores<K>
     where
         K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
             + Clone
@@ -164,7 +177,7 @@ impl Start {
                     tracing::warn!(
                         kind = what,
                         error = %status.message,
-                        "the agent may not list these; changes are not checked against them (grant list and watch in its RBAC)"
+                        "the agent may not list these; {without} (grant list and watch in its RBAC)"
                     );
                     continue;
                 }
@@ -223,6 +236,14 @@ fn trim_meta<K: ResourceExt>(o: &mut K) {
     o.managed_fields_mut().clear();
 }
 
+/// A Job: only its metadata's owner is read (its CronJob); its spec holds a whole pod
+/// template.
+fn trim_job(j: &mut Job) {
+    trim_meta(j);
+    j.spec = None;
+    j.status = None;
+}
+
 fn trim_dynamic(o: &mut DynamicObject) {
     o.metadata.managed_fields = None;
 }
@@ -244,10 +265,18 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
     let hpas = s.reflect::<HorizontalPodAutoscaler>(keep_all);
     let pdbs = s.reflect::<PodDisruptionBudget>(trim_meta);
     let quotas = s
-        .reflect_readable::<ResourceQuota>("ResourceQuota", trim_meta)
+        .reflect_readable::<ResourceQuota>(("ResourceQuota", UNCHECKED), trim_meta)
         .await;
     let limit_ranges = s
-        .reflect_readable::<LimitRange>("LimitRange", trim_meta)
+        .reflect_readable::<LimitRange>(("LimitRange", UNCHECKED), trim_meta)
+        .await;
+    // CronJobs where the agent may read them (its RBAC before 2026-12 did not grant it).
+    let unwatched = "CronJobs are not rightsized";
+    let cronjobs = s
+        .reflect_readable::<CronJob>(("CronJob", unwatched), keep_all)
+        .await;
+    let jobs = s
+        .reflect_readable::<Job>(("Job", unwatched), trim_job)
         .await;
     let nodes = Stores(vec![s.run(Api::<KNode>::all(client.clone()), trim_meta)]);
     let policies = if super::policies::readable(&client).await {
@@ -277,7 +306,9 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
         deployments,
         statefulsets,
         daemonsets,
+        cronjobs,
         replicasets,
+        jobs,
         pods,
         hpas,
         pdbs,
@@ -303,7 +334,9 @@ pub async fn start(client: Client, namespaces: &[String]) -> Result<KubeView, Cl
             view.deployments,
             view.statefulsets,
             view.daemonsets,
+            view.cronjobs,
             view.replicasets,
+            view.jobs,
             view.pods,
             view.hpas,
             view.pdbs,
@@ -359,18 +392,32 @@ impl View for KubeView {
                 .filter_map(|d| c.daemonsets.get(&**d, any, convert::daemonset)),
         );
         out.workloads.extend(
+            self.cronjobs
+                .all()
+                .iter()
+                .filter_map(|j| c.cronjobs.get(&**j, any, super::cronjobs::workload)),
+        );
+        out.workloads.extend(
             self.rollouts
                 .iter()
                 .flat_map(|s| s.state())
                 .filter_map(|r| c.rollouts.get(&*r, any, super::argo::workload)),
         );
-        // ReplicaSet → Deployment or Rollout, per namespace.
-        let mut owners: BTreeMap<String, convert::RsOwners> = BTreeMap::new();
+        // ReplicaSet → Deployment or Rollout, Job → CronJob, per namespace.
+        let mut owners: BTreeMap<String, convert::PodOwners> = BTreeMap::new();
         for rs in self.replicasets.all() {
             out.replica_sets.push(convert::replica_set(&rs));
             if let Some((name, owner)) = convert::replicaset_owner(&rs) {
                 owners
                     .entry(rs.namespace().unwrap_or_default())
+                    .or_default()
+                    .insert(name, owner);
+            }
+        }
+        for job in self.jobs.all() {
+            if let Some((name, owner)) = convert::job_owner(&job) {
+                owners
+                    .entry(job.namespace().unwrap_or_default())
                     .or_default()
                     .insert(name, owner);
             }

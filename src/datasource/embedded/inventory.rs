@@ -51,11 +51,12 @@ pub fn inventory(
             &[label::NAMESPACE, label::POD, label::UID, label::REVISION],
         )?,
         replicaset_owner: seen(
-            &[metric::REPLICASET_OWNER],
+            &[metric::REPLICASET_OWNER, metric::JOB_OWNER],
             None,
             &[
                 label::NAMESPACE,
                 label::REPLICASET,
+                label::JOB_NAME,
                 label::OWNER_KIND,
                 label::OWNER_NAME,
             ],
@@ -65,6 +66,7 @@ pub fn inventory(
                 metric::DEPLOYMENT_CREATED,
                 metric::STATEFULSET_CREATED,
                 metric::DAEMONSET_CREATED,
+                metric::CRONJOB_CREATED,
             ],
             None,
             &[
@@ -72,6 +74,7 @@ pub fn inventory(
                 label::DEPLOYMENT,
                 label::STATEFULSET,
                 label::DAEMONSET,
+                label::CRONJOB,
             ],
         )?,
         replicas: now(&[

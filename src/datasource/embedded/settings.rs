@@ -1,7 +1,7 @@
 //! One group's settings and OOM kills (queries 9, 10, 11 and, without the termination
 //! timestamp, 16–18 of docs/contracts/datasource.md) from the stored kube-state-metrics
 //! series, as Prometheus answers them: the current requests and limits as a raw `[5m]`
-//! range; the OOM terminations and the restart inference as range queries on the step
+//! range (those of the finished latest runs of batch work as a raw `[W]` one); the OOM terminations and the restart inference as range queries on the step
 //! grid (`steps`); the memory-limit history of the OOM-killed pods as a raw `[W]` range.
 
 use std::collections::BTreeSet;
@@ -22,16 +22,21 @@ const OOM_KILLED: &str = "OOMKilled";
 /// The settings of group `sel` over `window` (`window_ms`: the `[W]` of its queries).
 pub fn group_settings(
     r: &UsageRead<'_>,
-    sel: &Selection,
+    (sel, finished): (&Selection, Option<&Selection>),
     window: Window,
     window_ms: i64,
 ) -> Result<RawSettings, StoreError> {
     let end = window.end_ms;
     let grid = Grid::of(window);
-    let now = sel
-        .query(metric::SETTINGS_NOW)
-        .matching(LabelMatcher::one_of(label::RESOURCE, ["cpu", "memory", ""]));
-    let settings_now = range_at(r, &now, end, NOW_RANGE_MS)?;
+    let settings = |sel: &Selection| {
+        sel.query(metric::SETTINGS_NOW)
+            .matching(LabelMatcher::one_of(label::RESOURCE, ["cpu", "memory", ""]))
+    };
+    let mut settings_now = range_at(r, &settings(sel), end, NOW_RANGE_MS)?;
+    // The latest runs of batch work that no longer run: their settings over `[W]`.
+    if let Some(finished) = finished {
+        settings_now.extend(range_at(r, &settings(finished), end, window_ms)?);
+    }
     let oom_terminations = oom_terminations(r, sel, grid)?;
     let (mut restarts, mut oom_reasons, mut killed) = (Vec::new(), Vec::new(), Vec::new());
     if oom_terminations.is_empty() {

@@ -76,8 +76,13 @@ pub(super) async fn stream_group(
     let started = Instant::now();
     let sel = Selection::group(&src.cluster, &plan.scope, group);
     let group_sel = sel.clone();
+    let finished = plan.pods.finished_runs(group);
+    let finished =
+        (!finished.pods.is_empty()).then(|| Selection::group(&src.cluster, &plan.scope, &finished));
     let mut settings = src
-        .read(move |r| super::settings::group_settings(r, &group_sel, window, window_ms))
+        .read(move |r| {
+            super::settings::group_settings(r, (&group_sel, finished.as_ref()), window, window_ms)
+        })
         .await?;
     let settings_ms = super::ms(started);
     let ooms = std::mem::take(&mut settings.oom_terminations);

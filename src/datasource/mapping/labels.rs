@@ -101,9 +101,11 @@ mod tests {
         .map(|(uid, workload)| {
             let meta = PodMeta {
                 uid: uid.into(),
+                name: uid.into(),
                 workload,
                 release: String::new(),
                 created_ms: 0,
+                run: String::new(),
             };
             (uid.to_string(), meta)
         })

@@ -103,6 +103,7 @@ pub fn map_with(
         let alive = pods.alive_pods(&key);
         let current = if pods.ksm_present {
             match current_release(&alive) {
+                Some(c) if pods::is_batch(&key.kind) => Some(last_run_seen(c, &containers)),
                 Some(c) => Some(c),
                 None => continue,
             }
@@ -262,6 +263,19 @@ fn current_release(alive: &[(&PodMeta, i64)]) -> Option<Current> {
     })
 }
 
+/// Batch work: its latest run was last seen at the latest usage sample of its pods
+/// (they are counted alive from their creation, since they seldom run at the end).
+fn last_run_seen(mut current: Current, containers: &BTreeMap<String, ContainerSeries>) -> Current {
+    let last = containers
+        .values()
+        .flat_map(|c| c.cpu.iter().chain(c.memory.iter()))
+        .filter(|s| s.release == current.release)
+        .filter_map(|s| s.samples.iter().map(|x| x.timestamp).max())
+        .max();
+    current.seen_ms = current.seen_ms.max(last.unwrap_or(0));
+    current
+}
+
 /// Attributes one raw usage series to its workload and gives it a lifetime ID.
 fn lifetime_of(series: RawSeries, pods: &PodIndex, is_cpu: bool) -> Option<(WorkloadKey, Series)> {
     let (ns, pod, container) = (
@@ -370,7 +384,15 @@ fn observe(
         },
         None => CurrentIdentity::default(),
     };
-    let inventory = match (current, pods.replicas(key)) {
+    // Batch work wants no replicas: its inventory is the pods of its latest run.
+    let desired = match current {
+        Some(c) if pods::is_batch(&key.kind) => Some(crate::analysis::Sample {
+            timestamp: c.seen_ms,
+            value: release_pods.len() as f64,
+        }),
+        _ => pods.replicas(key),
+    };
+    let inventory = match (current, desired) {
         (Some(_), Some(desired)) => Inventory {
             available: true,
             timestamp: desired.timestamp,

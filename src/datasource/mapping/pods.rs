@@ -1,13 +1,18 @@
 //! The pod index: which workload and release every pod seen in the window belonged to,
 //! which pods are alive at the end, and each workload's identity and desired replicas,
 //! resolved from kube-state-metrics (pod → ReplicaSet → Deployment or Argo Rollout,
-//! StatefulSet, DaemonSet). kube-state-metrics exports no Rollout series of its own: a
+//! pod → Job → CronJob, a bare Job, StatefulSet, DaemonSet).
+//!
+//! Batch work ([`is_batch`]): a CronJob's Jobs are its runs, all of one release (the
+//! CronJob's name) so that usage pools across them; a Job without a CronJob is a
+//! workload of its own. Its pods rarely run at the window end, so the pods of its
+//! latest run stand for "alive" (at their creation until their usage says later). kube-state-metrics exports no Rollout series of its own: a
 //! Rollout's desired replicas come from Argo's controller (`rollout_info_replicas_desired`)
 //! when Prometheus scrapes it; without them its inventory reads unavailable (so the
 //! engine does not shrink it) and its savings carry no estimate. Its identity (creation)
 //! is never known.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::analysis::Sample;
 use crate::datasource::raw::{label, metric, Labels, RawInventory, RawSeries};
@@ -22,10 +27,19 @@ pub use crate::workload::WorkloadKey;
 #[derive(Debug, Clone, PartialEq)]
 pub struct PodMeta {
     pub uid: String,
+    /// The pod's name.
+    pub name: String,
     pub workload: WorkloadKey,
     pub release: String,
     /// Creation time (Unix ms), 0 when unknown.
     pub created_ms: i64,
+    /// The Job that ran it (batch work), else empty.
+    pub run: String,
+}
+
+/// A CronJob or a bare Job: work that runs to completion, not a set of replicas.
+pub fn is_batch(kind: &str) -> bool {
+    matches!(kind, "CronJob" | "Job")
 }
 
 /// Everything the mapping needs to attribute a usage series to a workload release.
@@ -43,6 +57,9 @@ pub struct PodIndex {
     /// (workload, release) → when the release began (Unix ms).
     release_starts: HashMap<(WorkloadKey, String), i64>,
     hpas: HashMap<WorkloadKey, crate::datasource::Hpa>,
+    /// Pods of batch work's latest runs that kube-state-metrics does not see running
+    /// at the end (their settings are read over the window).
+    finished: HashSet<String>,
 }
 
 impl PodIndex {
@@ -52,7 +69,7 @@ impl PodIndex {
             ksm_present: !inv.pod_owner.is_empty(),
             ..PodIndex::default()
         };
-        let rs_owner = replicaset_owners(&inv.replicaset_owner);
+        let owners = owners(&inv.replicaset_owner);
         let revisions: HashMap<&str, &str> = inv
             .pod_revision
             .iter()
@@ -67,18 +84,24 @@ impl PodIndex {
         for series in controller_owners(&inv.pod_owner) {
             let (ns, uid) = (series.label(label::NAMESPACE), series.label(label::UID));
             let owner = series.label(label::OWNER_NAME);
-            let (kind, name, release) = match series.label(label::OWNER_KIND) {
+            let owner_kind = series.label(label::OWNER_KIND);
+            let (kind, name, release) = match owner_kind {
                 // An Argo Rollout's revisions are its ReplicaSets, like a Deployment's.
-                "ReplicaSet" => match rs_owner.get(&(ns, owner)) {
+                "ReplicaSet" => match owners.get(&(owner_kind, ns, owner)) {
                     Some((kind @ ("Deployment" | "Rollout"), name)) => (*kind, *name, owner),
                     _ => ("ReplicaSet", owner, owner),
+                },
+                // A CronJob's runs pool as one release; a bare Job is its own.
+                "Job" => match owners.get(&(owner_kind, ns, owner)) {
+                    Some((kind @ "CronJob", name)) => (*kind, *name, *name),
+                    _ => ("Job", owner, owner),
                 },
                 kind @ ("StatefulSet" | "DaemonSet") => (
                     kind,
                     owner,
                     revisions.get(uid).copied().unwrap_or(UNKNOWN_REVISION),
                 ),
-                // Jobs, static pods and bare pods are not rightsized.
+                // Static pods and bare pods are not rightsized.
                 _ => continue,
             };
             if uid.is_empty() || owner.is_empty() {
@@ -86,6 +109,7 @@ impl PodIndex {
             }
             let meta = PodMeta {
                 uid: uid.to_string(),
+                name: series.label(label::POD).to_string(),
                 workload: WorkloadKey {
                     namespace: ns.to_string(),
                     kind: kind.to_string(),
@@ -93,6 +117,11 @@ impl PodIndex {
                 },
                 release: release.to_string(),
                 created_ms: created.get(uid).copied().unwrap_or(0),
+                run: if owner_kind == "Job" {
+                    owner.to_string()
+                } else {
+                    String::new()
+                },
             };
             idx.by_name
                 .entry((ns.to_string(), series.label(label::POD).to_string()))
@@ -107,12 +136,62 @@ impl PodIndex {
                 *slot = (*slot).max(last.timestamp);
             }
         }
+        idx.mark_latest_runs();
         idx.workload_uids = workload_uids(&inv.workload_created);
         idx.replicas = desired_replicas(&inv.replicas);
         idx.labels = super::labels::workload_labels(&inv.labels, &idx.pods);
         idx.release_starts = release_starts(&inv.replicaset_created, &idx.pods);
         idx.hpas = super::hpa::hpas(&inv.hpa);
         idx
+    }
+
+    /// Batch work: the pods of each workload's latest run (the Job of its newest pod)
+    /// count as alive, at their creation, unless kube-state-metrics says they run now.
+    fn mark_latest_runs(&mut self) {
+        let mut latest: HashMap<&WorkloadKey, (i64, &str)> = HashMap::new();
+        for m in self.pods.values().filter(|m| is_batch(&m.workload.kind)) {
+            let slot = latest.entry(&m.workload).or_insert((m.created_ms, &m.run));
+            if (m.created_ms, m.run.as_str()) > (slot.0, slot.1) {
+                *slot = (m.created_ms, &m.run);
+            }
+        }
+        let marked: Vec<(String, i64)> = self
+            .pods
+            .values()
+            .filter(|m| {
+                latest
+                    .get(&m.workload)
+                    .is_some_and(|(_, run)| *run == m.run)
+            })
+            .map(|m| (m.uid.clone(), m.created_ms))
+            .collect();
+        for (uid, created) in marked {
+            if !self.alive.contains_key(&uid) {
+                self.alive.insert(uid.clone(), created);
+                self.finished.insert(uid);
+            }
+        }
+    }
+
+    /// The pods of `group` in latest runs of batch work that finished before the window
+    /// end, as a group (its namespaces and their names); empty when there are none.
+    pub fn finished_runs(&self, group: &crate::datasource::Group) -> crate::datasource::Group {
+        let mut namespaces = std::collections::BTreeSet::new();
+        let mut names = std::collections::BTreeSet::new();
+        for m in self.finished.iter().filter_map(|u| self.pods.get(u)) {
+            let ns = &m.workload.namespace;
+            let in_group = (group.namespaces.is_empty() || group.namespaces.contains(ns))
+                && (group.pods.is_empty() || group.pods.contains(&m.name));
+            if in_group {
+                namespaces.insert(ns.clone());
+                names.insert(m.name.clone());
+            }
+        }
+        crate::datasource::Group {
+            namespaces: namespaces.into_iter().collect(),
+            pods: names.into_iter().collect(),
+            ..crate::datasource::Group::default()
+        }
     }
 
     /// When `release` of `key` began (Unix ms): its ReplicaSet's creation for a
@@ -247,24 +326,32 @@ fn controller_owners(series: &[RawSeries]) -> Vec<&RawSeries> {
     by_uid.into_values().collect()
 }
 
-fn replicaset_owners(series: &[RawSeries]) -> HashMap<(&str, &str), (&str, &str)> {
+/// (`ReplicaSet` or `Job`, namespace, name) → its owner's (kind, name).
+type Owners<'a> = HashMap<(&'a str, &'a str, &'a str), (&'a str, &'a str)>;
+
+fn owners(series: &[RawSeries]) -> Owners<'_> {
     series
         .iter()
         .map(|s| {
+            let (kind, name) = match s.label(label::JOB_NAME) {
+                "" => ("ReplicaSet", s.label(label::REPLICASET)),
+                job => ("Job", job),
+            };
             (
-                (s.label(label::NAMESPACE), s.label(label::REPLICASET)),
+                (kind, s.label(label::NAMESPACE), name),
                 (s.label(label::OWNER_KIND), s.label(label::OWNER_NAME)),
             )
         })
         .collect()
 }
 
-/// Which workload a `kube_{deployment,statefulset,daemonset}_*` series is about.
+/// Which workload a `kube_{deployment,statefulset,daemonset,cronjob}_*` series is about.
 pub(super) fn workload_of(s: &RawSeries) -> Option<WorkloadKey> {
     let (kind, name) = [
         ("Deployment", label::DEPLOYMENT),
         ("StatefulSet", label::STATEFULSET),
         ("DaemonSet", label::DAEMONSET),
+        ("CronJob", label::CRONJOB),
     ]
     .into_iter()
     .find_map(|(kind, l)| Some((kind, s.labels.get(l)?.clone())))?;

@@ -188,22 +188,28 @@ impl PrometheusSource {
         Ok(merged.into_series())
     }
 
-    /// Current settings and OOM terminations of one group, and the memory-limit
+    /// Current settings and OOM terminations of one group (and the settings of the
+    /// `finished` runs of its batch work over the window), and the memory-limit
     /// history of its OOM-killed pods (only when there are some), so each kill carries
     /// the limit at its time.
     async fn group_settings(
         &self,
         scope: &ClusterScope,
-        group: &Group,
+        (group, finished): (&Group, &Group),
         window: Window,
         window_s: i64,
     ) -> Result<RawSettings, DatasourceError> {
         let sel = Selector::group(scope, group);
         let (now_q, oom_q) = (queries::settings_now(&sel), queries::oom_terminations(&sel));
-        let (settings_now, oom_terminations) = tokio::try_join!(
+        let (mut settings_now, oom_terminations) = tokio::try_join!(
             self.client.query(&now_q, window.end_ms),
             self.range(&oom_q, window, None),
         )?;
+        if !finished.pods.is_empty() {
+            let sel = Selector::group(scope, finished);
+            let q = queries::settings_of_finished_runs(&sel, window_s);
+            settings_now.extend(self.client.query(&q, window.end_ms).await?);
+        }
         // Without the termination timestamp (many kube-state-metrics installs), the
         // restarts of containers last terminated by an OOM kill bound each kill.
         let (restarts, oom_reasons, killed) = if oom_terminations.is_empty() {

@@ -116,17 +116,23 @@ pub fn inventory(sel: &Selector, window_s: i64) -> [String; 10] {
             sel.with("label_controller_revision_hash!=\"\"")
         ),
         format!(
-            "max by (namespace, replicaset, owner_kind, owner_name) (last_over_time({}{}[{w}]))",
-            metric::REPLICASET_OWNER,
-            sel.with("")
+            "max by (namespace, replicaset, job_name, owner_kind, owner_name) \
+             (last_over_time({}[{w}]))",
+            sel.with(&format!(
+                "__name__=~\"{}|{}\"",
+                metric::REPLICASET_OWNER,
+                metric::JOB_OWNER
+            ))
         ),
         format!(
-            "max by (namespace, deployment, statefulset, daemonset) (last_over_time({}[{w}]))",
+            "max by (namespace, deployment, statefulset, daemonset, cronjob) \
+             (last_over_time({}[{w}]))",
             sel.with(&format!(
-                "__name__=~\"{}|{}|{}\"",
+                "__name__=~\"{}|{}|{}|{}\"",
                 metric::DEPLOYMENT_CREATED,
                 metric::STATEFULSET_CREATED,
-                metric::DAEMONSET_CREATED
+                metric::DAEMONSET_CREATED,
+                metric::CRONJOB_CREATED
             ))
         ),
         format!(
@@ -169,8 +175,18 @@ pub fn inventory(sel: &Selector, window_s: i64) -> [String; 10] {
 /// and init containers, and the init containers' info (no `resource` label: the
 /// matcher's empty alternative keeps it).
 pub fn settings_now(sel: &Selector) -> String {
+    settings_over(sel, NOW_LOOKBACK)
+}
+
+/// The settings over the whole window (`[W]`, raw sample times) of the pods of batch
+/// work's latest runs that no longer run at the end (`PodIndex::finished_runs`).
+pub fn settings_of_finished_runs(sel: &Selector, window_s: i64) -> String {
+    settings_over(sel, &format!("{window_s}s"))
+}
+
+fn settings_over(sel: &Selector, range: &str) -> String {
     format!(
-        "{}[{NOW_LOOKBACK}]",
+        "{}[{range}]",
         sel.with(&format!(
             "__name__=~\"{}\",resource=~\"cpu|memory|\"",
             metric::SETTINGS_NOW.join("|")

@@ -242,6 +242,13 @@ impl State {
                     self.forget(p, used);
                 }
             }
+            // The in-process sim runs no CronJob schedule: between runs a CronJob has
+            // no pod (its runs' usage is the demo datasource's).
+            WorkloadKind::CronJob => {
+                for p in &mine {
+                    self.forget(p, used);
+                }
+            }
         }
     }
 

@@ -6,6 +6,7 @@ mod argo;
 mod bad_feed;
 mod cluster_policies;
 mod collector;
+mod cronjob;
 mod delivery;
 mod demo_guardrails;
 mod demo_world;

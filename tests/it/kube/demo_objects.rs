@@ -86,7 +86,8 @@ fn workload(w: &Workload, ns: &str) -> Value {
         "metadata": { "labels": w.selector },
         "spec": { "containers": containers, "initContainers": init },
     });
-    let mut spec = json!({ "selector": { "matchLabels": w.selector }, "template": template });
+    let mut spec =
+        json!({ "selector": { "matchLabels": w.selector }, "template": template.clone() });
     let strategy = match &w.strategy {
         UpdateStrategy::RollingUpdate {
             max_surge,
@@ -95,6 +96,7 @@ fn workload(w: &Workload, ns: &str) -> Value {
             "maxSurge": max_surge, "maxUnavailable": max_unavailable } }),
         UpdateStrategy::Recreate => json!({ "type": "Recreate" }),
         UpdateStrategy::OnDelete => json!({ "type": "OnDelete" }),
+        UpdateStrategy::NextRun => Value::Null,
     };
     let mut api_version = "apps/v1";
     match kind {
@@ -107,6 +109,13 @@ fn workload(w: &Workload, ns: &str) -> Value {
             spec["replicas"] = json!(w.replicas);
             spec["strategy"] =
                 json!({ "canary": { "steps": [{ "setWeight": 50 }, { "pause": {} }] } });
+        }
+        "CronJob" => {
+            api_version = "batch/v1";
+            let mut template = template;
+            template["spec"]["restartPolicy"] = json!("OnFailure");
+            spec = json!({ "schedule": "0 2 * * *",
+                           "jobTemplate": { "spec": { "template": template } } });
         }
         "StatefulSet" => {
             spec["replicas"] = json!(w.replicas);

@@ -22,6 +22,7 @@ mod body_shapes;
 mod cli_flags;
 mod connect_doc;
 mod datasource_api;
+mod datasource_cronjobs;
 mod datasource_embedded;
 mod datasource_faults;
 mod datasource_link_audit;

@@ -384,23 +384,30 @@ fn observe(
         },
         None => CurrentIdentity::default(),
     };
-    // Batch work wants no replicas: its inventory is the pods of its latest run.
-    let desired = match current {
-        Some(c) if pods::is_batch(&key.kind) => Some(crate::analysis::Sample {
-            timestamp: c.seen_ms,
-            value: release_pods.len() as f64,
-        }),
-        _ => pods.replicas(key),
-    };
-    let inventory = match (current, desired) {
-        (Some(_), Some(desired)) => Inventory {
-            available: true,
-            timestamp: desired.timestamp,
-            eligible: desired.value.max(0.0) as i64,
-            observed: release_pods.len() as i64,
-            excluded: 0,
+    let inventory = match current {
+        // Batch work wants no replicas: every run in the window is current (its
+        // freshness spans the window), so its inventory is the pods its runs had.
+        Some(c) if pods::is_batch(&key.kind) => {
+            let runs = run_pods(&series, &c.release);
+            Inventory {
+                available: true,
+                timestamp: c.seen_ms,
+                eligible: runs,
+                observed: runs,
+                excluded: 0,
+            }
+        }
+        Some(_) => match pods.replicas(key) {
+            Some(desired) => Inventory {
+                available: true,
+                timestamp: desired.timestamp,
+                eligible: desired.value.max(0.0) as i64,
+                observed: release_pods.len() as i64,
+                excluded: 0,
+            },
+            None => Inventory::default(),
         },
-        _ => Inventory::default(),
+        None => Inventory::default(),
     };
     let mut previous_releases = previous_releases(&target, &series);
     for p in &mut previous_releases {
@@ -424,6 +431,18 @@ fn observe(
         previous_releases,
         target,
     }
+}
+
+/// The pods of `release` one container's usage was seen in (batch work's runs).
+fn run_pods(series: &ContainerSeries, release: &str) -> i64 {
+    let uids: std::collections::BTreeSet<&str> = series
+        .cpu
+        .iter()
+        .chain(series.memory.iter())
+        .filter(|s| s.release == release)
+        .map(|s| s.pod_uid.as_str())
+        .collect();
+    uids.len() as i64
 }
 
 /// Other releases of the same workload UID seen in the window, newest first.

@@ -51,7 +51,7 @@ pub struct RawInventory {
     /// `kube_statefulset_replicas`, `kube_daemonset_status_desired_number_scheduled`, and
     /// Argo's `rollout_info_replicas_desired` (metric name kept).
     pub replicas: Vec<RawSeries>,
-    /// `kube_{deployment,statefulset,daemonset}_labels` and `kube_pod_labels` at the end
+    /// `kube_{deployment,statefulset,daemonset,cronjob}_labels` and `kube_pod_labels` at the end
     /// (metric name kept): allow-listed labels as `label_<sanitized name>`, of each
     /// workload and of each pod alive now (the fallback when a workload has none).
     pub labels: Vec<RawSeries>,
@@ -152,6 +152,7 @@ pub mod metric {
     pub const DEPLOYMENT_LABELS: &str = "kube_deployment_labels";
     pub const STATEFULSET_LABELS: &str = "kube_statefulset_labels";
     pub const DAEMONSET_LABELS: &str = "kube_daemonset_labels";
+    pub const CRONJOB_LABELS: &str = "kube_cronjob_labels";
     pub const DEPLOYMENT_REPLICAS: &str = "kube_deployment_spec_replicas";
     pub const STATEFULSET_REPLICAS: &str = "kube_statefulset_replicas";
     pub const DAEMONSET_DESIRED: &str = "kube_daemonset_status_desired_number_scheduled";

@@ -139,6 +139,7 @@ fn analyze_group(out: &mut ChunkOutcome, ctx: &ChunkContext, group: PolicyGroup)
     let input = input_of(ctx, containers);
     let made = |(identity, change_tolerance): (String, f64)| Made {
         policy_version: version.clone(),
+        evidence: policy.evidence.clone(),
         identity,
         change_tolerance,
     };
@@ -183,6 +184,8 @@ fn analyze_group(out: &mut ChunkOutcome, ctx: &ChunkContext, group: PolicyGroup)
 /// What a recommendation was made under.
 struct Made {
     policy_version: String,
+    /// The evidence rules the engine ran under.
+    evidence: analysis::EvidencePolicy,
     /// The workload's effective-policy identity.
     identity: String,
     /// Its effective `guardrails.changeTolerance`.
@@ -229,6 +232,9 @@ fn push_result(
     }
     let window = (ctx.window.start_ms, ctx.window.end_ms);
     let mut summary = summarize(&results, (replicas, &roles), ctx.prices, window);
+    if let Some(c) = super::batch::confidence(&seen.kind, &results, &made.evidence) {
+        summary.confidence = c;
+    }
     if let Some((hpa, containers)) = &hpa {
         with_hpa(&mut summary, Some(hpa), containers);
     }

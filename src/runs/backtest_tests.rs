@@ -39,6 +39,7 @@ fn spec(name: &str, cpu: Cpu, memory: Memory, age_days: Option<i64>) -> Workload
         rollout_minutes_ago: None,
         pods_replaced_minutes_ago: None,
         pods_replaced_every_minutes: None,
+        runs: None,
         hpa: None,
     }
 }

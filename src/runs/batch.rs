@@ -11,8 +11,14 @@
 //! History (first to last run observed ≥ `minimumHistorySeconds`) and the distinct
 //! observation times (≥ `minimumSamples`, counted across runs) still guard, and memory
 //! is sized for the peak of every run, as the engine sizes memory.
+//!
+//! The engine's confidence multiplies by coverage and is capped by the sizing series'
+//! own span, so a nightly job's would read a few percent however many runs were seen.
+//! The recommendation's confidence (what the list shows and `minConfidence` is checked
+//! against) is therefore [`confidence`]: the engine's formula over history and samples
+//! alone. The engine's own figures stay in the stored analysis.
 
-use crate::analysis::Policy;
+use crate::analysis::{EvidencePolicy, Policy, ResourceAnalysis};
 use crate::datasource::mapping::pods::is_batch;
 use crate::datasource::Window;
 
@@ -28,6 +34,32 @@ pub fn evidence_for(kind: &str, mut policy: Policy, window: Window) -> Policy {
         e.minimum_coverage = BATCH_MINIMUM_COVERAGE;
     }
     policy
+}
+
+/// The confidence of a recommendation for batch work of `kind` (`None` for other kinds,
+/// or when nothing is recommended): the lowest over the resources with a recommendation
+/// of ⌊95 × min(1, observed span / minimumHistory) × min(1, observations /
+/// minimumSamples)⌋.
+pub fn confidence(
+    kind: &str,
+    results: &[&ResourceAnalysis],
+    evidence: &EvidencePolicy,
+) -> Option<i64> {
+    if !is_batch(kind) {
+        return None;
+    }
+    results
+        .iter()
+        .filter(|r| !r.recommendations.is_empty())
+        .map(|r| {
+            let q = &r.data_quality;
+            let span_s = (q.observed_end - q.observed_start).max(0) as f64 / 1000.0;
+            let history = (span_s / evidence.minimum_history_seconds.max(1) as f64).min(1.0);
+            let samples =
+                (q.observation_count as f64 / evidence.minimum_samples.max(1) as f64).min(1.0);
+            (95.0 * history * samples).floor() as i64
+        })
+        .min()
 }
 
 #[cfg(test)]

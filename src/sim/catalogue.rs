@@ -18,6 +18,8 @@ pub enum Kind {
     DaemonSet,
     /// An Argo Rollout: a ReplicaSet per revision, like a Deployment.
     Rollout,
+    /// A CronJob: a Job per run ([`WorkloadSpec::runs`]), its pods gone between runs.
+    CronJob,
 }
 
 impl Kind {
@@ -27,6 +29,7 @@ impl Kind {
             Kind::StatefulSet => "StatefulSet",
             Kind::DaemonSet => "DaemonSet",
             Kind::Rollout => "Rollout",
+            Kind::CronJob => "CronJob",
         }
     }
 }
@@ -84,6 +87,17 @@ pub struct WorkloadSpec {
     pub pods_replaced_every_minutes: Option<i64>,
     /// A HorizontalPodAutoscaler scales it (kube-state-metrics shows it).
     pub hpa: Option<HpaSpec>,
+    /// A CronJob's runs.
+    pub runs: Option<Runs>,
+}
+
+/// When a CronJob runs: every `every_minutes`, for `minutes` each, the latest having
+/// started `last_minutes_ago` before the window end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Runs {
+    pub every_minutes: i64,
+    pub minutes: i64,
+    pub last_minutes_ago: i64,
 }
 
 /// A HorizontalPodAutoscaler on CPU utilization.
@@ -164,6 +178,7 @@ fn plain(namespace: &'static str, name: &str, replicas: u32, cpu: Cpu, mem: f64)
         pods_replaced_minutes_ago: None,
         pods_replaced_every_minutes: None,
         hpa: None,
+        runs: None,
     }
 }
 
@@ -279,6 +294,20 @@ fn east() -> Vec<WorkloadSpec> {
                 Cpu::Diurnal(180.0, 120.0),
                 300.0 * MIB,
             )
+        },
+        // A nightly report: 40 minutes a night, its memory climbing to 1.4 GiB by the
+        // end of each run, with 4 GiB and 2 cores reserved "to be safe".
+        WorkloadSpec {
+            kind: Kind::CronJob,
+            replicas: 1,
+            containers: one("report", res(2000.0, Some(4000.0), 4096.0, Some(4096.0))),
+            memory: Memory::Sawtooth(500.0 * MIB, 1400.0 * MIB, 0.7),
+            runs: Some(Runs {
+                every_minutes: 24 * 60,
+                minutes: 40,
+                last_minutes_ago: 9 * 60,
+            }),
+            ..plain("data", "nightly-report", 1, Cpu::Steady(650.0), 0.0)
         },
         WorkloadSpec {
             kind: Kind::DaemonSet,

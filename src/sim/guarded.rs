@@ -126,6 +126,7 @@ fn spec(
         rollout_minutes_ago: None,
         pods_replaced_minutes_ago: None,
         pods_replaced_every_minutes: None,
+        runs: None,
         // kube-state-metrics reports the HPA's CPU target, as the in-process cluster has it.
         hpa: extras(NAMESPACE, name).and_then(|e| {
             e.hpa

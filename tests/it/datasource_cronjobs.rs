@@ -240,6 +240,20 @@ async fn a_cronjobs_runs_pool_into_one_workload_sized_for_the_peak_of_any_run() 
         json(cpu)
     );
 
+    // The engine's confidence reads the duty cycle (coverage) and one run's span; the
+    // recommendation's is the engine's formula over history and samples alone.
+    assert!(request.confidence < 40, "{}", request.confidence);
+    let results: Vec<&kerf::analysis::ResourceAnalysis> = out.results.iter().collect();
+    assert_eq!(
+        kerf::runs::batch::confidence("CronJob", &results, &policy.evidence),
+        Some(95),
+        "five hours from the first run to the last, far over 30 observations"
+    );
+    assert_eq!(
+        kerf::runs::batch::confidence("Deployment", &results, &policy.evidence),
+        None
+    );
+
     let migrate = collected
         .input
         .containers

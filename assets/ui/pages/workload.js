@@ -27,6 +27,13 @@ export function WorkloadPage({ params, query, session }) {
 /** How often a page with a pending approval looks for the agent's answer. */
 const PENDING_POLL_MS = 5000;
 
+/** How many pods it runs: batch work runs as Jobs, not replicas. */
+function pods(w) {
+  if (w.kind === "CronJob") return "runs as Jobs";
+  if (w.kind === "Job") return "runs to completion";
+  return `${w.replicas ?? "unknown"} replicas`;
+}
+
 function Detail({ w, query, session, reload }) {
   // An approval is pending: the agent applies it at its next pass, and the page shows
   // the change as soon as the agent reports it.
@@ -55,7 +62,7 @@ function Detail({ w, query, session, reload }) {
         ${w.stale && html`<${Badge} kind="warn" title=${w.staleReason ?? ""}>stale since ${fmt.time(w.staleSince)}</${Badge}>`}
       </div>
     </div>
-    <p class="muted small">${w.cluster} · ${w.namespace} · ${w.replicas ?? "unknown"} replicas · first seen ${fmt.time(w.firstSeenAt)} · last seen ${fmt.ago(w.lastSeenAt)}</p>
+    <p class="muted small">${w.cluster} · ${w.namespace} · ${pods(w)} · first seen ${fmt.time(w.firstSeenAt)} · last seen ${fmt.ago(w.lastSeenAt)}</p>
     ${!rec
       ? html`<${Empty}><p><strong>No recommendation yet.</strong></p><p class="muted">The workload was seen, but no run has analysed it yet${w.staleReason ? `: ${w.staleReason}` : ""}.</p></${Empty}>`
       : html`<${Answer} w=${w} currency=${currency} events=${events}>

@@ -35,6 +35,8 @@ struct Pod {
     release_ms: i64,
     start_ms: i64,
     end_ms: i64,
+    /// A pod of a CronJob's latest run (its settings are read though it has finished).
+    latest_run: bool,
 }
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -76,6 +78,7 @@ fn kind_label(kind: Kind) -> &'static str {
         Kind::StatefulSet => label::STATEFULSET,
         Kind::DaemonSet => label::DAEMONSET,
         Kind::Rollout => "name",
+        Kind::CronJob => label::CRONJOB,
     }
 }
 
@@ -96,6 +99,30 @@ fn ksm_labels(spec: &WorkloadSpec) -> impl Iterator<Item = (String, String)> {
 fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i64, end: i64) {
     let l = kind_label(spec.kind);
     let (created, replicas) = match spec.kind {
+        // kube-state-metrics says when a CronJob was made; it wants no replicas.
+        Kind::CronJob => {
+            inv.workload_created.push(RawSeries {
+                labels: labels(&[(label::NAMESPACE, spec.namespace), (l, &spec.name)]),
+                samples: vec![Sample {
+                    timestamp: end,
+                    value: (created_ms / 1000) as f64,
+                }],
+            });
+            let mut with = labels(&[
+                (label::NAME, metric::CRONJOB_LABELS),
+                (label::NAMESPACE, spec.namespace),
+                (l, &spec.name),
+            ]);
+            with.extend(ksm_labels(spec));
+            inv.labels.push(RawSeries {
+                labels: with,
+                samples: vec![Sample {
+                    timestamp: end,
+                    value: 1.0,
+                }],
+            });
+            return;
+        }
         Kind::Deployment => (metric::DEPLOYMENT_CREATED, metric::DEPLOYMENT_REPLICAS),
         Kind::StatefulSet => (metric::STATEFULSET_CREATED, metric::STATEFULSET_REPLICAS),
         Kind::DaemonSet => (metric::DAEMONSET_CREATED, metric::DAEMONSET_DESIRED),
@@ -128,7 +155,7 @@ fn workload_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, created_ms: i6
     let labels_metric = match spec.kind {
         Kind::Deployment => Some(metric::DEPLOYMENT_LABELS),
         Kind::StatefulSet => Some(metric::STATEFULSET_LABELS),
-        Kind::DaemonSet | Kind::Rollout => None,
+        Kind::DaemonSet | Kind::Rollout | Kind::CronJob => None,
     };
     if let Some(name) = labels_metric {
         let mut l = labels(&[
@@ -214,6 +241,9 @@ fn hpa_metadata(inv: &mut RawInventory, spec: &WorkloadSpec, h: &HpaSpec, end: i
 /// The pods of one workload: the current release (replaced once if asked), and the
 /// release before a rollout.
 fn pods_of(spec: &WorkloadSpec, rng: &mut Rng, created_ms: i64, window: Window) -> Vec<Pod> {
+    if let Some(runs) = spec.runs {
+        return runs_of(spec, runs, rng, created_ms, window);
+    }
     let end = window.end_ms;
     let far = end + HOUR_MS as i64; // still running after the end
     let rollout = spec.rollout_minutes_ago.map(|m| end - m * 60_000);
@@ -233,7 +263,7 @@ fn pods_of(spec: &WorkloadSpec, rng: &mut Rng, created_ms: i64, window: Window) 
             }
             for i in 0..spec.replicas {
                 let (owner_kind, owner_name, name, rev) = match spec.kind {
-                    Kind::Deployment | Kind::Rollout => {
+                    Kind::Deployment | Kind::Rollout | Kind::CronJob => {
                         let rs = format!("{}-{}", spec.name, revision);
                         let pod = format!("{rs}-{}", rng.suffix(5));
                         ("ReplicaSet", rs, pod, None)
@@ -260,9 +290,43 @@ fn pods_of(spec: &WorkloadSpec, rng: &mut Rng, created_ms: i64, window: Window) 
                     release_ms: from,
                     start_ms: start,
                     end_ms: stop,
+                    latest_run: false,
                 });
             }
         }
+    }
+    pods
+}
+
+/// A CronJob's runs in the window, newest first: a Job each (named, as the CronJob
+/// controller names them, after its scheduled minute) with one pod per `replicas`.
+fn runs_of(
+    spec: &WorkloadSpec,
+    runs: crate::sim::catalogue::Runs,
+    rng: &mut Rng,
+    created_ms: i64,
+    window: Window,
+) -> Vec<Pod> {
+    let mut pods = Vec::new();
+    let mut start = window.end_ms - runs.last_minutes_ago * 60_000;
+    let mut latest = true;
+    while start + runs.minutes * 60_000 >= window.start_ms && start >= created_ms {
+        let job = format!("{}-{}", spec.name, start / 60_000);
+        for _ in 0..spec.replicas {
+            pods.push(Pod {
+                name: format!("{job}-{}", rng.suffix(5)),
+                uid: rng.uuid(),
+                owner_kind: "Job",
+                owner_name: job.clone(),
+                revision: None,
+                release_ms: start,
+                start_ms: start,
+                end_ms: (start + runs.minutes * 60_000).min(window.end_ms),
+                latest_run: latest,
+            });
+        }
+        latest = false;
+        start -= runs.every_minutes.max(1) * 60_000;
     }
     pods
 }
@@ -378,6 +442,23 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
             });
         }
     }
+    if pod.owner_kind == "Job" {
+        let job = labels(&[
+            (label::NAMESPACE, spec.namespace),
+            (label::JOB_NAME, pod.owner_name.as_str()),
+            (label::OWNER_KIND, spec.kind.as_str()),
+            (label::OWNER_NAME, spec.name.as_str()),
+        ]);
+        if !inv.replicaset_owner.iter().any(|s| s.labels == job) {
+            inv.replicaset_owner.push(RawSeries {
+                labels: job,
+                samples: vec![at_end],
+            });
+        }
+    }
+    // The settings a pod last had: now if it runs, else (a finished latest run) when
+    // it was last scraped.
+    let settings_at = (alive || pod.latest_run).then_some(pod.end_ms.min(window.end_ms));
     for c in &spec.containers {
         let r = c.resources_at(window.end_ms);
         // A sidecar as kube-state-metrics exports it: init-container series, and its
@@ -411,13 +492,13 @@ fn pod_metadata(out: &mut Answers, spec: &WorkloadSpec, pod: &Pod, window: Windo
             let mut l = labels(&base);
             l.insert(label::CONTAINER.into(), c.name.into());
             l.insert(label::RESOURCE.into(), resource.into());
-            if alive {
+            if let Some(at) = settings_at {
                 let mut now = l.clone();
                 now.insert(label::NAME.into(), name.into());
                 out.settings.settings_now.push(RawSeries {
                     labels: now,
                     samples: vec![Sample {
-                        timestamp: window.end_ms,
+                        timestamp: at,
                         value,
                     }],
                 });

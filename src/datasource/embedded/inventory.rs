@@ -89,6 +89,7 @@ pub fn inventory(
                 metric::DEPLOYMENT_LABELS,
                 metric::STATEFULSET_LABELS,
                 metric::DAEMONSET_LABELS,
+                metric::CRONJOB_LABELS,
                 metric::POD_LABELS,
             ]),
             end,

@@ -147,10 +147,11 @@ pub fn inventory(sel: &Selector, window_s: i64) -> [String; 10] {
         ),
         // A plain selector: label names are not known in advance, so no `max by`.
         sel.with(&format!(
-            "__name__=~\"{}|{}|{}|{}\"",
+            "__name__=~\"{}|{}|{}|{}|{}\"",
             metric::DEPLOYMENT_LABELS,
             metric::STATEFULSET_LABELS,
             metric::DAEMONSET_LABELS,
+            metric::CRONJOB_LABELS,
             metric::POD_LABELS
         )),
         format!(

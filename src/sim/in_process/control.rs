@@ -448,7 +448,13 @@ impl State {
             c.updated += i32::from(c.revision.is_some() && p.pod.revision == c.revision);
         }
         for w in self.workloads.values_mut() {
-            let c = counts.remove(&w.workload.key).unwrap_or_default();
+            let mut c = counts.remove(&w.workload.key).unwrap_or_default();
+            if w.workload.key.kind == WorkloadKind::CronJob {
+                // Nothing rolls out: its next run takes the template (as the API
+                // server's CronJob reads in `cluster::kube::cronjobs`).
+                let n = w.workload.replicas;
+                (c.ready, c.updated, c.total, c.available) = (n, n, n, n);
+            }
             let now_ready = c.ready;
             let mut rollout = RolloutStatus {
                 updated: c.updated,

@@ -155,6 +155,7 @@ fn kind_of(kind: Kind) -> WorkloadKind {
         Kind::StatefulSet => WorkloadKind::StatefulSet,
         Kind::DaemonSet => WorkloadKind::DaemonSet,
         Kind::Rollout => WorkloadKind::Rollout,
+        Kind::CronJob => WorkloadKind::CronJob,
     }
 }
 
@@ -222,6 +223,7 @@ fn workload_spec(spec: &catalogue::WorkloadSpec, now_ms: i64) -> WorkloadSpec {
         })
         .collect();
     let strategy = match extras.map(|e| e.rollout) {
+        _ if spec.kind == Kind::CronJob => UpdateStrategy::NextRun,
         Some(Rollout::Recreate) => UpdateStrategy::Recreate,
         Some(Rollout::OnDelete) => UpdateStrategy::OnDelete,
         _ => UpdateStrategy::RollingUpdate {

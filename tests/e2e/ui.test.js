@@ -165,6 +165,22 @@ test("an Argo Rollout is one workload whose page says Argo rolls the change out"
   tab.assertClean("rollout workload");
 });
 
+test("a nightly CronJob is one workload sized from its runs, whose page says the next run takes the change", async () => {
+  const listed = (await hub.api("GET", "/v1/workloads?kind=CronJob&cluster=demo-east")).body.items;
+  assert.deepEqual(listed.map((w) => w.name), ["nightly-report"], "its runs pool into one workload");
+  const w = listed[0];
+  assert.ok(w.hasRecommendation, "sized from its runs");
+  assert.ok(w.confidence >= 50, `a week of nightly runs is confident: ${w.confidence}`);
+  await go(page, `/workloads/${w.id}`);
+  await page.waitForSelector(".answer-table");
+  await settled(page);
+  assert.match(await page.textContent("h1"), /nightly-report\s*CronJob/);
+  assert.match(await page.textContent("main"), /runs as Jobs/, "no 'unknown replicas'");
+  assert.match(await page.textContent("[data-testid=batch-note]"), /next run starts with the new values/);
+  await screenshot(page, "workload-cronjob");
+  tab.assertClean("cronjob workload");
+});
+
 test("an editor approves the recommendation once, seeing exactly what will change, and finds it in the history and the config-change audit", async () => {
   await hub.runsDone();
   // The demo runs every 10 minutes: a run between the agent's apply and the second

@@ -3,6 +3,7 @@
 //! (`raw`), so mapping, analysis, runs and the API downstream are the real code.
 
 pub mod generate;
+mod pods;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -162,6 +162,11 @@ pub mod metric {
     pub const TERMINATED_REASON: &str = "kube_pod_container_status_last_terminated_reason";
     pub const TERMINATED_TIMESTAMP: &str = "kube_pod_container_status_last_terminated_timestamp";
     pub const RESTARTS: &str = "kube_pod_container_status_restarts_total";
+    /// The same of init containers and native sidecars (kube-state-metrics exports no
+    /// termination timestamp of theirs: their OOM kills are inferred from restarts).
+    pub const INIT_TERMINATED_REASON: &str =
+        "kube_pod_init_container_status_last_terminated_reason";
+    pub const INIT_RESTARTS: &str = "kube_pod_init_container_status_restarts_total";
     pub const REPLICASET_CREATED: &str = "kube_replicaset_created";
     pub const HPA_INFO: &str = "kube_horizontalpodautoscaler_info";
     pub const HPA_TARGET_METRIC: &str = "kube_horizontalpodautoscaler_spec_target_metric";

@@ -3,7 +3,8 @@
 //! `kube_pod_init_container_resource_*` and tells a sidecar by `restart_policy="Always"`
 //! on `kube_pod_init_container_info`. The hub reads a sidecar's settings as set (so the
 //! engine never proposes "initialize unset setting" for it), names its role, and counts
-//! the pod's effective request with it.
+//! the pod's effective request with it. A sidecar's OOM kill, of which kube-state-metrics
+//! exports the reason and the restarts but no time, is inferred from its restarts.
 
 use std::collections::BTreeMap;
 
@@ -155,4 +156,103 @@ async fn a_sidecars_settings_are_read_as_set_and_its_role_is_named() {
         .collect();
     assert!(rules.contains(&"material change"), "{rules:?}");
     assert!(!rules.contains(&"initialize unset setting"), "{rules:?}");
+}
+
+/// `meshed()`, with the app OOM-killed at 3 h (kube-state-metrics exports its
+/// termination time) and the `istio-proxy` sidecar at 4 h (it exports none of an init
+/// container's: only its last termination reason and its restarts).
+fn meshed_with_kills() -> (OpenMetrics, i64, i64) {
+    let mut om = meshed();
+    let p = pod("mesh", "shop", "shop-r1", "aaaaa", START + 10 * MIN, END);
+    let (app_kill, proxy_kill) = (START + 180 * MIN, START + 240 * MIN + 10_000);
+    let (name, uid) = (p.name.as_str(), p.uid.as_str());
+    let base = |container: &'static str| {
+        vec![
+            ("cluster", "mesh"),
+            ("namespace", "shop"),
+            ("pod", name),
+            ("uid", uid),
+            ("container", container),
+        ]
+    };
+    let mut reason = base("app");
+    reason.push(("reason", "OOMKilled"));
+    for t in each(app_kill, END + 1) {
+        om.sample(
+            "kube_pod_container_status_last_terminated_reason",
+            &reason,
+            1.0,
+            t,
+        );
+        om.sample(
+            "kube_pod_container_status_last_terminated_timestamp",
+            &base("app"),
+            (app_kill / 1000) as f64,
+            t,
+        );
+    }
+    let mut reason = base("istio-proxy");
+    reason.push(("reason", "OOMKilled"));
+    for t in each(proxy_kill, END + 1) {
+        om.sample(
+            "kube_pod_init_container_status_last_terminated_reason",
+            &reason,
+            1.0,
+            t,
+        );
+    }
+    for t in each(START + 10 * MIN, END + 1) {
+        let app = if t >= app_kill { 1.0 } else { 0.0 };
+        let proxy = if t >= proxy_kill { 1.0 } else { 0.0 };
+        om.sample(
+            "kube_pod_container_status_restarts_total",
+            &base("app"),
+            app,
+            t,
+        );
+        om.sample(
+            "kube_pod_init_container_status_restarts_total",
+            &base("istio-proxy"),
+            proxy,
+            t,
+        );
+    }
+    (om, app_kill, proxy_kill)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sidecars_oom_kill_is_read_from_its_restarts_beside_the_apps_timed_one() {
+    let (om, app_kill, proxy_kill) = meshed_with_kills();
+    let prom = Prometheus::with_data(&om, false);
+    let collected = source(&prom.url, ClientAuth::None)
+        .collect(&scope("mesh"), WINDOW)
+        .await
+        .expect("collect");
+    let kills = |name: &str| {
+        collected
+            .input
+            .containers
+            .iter()
+            .find(|c| c.target.name == "shop" && c.target.container == name)
+            .unwrap_or_else(|| panic!("container {name}"))
+            .oom_kills
+            .clone()
+    };
+    let app = kills("app");
+    assert_eq!(app.len(), 1, "{app:?}");
+    assert_eq!(app[0].timestamp, app_kill, "its exported termination time");
+    let proxy = kills("istio-proxy");
+    assert_eq!(proxy.len(), 1, "{proxy:?}");
+    assert!(proxy[0].id.ends_with("inferred"), "{}", proxy[0].id);
+    assert!(
+        proxy[0].timestamp >= proxy_kill && proxy[0].timestamp <= proxy_kill + 60_000,
+        "within a step after the kill: {} vs {proxy_kill}",
+        proxy[0].timestamp
+    );
+    assert_eq!(
+        proxy[0].memory_limit_bytes,
+        1024.0 * MIB,
+        "the sidecar's own limit when it was killed"
+    );
+    assert!(kills("istio-init").is_empty());
 }

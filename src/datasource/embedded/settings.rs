@@ -1,8 +1,10 @@
-//! One group's settings and OOM kills (queries 9, 10, 11 and, without the termination
-//! timestamp, 16–18 of docs/contracts/datasource.md) from the stored kube-state-metrics
-//! series, as Prometheus answers them: the current requests and limits as a raw `[5m]`
-//! range (those of the finished latest runs of batch work as a raw `[W]` one); the OOM terminations and the restart inference as range queries on the step
-//! grid (`steps`); the memory-limit history of the OOM-killed pods as a raw `[W]` range.
+//! One group's settings and OOM kills (queries 9, 9b, 10, 11 and 16–18 of
+//! docs/contracts/datasource.md) from the stored kube-state-metrics series, as
+//! Prometheus answers them: the current requests and limits as a raw `[5m]` range
+//! (those of the finished latest runs of batch work as a raw `[W]` one); the OOM
+//! terminations and the restart inference (init containers and sidecars always, app
+//! containers without a termination time) as range queries on the step grid (`steps`);
+//! the memory-limit history of the OOM-killed pods as a raw `[W]` range.
 
 use std::collections::BTreeSet;
 
@@ -38,28 +40,24 @@ pub fn group_settings(
         settings_now.extend(range_at(r, &settings(finished), end, window_ms)?);
     }
     let oom_terminations = oom_terminations(r, sel, grid)?;
-    let (mut restarts, mut oom_reasons, mut killed) = (Vec::new(), Vec::new(), Vec::new());
-    if oom_terminations.is_empty() {
-        // Query 16: containers last terminated by an OOM kill at some time of the window.
-        let reason = reasons(sel);
-        killed = max_by(&CONTAINER, max_over_time(r, &reason, end, window_ms)?, end);
-        if !killed.is_empty() {
-            let pods = sel.pods_of(&killed);
-            restarts = restart_counts(r, &pods, grid)?;
-            oom_reasons = oom_reasons_at_steps(r, &pods, grid)?;
-        }
+    let (mut restarts, mut oom_reasons) = (Vec::new(), Vec::new());
+    // Query 16: containers last terminated by an OOM kill at some time of the window:
+    // init containers and sidecars (no termination time is exported of theirs), and
+    // app containers too when none of theirs has one.
+    let reason = reasons(sel, oom_terminations.is_empty());
+    let killed = max_by(&CONTAINER, max_over_time(r, &reason, end, window_ms)?, end);
+    if !killed.is_empty() {
+        let pods = sel.pods_of(&killed);
+        restarts = restart_counts(r, &pods, grid)?;
+        oom_reasons = oom_reasons_at_steps(r, &pods, grid)?;
     }
-    let with_kills = if oom_terminations.is_empty() {
-        &killed
-    } else {
-        &oom_terminations
-    };
+    let with_kills: Vec<RawSeries> = oom_terminations.iter().chain(&killed).cloned().collect();
     let memory_limits = if with_kills.is_empty() {
         Vec::new()
     } else {
         let limits = sel
-            .pods_of(with_kills)
-            .query(&[metric::LIMITS])
+            .pods_of(&with_kills)
+            .query(&[metric::LIMITS, metric::INIT_LIMITS])
             .matching(LabelMatcher::equal(label::RESOURCE, "memory"));
         range_at(r, &limits, end, window_ms)?
     };
@@ -72,9 +70,15 @@ pub fn group_settings(
     })
 }
 
-/// `kube_pod_container_status_last_terminated_reason{reason="OOMKilled",S}`.
-fn reasons(sel: &Selection) -> crate::store::usage::SeriesQuery {
-    sel.query(&[metric::TERMINATED_REASON])
+/// `kube_pod_init_container_status_last_terminated_reason{reason="OOMKilled",S}`, and
+/// with `apps` the same of app containers.
+fn reasons(sel: &Selection, apps: bool) -> crate::store::usage::SeriesQuery {
+    let names: &[&str] = if apps {
+        &[metric::TERMINATED_REASON, metric::INIT_TERMINATED_REASON]
+    } else {
+        &[metric::INIT_TERMINATED_REASON]
+    };
+    sel.query(names)
         .matching(LabelMatcher::equal("reason", OOM_KILLED))
 }
 
@@ -89,7 +93,10 @@ fn oom_terminations(
     grid: Grid,
 ) -> Result<Vec<RawSeries>, StoreError> {
     let window = (grid.first - super::promql::LOOKBACK_MS + 1, grid.end);
-    let oom = r.series(&reasons(sel).between(window.0, window.1))?;
+    let apps = sel
+        .query(&[metric::TERMINATED_REASON])
+        .matching(LabelMatcher::equal("reason", OOM_KILLED));
+    let oom = r.series(&apps.between(window.0, window.1))?;
     if oom.is_empty() {
         return Ok(Vec::new());
     }
@@ -151,7 +158,8 @@ fn restart_counts(
     grid: Grid,
 ) -> Result<Vec<RawSeries>, StoreError> {
     let mut answer = Answer::default();
-    walk(r, &sel.query(&[metric::RESTARTS]), grid, |piece| {
+    let restarts = sel.query(&[metric::RESTARTS, metric::INIT_RESTARTS]);
+    walk(r, &restarts, grid, |piece| {
         for (i, &t) in piece.steps.iter().enumerate() {
             let values = piece
                 .series
@@ -171,7 +179,7 @@ fn oom_reasons_at_steps(
     grid: Grid,
 ) -> Result<Vec<RawSeries>, StoreError> {
     let mut answer = Answer::default();
-    walk(r, &reasons(sel), grid, |piece| {
+    walk(r, &reasons(sel, true), grid, |piece| {
         for (i, &t) in piece.steps.iter().enumerate() {
             let values = piece.series.iter().filter_map(|(l, v)| {
                 let v = v[i].filter(|v| *v > 0.0)?;

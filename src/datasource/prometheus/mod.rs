@@ -210,34 +210,24 @@ impl PrometheusSource {
             let q = queries::settings_of_finished_runs(&sel, window_s);
             settings_now.extend(self.client.query(&q, window.end_ms).await?);
         }
-        // Without the termination timestamp (many kube-state-metrics installs), the
-        // restarts of containers last terminated by an OOM kill bound each kill.
-        let (restarts, oom_reasons, killed) = if oom_terminations.is_empty() {
-            let q = queries::oom_killed_containers(&sel, window_s);
-            let killed = self.client.query(&q, window.end_ms).await?;
-            if killed.is_empty() {
-                (Vec::new(), Vec::new(), Vec::new())
-            } else {
-                let sel = Selector::group(scope, &pods_of(&killed));
-                let (rq, oq) = (queries::restarts(&sel), queries::oom_reasons(&sel));
-                let (restarts, reasons) = tokio::try_join!(
-                    self.range(&rq, window, None),
-                    self.range(&oq, window, None),
-                )?;
-                (restarts, reasons, killed)
-            }
+        // Without a termination timestamp (init containers and sidecars always; app
+        // containers on many kube-state-metrics installs), the restarts of containers
+        // last terminated by an OOM kill bound each kill.
+        let apps = oom_terminations.is_empty();
+        let q = queries::oom_killed_containers(&sel, window_s, apps);
+        let killed = self.client.query(&q, window.end_ms).await?;
+        let (restarts, oom_reasons) = if killed.is_empty() {
+            (Vec::new(), Vec::new())
         } else {
-            (Vec::new(), Vec::new(), Vec::new())
+            let sel = Selector::group(scope, &pods_of(&killed));
+            let (rq, oq) = (queries::restarts(&sel), queries::oom_reasons(&sel));
+            tokio::try_join!(self.range(&rq, window, None), self.range(&oq, window, None),)?
         };
-        let with_kills = if oom_terminations.is_empty() {
-            &killed
-        } else {
-            &oom_terminations
-        };
+        let with_kills: Vec<RawSeries> = oom_terminations.iter().chain(&killed).cloned().collect();
         let memory_limits = if with_kills.is_empty() {
             Vec::new()
         } else {
-            let sel = Selector::group(scope, &pods_of(with_kills));
+            let sel = Selector::group(scope, &pods_of(&with_kills));
             self.client
                 .query(
                     &queries::memory_limit_history(&sel, window_s),

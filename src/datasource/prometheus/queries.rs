@@ -195,18 +195,23 @@ fn settings_over(sel: &Selector, range: &str) -> String {
     )
 }
 
-/// The memory-limit history of the selected pods (instant at the end, a range vector:
-/// raw samples with their times), so each OOM kill gets the limit at its time.
+/// The memory-limit history of the selected pods' containers, sidecars and init
+/// containers (instant at the end, a range vector: raw samples with their times), so
+/// each OOM kill gets the limit at its time.
 pub fn memory_limit_history(sel: &Selector, window_s: i64) -> String {
     format!(
-        "{}{}[{window_s}s]",
-        metric::LIMITS,
-        sel.with("resource=\"memory\"")
+        "{}[{window_s}s]",
+        sel.with(&format!(
+            "__name__=~\"{}|{}\",resource=\"memory\"",
+            metric::LIMITS,
+            metric::INIT_LIMITS
+        ))
     )
 }
 
 /// OOM terminations: the termination time, kept only while the last reason is
-/// `OOMKilled` (range query).
+/// `OOMKilled` (range query). App containers only: kube-state-metrics exports no
+/// termination time of init containers and sidecars.
 pub fn oom_terminations(sel: &Selector) -> String {
     format!(
         "max by (namespace, pod, uid, container) ({}{} and on (namespace, pod, uid, container) \
@@ -219,31 +224,54 @@ pub fn oom_terminations(sel: &Selector) -> String {
 }
 
 /// Containers whose last termination was `OOMKilled` at some point of the window
-/// (instant at the end): asked only when the termination timestamp is not exported.
-pub fn oom_killed_containers(sel: &Selector, window_s: i64) -> String {
+/// (instant at the end): init containers and sidecars, and with `apps` (the
+/// termination timestamp is not exported) app containers too.
+pub fn oom_killed_containers(sel: &Selector, window_s: i64, apps: bool) -> String {
     format!(
-        "max by (namespace, pod, uid, container) (max_over_time({}{}[{window_s}s]))",
-        metric::TERMINATED_REASON,
-        sel.with("reason=\"OOMKilled\"")
+        "max by (namespace, pod, uid, container) (max_over_time({}[{window_s}s]))",
+        sel.with(&format!(
+            "__name__=~\"{}\",reason=\"OOMKilled\"",
+            reason_names(apps)
+        ))
     )
 }
 
-/// Restart counts of the selected pods' containers (range query).
+/// The last-termination-reason metrics of init containers, and with `apps` of app
+/// containers.
+fn reason_names(apps: bool) -> String {
+    if apps {
+        format!(
+            "{}|{}",
+            metric::TERMINATED_REASON,
+            metric::INIT_TERMINATED_REASON
+        )
+    } else {
+        metric::INIT_TERMINATED_REASON.to_string()
+    }
+}
+
+/// Restart counts of the selected pods' containers, sidecars and init containers (range
+/// query).
 pub fn restarts(sel: &Selector) -> String {
     format!(
-        "max by (namespace, pod, uid, container) ({}{})",
-        metric::RESTARTS,
-        sel.with("")
+        "max by (namespace, pod, uid, container) ({})",
+        sel.with(&format!(
+            "__name__=~\"{}|{}\"",
+            metric::RESTARTS,
+            metric::INIT_RESTARTS
+        ))
     )
 }
 
-/// When the selected pods' containers last terminated with `OOMKilled` (range query:
-/// present while that is the last termination reason).
+/// When the selected pods' containers (sidecars, init containers) last terminated with
+/// `OOMKilled` (range query: present while that is the last termination reason).
 pub fn oom_reasons(sel: &Selector) -> String {
     format!(
-        "max by (namespace, pod, uid, container) ({}{} > 0)",
-        metric::TERMINATED_REASON,
-        sel.with("reason=\"OOMKilled\"")
+        "max by (namespace, pod, uid, container) ({} > 0)",
+        sel.with(&format!(
+            "__name__=~\"{}\",reason=\"OOMKilled\"",
+            reason_names(true)
+        ))
     )
 }
 

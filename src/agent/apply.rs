@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use super::decide::inplace::{changes_qos, live, to_resize, verdict, Verdict};
 use super::decide::Finding;
-use super::state::{Operation, Step};
+use super::state::{HpaChange, Operation, Step};
 use crate::cluster::{
     ApplyMode, Cluster, ClusterError, ContainerResources, ContainerRole, Resources, Snapshot,
     UpdateStrategy, WorkloadKey, WorkloadKind,
@@ -95,10 +95,7 @@ pub async fn advance<C: Cluster>(
         return Progress::Done;
     }
     if let Some(h) = op.hpa.clone().filter(|_| !op.hpa_done) {
-        if let Err(e) = cluster
-            .apply_hpa_metrics(&h.namespace, &h.name, &h.to)
-            .await
-        {
+        if let Err(e) = set_hpa(cluster, &h, false).await {
             let reason = match op.rollback {
                 Some(_) => Reason::RollbackError,
                 None => Reason::ApplyError,
@@ -111,6 +108,34 @@ pub async fn advance<C: Cluster>(
         Step::InPlace { .. } => in_place(cluster, snap, key, op, now_ms).await,
         Step::Rollout => rollout(cluster, key, op).await,
         Step::Evicting { generation, .. } => evict(cluster, snap, key, op, generation).await,
+    }
+}
+
+/// Gives `h`'s HPA its new target (`back`: its old one again): on the HPA, or on the
+/// trigger of the KEDA ScaledObject that makes it.
+pub async fn set_hpa<C: Cluster>(
+    cluster: &C,
+    h: &HpaChange,
+    back: bool,
+) -> Result<(), ClusterError> {
+    match &h.scaled_object {
+        Some(so) => {
+            let targets = if back {
+                (h.target_to, h.target_from)
+            } else {
+                (h.target_from, h.target_to)
+            };
+            cluster
+                .set_scaled_object_target(&h.namespace, so, &h.resource, targets)
+                .await
+        }
+        None => {
+            let metrics = if back { &h.from } else { &h.to };
+            cluster
+                .apply_hpa_metrics(&h.namespace, &h.name, metrics)
+                .await
+                .map(|_| ())
+        }
     }
 }
 

@@ -168,6 +168,9 @@ pub fn applied(now_ms: i64, key: &WorkloadKey, op: &Operation) -> AgentEvent {
             .insert("hpaTargetFrom".into(), h.target_from.to_string());
         e.details
             .insert("hpaTargetTo".into(), h.target_to.to_string());
+        if let Some(so) = &h.scaled_object {
+            e.details.insert("scaledObject".into(), so.clone());
+        }
     }
     e
 }
@@ -185,6 +188,9 @@ pub fn rolled_back(now_ms: i64, key: &WorkloadKey, op: &Operation) -> AgentEvent
         details.insert("hpa".into(), h.name.clone());
         details.insert("hpaTargetFrom".into(), h.target_from.to_string());
         details.insert("hpaTargetTo".into(), h.target_to.to_string());
+        if let Some(so) = &h.scaled_object {
+            details.insert("scaledObject".into(), so.clone());
+        }
     }
     let message = match &cause {
         Some(c) => format!("{}; restored: {}", c.message, describe(&containers)),

@@ -62,6 +62,10 @@ pub struct HpaChange {
     pub target_to: i32,
     pub from: Vec<HpaMetric>,
     pub to: Vec<HpaMetric>,
+    /// The KEDA `ScaledObject` that makes the HPA: its trigger of `resource` is changed
+    /// (from `target_from` to `target_to`) and KEDA writes the HPA; kerf never writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaled_object: Option<String>,
 }
 
 impl HpaChange {

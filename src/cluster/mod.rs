@@ -131,6 +131,18 @@ pub trait Cluster: Send + Sync {
         name: &str,
     ) -> impl Future<Output = Result<(), ClusterError>> + Send;
 
+    /// Changes the `resource` (`cpu` or `memory`) utilization trigger of the KEDA
+    /// `ScaledObject` `name` from `from` to `to` percent (KEDA then writes the HPA it
+    /// makes), `targets` being (from, to), guarded: refused when the trigger is not at
+    /// `from` any more.
+    fn set_scaled_object_target(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource: &str,
+        targets: (i32, i32),
+    ) -> impl Future<Output = Result<(), ClusterError>> + Send;
+
     /// The CFS counters of every container on `node`, read from its kubelet's
     /// `/metrics/cadvisor` (as the agent's identity: RBAC `nodes/metrics` get).
     fn cpu_counters(

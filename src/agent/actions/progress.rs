@@ -231,11 +231,7 @@ impl<C: Cluster> Actions<'_, C> {
             }
         }
         if let Some(h) = op.hpa.as_ref().filter(|_| op.hpa_done) {
-            if let Err(e) = self
-                .cluster
-                .apply_hpa_metrics(&h.namespace, &h.name, &h.from)
-                .await
-            {
+            if let Err(e) = crate::agent::apply::set_hpa(self.cluster, h, true).await {
                 tracing::warn!(workload = %key, hpa = %h.name, error = %e, "cannot give the HPA its target back");
             }
         }

@@ -324,23 +324,21 @@ fn a_coordinated_hpa_keeps_its_absolute_target_by_the_request_ratio() {
 }
 
 #[test]
-fn an_hpa_that_keda_makes_is_not_fought_over_and_the_finding_names_the_trigger_value() {
+fn an_hpa_that_keda_makes_is_kept_by_its_scaled_objects_trigger_not_written() {
     let mut f = with_hpa(fixture(), vec![metric("cpu", None, 40)]);
     f.hpas[0].controller = Some(crate::cluster::OwnerRef::new("ScaledObject", "web-so"));
     let d = f.decide();
-    let hpa = finding(&d, Reason::HPACoupled);
-    assert_eq!(hpa.details["scaledObject"], "web-so");
-    assert_eq!(hpa.details["hpaTargetTo"], "80");
-    assert!(
-        hpa.message
-            .contains("set the ScaledObject's cpu trigger to 80 %"),
-        "{}",
-        hpa.message
-    );
-    if let super::Decision::Apply { plan, .. } = &d {
-        assert!(plan.hpa.is_none(), "kerf never writes KEDA's HPA");
-        assert!(!plan.resources.contains(&EventResource::Cpu), "CPU waits");
-    }
+    let h = plan(&d)
+        .hpa
+        .as_ref()
+        .expect("coordinated, like an HPA of its own");
+    assert_eq!(h.scaled_object.as_deref(), Some("web-so"));
+    assert_eq!((h.target_from, h.target_to), (40, 80));
+    assert!(plan(&d).resources.contains(&EventResource::Cpu));
+    // A rollback sets the trigger back.
+    let back = h.reversed();
+    assert_eq!((back.target_from, back.target_to), (80, 40));
+    assert_eq!(back.scaled_object.as_deref(), Some("web-so"));
 }
 
 #[test]

@@ -145,19 +145,12 @@ pub fn coordinate(
         .detail("hpaTargetFrom", from.to_string())
         .detail("hpaTargetTo", to.to_string()));
     }
-    if let Some(keda) = hpa.controller.as_ref().filter(|o| o.kind == SCALED_OBJECT) {
-        return Err(coupled(
-            hpa,
-            format!(
-                "KEDA ScaledObject {} makes HPA {} from its triggers and would undo a change to it; \
-                 set the ScaledObject's {name} trigger to {to} % to keep today's scaling point with the new requests",
-                keda.name, hpa.name
-            ),
-        )
-        .detail("scaledObject", &keda.name)
-        .detail("hpaTargetFrom", from.to_string())
-        .detail("hpaTargetTo", to.to_string()));
-    }
+    // KEDA writes back the HPA it makes: its ScaledObject's trigger is changed instead.
+    let scaled_object = hpa
+        .controller
+        .as_ref()
+        .filter(|o| o.kind == SCALED_OBJECT)
+        .map(|o| o.name.clone());
     let to = to as i32;
     let mut next = metric.clone();
     next.target_utilization = Some(to);
@@ -169,5 +162,6 @@ pub fn coordinate(
         target_to: to,
         from: hpa.metrics.clone(),
         to: vec![next],
+        scaled_object,
     }))
 }

@@ -9,6 +9,7 @@ mod convert_rollout;
 mod converted;
 mod cronjobs;
 mod dynamic;
+mod keda;
 mod kubelet;
 mod ownership;
 mod patches;
@@ -435,6 +436,17 @@ impl Cluster for KubeCluster {
         let api = Api::<HorizontalPodAutoscaler>::namespaced(self.client.clone(), namespace);
         ownership::release(&api, &self.manager, name).await?;
         Ok(())
+    }
+
+    async fn set_scaled_object_target(
+        &self,
+        namespace: &str,
+        name: &str,
+        resource: &str,
+        targets: (i32, i32),
+    ) -> Result<(), ClusterError> {
+        let api = keda::api(&self.client, namespace);
+        keda::set_target(&api, &self.manager, name, resource, targets).await
     }
 
     async fn cpu_counters(&self, node: &Node) -> Result<Vec<CpuCounters>, ClusterError> {

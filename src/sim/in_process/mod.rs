@@ -506,6 +506,20 @@ impl Cluster for SimCluster {
         Ok(())
     }
 
+    async fn set_scaled_object_target(
+        &self,
+        namespace: &str,
+        name: &str,
+        _resource: &str,
+        _targets: (i32, i32),
+    ) -> Result<(), ClusterError> {
+        // Its HPAs are its own: no ScaledObject makes one.
+        Err(ClusterError::Unexpected {
+            object: format!("ScaledObject {namespace}/{name}"),
+            problem: "the simulated cluster runs no KEDA".into(),
+        })
+    }
+
     async fn cpu_counters(&self, node: &Node) -> Result<Vec<CpuCounters>, ClusterError> {
         let w = self.world();
         Ok(w.pods

@@ -87,6 +87,11 @@ pub struct RawSettings {
     /// …and their `kube_pod_container_status_last_terminated_reason{reason="OOMKilled"}`
     /// (range query): a restart seen while it is set was an OOM kill.
     pub oom_reasons: Vec<RawSeries>,
+    /// `kube_pod_container_status_terminated_reason{reason="OOMKilled"} > 0` of the
+    /// pods of batch work (range query): a container that ended in an OOM kill and was
+    /// not restarted (a Job's pod with `restartPolicy: Never`), from the step it is
+    /// first seen.
+    pub terminated_ooms: Vec<RawSeries>,
 }
 
 /// Usage of one batch of namespaces.
@@ -161,6 +166,8 @@ pub mod metric {
     pub const ROLLOUT_REPLICAS: &str = "rollout_info_replicas_desired";
     pub const TERMINATED_REASON: &str = "kube_pod_container_status_last_terminated_reason";
     pub const TERMINATED_TIMESTAMP: &str = "kube_pod_container_status_last_terminated_timestamp";
+    /// Why a container's current state is terminated (no time is exported).
+    pub const TERMINATED_NOW_REASON: &str = "kube_pod_container_status_terminated_reason";
     pub const RESTARTS: &str = "kube_pod_container_status_restarts_total";
     /// The same of init containers and native sidecars (kube-state-metrics exports no
     /// termination timestamp of theirs: their OOM kills are inferred from restarts).

@@ -25,9 +25,20 @@ fn run_span(i: i64) -> (i64, i64) {
     (from, from + 20 * MIN)
 }
 
+/// How long a failed Job's pod stays (the Job keeps it for its status).
+const FAILED_KEPT: i64 = 15 * MIN;
+
 /// One pod of Job `job` (owned by `owner`, a CronJob, or none) over [from, to]: its
-/// kube-state-metrics series and its cAdvisor usage.
-fn job_pod(om: &mut OpenMetrics, job: &str, owner: Option<&str>, (from, to): (i64, i64), mem: f64) {
+/// kube-state-metrics series and its cAdvisor usage. With `oom`, its container was
+/// OOM-killed at `to` and, `restartPolicy: Never`, the pod stays failed a while.
+fn job_pod(
+    om: &mut OpenMetrics,
+    job: &str,
+    owner: Option<&str>,
+    (from, to): (i64, i64),
+    (mem, oom): (f64, bool),
+) {
+    let kept = if oom { to + FAILED_KEPT } else { to };
     let pod = format!("{job}-x7k2q");
     let uid = format!("{job}-uid");
     let base = [
@@ -50,10 +61,23 @@ fn job_pod(om: &mut OpenMetrics, job: &str, owner: Option<&str>, (from, to): (i6
         ("owner_name", owner.unwrap_or("<none>")),
         ("owner_is_controller", owner.map_or("<none>", |_| "true")),
     ];
-    for t in each(from, to + 1) {
+    for t in each(from, kept + 1) {
         om.sample("kube_pod_owner", &owned, 1.0, t);
         om.sample("kube_pod_created", &base, (from / 1000) as f64, t);
         om.sample("kube_job_owner", &job_owner, 1.0, t);
+    }
+    if oom {
+        let mut reason = base.to_vec();
+        reason.extend([("container", "app"), ("reason", "OOMKilled")]);
+        // Scraped 20 s after the kill, then while the failed pod is kept.
+        for t in each(to + 20_000, kept + 1) {
+            om.sample(
+                "kube_pod_container_status_terminated_reason",
+                &reason,
+                1.0,
+                t,
+            );
+        }
     }
     for (metric, resource, value) in [
         ("kube_pod_container_resource_requests", "cpu", 0.5),
@@ -66,7 +90,7 @@ fn job_pod(om: &mut OpenMetrics, job: &str, owner: Option<&str>, (from, to): (i6
     ] {
         let mut l = base.to_vec();
         l.extend([("container", "app"), ("resource", resource)]);
-        for t in each(from, to + 1) {
+        for t in each(from, kept + 1) {
             om.sample(metric, &l, value, t);
         }
     }
@@ -86,6 +110,15 @@ fn job_pod(om: &mut OpenMetrics, job: &str, owner: Option<&str>, (from, to): (i6
 }
 
 fn batch() -> OpenMetrics {
+    batch_with(false)
+}
+
+/// When the OOM-killed run of [`batch_with`] started (between the first two runs).
+const OOM_RUN_FROM: i64 = START + 27 * MIN;
+
+/// The runs of [`batch`]; with `oom`, one more run between the first two, OOM-killed
+/// at its 512 MiB limit after 10 minutes.
+fn batch_with(oom: bool) -> OpenMetrics {
     let mut om = OpenMetrics::new();
     let created = [
         ("cluster", "batch"),
@@ -102,22 +135,22 @@ fn batch() -> OpenMetrics {
     }
     for i in 0..RUNS {
         let mem = if i == PEAK_RUN { 300.0 } else { 200.0 } * MIB;
+        let job = format!("nightly-{}", 29_000_000 + i);
+        job_pod(&mut om, &job, Some("nightly"), run_span(i), (mem, false));
+    }
+    if oom {
+        let span = (OOM_RUN_FROM, OOM_RUN_FROM + 10 * MIN);
         job_pod(
             &mut om,
-            &format!("nightly-{}", 29_000_000 + i),
+            "nightly-oom",
             Some("nightly"),
-            run_span(i),
-            mem,
+            span,
+            (512.0 * MIB, true),
         );
     }
     // A one-off Job (a migration) that ran for 90 minutes.
-    job_pod(
-        &mut om,
-        "migrate-1",
-        None,
-        (START + 60 * MIN, START + 150 * MIN),
-        100.0 * MIB,
-    );
+    let migrate = (START + 60 * MIN, START + 150 * MIN);
+    job_pod(&mut om, "migrate-1", None, migrate, (100.0 * MIB, false));
     om
 }
 
@@ -268,4 +301,56 @@ async fn a_cronjobs_runs_pool_into_one_workload_sized_for_the_peak_of_any_run() 
         ("Job", "migrate-1")
     );
     assert_eq!(migrate.cpu.current_request.value, 500.0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_for_memory_gives_the_cronjob_the_engines_oom_floor() {
+    let prom = Prometheus::with_data(&batch_with(true), false);
+    let collected = source(&prom.url, ClientAuth::None)
+        .collect(&scope("batch"), WINDOW)
+        .await
+        .expect("collect");
+    let app = collected
+        .input
+        .containers
+        .iter()
+        .find(|c| c.target.name == "nightly")
+        .expect("the nightly's app container");
+    // kube-state-metrics exports why the container's state is terminated, not when: the
+    // kill is placed at the step its reason is first seen (within a step after it).
+    let kill = OOM_RUN_FROM + 10 * MIN;
+    assert_eq!(app.oom_kills.len(), 1, "{:?}", app.oom_kills);
+    let k = &app.oom_kills[0];
+    assert!(k.id.ends_with("inferred"), "{}", k.id);
+    assert!(
+        k.timestamp > kill && k.timestamp <= kill + 60_000,
+        "{} vs {kill}",
+        k.timestamp
+    );
+    assert_eq!(k.memory_limit_bytes, 512.0 * MIB, "the limit it hit");
+    assert_eq!(k.release, "nightly");
+    let input = Input {
+        schema_version: INPUT_SCHEMA_VERSION.into(),
+        evaluation_time: WINDOW.end_ms,
+        window_start: WINDOW.start_ms,
+        containers: vec![app.clone()],
+    };
+    let policy = kerf::analysis::normalize_policy(&default_policy()).expect("policy");
+    let policy = kerf::runs::batch::evidence_for("CronJob", policy, WINDOW);
+    let out = analyze(&input, &policy).expect("analyze");
+    let memory = out
+        .results
+        .iter()
+        .find(|r| r.resource == Resource::Memory)
+        .expect("memory");
+    let limit = memory
+        .recommendations
+        .iter()
+        .find(|r| r.setting == Setting::Limits)
+        .unwrap_or_else(|| panic!("a memory limit: {}", json(memory)));
+    assert!(
+        limit.suggested_value > 512.0 * MIB,
+        "above the limit the run was killed at: {} MiB",
+        limit.suggested_value / MIB
+    );
 }

@@ -1,4 +1,4 @@
-//! One group's settings and OOM kills (queries 9, 9b, 10, 11 and 16–18 of
+//! One group's settings and OOM kills (queries 9, 9b, 10, 11 and 16–19 of
 //! docs/contracts/datasource.md) from the stored kube-state-metrics series, as
 //! Prometheus answers them: the current requests and limits as a raw `[5m]` range
 //! (those of the finished latest runs of batch work as a raw `[W]` one); the OOM
@@ -24,7 +24,7 @@ const OOM_KILLED: &str = "OOMKilled";
 /// The settings of group `sel` over `window` (`window_ms`: the `[W]` of its queries).
 pub fn group_settings(
     r: &UsageRead<'_>,
-    (sel, finished): (&Selection, Option<&Selection>),
+    (sel, finished, batch): (&Selection, Option<&Selection>, Option<&Selection>),
     window: Window,
     window_ms: i64,
 ) -> Result<RawSettings, StoreError> {
@@ -51,7 +51,22 @@ pub fn group_settings(
         restarts = restart_counts(r, &pods, grid)?;
         oom_reasons = oom_reasons_at_steps(r, &pods, grid)?;
     }
-    let with_kills: Vec<RawSeries> = oom_terminations.iter().chain(&killed).cloned().collect();
+    // Query 19: batch work's pods that ended in an OOM kill and were not restarted.
+    let terminated_ooms = match batch {
+        Some(b) => {
+            let q = b
+                .query(&[metric::TERMINATED_NOW_REASON])
+                .matching(LabelMatcher::equal("reason", OOM_KILLED));
+            positive_at_steps(r, &q, grid)?
+        }
+        None => Vec::new(),
+    };
+    let with_kills: Vec<RawSeries> = oom_terminations
+        .iter()
+        .chain(&killed)
+        .chain(&terminated_ooms)
+        .cloned()
+        .collect();
     let memory_limits = if with_kills.is_empty() {
         Vec::new()
     } else {
@@ -67,6 +82,7 @@ pub fn group_settings(
         oom_terminations,
         restarts,
         oom_reasons,
+        terminated_ooms,
     })
 }
 
@@ -178,8 +194,17 @@ fn oom_reasons_at_steps(
     sel: &Selection,
     grid: Grid,
 ) -> Result<Vec<RawSeries>, StoreError> {
+    positive_at_steps(r, &reasons(sel, true), grid)
+}
+
+/// `max by (namespace, pod, uid, container) (q > 0)` as a range query.
+fn positive_at_steps(
+    r: &UsageRead<'_>,
+    q: &crate::store::usage::SeriesQuery,
+    grid: Grid,
+) -> Result<Vec<RawSeries>, StoreError> {
     let mut answer = Answer::default();
-    walk(r, &reasons(sel, true), grid, |piece| {
+    walk(r, q, grid, |piece| {
         for (i, &t) in piece.steps.iter().enumerate() {
             let values = piece.series.iter().filter_map(|(l, v)| {
                 let v = v[i].filter(|v| *v > 0.0)?;

@@ -76,12 +76,15 @@ pub(super) async fn stream_group(
     let started = Instant::now();
     let sel = Selection::group(&src.cluster, &plan.scope, group);
     let group_sel = sel.clone();
-    let finished = plan.pods.finished_runs(group);
-    let finished =
-        (!finished.pods.is_empty()).then(|| Selection::group(&src.cluster, &plan.scope, &finished));
+    let of = |g: crate::datasource::Group| {
+        (!g.pods.is_empty()).then(|| Selection::group(&src.cluster, &plan.scope, &g))
+    };
+    let finished = of(plan.pods.finished_runs(group));
+    let batch = of(plan.pods.batch_pods(group));
     let mut settings = src
         .read(move |r| {
-            super::settings::group_settings(r, (&group_sel, finished.as_ref()), window, window_ms)
+            let sels = (&group_sel, finished.as_ref(), batch.as_ref());
+            super::settings::group_settings(r, sels, window, window_ms)
         })
         .await?;
     let settings_ms = super::ms(started);

@@ -176,9 +176,23 @@ impl PodIndex {
     /// The pods of `group` in latest runs of batch work that finished before the window
     /// end, as a group (its namespaces and their names); empty when there are none.
     pub fn finished_runs(&self, group: &crate::datasource::Group) -> crate::datasource::Group {
+        Self::in_group(group, self.finished.iter().filter_map(|u| self.pods.get(u)))
+    }
+
+    /// The pods of `group` of every run of batch work in the window, as a group.
+    pub fn batch_pods(&self, group: &crate::datasource::Group) -> crate::datasource::Group {
+        let batch = self.pods.values().filter(|m| is_batch(&m.workload.kind));
+        Self::in_group(group, batch)
+    }
+
+    /// Those of `pods` in `group`, as a group of their namespaces and names.
+    fn in_group<'a>(
+        group: &crate::datasource::Group,
+        pods: impl Iterator<Item = &'a PodMeta>,
+    ) -> crate::datasource::Group {
         let mut namespaces = std::collections::BTreeSet::new();
         let mut names = std::collections::BTreeSet::new();
-        for m in self.finished.iter().filter_map(|u| self.pods.get(u)) {
+        for m in pods {
             let ns = &m.workload.namespace;
             let in_group = (group.namespaces.is_empty() || group.namespaces.contains(ns))
                 && (group.pods.is_empty() || group.pods.contains(&m.name));

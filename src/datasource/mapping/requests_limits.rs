@@ -81,6 +81,27 @@ impl SettingsIndex {
             history.sort_by_key(|x| x.timestamp);
         }
         idx.inferred = inferred_kills(&raw.restarts, &raw.oom_reasons);
+        // A container that ended in an OOM kill and was not restarted: killed within
+        // the step before its terminated reason is first seen.
+        for s in &raw.terminated_ooms {
+            let first = s
+                .samples
+                .iter()
+                .filter(|x| x.value > 0.0)
+                .map(|x| x.timestamp)
+                .min();
+            if let Some(t) = first {
+                let key = (
+                    s.label(label::UID).to_string(),
+                    s.label(label::CONTAINER).to_string(),
+                );
+                let kills = idx.inferred.entry(key).or_default();
+                if !kills.contains(&t) {
+                    kills.push(t);
+                    kills.sort_unstable();
+                }
+            }
+        }
         idx
     }
 

@@ -195,7 +195,7 @@ impl PrometheusSource {
     async fn group_settings(
         &self,
         scope: &ClusterScope,
-        (group, finished): (&Group, &Group),
+        (group, finished, batch): (&Group, &Group, &Group),
         window: Window,
         window_s: i64,
     ) -> Result<RawSettings, DatasourceError> {
@@ -223,7 +223,19 @@ impl PrometheusSource {
             let (rq, oq) = (queries::restarts(&sel), queries::oom_reasons(&sel));
             tokio::try_join!(self.range(&rq, window, None), self.range(&oq, window, None),)?
         };
-        let with_kills: Vec<RawSeries> = oom_terminations.iter().chain(&killed).cloned().collect();
+        // Batch work's pods that ended in an OOM kill and were not restarted.
+        let terminated_ooms = if batch.pods.is_empty() {
+            Vec::new()
+        } else {
+            let q = queries::terminated_ooms(&Selector::group(scope, batch));
+            self.range(&q, window, None).await?
+        };
+        let with_kills: Vec<RawSeries> = oom_terminations
+            .iter()
+            .chain(&killed)
+            .chain(&terminated_ooms)
+            .cloned()
+            .collect();
         let memory_limits = if with_kills.is_empty() {
             Vec::new()
         } else {
@@ -241,6 +253,7 @@ impl PrometheusSource {
             oom_terminations,
             restarts,
             oom_reasons,
+            terminated_ooms,
         })
     }
 }

@@ -275,6 +275,16 @@ pub fn oom_reasons(sel: &Selector) -> String {
     )
 }
 
+/// Containers of the selected pods (batch work's) whose current state is terminated by
+/// an OOM kill (range query: present from the step the kill is first seen).
+pub fn terminated_ooms(sel: &Selector) -> String {
+    format!(
+        "max by (namespace, pod, uid, container) ({}{} > 0)",
+        metric::TERMINATED_NOW_REASON,
+        sel.with("reason=\"OOMKilled\"")
+    )
+}
+
 /// The labels of a usage series kerf keeps: one series per cAdvisor container instance.
 pub const USAGE_LABELS: &[&str] = &["namespace", "pod", "container", "id"];
 

@@ -367,9 +367,9 @@ pub(super) async fn stream_group(
         .ok_or_else(|| DatasourceError::Invalid(format!("the plan has no group {index}")))?;
     let before = src.counters();
     let started = Instant::now();
-    let finished = plan.pods.finished_runs(group);
+    let (finished, batch) = (plan.pods.finished_runs(group), plan.pods.batch_pods(group));
     let mut settings = src
-        .group_settings(&plan.scope, (group, &finished), window, window_s)
+        .group_settings(&plan.scope, (group, &finished, &batch), window, window_s)
         .await?;
     let settings_ms = ms(started);
     let ooms = std::mem::take(&mut settings.oom_terminations);

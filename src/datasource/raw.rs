@@ -171,8 +171,7 @@ pub mod metric {
     pub const RESTARTS: &str = "kube_pod_container_status_restarts_total";
     /// The same of init containers and native sidecars (kube-state-metrics exports no
     /// termination timestamp of theirs: their OOM kills are inferred from restarts).
-    pub const INIT_TERMINATED_REASON: &str =
-        "kube_pod_init_container_status_last_terminated_reason";
+    pub const INIT_LAST_REASON: &str = "kube_pod_init_container_status_last_terminated_reason";
     pub const INIT_RESTARTS: &str = "kube_pod_init_container_status_restarts_total";
     pub const REPLICASET_CREATED: &str = "kube_replicaset_created";
     pub const HPA_INFO: &str = "kube_horizontalpodautoscaler_info";

@@ -154,6 +154,24 @@ fn batch_with(oom: bool) -> OpenMetrics {
     om
 }
 
+/// `app` alone as the engine's input over the window.
+fn input_of(app: &kerf::analysis::ContainerObservation) -> Input {
+    Input {
+        schema_version: INPUT_SCHEMA_VERSION.into(),
+        evaluation_time: WINDOW.end_ms,
+        window_start: WINDOW.start_ms,
+        containers: vec![app.clone()],
+    }
+}
+
+/// The engine's output for `input` under the default policy with the batch rules, and
+/// that policy.
+fn analyze_batch(input: &Input) -> (kerf::analysis::Output, kerf::analysis::Policy) {
+    let policy = kerf::analysis::normalize_policy(&default_policy()).expect("policy");
+    let policy = kerf::runs::batch::evidence_for("CronJob", policy, WINDOW);
+    (analyze(input, &policy).expect("analyze"), policy)
+}
+
 fn json(r: &kerf::analysis::ResourceAnalysis) -> String {
     serde_json::to_string_pretty(r).expect("json")
 }
@@ -224,12 +242,7 @@ async fn a_cronjobs_runs_pool_into_one_workload_sized_for_the_peak_of_any_run() 
         "every run's pod in the window"
     );
 
-    let input = Input {
-        schema_version: INPUT_SCHEMA_VERSION.into(),
-        evaluation_time: WINDOW.end_ms,
-        window_start: WINDOW.start_ms,
-        containers: vec![app.clone()],
-    };
+    let input = input_of(app);
     // The rules for workloads that never stop refuse it: its usage is 35 minutes old and
     // covers a third of the window.
     let plain = analyze(&input, &default_policy()).expect("analyze");
@@ -237,9 +250,7 @@ async fn a_cronjobs_runs_pool_into_one_workload_sized_for_the_peak_of_any_run() 
     assert!(quality.contains("stale-usage"), "{quality}");
     assert!(plain.results.iter().all(|r| r.recommendations.is_empty()));
     // The batch rules size it: memory for the peak of any run.
-    let policy = kerf::analysis::normalize_policy(&default_policy()).expect("policy");
-    let policy = kerf::runs::batch::evidence_for("CronJob", policy, WINDOW);
-    let out = analyze(&input, &policy).expect("analyze");
+    let (out, policy) = analyze_batch(&input);
     let memory = out
         .results
         .iter()
@@ -329,15 +340,8 @@ async fn a_run_killed_for_memory_gives_the_cronjob_the_engines_oom_floor() {
     );
     assert_eq!(k.memory_limit_bytes, 512.0 * MIB, "the limit it hit");
     assert_eq!(k.release, "nightly");
-    let input = Input {
-        schema_version: INPUT_SCHEMA_VERSION.into(),
-        evaluation_time: WINDOW.end_ms,
-        window_start: WINDOW.start_ms,
-        containers: vec![app.clone()],
-    };
-    let policy = kerf::analysis::normalize_policy(&default_policy()).expect("policy");
-    let policy = kerf::runs::batch::evidence_for("CronJob", policy, WINDOW);
-    let out = analyze(&input, &policy).expect("analyze");
+    let input = input_of(app);
+    let (out, _) = analyze_batch(&input);
     let memory = out
         .results
         .iter()

@@ -44,6 +44,10 @@ pub async fn set_target(
 ) -> Result<(), ClusterError> {
     let so = api.get(name).await.map_err(error)?;
     let (from, to) = (from.to_string(), to.to_string());
+    // Already there (an earlier attempt made it, and the agent stopped before it noted so).
+    if trigger_at(&so, resource, &to).is_some() {
+        return Ok(());
+    }
     let Some(i) = trigger_at(&so, resource, &from) else {
         return Err(ClusterError::Unexpected {
             object: format!("ScaledObject {name}"),

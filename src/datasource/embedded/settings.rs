@@ -90,9 +90,9 @@ pub fn group_settings(
 /// with `apps` the same of app containers.
 fn reasons(sel: &Selection, apps: bool) -> crate::store::usage::SeriesQuery {
     let names: &[&str] = if apps {
-        &[metric::TERMINATED_REASON, metric::INIT_TERMINATED_REASON]
+        &[metric::TERMINATED_REASON, metric::INIT_LAST_REASON]
     } else {
-        &[metric::INIT_TERMINATED_REASON]
+        &[metric::INIT_LAST_REASON]
     };
     sel.query(names)
         .matching(LabelMatcher::equal("reason", OOM_KILLED))

@@ -3,14 +3,15 @@
 //! resolved from kube-state-metrics (pod → ReplicaSet → Deployment or Argo Rollout,
 //! pod → Job → CronJob, a bare Job, StatefulSet, DaemonSet).
 //!
+//! kube-state-metrics exports no Rollout series of its own: a Rollout's desired replicas
+//! come from Argo's controller (`rollout_info_replicas_desired`) when Prometheus scrapes
+//! it; without them its inventory reads unavailable (so the engine does not shrink it)
+//! and its savings carry no estimate. Its identity (creation) is never known.
+//!
 //! Batch work ([`is_batch`]): a CronJob's Jobs are its runs, all of one release (the
 //! CronJob's name) so that usage pools across them; a Job without a CronJob is a
 //! workload of its own. Its pods rarely run at the window end, so the pods of its
-//! latest run stand for "alive" (at their creation until their usage says later). kube-state-metrics exports no Rollout series of its own: a
-//! Rollout's desired replicas come from Argo's controller (`rollout_info_replicas_desired`)
-//! when Prometheus scrapes it; without them its inventory reads unavailable (so the
-//! engine does not shrink it) and its savings carry no estimate. Its identity (creation)
-//! is never known.
+//! latest run stand for "alive" (at their creation until their usage says later).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

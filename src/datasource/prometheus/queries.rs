@@ -240,13 +240,9 @@ pub fn oom_killed_containers(sel: &Selector, window_s: i64, apps: bool) -> Strin
 /// containers.
 fn reason_names(apps: bool) -> String {
     if apps {
-        format!(
-            "{}|{}",
-            metric::TERMINATED_REASON,
-            metric::INIT_TERMINATED_REASON
-        )
+        format!("{}|{}", metric::TERMINATED_REASON, metric::INIT_LAST_REASON)
     } else {
-        metric::INIT_TERMINATED_REASON.to_string()
+        metric::INIT_LAST_REASON.to_string()
     }
 }
 

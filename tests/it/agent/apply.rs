@@ -151,7 +151,12 @@ async fn rollout_makes_a_new_replicaset_and_kerf_owns_exactly_the_resources() {
 /// The `fieldsV1` leaves of the container `name` of the template's `list`
 /// (`containers`, `initContainers`) when a manager owns exactly its resources, sorted.
 pub fn resources_of(list: &str, name: &str) -> Vec<String> {
-    let at = format!(r#"f:spec.f:template.f:spec.f:{list}.k:{{"name":"{name}"}}"#);
+    resources_under("f:spec.f:template.f:spec", list, name)
+}
+
+/// As [`resources_of`], for a pod spec at `spec` (a CronJob's is under its job template).
+pub fn resources_under(spec: &str, list: &str, name: &str) -> Vec<String> {
+    let at = format!(r#"{spec}.f:{list}.k:{{"name":"{name}"}}"#);
     [
         ".",
         "f:name",

@@ -9,7 +9,7 @@ use k8s_openapi::api::batch::v1::{CronJob, Job};
 use kube::api::{Api, PostParams};
 use serde_json::{json, Value};
 
-use super::apply::leaf_paths;
+use super::apply::{leaf_paths, resources_under};
 use super::world::{drive, pods, res, World};
 use crate::support::kube::objects::POOL_LABEL;
 
@@ -137,18 +137,11 @@ async fn a_cronjob_gets_its_job_template_changed_and_its_next_run_carries_it() {
         &mut leaves,
     );
     leaves.sort();
-    let at = r#"f:spec.f:jobTemplate.f:spec.f:template.f:spec.f:containers.k:{"name":"app"}"#;
-    let expected: Vec<String> = [
-        ".",
-        "f:name",
-        "f:resources.f:limits.f:cpu",
-        "f:resources.f:limits.f:memory",
-        "f:resources.f:requests.f:cpu",
-        "f:resources.f:requests.f:memory",
-    ]
-    .iter()
-    .map(|l| format!("{at}.{l}"))
-    .collect();
+    let expected = resources_under(
+        "f:spec.f:jobTemplate.f:spec.f:template.f:spec",
+        "containers",
+        "app",
+    );
     assert_eq!(leaves, expected, "kerf owns exactly the resources fields");
     // The run in progress keeps its pod and its values: nothing was disrupted.
     let before = pods(&w, &key).await;

@@ -186,8 +186,9 @@ test("the list shows current → recommended values, sorts by saving, filters by
   assert.match(costs[0].trim(), /^−\$/, "the biggest saving first");
   // The cell's first amount is the saving left; a change already applied adds a note
   // after it ("applied just now, saves $4.37"), which the sort does not count.
+  // A workload with no estimate (batch work: no replicas) sorts as no saving.
   const value = (t) => {
-    if (t.includes("no change") || t.includes("±0")) return 0;
+    if (t.includes("no change") || t.includes("±0") || t.includes("no estimate")) return 0;
     const [, minus, amount] = /(−?)\$([\d,.]+)/.exec(t);
     return Number(amount.replace(/,/g, "")) * (minus ? 1 : -1);
   };

@@ -8,7 +8,7 @@
 
 use super::Actions;
 use crate::agent::decide::watch::{self, Verdict};
-use crate::agent::decide::{stall, Finding};
+use crate::agent::decide::{next_run, stall, Finding};
 use crate::agent::state::{Phase, RollbackCause, Watch};
 use crate::cluster::{Cluster, Pod, ReplicaSet, Snapshot, WorkloadKey, WorkloadKind};
 use crate::wire::EventResource;
@@ -48,6 +48,7 @@ impl<C: Cluster> Actions<'_, C> {
         };
         let live = snap.workload(key).map(|x| &**x);
         let moved = watch::observe(&mut w, &pods, &counters) | stall::follow(&mut w, live, now);
+        next_run::follow(&mut w, live, &pods, now);
         for p in stall::stuck_pods(&w, live, &pods) {
             match self.cluster.evict(&p.pod).await {
                 Ok(()) => {

@@ -21,6 +21,7 @@ mod fit;
 mod guardrails;
 pub mod hpa;
 pub mod inplace;
+pub mod next_run;
 mod pressure;
 mod release;
 pub mod runtime;

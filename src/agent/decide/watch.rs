@@ -449,4 +449,35 @@ mod tests {
         w.thresholds.throttling_ratio = 0.0;
         assert_eq!(judge(&w, T0 + 90_000), Verdict::Watching);
     }
+
+    #[test]
+    fn a_cronjobs_watch_waits_for_its_next_run_and_lasts_its_duration_from_it() {
+        use crate::agent::decide::next_run::{follow, MAX_WAIT_MS};
+        let mut live = crate::agent::decide::fixture::fixture().live;
+        live.strategy = crate::cluster::UpdateStrategy::NextRun;
+        let mut w = watch(512, 256, (500, 500));
+        let hour = 3_600_000;
+        // A night without a run: still watching, long past `watchDuration`.
+        follow(&mut w, Some(&live), &[], T0 + 10 * hour);
+        assert_eq!(judge(&w, T0 + 10 * hour), Verdict::Watching);
+        // The run in progress before the change is not the next run.
+        let old = pod("old", T0 - hour, 0, None);
+        follow(&mut w, Some(&live), &[&old], T0 + 20 * hour);
+        assert_eq!(judge(&w, T0 + 20 * hour), Verdict::Watching);
+        // The next run starts a day later: 30 minutes from its pod, then passed.
+        let next = pod("next", T0 + 24 * hour, 0, None);
+        follow(&mut w, Some(&live), &[&old, &next], T0 + 24 * hour + 10_000);
+        assert_eq!(w.until_ms, T0 + 24 * hour + 1_800_000);
+        assert_eq!(judge(&w, T0 + 24 * hour + 60_000), Verdict::Watching);
+        assert_eq!(judge(&w, T0 + 25 * hour), Verdict::Passed);
+        // No run at all: it passes after the longest wait, having nothing to judge.
+        let mut idle = watch(512, 256, (500, 500));
+        follow(&mut idle, Some(&live), &[], T0 + 9 * 24 * hour);
+        assert_eq!(idle.until_ms, T0 + MAX_WAIT_MS);
+        // Other workloads keep the wall clock.
+        let mut plain = watch(512, 256, (500, 500));
+        live.strategy = crate::cluster::UpdateStrategy::Recreate;
+        follow(&mut plain, Some(&live), &[], T0 + 10 * hour);
+        assert_eq!(plain.until_ms, T0 + 1_800_000);
+    }
 }

@@ -178,6 +178,10 @@ test("a nightly CronJob is one workload sized from its runs, whose page says the
   assert.match(await page.textContent("main"), /runs as Jobs/, "no 'unknown replicas'");
   assert.match(await page.textContent("[data-testid=batch-note]"), /next run starts with the new values/);
   await screenshot(page, "workload-cronjob");
+  // Batch work has no replicas to cost: the list's totals say so, not "saves $0.00" alone.
+  await go(page, "/workloads?kind=CronJob&cluster=demo-east");
+  await page.waitForSelector("[data-testid=no-estimate]");
+  assert.match(await page.textContent("[data-testid=no-estimate]"), /1 workload has no estimate/);
   tab.assertClean("cronjob workload");
 });
 

@@ -106,6 +106,7 @@ function Totals({ res, currency }) {
     <strong>${fmt.count(t.workloads, "workload")}</strong>, ${t.withChanges} suggest a change, ${fmt.count(t.riskReductions, "reduces a risk", "reduce a risk")} ·
     <span class="ok">saves ${fmt.money(t.monthlySavings, currency)}</span> · <span class="bad">costs ${fmt.money(t.monthlyExtraSpend, currency)} more</span> ·
     net <strong class=${t.monthlyNet <= 0 ? "ok" : "bad"}>${fmt.signedMoney(t.monthlyNet, currency)}</strong>
+    ${t.workloadsWithoutEstimate > 0 && html` · <span class="muted" data-testid="no-estimate">${fmt.count(t.workloadsWithoutEstimate, "workload has", "workloads have")} no estimate</span>`}
     <span class="small muted"> (estimated from the ${s.basis} at ${s.hoursPerMonth} h a month)</span>
   </p>`;
 }
